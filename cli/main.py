@@ -1,0 +1,4 @@
+import typer
+app = typer.Typer()
+@app.command()
+def hello(): print("hi")

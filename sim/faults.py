@@ -1,0 +1,184 @@
+"""Named faults a scenario injects into a simulated world.
+
+Each fault is a typed record; the part of the world it concerns reads it from
+the world state (world.json) and misbehaves the way the real thing does.
+Who reads which fault is named in each docstring.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+
+class FaultName(StrEnum):
+    FULL_DISK = "full_disk"
+    BROKEN_CLI = "broken_cli"
+    GATED_REPO = "gated_repo"
+    MISSING_REPO = "missing_repo"
+    HUB_THROTTLE = "hub_throttle"
+    SLOW_DOWNLOAD = "slow_download"
+    DOWNLOAD_CUT = "download_cut"
+    SERVER_CRASH_AT_START = "server_crash_at_start"
+    CRASH_UNDER_LOAD = "crash_under_load"
+    CUDA_GRAPH_DRAFTER = "cuda_graph_drafter"
+    PORT_IN_USE = "port_in_use"
+    OUT_OF_MEMORY = "out_of_memory"
+    SSH_DROP = "ssh_drop"
+    OLD_SGLANG = "old_sglang"
+
+
+class _Fault(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class FullDisk(_Fault):
+    """The mount holds more than the profile says, leaving `free_gib`. Read by the host tree builder."""
+
+    name: Literal[FaultName.FULL_DISK] = FaultName.FULL_DISK
+    mount_point: str = "/"
+    free_gib: float = Field(default=3.0, ge=0)
+
+
+class BrokenCli(_Fault):
+    """`hf` prints its help text and exits 0 without downloading (the seed's CLI). Read by the sim `hf`."""
+
+    name: Literal[FaultName.BROKEN_CLI] = FaultName.BROKEN_CLI
+
+
+class GatedRepo(_Fault):
+    """The repo needs a token: 401 without one, 403 with a token not granted access. Read by the Hub emulator."""
+
+    name: Literal[FaultName.GATED_REPO] = FaultName.GATED_REPO
+    repo_id: str
+
+
+class MissingRepo(_Fault):
+    """The repo does not exist on the Hub (404 RepoNotFound). Read by the Hub emulator."""
+
+    name: Literal[FaultName.MISSING_REPO] = FaultName.MISSING_REPO
+    repo_id: str
+
+
+class HubThrottle(_Fault):
+    """The first `requests` Hub requests get 429 with Retry-After. Read by the Hub emulator."""
+
+    name: Literal[FaultName.HUB_THROTTLE] = FaultName.HUB_THROTTLE
+    requests: int = Field(default=3, ge=1)
+    retry_after_s: float = Field(default=1.0, ge=0)
+
+
+class SlowDownload(_Fault):
+    """File transfers run at `mb_s` (modelled MB/s) instead of the profile's rate. Read by the Hub emulator."""
+
+    name: Literal[FaultName.SLOW_DOWNLOAD] = FaultName.SLOW_DOWNLOAD
+    mb_s: float = Field(default=5.0, gt=0)
+
+
+class DownloadCut(_Fault):
+    """The connection drops after `after_fraction` of a large file, `times` times. Read by the Hub emulator."""
+
+    name: Literal[FaultName.DOWNLOAD_CUT] = FaultName.DOWNLOAD_CUT
+    after_fraction: float = Field(default=0.5, gt=0, lt=1)
+    times: int = Field(default=1, ge=1)
+
+
+class ServerCrashAtStart(_Fault):
+    """The server dies with a traceback `after_fraction` of the way through loading. Read by the serving simulator."""
+
+    name: Literal[FaultName.SERVER_CRASH_AT_START] = FaultName.SERVER_CRASH_AT_START
+    after_fraction: float = Field(default=0.6, gt=0, lt=1)
+    times: int = Field(default=1, ge=1, description="Launches that crash before one succeeds")
+
+
+class CrashUnderLoad(_Fault):
+    """The server dies (NCCL watchdog timeout) once `at_running` requests run at once. Read by the serving simulator."""
+
+    name: Literal[FaultName.CRASH_UNDER_LOAD] = FaultName.CRASH_UNDER_LOAD
+    at_running: int = Field(default=96, ge=1)
+    speculative_only: bool = True
+
+
+class CudaGraphDrafter(_Fault):
+    """CUDA graphs fail with the drafter: capture crashes at start, or throughput collapses
+    (acceptance 1.00, as the seed saw). Only with a speculative algorithm and CUDA graphs on.
+    Read by the serving simulator."""
+
+    name: Literal[FaultName.CUDA_GRAPH_DRAFTER] = FaultName.CUDA_GRAPH_DRAFTER
+    mode: Literal["crash", "collapse"] = "crash"
+
+
+class PortInUse(_Fault):
+    """Another process (not the agent's) already listens on `port`. Read by the host tree builder
+    (which registers the squatter) and the serving simulator."""
+
+    name: Literal[FaultName.PORT_IN_USE] = FaultName.PORT_IN_USE
+    port: int = 30000
+
+
+class OutOfMemory(_Fault):
+    """GPU memory is short at launch: a foreign process holds `foreign_mib_per_gpu` on every GPU
+    (nvidia-smi shows it), and/or the static pool needs `--mem-fraction-static` of at least
+    `min_mem_fraction_static`. Read by the host tree builder and the serving simulator."""
+
+    name: Literal[FaultName.OUT_OF_MEMORY] = FaultName.OUT_OF_MEMORY
+    foreign_mib_per_gpu: int = Field(default=0, ge=0)
+    min_mem_fraction_static: float | None = Field(default=0.92, gt=0, le=1)
+
+
+class SshDrop(_Fault):
+    """The SSH connection to the host drops after `after_commands` commands, `times` times.
+    Read by the SSH host backend when it carries a simulated host."""
+
+    name: Literal[FaultName.SSH_DROP] = FaultName.SSH_DROP
+    after_commands: int = Field(default=3, ge=0)
+    times: int = Field(default=1, ge=1)
+
+
+class OldSglang(_Fault):
+    """The host has an SGLang older than DFlash support. Read by the host tree builder."""
+
+    name: Literal[FaultName.OLD_SGLANG] = FaultName.OLD_SGLANG
+    version: str = "0.5.2"
+
+
+Fault = Annotated[
+    Union[
+        FullDisk,
+        BrokenCli,
+        GatedRepo,
+        MissingRepo,
+        HubThrottle,
+        SlowDownload,
+        DownloadCut,
+        ServerCrashAtStart,
+        CrashUnderLoad,
+        CudaGraphDrafter,
+        PortInUse,
+        OutOfMemory,
+        SshDrop,
+        OldSglang,
+    ],
+    Field(discriminator="name"),
+]
+
+FaultList = TypeAdapter(list[Fault])
+
+
+def parse_fault(spec: str) -> Fault:
+    """Parse a command-line fault: `name` or `name:key=value,key=value`."""
+    name, _, rest = spec.partition(":")
+    params: dict[str, object] = {"name": name.strip()}
+    for pair in filter(None, (p.strip() for p in rest.split(","))):
+        key, eq, value = pair.partition("=")
+        if not eq:
+            raise ValueError(f"fault {spec!r}: expected key=value, got {pair!r}")
+        params[key.strip()] = value.strip()
+    return TypeAdapter(Fault).validate_python(params)
+
+
+def find_fault(faults: list[Fault], name: FaultName) -> Fault | None:
+    """The first fault of that name, if injected."""
+    return next((f for f in faults if f.name == name), None)

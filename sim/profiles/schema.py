@@ -1,0 +1,267 @@
+"""The host profile: everything the simulated world knows about one GPU host.
+
+A profile is data (YAML beside this file). It says what the host has (GPUs,
+disks, software), how fast it downloads, and how fast SGLang serves the target
+model on it for each parallel configuration and speculative algorithm. Every
+figure carries its provenance: `measured` (taken from a real run, see
+shared/calibration/) or `modelled` (a plausible figure this project derived).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+Provenance = Literal["measured", "modelled"]
+PromptKind = Literal["math", "code", "chat"]
+PROMPT_KINDS: tuple[PromptKind, ...] = ("math", "code", "chat")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class GpuSpec(_Strict):
+    model: str = Field(description="Product name as nvidia-smi prints it")
+    count: int = Field(ge=1)
+    memory_mib: int = Field(description="FB memory total per GPU, as nvidia-smi reports it")
+    reserved_mib: int = Field(default=616, description="FB memory the driver reserves")
+    architecture: str
+    interconnect: Literal["pcie", "nvlink"]
+    nvlink_bonded_links: int = Field(default=0, description="# in NV# of `nvidia-smi topo -m`")
+    pcie_gen: int = 5
+    pcie_width: int = 16
+    numa_nodes: int = Field(default=2, ge=1, description="GPUs split evenly over NUMA nodes")
+    power_limit_w: float
+    idle_power_w: float
+    idle_temp_c: int = 34
+    driver_version: str
+    cuda_version: str
+    vbios_version: str = "96.00.A5.00.1A"
+    board_part_number: str = "N/A"
+
+
+class CpuSpec(_Strict):
+    model: str
+    cores: int = Field(ge=1, description="Logical CPUs, as nproc prints")
+    sockets: int = 2
+
+
+class MountSpec(_Strict):
+    mount_point: str = Field(description="Where the host mounts it, e.g. / or /data")
+    device: str = Field(description="Source column of df, e.g. /dev/nvme0n1p2")
+    fstype: str = "ext4"
+    size_gib: float = Field(gt=0, description="Size as `df -h` prints it (G = GiB)")
+    used_gib: float = Field(ge=0, description="Used at the start, everything included")
+
+    @model_validator(mode="after")
+    def _used_fits(self) -> MountSpec:
+        if self.used_gib > self.size_gib:
+            raise ValueError(f"mount {self.mount_point}: used {self.used_gib} GiB > size {self.size_gib} GiB")
+        return self
+
+
+class SoftwareSpec(_Strict):
+    os: str = "Ubuntu 24.04.3 LTS"
+    kernel: str = "6.8.0-60-generic"
+    python: str = Field(description="What `python3 --version` prints after 'Python '")
+    torch: str
+    sglang: str | None = Field(description="Installed SGLang version; None: not installed")
+    huggingface_hub: str = Field(
+        description="Decides which CLIs exist: 0.x `huggingface-cli` downloads with a warning, "
+        "1.x it prints that it no longer works, 2.x it is gone"
+    )
+
+    @property
+    def hub_major(self) -> int:
+        return int(self.huggingface_hub.split(".")[0])
+
+    @property
+    def clis(self) -> list[str]:
+        """The Hugging Face command-line tools this host has on its PATH."""
+        clis = ["hf"] if self.hub_major >= 1 or _version_tuple(self.huggingface_hub) >= (0, 34) else []
+        if self.hub_major < 2:
+            clis.append("huggingface-cli")
+        return clis
+
+
+class NetworkSpec(_Strict):
+    download_mb_s: float = Field(gt=0, description="Sustained download rate from the Hub, MB/s (10^6 bytes)")
+
+
+class HostModel(_Strict):
+    """A model already on the host's disk when the world starts (the target, old checkpoints)."""
+
+    repo_id: str
+    path: str = Field(description="Where it lies: relative to the home directory, or an absolute host path")
+    fixture: str = Field(description="Hub fixture repo whose files are laid down here")
+    layout: Literal["local_dir", "hf_cache"] = "local_dir"
+
+
+class ConcurrencyCurve(_Strict):
+    """Aggregate output tok/s by client concurrency. None: that point is unknown."""
+
+    concurrency: list[int]
+    tok_s: list[float | None]
+
+    @model_validator(mode="after")
+    def _aligned(self) -> ConcurrencyCurve:
+        if len(self.concurrency) != len(self.tok_s):
+            raise ValueError("concurrency and tok_s must have the same length")
+        if sorted(self.concurrency) != self.concurrency or len(set(self.concurrency)) != len(self.concurrency):
+            raise ValueError("concurrency levels must be strictly increasing")
+        if not any(v is not None for v in self.tok_s):
+            raise ValueError("a curve needs at least one known point")
+        return self
+
+    def known_points(self) -> list[tuple[int, float]]:
+        return [(c, v) for c, v in zip(self.concurrency, self.tok_s) if v is not None]
+
+
+class ParallelConfig(_Strict):
+    """One autoregressive serving configuration and its measured or modelled speed."""
+
+    name: str
+    tp: int = 1
+    ep: int = 1
+    pp: int = 1
+    dp: int = 1
+    dp_attention: bool = False
+    cuda_graphs: bool = True
+    throughput: ConcurrencyCurve
+    provenance: Provenance
+    note: str = ""
+
+    @property
+    def gpus(self) -> int:
+        return self.tp * self.pp
+
+
+class SpeculativeConfig(_Strict):
+    """Speculative decoding on top of one parallel configuration."""
+
+    name: str
+    algorithm: str = Field(description="SGLang's --speculative-algorithm value, upper case")
+    base: str = Field(description="Name of the ParallelConfig it runs on")
+    cuda_graphs: bool = True
+    throughput: ConcurrencyCurve = Field(
+        description="Aggregate output tok/s at the mean acceptance length, with max-running-requests "
+        "raised to the concurrency (the SGLang default of 48 under DFlash caps it below that)"
+    )
+    accept_length: dict[PromptKind, float] = Field(
+        description="Mean tokens per verify step (bonus token included) by prompt kind"
+    )
+    accept_spread: float = Field(default=0.35, ge=0, description="Std-dev of per-request acceptance length")
+    provenance: Provenance
+    note: str = ""
+
+    @field_validator("accept_length")
+    @classmethod
+    def _all_kinds(cls, v: dict[str, float]) -> dict[str, float]:
+        missing = set(PROMPT_KINDS) - set(v)
+        if missing:
+            raise ValueError(f"accept_length lacks {sorted(missing)}")
+        if any(x < 1 for x in v.values()):
+            raise ValueError("an acceptance length is at least 1 (the bonus token)")
+        return v
+
+    @property
+    def mean_accept_length(self) -> float:
+        """The figure `throughput` was stated at: the mean over the prompt kinds."""
+        return sum(self.accept_length.values()) / len(self.accept_length)
+
+
+class TargetModel(_Strict):
+    """The model the host serves, and what loading it costs."""
+
+    repo_id: str
+    weights_gib: float = Field(description="Weights as loaded on the GPUs, all shards together")
+    load_seconds: float = Field(description="Modelled time from launch to ready, at time scale 1")
+    prefill_tok_s: float = Field(description="Prefill rate of one request, tokens/s")
+    kv_mib_per_token: float = Field(description="KV cache per token, summed over GPUs")
+    cuda_graph_mib: int = Field(default=2048, description="Per-GPU memory CUDA graph capture takes")
+    activation_mib: int = Field(default=3072, description="Per-GPU workspace outside the static pool")
+
+
+class ServingSpec(_Strict):
+    target: TargetModel
+    configs: list[ParallelConfig]
+    speculative: list[SpeculativeConfig] = []
+
+    @model_validator(mode="after")
+    def _bases_exist(self) -> ServingSpec:
+        names = {c.name for c in self.configs}
+        if len(names) != len(self.configs):
+            raise ValueError("parallel config names must be unique")
+        for s in self.speculative:
+            if s.base not in names:
+                raise ValueError(f"speculative config {s.name}: unknown base {s.base!r}")
+        return self
+
+    def config(self, name: str) -> ParallelConfig:
+        for c in self.configs:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+
+class SimSettings(_Strict):
+    time_scale: float = Field(
+        default=1.0,
+        gt=0,
+        description="Modelled seconds per wall-clock second: 10 runs the world ten times faster. "
+        "Measured rates are then time_scale times the modelled ones.",
+    )
+    byte_scale: int = Field(
+        default=1024,
+        ge=1,
+        description="Modelled bytes per stored byte: a 8 GiB weight file is served and stored as "
+        "8 MiB, while the Hub's listing and df report the modelled sizes.",
+    )
+
+
+class Profile(_Strict):
+    name: str
+    description: str
+    provenance: str = Field(description="Where the figures come from")
+    hostname: str
+    kind: str = Field(default="bare metal", description="e.g. 'LXC container'")
+    user: str = "root"
+    gpus: GpuSpec
+    cpu: CpuSpec
+    memory_gib: float
+    mounts: list[MountSpec]
+    software: SoftwareSpec
+    network: NetworkSpec
+    models: list[HostModel] = []
+    serving: ServingSpec
+    sim: SimSettings = SimSettings()
+
+    @model_validator(mode="after")
+    def _has_root(self) -> Profile:
+        points = [m.mount_point for m in self.mounts]
+        if "/" not in points:
+            raise ValueError("a profile needs a / mount")
+        if len(set(points)) != len(points):
+            raise ValueError("mount points must be unique")
+        return self
+
+    def mount(self, mount_point: str) -> MountSpec:
+        for m in self.mounts:
+            if m.mount_point == mount_point:
+                return m
+        raise KeyError(mount_point)
+
+
+def _version_tuple(version: str) -> tuple[int, ...]:
+    parts: list[int] = []
+    for piece in version.split("."):
+        digits = "".join(ch for ch in piece if ch.isdigit())
+        if not digits:
+            break
+        parts.append(int(digits))
+    return tuple(parts)
+
+
+version_tuple = _version_tuple

@@ -1,0 +1,1 @@
+"""A simulated world: one sim host (a directory tree), its Hub emulator, its servers."""

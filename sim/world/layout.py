@@ -1,0 +1,78 @@
+"""Where a simulated host keeps things inside its root directory.
+
+A sim host is a directory tree standing for the host's filesystem. The host's
+`/` is the root directory itself and every other mount is a directory below it
+(`/data` is `<root>/data`). Commands on a sim host run on this machine with
+real paths, so the paths the host reports (its home, its mounts in `df`) are
+real paths inside the root: nothing the agent does there can touch the
+machine's own `/root` or `/data`. The simulator's own bookkeeping lives in
+`<root>/.sim/`, which no accounting of the host's disks counts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+
+@dataclass(frozen=True)
+class WorldLayout:
+    root: Path
+
+    @property
+    def sim_dir(self) -> Path:
+        return self.root / ".sim"
+
+    @property
+    def state_file(self) -> Path:
+        """world.json: the WorldState every sim executable reads."""
+        return self.sim_dir / "world.json"
+
+    @property
+    def bin_dir(self) -> Path:
+        """Executables first on the host's PATH: nvidia-smi, df, hf, python, ..."""
+        return self.sim_dir / "bin"
+
+    @property
+    def site_dir(self) -> Path:
+        """On the host's PYTHONPATH: the `sglang` package the host 'has installed'."""
+        return self.sim_dir / "site"
+
+    @property
+    def gpu_dir(self) -> Path:
+        """One JSON file per process holding GPU memory; nvidia-smi lists the live ones."""
+        return self.sim_dir / "gpu"
+
+    @property
+    def ports_dir(self) -> Path:
+        """One JSON file per host port in use: which real loopback port serves it, and who owns it."""
+        return self.sim_dir / "ports"
+
+    @property
+    def hub_state_dir(self) -> Path:
+        """Counters the Hub emulator keeps for faults (throttled requests, cuts done)."""
+        return self.sim_dir / "hub"
+
+    @property
+    def counters_dir(self) -> Path:
+        """Per-fault counters shared by processes (launches crashed so far, ...)."""
+        return self.sim_dir / "counters"
+
+    @property
+    def home(self) -> Path:
+        return self.root / "root"
+
+    def host_path(self, path: str | PurePosixPath) -> Path:
+        """The real path of a host path: absolute ones are under the root, relative ones under home.
+
+        A path already inside the root is returned as it is.
+        """
+        p = PurePosixPath(path)
+        if str(p).startswith(str(self.root)):
+            return Path(p)
+        if p.is_absolute():
+            return self.root.joinpath(*p.parts[1:])
+        return self.home.joinpath(*p.parts)
+
+    def mount_dir(self, mount_point: str) -> Path:
+        return self.host_path(mount_point)

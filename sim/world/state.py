@@ -1,0 +1,87 @@
+"""world.json: the simulated host's state, written once when the world is built.
+
+Every sim executable (nvidia-smi, df, hf, the serving simulator) is a separate
+process; they all learn the profile, the injected faults and the Hub's address
+from this file.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..faults import Fault, FaultName, find_fault
+from ..profiles.schema import Profile
+from .layout import WorldLayout
+
+STATE_SCHEMA_VERSION = 1
+
+
+class MountState(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    mount_point: str
+    path: str = Field(description="Real directory standing for the mount")
+    kind: Literal["virtual", "real"] = Field(
+        description="virtual: df reports the profile's size and counts stored bytes times byte_scale; "
+        "real: the directory is a real filesystem (tmpfs, loop) and df reports its own figures"
+    )
+    device: str
+    fstype: str
+    size_bytes: int
+    used_bytes_at_start: int = Field(description="Modelled bytes used when the world was built")
+    stored_bytes_at_start: int = Field(description="Apparent bytes stored under path at build time")
+
+
+class WorldState(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = STATE_SCHEMA_VERSION
+    root: str
+    profile: Profile
+    faults: list[Fault] = []
+    hub_url: str
+    python: str = Field(description="The real interpreter behind the host's `python`")
+    real_hf: str = Field(description="The real huggingface_hub `hf` executable behind the host's `hf`")
+    created_at: datetime
+    mounts: list[MountState]
+    env: dict[str, str] = Field(description="Environment every command on the host runs with")
+
+    @property
+    def layout(self) -> WorldLayout:
+        return WorldLayout(Path(self.root))
+
+    @property
+    def time_scale(self) -> float:
+        return self.profile.sim.time_scale
+
+    @property
+    def byte_scale(self) -> int:
+        return self.profile.sim.byte_scale
+
+    @property
+    def sglang_version(self) -> str | None:
+        old = find_fault(self.faults, FaultName.OLD_SGLANG)
+        return old.version if old is not None else self.profile.software.sglang
+
+    def fault(self, name: FaultName) -> Fault | None:
+        return find_fault(self.faults, name)
+
+    def save(self) -> None:
+        path = self.layout.state_file
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(self.model_dump_json(indent=2))
+        tmp.replace(path)
+
+    @classmethod
+    def load(cls, root: str | Path) -> WorldState:
+        path = WorldLayout(Path(root)).state_file
+        try:
+            return cls.model_validate(json.loads(path.read_text()))
+        except FileNotFoundError:
+            raise FileNotFoundError(f"{root} is not a simulated host: {path} is missing") from None
