@@ -1,1 +1,1 @@
-"""cli"""
+"""The `specops` command line."""

@@ -1,4 +1,16 @@
+"""`specops`: the entry point. Each command group lives in its own module."""
+
 import typer
-app = typer.Typer()
-@app.command()
-def hello(): print("hi")
+
+from .sim import sim_app
+
+app = typer.Typer(
+    name="specops",
+    help="Deploy and benchmark speculative-decoding drafters on GPU hosts.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+app.add_typer(sim_app, name="sim")
+
+if __name__ == "__main__":
+    app()

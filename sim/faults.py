@@ -8,7 +8,7 @@ Who reads which fault is named in each docstring.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal, Union, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -165,6 +165,11 @@ Fault = Annotated[
 ]
 
 FaultList = TypeAdapter(list[Fault])
+
+# Each fault's record type, by name: for listings and documentation.
+FAULT_TYPES: dict[FaultName, type[_Fault]] = {
+    t.model_fields["name"].default: t for t in get_args(get_args(Fault)[0])
+}
 
 
 def parse_fault(spec: str) -> Fault:

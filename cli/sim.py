@@ -1,0 +1,112 @@
+"""`specops sim ...`: start and use simulated GPU hosts."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from pydantic import ValidationError
+
+from ..sim.faults import parse_fault
+from ..sim.profiles import UnknownProfileError, builtin_profiles, load_profile
+
+sim_app = typer.Typer(help="Simulated GPU hosts with a Hub emulator and an SGLang serving simulator.", no_args_is_help=True)
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(code=2)
+
+
+@sim_app.command("profiles")
+def profiles() -> None:
+    """List the built-in host profiles."""
+    for name in builtin_profiles():
+        p = load_profile(name)
+        typer.echo(f"{name:<16} {p.description}  [{p.provenance}]")
+
+
+@sim_app.command("faults")
+def faults() -> None:
+    """List the faults a world can be started with (`--fault name:key=value,...`)."""
+    from ..sim.faults import FAULT_TYPES
+
+    for name, model in FAULT_TYPES.items():
+        params = ", ".join(
+            f"{k}" if v.is_required() else f"{k}={v.default!r}" for k, v in model.model_fields.items() if k != "name"
+        )
+        doc = " ".join((model.__doc__ or "").split())
+        typer.echo(f"{name.value:<22} {doc}")
+        if params:
+            typer.echo(f"{'':<22} params: {params}")
+
+
+@sim_app.command("up")
+def up(
+    profile: Annotated[str, typer.Argument(help="A built-in profile name (see `specops sim profiles`) or a profile YAML path")],
+    fault: Annotated[Optional[list[str]], typer.Option("--fault", "-f", help="Inject a fault: name or name:key=value,... (repeatable)")] = None,
+    root: Annotated[Optional[Path], typer.Option(help="Directory for the host's tree (default: a new temporary one, removed on exit)")] = None,
+    time_scale: Annotated[Optional[float], typer.Option(help="Modelled seconds per real second (10: ten times faster)")] = None,
+    mount: Annotated[Optional[list[str]], typer.Option(help="Back a profile mount by a real filesystem: MOUNT=DIR, e.g. /data=/mnt/small")] = None,
+    keep: Annotated[bool, typer.Option(help="Keep the host's tree on exit")] = False,
+) -> None:
+    """Start a simulated host and its Hub emulator; print one JSON line; run until interrupted."""
+    from ..sim.world.world import SimWorld
+
+    try:
+        injected = [parse_fault(spec) for spec in fault or []]
+        backing = dict(_parse_mount(m) for m in mount or [])
+        world = SimWorld.start(profile, faults=injected, root=root, time_scale=time_scale, mount_backing=backing or None)
+    except (UnknownProfileError, FileExistsError, ValueError, ValidationError) as exc:
+        raise _fail(str(exc)) from None
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    try:
+        sys.stdout.write(json.dumps(world.summary()) + "\n")
+        sys.stdout.flush()
+        stop.wait()
+    finally:
+        world.close(keep_root=keep)
+
+
+def _parse_mount(spec: str) -> tuple[str, Path]:
+    mount_point, eq, directory = spec.partition("=")
+    if not eq or not mount_point.startswith("/") or not directory:
+        raise ValueError(f"--mount {spec!r}: expected MOUNT=DIR, e.g. /data=/mnt/small")
+    path = Path(directory)
+    if not path.is_dir():
+        raise ValueError(f"--mount {spec!r}: {directory} is not a directory")
+    return mount_point, path
+
+
+@sim_app.command("exec", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def exec_(
+    host: Annotated[str, typer.Argument(help="The host a running `specops sim up` printed (sim:/path)")],
+    command: Annotated[list[str], typer.Argument(help="The command and its arguments (after --)")],
+    timeout: Annotated[float, typer.Option(help="Seconds before the command is killed")] = 600.0,
+) -> None:
+    """Run one command on a running simulated host, as a shell on that host would."""
+    from ..sim.world.world import attach
+
+    try:
+        state = attach(host)
+    except (ValueError, FileNotFoundError) as exc:
+        raise _fail(str(exc)) from None
+    env = {**os.environ, **state.env}
+    try:
+        done = subprocess.run(command, env=env, cwd=state.layout.home, timeout=timeout, check=False)
+    except FileNotFoundError:
+        typer.echo(f"{command[0]}: command not found", err=True)
+        raise typer.Exit(code=127) from None
+    except subprocess.TimeoutExpired:
+        typer.echo(f"timed out after {timeout:g} s: {' '.join(command)}", err=True)
+        raise typer.Exit(code=124) from None
+    raise typer.Exit(code=done.returncode)

@@ -1,0 +1,176 @@
+"""A running simulated world: one sim host tree and the Hub emulator it downloads from.
+
+The world process owns the Hub emulator (a thread) and the host's directory
+tree. Servers the agent launches on the host are separate processes; closing
+the world stops those that are still up, so nothing outlives it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import tempfile
+import time
+from pathlib import Path
+
+from ..faults import Fault
+from ..host.build import build_host
+from ..hub.emulator import HubEmulatorThread
+from ..hub.fixtures import load_fixtures
+from ..profiles import load_profile
+from ..profiles.schema import Profile
+from .layout import WorldLayout
+from .state import WorldState
+
+SIM_HOST_PREFIX = "sim:"
+
+
+class SimWorld:
+    def __init__(self, state: WorldState, hub: HubEmulatorThread, *, owns_root: bool) -> None:
+        self.state = state
+        self.hub = hub
+        self._owns_root = owns_root
+        self._closed = False
+
+    @classmethod
+    def start(
+        cls,
+        profile: Profile | str,
+        *,
+        faults: list[Fault] | tuple[Fault, ...] = (),
+        root: Path | None = None,
+        time_scale: float | None = None,
+        mount_backing: dict[str, Path] | None = None,
+    ) -> SimWorld:
+        """Build a sim host for `profile` and start its Hub emulator.
+
+        `root` defaults to a new temporary directory, removed again on close;
+        a given root must be empty or absent and is kept.
+        """
+        if isinstance(profile, str):
+            profile = load_profile(profile)
+        if time_scale is not None:
+            profile = profile.model_copy(update={"sim": profile.sim.model_copy(update={"time_scale": time_scale})})
+        owns_root = root is None
+        if root is None:
+            root = Path(tempfile.mkdtemp(prefix=f"specops-sim-{profile.name}-"))
+        elif root.exists() and any(root.iterdir()):
+            raise FileExistsError(f"{root} is not empty: a sim host needs a fresh directory")
+        root = root.resolve()
+        fixtures = load_fixtures()
+        hub = HubEmulatorThread(
+            fixtures,
+            faults=list(faults),
+            byte_scale=profile.sim.byte_scale,
+            time_scale=profile.sim.time_scale,
+            download_mb_s=profile.network.download_mb_s,
+        )
+        hub.start()
+        try:
+            state = build_host(
+                root,
+                profile,
+                faults=list(faults),
+                hub_url=hub.url,
+                fixtures=fixtures,
+                mount_backing=mount_backing,
+            )
+        except BaseException:
+            hub.stop()
+            if owns_root:
+                shutil.rmtree(root, ignore_errors=True)
+            raise
+        return cls(state, hub, owns_root=owns_root)
+
+    @property
+    def root(self) -> Path:
+        return Path(self.state.root)
+
+    @property
+    def layout(self) -> WorldLayout:
+        return self.state.layout
+
+    @property
+    def host_spec(self) -> str:
+        """The host spec other commands accept for this running world."""
+        return f"{SIM_HOST_PREFIX}{self.root}"
+
+    def summary(self) -> dict[str, object]:
+        """What `specops sim up` prints: enough to reach everything in the world."""
+        return {
+            "host": self.host_spec,
+            "hub_url": self.hub.url,
+            "profile": self.state.profile.name,
+            "root": str(self.root),
+            "home": str(self.layout.home),
+            "faults": [f.name.value for f in self.state.faults],
+            "time_scale": self.state.time_scale,
+            "byte_scale": self.state.byte_scale,
+            "pid": os.getpid(),
+        }
+
+    def close(self, *, keep_root: bool = False) -> None:
+        """Stop the host's servers and the Hub; remove the tree if this world made it."""
+        if self._closed:
+            return
+        self._closed = True
+        stop_host_processes(self.layout)
+        self.hub.stop()
+        if self._owns_root and not keep_root:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+    def __enter__(self) -> SimWorld:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def stop_host_processes(layout: WorldLayout, *, grace_s: float = 5.0) -> list[int]:
+    """Terminate the processes the host's registries name (servers, GPU holders), except this one.
+
+    Foreign squatters planted by faults are entries owned by this process, so
+    they are skipped too.
+    """
+    pids: set[int] = set()
+    for registry in (layout.ports_dir, layout.gpu_dir):
+        for entry in registry.glob("*.json"):
+            try:
+                pid = int(json.loads(entry.read_text())["pid"])
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+            if pid != os.getpid():
+                pids.add(pid)
+    alive = [pid for pid in pids if _signal(pid, signal.SIGTERM)]
+    deadline = time.monotonic() + grace_s
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.05)
+        alive = [pid for pid in alive if _signal(pid, 0)]
+    for pid in alive:
+        _signal(pid, signal.SIGKILL)
+    return sorted(pids)
+
+
+def _signal(pid: int, sig: int) -> bool:
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return False
+    return True
+
+
+def attach(host_spec: str) -> WorldState:
+    """The state of a running world named by a `sim:/path/to/root` host spec."""
+    if not host_spec.startswith(SIM_HOST_PREFIX):
+        raise ValueError(f"not a simulated host spec: {host_spec!r} (expected sim:/path/to/root)")
+    root = host_spec[len(SIM_HOST_PREFIX) :]
+    if not root.startswith("/"):
+        raise ValueError(
+            f"{host_spec!r} names a profile, not a running world: start one with `specops sim up {root}` "
+            "and use the host it prints"
+        )
+    return WorldState.load(root)

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The test command (README, .ci/run): installs what the tests need, prepares the
+# real resources they use, and runs the whole suite.
+#
+# - a virtual environment with the project and its test extras;
+# - a small real tmpfs (4 MiB) for the ENOSPC test, when running as root
+#   (CI does); its path goes to the tests in SPECOPS_TEST_SMALL_FS.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+python3 -m venv .venv
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+
+small_fs=""
+cleanup() {
+  if [ -n "$small_fs" ]; then
+    umount "$small_fs" 2>/dev/null || true
+    rmdir "$small_fs" 2>/dev/null || true
+  fi
+}
+trap cleanup EXIT
+if [ "$(id -u)" = "0" ] && [ -z "${SPECOPS_TEST_SMALL_FS:-}" ]; then
+  small_fs=$(mktemp -d /tmp/specops-small-fs.XXXXXX)
+  if mount -t tmpfs -o size=4m,mode=0755 specops-small-fs "$small_fs"; then
+    export SPECOPS_TEST_SMALL_FS="$small_fs"
+  else
+    echo "warning: could not mount a tmpfs at $small_fs; the ENOSPC test will not run" >&2
+    rmdir "$small_fs"; small_fs=""
+  fi
+fi
+
+.venv/bin/python -m pytest "$@"
