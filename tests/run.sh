@@ -3,6 +3,7 @@
 # real resources they use, and runs the whole suite.
 #
 # - a virtual environment with the project and its test extras;
+# - OpenSSH's sshd, for the SSH host tests (they start their own on loopback);
 # - a small real tmpfs (4 MiB) for the ENOSPC test, when running as root
 #   (CI does); its path goes to the tests in SPECOPS_TEST_SMALL_FS.
 set -euo pipefail
@@ -10,6 +11,11 @@ cd "$(dirname "$0")/.."
 
 python3 -m venv .venv
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+
+if [ ! -x /usr/sbin/sshd ] && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null; then
+  apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-server openssh-client >/dev/null
+fi
 
 small_fs=""
 cleanup() {
