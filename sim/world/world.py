@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..faults import Fault
 from ..host.build import build_host
-from ..hub.emulator import HubEmulatorThread
+from ..hub.runner import HubEmulatorThread
 from ..hub.fixtures import load_fixtures
 from ..profiles import load_profile
 from ..profiles.schema import Profile

@@ -1,0 +1,1 @@
+"""The Hugging Face Hub emulator: fixture repos served over HTTP the way the real Hub serves them."""

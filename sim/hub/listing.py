@@ -1,0 +1,128 @@
+"""The JSON the Hub answers about repos: model info, tree entries, paths-info entries.
+
+Sizes are the declared (modelled) ones, so a listing shows a 4.97 GB shard as
+4.97 GB whatever the world's byte_scale; hashes are those of the stored bytes,
+which is what a client can check after downloading.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from .fixtures import FixtureFile, FixtureRepo, FixtureRevision
+
+
+def tree_id(revision: FixtureRevision, folder: str) -> str:
+    """A stable object id for a folder at a revision."""
+    return hashlib.sha1(f"tree:{revision.sha}:{folder}".encode()).hexdigest()
+
+
+def last_commit(revision: FixtureRevision) -> dict[str, str]:
+    return {"id": revision.sha, "title": revision.title, "date": revision.date}
+
+
+def file_entry(f: FixtureFile, revision: FixtureRevision, byte_scale: int, expand: bool) -> dict[str, Any]:
+    entry: dict[str, Any] = {"type": "file", "oid": f.blob_id(byte_scale), "size": f.size, "path": f.path}
+    if f.is_lfs:
+        entry["lfs"] = {"oid": f.sha256(byte_scale), "size": f.size, "pointerSize": len(f.pointer(byte_scale))}
+    if expand:
+        entry["lastCommit"] = last_commit(revision)
+        entry["securityFileStatus"] = {"status": "safe", "avScan": {"virusFound": False}, "pickleImportScan": None}
+    return entry
+
+
+def folder_entry(folder: str, revision: FixtureRevision, expand: bool) -> dict[str, Any]:
+    entry: dict[str, Any] = {"type": "directory", "oid": tree_id(revision, folder), "size": 0, "path": folder}
+    if expand:
+        entry["lastCommit"] = last_commit(revision)
+    return entry
+
+
+def tree_entries(
+    revision: FixtureRevision, path: str, *, recursive: bool, expand: bool, byte_scale: int
+) -> list[dict[str, Any]] | None:
+    """Entries under `path` ('' for the root), folders first as the Hub lists them; None if no such folder."""
+    prefix = f"{path}/" if path else ""
+    if path and path not in revision.folders():
+        return None
+
+    def below(p: str) -> bool:
+        if not p.startswith(prefix) or p == path:
+            return False
+        return recursive or "/" not in p[len(prefix) :]
+
+    folders = [folder_entry(d, revision, expand) for d in revision.folders() if below(d)]
+    files = [file_entry(f, revision, byte_scale, expand) for f in revision.files if below(f.path)]
+    return folders + files
+
+
+def paths_info(revision: FixtureRevision, paths: list[str], *, expand: bool, byte_scale: int) -> list[dict[str, Any]]:
+    """Entries for those of `paths` that exist; the others are left out, as the Hub does."""
+    folders = set(revision.folders())
+    found = []
+    for p in paths:
+        p = p.strip("/")
+        if p in folders:
+            found.append(folder_entry(p, revision, expand))
+            continue
+        try:
+            found.append(file_entry(revision.file(p), revision, byte_scale, expand))
+        except KeyError:
+            continue
+    return found
+
+
+def _config_summary(revision: FixtureRevision) -> dict[str, Any] | None:
+    """The `config` block of model info: architectures and model_type from config.json."""
+    try:
+        raw = revision.file("config.json").content
+    except KeyError:
+        return None
+    if raw is None:
+        return None
+    config = json.loads(raw)
+    return {k: config[k] for k in ("architectures", "model_type") if k in config}
+
+
+def model_info(
+    repo: FixtureRepo, revision: FixtureRevision, *, gated: bool, files_metadata: bool, byte_scale: int
+) -> dict[str, Any]:
+    org, _, _name = repo.repo_id.partition("/")
+    siblings = []
+    for f in revision.files:
+        sibling: dict[str, Any] = {"rfilename": f.path}
+        if files_metadata:
+            sibling["size"] = f.size
+            sibling["blobId"] = f.blob_id(byte_scale)
+            if f.is_lfs:
+                sibling["lfs"] = {
+                    "sha256": f.sha256(byte_scale),
+                    "size": f.size,
+                    "pointerSize": len(f.pointer(byte_scale)),
+                }
+        siblings.append(sibling)
+    info: dict[str, Any] = {
+        "_id": hashlib.sha1(repo.repo_id.encode()).hexdigest()[:24],
+        "id": repo.repo_id,
+        "modelId": repo.repo_id,
+        "author": org,
+        "sha": revision.sha,
+        "lastModified": repo.last_modified,
+        "createdAt": min(r.date for r in repo.revisions),
+        "private": False,
+        "disabled": False,
+        "gated": "manual" if gated else False,
+        "downloads": 0,
+        "likes": 0,
+        "library_name": "transformers",
+        "tags": ["transformers", "safetensors"],
+        "pipeline_tag": "text-generation",
+        "siblings": siblings,
+        "usedStorage": revision.total_size(),
+    }
+    config = _config_summary(revision)
+    if config is not None:
+        info["config"] = config
+    return info
