@@ -1,0 +1,175 @@
+"""Build a simulated host: its directory tree, models, faults, executables and world.json.
+
+`build_host(root, profile, faults=..., hub_url=..., fixtures=...)` lays the host out
+under `root` (see specops.sim.world.layout) and returns the saved WorldState that
+every command on the host reads.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ..faults import Fault, FullDisk, OutOfMemory, PortInUse
+from ..hub.fixtures import FixtureRepo
+from ..profiles.schema import MountSpec, Profile
+from ..serving.gpu_registry import GpuHolding, register
+from ..serving.ports import PortEntry, write_entry
+from ..world.layout import WorldLayout
+from ..world.state import MountState, WorldState
+from .disk.usage import apparent_bytes
+from .memory import shm_size_bytes
+from .models import lay_down_models
+from .sglang_stub import write_sglang_stub
+from .wrappers import write_wrappers
+
+GIB = 1024**3
+SHM_MOUNT = "/dev/shm"
+
+
+class BuildError(ValueError):
+    pass
+
+
+def real_hf_executable() -> str:
+    """The real huggingface_hub `hf` beside this interpreter."""
+    path = Path(sys.executable).parent / "hf"
+    if not path.is_file():
+        raise BuildError(f"no real `hf` next to {sys.executable}: install huggingface_hub in this environment")
+    return str(path)
+
+
+def _mount_dirs(layout: WorldLayout, profile: Profile, mount_backing: dict[str, Path]) -> dict[str, str]:
+    """Create one directory per mount; a backed mount is a symlink to its real filesystem."""
+    unknown = set(mount_backing) - {m.mount_point for m in profile.mounts}
+    if unknown:
+        raise BuildError(f"mount_backing names mounts the profile lacks: {sorted(unknown)}")
+    paths: dict[str, str] = {}
+    for mount in profile.mounts:
+        directory = layout.mount_dir(mount.mount_point) if mount.mount_point != "/" else layout.root
+        if mount.mount_point in mount_backing:
+            if mount.mount_point == "/":
+                raise BuildError("/ is the root directory itself and cannot be backed")
+            backing = Path(mount_backing[mount.mount_point]).resolve()
+            if not backing.is_dir():
+                raise BuildError(f"mount {mount.mount_point}: backing {backing} is not a directory")
+            directory.parent.mkdir(parents=True, exist_ok=True)
+            directory.symlink_to(backing, target_is_directory=True)
+        else:
+            directory.mkdir(parents=True, exist_ok=True)
+        paths[mount.mount_point] = str(directory)
+    shm = layout.mount_dir(SHM_MOUNT)
+    shm.mkdir(parents=True, exist_ok=True)
+    paths[SHM_MOUNT] = str(shm)
+    return paths
+
+
+def _used_at_start(spec: MountSpec, faults: list[Fault]) -> int:
+    used = int(spec.used_gib * GIB)
+    size = int(spec.size_gib * GIB)
+    for fault in faults:
+        if isinstance(fault, FullDisk) and fault.mount_point == spec.mount_point:
+            used = max(used, size - int(fault.free_gib * GIB))
+    return min(used, size)
+
+
+def _mount_states(profile: Profile, faults: list[Fault], paths: dict[str, str], backed: set[str],
+                  sim_dir: Path) -> list[MountState]:
+    """/ first, then /dev/shm, then the other mounts, as df lists them."""
+    ordered = sorted(profile.mounts, key=lambda m: m.mount_point != "/")
+    every_dir = {Path(p) for p in paths.values()}
+    states = []
+
+    def stored(point: str) -> int:
+        own = Path(paths[point])
+        nested = {d for d in every_dir if d != own and d.is_relative_to(own)}
+        return apparent_bytes(own, nested | {sim_dir})[0]
+
+    for spec in ordered:
+        point = spec.mount_point
+        if point in backed:
+            st = os.statvfs(paths[point])
+            size, used = st.f_blocks * st.f_frsize, (st.f_blocks - st.f_bfree) * st.f_frsize
+            kind = "real"
+        else:
+            size, used, kind = int(spec.size_gib * GIB), _used_at_start(spec, faults), "virtual"
+        states.append(MountState(
+            mount_point=point, path=paths[point], kind=kind, device=spec.device, fstype=spec.fstype,
+            size_bytes=size, used_bytes_at_start=used, stored_bytes_at_start=stored(point),
+        ))
+        if point == "/":
+            states.append(MountState(
+                mount_point=SHM_MOUNT, path=paths[SHM_MOUNT], kind="virtual", device="tmpfs", fstype="tmpfs",
+                size_bytes=shm_size_bytes(profile), used_bytes_at_start=0, stored_bytes_at_start=stored(SHM_MOUNT),
+            ))
+    return states
+
+
+def _apply_process_faults(layout: WorldLayout, profile: Profile, faults: list[Fault]) -> None:
+    """Foreign processes the faults put on the host; they live as long as the world's own process."""
+    for fault in faults:
+        if isinstance(fault, PortInUse):
+            write_entry(layout, fault.port, PortEntry(
+                pid=os.getpid(), real_port=None, owner="foreign", command=f"python3 -m http.server {fault.port}",
+            ))
+        elif isinstance(fault, OutOfMemory) and fault.foreign_mib_per_gpu > 0:
+            register(layout, GpuHolding(
+                pid=os.getpid(), process_name="python3",
+                gpu_mib={str(i): fault.foreign_mib_per_gpu for i in range(profile.gpus.count)},
+            ))
+
+
+def host_env(layout: WorldLayout, profile: Profile, hub_url: str, sglang_installed: bool) -> dict[str, str]:
+    env = {
+        "PATH": f"{layout.bin_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+        "HOME": str(layout.home),
+        "USER": profile.user,
+        "HOSTNAME": profile.hostname,
+        "HF_HOME": str(layout.home / ".cache" / "huggingface"),
+        "HF_ENDPOINT": hub_url,
+        "HF_HUB_DISABLE_TELEMETRY": "1",
+        # The host cannot reach PyPI; `hf` would otherwise try once a day.
+        "HF_HUB_DISABLE_UPDATE_CHECK": "1",
+        "SPECOPS_SIM_ROOT": str(layout.root),
+    }
+    if sglang_installed:
+        env["PYTHONPATH"] = str(layout.site_dir)
+    return env
+
+
+def build_host(
+    root: Path,
+    profile: Profile,
+    *,
+    faults: list[Fault],
+    hub_url: str,
+    fixtures: dict[str, FixtureRepo],
+    mount_backing: dict[str, Path] | None = None,
+) -> WorldState:
+    root = Path(root).resolve()
+    root.mkdir(parents=True, exist_ok=True)
+    layout = WorldLayout(root)
+    if layout.state_file.exists():
+        raise BuildError(f"{root} already holds a simulated host")
+    for directory in (layout.sim_dir, layout.bin_dir, layout.gpu_dir, layout.ports_dir, layout.hub_state_dir,
+                      layout.counters_dir, layout.home, layout.home / ".cache" / "huggingface"):
+        directory.mkdir(parents=True, exist_ok=True)
+    backing = dict(mount_backing or {})
+    paths = _mount_dirs(layout, profile, backing)
+    lay_down_models(layout, profile.models, fixtures, profile.sim.byte_scale)
+
+    state = WorldState(
+        root=str(root), profile=profile, faults=list(faults), hub_url=hub_url, python=sys.executable,
+        real_hf=real_hf_executable(), created_at=datetime.now(timezone.utc), mounts=[], env={},
+    )
+    version = state.sglang_version
+    if version is not None:
+        write_sglang_stub(layout.site_dir, root, version)
+    _apply_process_faults(layout, profile, state.faults)
+    write_wrappers(layout.bin_dir, root, sys.executable, profile)
+    state.mounts = _mount_states(profile, state.faults, paths, set(backing), layout.sim_dir)
+    state.env = host_env(layout, profile, hub_url, version is not None)
+    state.save()
+    return state

@@ -1,0 +1,39 @@
+"""`hf`: the real huggingface_hub CLI, pointed at the world's Hub emulator.
+
+With the BrokenCli fault it does what the seed's CLI did: print the real
+`hf --help` and exit 0, downloading nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from ...faults import FaultName
+from ...world.state import WorldState
+from ._world import current_world
+
+
+def hf_env(world: WorldState) -> dict[str, str]:
+    env = dict(os.environ)
+    env["HF_ENDPOINT"] = world.hub_url  # the host reaches no other Hub
+    env["HF_HUB_DISABLE_TELEMETRY"] = "1"
+    env["HF_HUB_DISABLE_UPDATE_CHECK"] = "1"
+    env.setdefault("HF_HOME", world.env["HF_HOME"])
+    return env
+
+
+def exec_real_hf(world: WorldState, argv: list[str]) -> None:
+    os.execve(world.real_hf, [world.real_hf, *argv], hf_env(world))
+
+
+def run(argv: list[str]) -> int:
+    world = current_world()
+    if world.fault(FaultName.BROKEN_CLI) is not None:
+        exec_real_hf(world, ["--help"])
+    exec_real_hf(world, argv)
+    return 0  # not reached: exec replaces this process
+
+
+if __name__ == "__main__":
+    raise SystemExit(run(sys.argv[1:]))

@@ -1,0 +1,36 @@
+"""`python`, `python3`, `python3.X`: the host's interpreter.
+
+`--version` answers with the profile's Python; everything else runs the real
+interpreter with the host's site directory (its `sglang`) on PYTHONPATH. This
+runs before every `python -c` and `python -m sglang.launch_server`, so it reads
+world.json with `json` alone instead of loading the typed WorldState.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+from ...world.layout import WorldLayout
+from . import ROOT_VARIABLE
+
+
+def run(argv: list[str]) -> int:
+    layout = WorldLayout(Path(os.environ[ROOT_VARIABLE]))
+    state = json.loads(layout.state_file.read_text())
+    if argv and argv[0] in ("--version", "-V"):
+        print(f"Python {state['profile']['software']['python']}")
+        return 0
+    env = dict(os.environ)
+    if (layout.site_dir / "sglang").is_dir():
+        site = str(layout.site_dir)
+        rest = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != site]
+        env["PYTHONPATH"] = os.pathsep.join([site, *rest])
+    interpreter = state["python"]
+    os.execve(interpreter, [interpreter, *argv], env)
+
+
+if __name__ == "__main__":
+    raise SystemExit(run(sys.argv[1:]))

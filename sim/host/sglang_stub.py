@@ -1,0 +1,33 @@
+"""The `sglang` package a sim host "has installed": its version, and `python -m sglang.launch_server`.
+
+The launcher hands over to the serving simulator (specops.sim.serving.launch)
+with the world root baked in, so a server started from any shell finds its world.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def _launch_server(root: Path) -> str:
+    return f'''"""SGLang's server entry point on this simulated host."""
+
+import sys
+from pathlib import Path
+
+ROOT = {str(root)!r}
+
+if __name__ == "__main__":
+    from specops.sim.serving.launch import main
+
+    raise SystemExit(main(sys.argv[1:], Path(ROOT)))
+'''
+
+
+def write_sglang_stub(site_dir: Path, root: Path, version: str) -> Path:
+    package = site_dir / "sglang"
+    package.mkdir(parents=True, exist_ok=True)
+    (package / "version.py").write_text(f"__version__ = {version!r}\n")
+    (package / "__init__.py").write_text("from sglang.version import __version__\n\n__all__ = [\"__version__\"]\n")
+    (package / "launch_server.py").write_text(_launch_server(root))
+    return package
