@@ -1,0 +1,31 @@
+"""open_host: a Host from a spec (see spec.py for the forms it takes)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .base import Host
+from .local import LocalHost
+from .spec import LocalSpec, SimSpec, SshSpec, parse_host_spec
+
+
+def open_host(
+    spec: str, *, inventory: str | Path | None = None, ssh_config: str | Path | None = None, **options: Any
+) -> Host:
+    """Open the host a spec names. `options` are SshOptions fields (SSH hosts only).
+
+    Bad specs raise InvalidHostSpec (a ValueError) before anything is attempted;
+    SSH hosts connect here and raise the connection errors of errors.py.
+    """
+    parsed = parse_host_spec(spec, inventory=inventory, ssh_config=ssh_config, **options)
+    if isinstance(parsed, LocalSpec):
+        return LocalHost()
+    if isinstance(parsed, SimSpec):
+        from .sim import SimHost  # the simulator is only imported for sim hosts
+
+        return SimHost(parsed.root)
+    assert isinstance(parsed, SshSpec)
+    from .ssh import SshHost
+
+    return SshHost(parsed.target, parsed.options, spec=parsed.spec)

@@ -1,0 +1,69 @@
+"""A running simulated world as a Host: local commands with the world's environment and home.
+
+A sim host is a directory tree on this machine (specops.sim.world.layout):
+commands run here like on `local`, with `{**os.environ, **state.env}` (its PATH
+puts the simulated nvidia-smi, hf, python first) and the world's home as the
+working directory; relative paths are relative to that home, absolute ones are
+real paths (the host reports real paths inside its root). Host ports are
+virtual: forward() looks the port up in the world's port registry and hands
+back the real loopback port that serves it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from specops.sim.serving.ports import PortNotListening as SimPortNotListening
+from specops.sim.serving.ports import resolve_port
+from specops.sim.world.layout import WorldLayout
+from specops.sim.world.state import WorldState
+
+from ._shell import check_env
+from .errors import PortNotListening, SimHostNotRunning
+from .local import LocalHost
+
+SIM_PREFIX = "sim:"
+
+
+class SimHost(LocalHost):
+    def __init__(self, root: str | Path) -> None:
+        root = Path(root)
+        try:
+            self.state = WorldState.load(root)
+        except FileNotFoundError:
+            raise SimHostNotRunning(
+                f"no simulated world at {root} (no .sim/world.json): start one with `specops sim up PROFILE` "
+                "and use the host it prints",
+                host=f"{SIM_PREFIX}{root}",
+            ) from None
+        super().__init__(spec=f"{SIM_PREFIX}{self.state.root}")
+
+    @property
+    def layout(self) -> WorldLayout:
+        return self.state.layout
+
+    @property
+    def home(self) -> Path:
+        return self.state.layout.home
+
+    def _environment(self, env: Mapping[str, str] | None) -> dict[str, str]:
+        return {**os.environ, **self.state.env, **check_env(env)}
+
+    def _path(self, path: str) -> Path:
+        p = Path(path)
+        if str(p).startswith("~"):
+            p = Path(str(p).replace("~", str(self.home), 1))
+        return p if p.is_absolute() else self.home / p
+
+    def _cwd(self, cwd: str | None) -> str:
+        return str(self._path(cwd) if cwd is not None else self.home)
+
+    def _listening_port(self, port: int) -> int:
+        try:
+            return resolve_port(self.state.layout, port)
+        except SimPortNotListening:
+            raise PortNotListening(
+                f"nothing listens on port {port} of {self.spec}: is the server up? check its log", host=self.spec, port=port
+            ) from None
