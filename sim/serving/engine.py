@@ -1,0 +1,321 @@
+"""The continuous-batching engine: one asyncio task stepping the running batch.
+
+Time is kept on a virtual clock in wall seconds: each decode step of n running
+requests lasts step_time(n) / time_scale, and step k ends at a fixed point on that
+clock. When the event loop is late (busy writing streams), the engine runs every
+step that is due at once before yielding, so the token rate follows the model
+and not the machine's speed; a request's stream then carries all the tokens made
+since its last write in one chunk (as SGLang's detokenizer does when it falls
+behind). What a machine sustains is measured by benchmarks/serving_simulator_ceiling.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ..profiles.schema import PromptKind
+from .performance import AcceptanceSampler, PerformanceModel
+
+MAX_CATCH_UP_STEPS = 2000  # per loop turn, so a long stall cannot freeze the loop
+
+
+@dataclass
+class GenerationRequest:
+    rid: str
+    prompt_tokens: int
+    max_new_tokens: int
+    kind: PromptKind
+    sampler: AcceptanceSampler | None
+    stop_after: int | None  # natural end of the answer (EOS) when not ignore_eos
+    block_size: int
+    arrived: float = field(default_factory=time.monotonic)
+    generated: int = 0
+    sent: int = 0
+    verify_ct: int = 0
+    first_token_at: float | None = None
+    finished_at: float | None = None
+    finish_reason: str | None = None
+    aborted: bool = False
+    prefill_done_at: float = 0.0
+    correct_drafts_histogram: list[int] = field(default_factory=list)
+    _update: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def __post_init__(self) -> None:
+        self.correct_drafts_histogram = [0] * max(self.block_size, 1)
+
+    @property
+    def finished(self) -> bool:
+        return self.finish_reason is not None
+
+    @property
+    def limit(self) -> int:
+        return self.max_new_tokens if self.stop_after is None else min(self.max_new_tokens, self.stop_after)
+
+    async def next_update(self) -> tuple[int, bool]:
+        """Wait for tokens not yet sent; returns (how many, finished)."""
+        while self.sent >= self.generated and not self.finished:
+            self._update.clear()
+            await self._update.wait()
+        new = self.generated - self.sent
+        self.sent = self.generated
+        return new, self.finished and self.sent >= self.generated
+
+    def _notify(self) -> None:
+        self._update.set()
+
+    # Speculative bookkeeping, as SGLang reports it per request.
+    @property
+    def accept_length(self) -> float:
+        return self.generated / self.verify_ct if self.verify_ct else 0.0
+
+    @property
+    def num_proposed_drafts(self) -> int:
+        return self.verify_ct * (self.block_size - 1)
+
+    @property
+    def num_correct_drafts(self) -> int:
+        return max(self.generated - self.verify_ct, 0)
+
+    @property
+    def accept_rate(self) -> float:
+        return self.num_correct_drafts / self.num_proposed_drafts if self.num_proposed_drafts else 0.0
+
+
+@dataclass
+class EngineStats:
+    """Counters /metrics, /get_server_info and the decode log read."""
+
+    prompt_tokens_total: int = 0
+    generation_tokens_total: int = 0
+    requests_total: int = 0
+    finished_total: int = 0
+    aborted_total: int = 0
+    verify_steps_total: int = 0
+    last_gen_throughput: float = 0.0
+    avg_spec_accept_length: float = 0.0
+    last_accept_rate: float = 0.0
+    ttft_seconds: list[float] = field(default_factory=list)
+    e2e_seconds: list[float] = field(default_factory=list)
+
+
+class Engine:
+    def __init__(
+        self,
+        model: PerformanceModel,
+        time_scale: float,
+        max_running_requests: int,
+        max_total_tokens: int,
+        cuda_graph_max_bs: int,
+        cuda_graphs: bool,
+        decode_log_interval: int,
+        decode_log: Callable[[str], None],
+        prefill_log: Callable[[str], None],
+        accept_rate_in_log: bool,
+        on_running: Callable[[int], None] | None = None,
+    ) -> None:
+        self.model = model
+        self.time_scale = time_scale
+        self.max_running_requests = max_running_requests
+        self.max_total_tokens = max_total_tokens
+        self.cuda_graph_max_bs = cuda_graph_max_bs
+        self.cuda_graphs = cuda_graphs
+        self.decode_log_interval = max(decode_log_interval, 1)
+        self._decode_log = decode_log
+        self._prefill_log = prefill_log
+        self._accept_rate_in_log = accept_rate_in_log
+        self._on_running = on_running
+        self.waiting: deque[GenerationRequest] = deque()
+        self.prefilling: list[GenerationRequest] = []
+        self.running: list[GenerationRequest] = []
+        self.stats = EngineStats()
+        self.stalled = False  # a crash under load hangs the batch
+        self._wakeup = asyncio.Event()
+        self._task: asyncio.Task | None = None
+        self._clock = 0.0
+        self._steps = 0
+        self._interval_tokens = 0
+        self._interval_verify = 0
+        self._interval_started = time.monotonic()
+        self._ids = itertools.count()
+
+    # Lifecycle
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._run(), name="sglang-sim-engine")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+
+    # Requests
+    def next_rid(self) -> str:
+        return f"{next(self._ids):032x}"
+
+    def submit(self, request: GenerationRequest) -> None:
+        self.stats.requests_total += 1
+        self.stats.prompt_tokens_total += request.prompt_tokens
+        self.waiting.append(request)
+        self._wakeup.set()
+
+    def abort(self, request: GenerationRequest) -> None:
+        """The client went away: drop the request wherever it is."""
+        if request.finished:
+            return
+        request.aborted = True
+        request.finish_reason = "abort"
+        self.stats.aborted_total += 1
+        for queue in (self.running, self.prefilling):
+            if request in queue:
+                queue.remove(request)
+        if request in self.waiting:
+            self.waiting.remove(request)
+        request._notify()
+
+    @property
+    def num_tokens(self) -> int:
+        return sum(r.prompt_tokens + r.generated for r in self.running)
+
+    @property
+    def token_usage(self) -> float:
+        return self.num_tokens / self.max_total_tokens if self.max_total_tokens else 0.0
+
+    @property
+    def queue_len(self) -> int:
+        return len(self.waiting) + len(self.prefilling)
+
+    # The loop
+    def _admit(self, now: float) -> None:
+        admitted: list[GenerationRequest] = []
+        tokens = self.num_tokens + sum(r.prompt_tokens for r in self.prefilling)
+        while self.waiting and len(self.running) + len(self.prefilling) < self.max_running_requests:
+            request = self.waiting[0]
+            if tokens + request.prompt_tokens > self.max_total_tokens and (self.running or self.prefilling):
+                break
+            self.waiting.popleft()
+            request.prefill_done_at = now + self.model.prefill_seconds(request.prompt_tokens) / self.time_scale
+            self.prefilling.append(request)
+            tokens += request.prompt_tokens
+            admitted.append(request)
+        if admitted:
+            self._prefill_log(
+                f"Prefill batch, #new-seq: {len(admitted)}, #new-token: {sum(r.prompt_tokens for r in admitted)}, "
+                f"#cached-token: 0, token usage: {self.token_usage:.2f}, #running-req: {len(self.running)}, "
+                f"#queue-req: {len(self.waiting)},"
+            )
+
+    def _join_prefilled(self, now: float) -> None:
+        ready = [r for r in self.prefilling if r.prefill_done_at <= now]
+        if ready:
+            for r in ready:
+                self.prefilling.remove(r)
+            self.running.extend(ready)
+            if self._on_running is not None:
+                self._on_running(len(self.running))
+
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            if self.stalled or not (self.running or self.prefilling or self.waiting):
+                self._wakeup.clear()
+                await self._wakeup.wait()
+                if self.stalled:
+                    continue
+                self._clock = max(self._clock, loop.time())
+            now = loop.time()
+            self._clock = max(self._clock, now - 1.0)  # never owe more than a second after idling
+            self._admit(self._clock)
+            self._join_prefilled(self._clock)
+            if not self.running:
+                due = min(r.prefill_done_at for r in self.prefilling) if self.prefilling else now
+                self._clock = max(self._clock, due)
+                await asyncio.sleep(max(due - now, 0))
+                continue
+            step = self.model.step_time(len(self.running)) / self.time_scale
+            end = self._clock + step
+            if end > now:
+                await asyncio.sleep(end - now)
+            # Run every step that is due by now (at least one), then yield.
+            for _ in range(MAX_CATCH_UP_STEPS):
+                self._clock = end
+                self._step(loop.time())
+                if self.stalled or not self.running:
+                    break
+                self._admit(self._clock)
+                self._join_prefilled(self._clock)
+                end = self._clock + self.model.step_time(len(self.running)) / self.time_scale
+                if end > loop.time():
+                    break
+            await asyncio.sleep(0)
+
+    def _step(self, wall: float) -> None:
+        running = self.running
+        finished: list[GenerationRequest] = []
+        tokens = 0
+        for r in running:
+            gained = r.sampler.draw() if r.sampler is not None else 1
+            room = r.limit - r.generated
+            if gained > room:
+                gained = room
+            if r.sampler is not None:
+                r.verify_ct += 1
+                r.correct_drafts_histogram[min(gained - 1, len(r.correct_drafts_histogram) - 1)] += 1
+            r.generated += gained
+            tokens += gained
+            if r.first_token_at is None:
+                r.first_token_at = wall
+            if r.generated >= r.limit:
+                r.finish_reason = "length" if r.generated >= r.max_new_tokens else "stop"
+                r.finished_at = wall
+                finished.append(r)
+            r._notify()
+        self.stats.generation_tokens_total += tokens
+        self._interval_tokens += tokens
+        if self.model.speculative:
+            self.stats.verify_steps_total += len(running)
+            self._interval_verify += len(running)
+        for r in finished:
+            running.remove(r)
+            self.stats.finished_total += 1
+            self.stats.ttft_seconds.append((r.first_token_at or wall) - r.arrived)
+            self.stats.e2e_seconds.append(wall - r.arrived)
+            if len(self.stats.ttft_seconds) > 10000:  # keep memory bounded on long runs
+                del self.stats.ttft_seconds[:5000]
+                del self.stats.e2e_seconds[:5000]
+        self._steps += 1
+        if self._steps % self.decode_log_interval == 0:
+            self._log_decode(len(running) + len(finished))
+
+    def _log_decode(self, batch_size: int) -> None:
+        now = time.monotonic()
+        elapsed = max(now - self._interval_started, 1e-9)
+        self.stats.last_gen_throughput = self._interval_tokens / elapsed
+        parts = [
+            f"#running-req: {batch_size}",
+            f"#token: {self.num_tokens}",
+            f"token usage: {self.token_usage:.2f}",
+        ]
+        if self.model.speculative and self._interval_verify:
+            accept = self._interval_tokens / self._interval_verify
+            rate = (accept - 1) / (self.model.block_size - 1)
+            self.stats.avg_spec_accept_length = accept
+            self.stats.last_accept_rate = rate
+            parts.append(f"accept len: {accept:.2f}")
+            if self._accept_rate_in_log:
+                parts.append(f"accept rate: {rate:.2f}")
+        if self._accept_rate_in_log:
+            parts.append(f"cuda graph: {self.cuda_graphs and batch_size <= self.cuda_graph_max_bs}")
+        parts.append(f"gen throughput (token/s): {self.stats.last_gen_throughput:.2f}")
+        parts.append(f"#queue-req: {self.queue_len},")
+        head = "Decode batch," if self._accept_rate_in_log else "Decode batch."
+        self._decode_log(f"{head} {', '.join(parts)}")
+        self._interval_tokens = 0
+        self._interval_verify = 0
+        self._interval_started = now

@@ -1,0 +1,478 @@
+"""`python -m sglang.launch_server` on a sim host: check, load, serve, as SGLang does.
+
+The host's stub `sglang/launch_server.py` calls `main(sys.argv[1:], root)`. It
+parses the arguments as the host's SGLang version would, applies the DFlash and
+memory rules, takes the virtual port, loads for profile.serving.target.load_seconds
+/ time_scale with SGLang's log lines, then serves over real HTTP on a loopback
+port recorded in the port registry, until SIGTERM/SIGINT.
+
+When the HTTP port is taken matches the version: from 0.5.9 SGLang binds it before
+loading and fails at once; before, uvicorn fails to bind after loading. From then
+on the kernel queues connections on the bound socket, so a client connecting
+during loading waits; `/health` answers 503 from uvicorn's start until the warm-up
+request has run, then 200.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import json
+import os
+import signal
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from ..faults import CrashUnderLoad, CudaGraphDrafter, FaultName, OutOfMemory, ServerCrashAtStart
+from ..world.state import WorldState
+from . import gpu_registry, ports
+from .checkpoint import GIB, Checkpoint, load_checkpoint
+from .engine import Engine
+from .errors import LaunchError, SGLANG_SRC, scheduler_traceback
+from .http_api import ServerState, build_app
+from .logs import ServerLog, scheduler_tag
+from .memory import (
+    MemoryPlan,
+    default_chunked_prefill_size,
+    default_cuda_graph_max_bs,
+    default_mem_fraction_static,
+    plan_memory,
+)
+from .performance import Launch, build_performance_model
+from .server_args import ServerArgs, parse_server_args
+from .speculative import SpeculativeSettings, check_dflash_args, check_dflash_drafter
+from .versions import (
+    DECODE_LOG_ACCEPT_RATE_SINCE,
+    PORT_PREBIND_SINCE,
+    SERVER_INFO_ALIAS_SINCE,
+    SPEC_DRAFT_METRICS_SINCE,
+    at_least,
+    parse_version,
+)
+
+# Fractions of the load time at which each phase begins.
+PHASE_DISTRIBUTED = 0.02
+PHASE_WEIGHTS = 0.05
+PHASE_WEIGHTS_END = 0.80
+PHASE_DRAFTER_END = 0.84
+PHASE_KV = 0.86
+PHASE_GRAPHS_END = 0.97
+WARMUP_FRACTION = 0.02
+CRASH_COUNTER = "server_crash_at_start.json"
+
+
+class Launcher:
+    def __init__(self, argv: list[str], root: Path, stream: Any = None) -> None:
+        self.argv = argv
+        self.world = WorldState.load(root)
+        self.layout = self.world.layout
+        self.version = parse_version(self.world.sglang_version)
+        self.log = ServerLog(stream)
+        self.pid = os.getpid()
+        self.port_taken = False
+        self.gpu_registered = False
+        self.elapsed = 0.0  # load fraction reached
+        self.stop_event: asyncio.Event | None = None
+        self.runner: web.AppRunner | None = None
+
+    # ------------------------------------------------------------------ helpers
+    @property
+    def load_seconds(self) -> float:
+        return self.world.profile.serving.target.load_seconds / self.world.time_scale
+
+    async def _advance(self, fraction: float) -> None:
+        """Sleep until `fraction` of the load time has passed; crash there if the fault says so."""
+        crash = self.world.fault(FaultName.SERVER_CRASH_AT_START)
+        if isinstance(crash, ServerCrashAtStart) and self.elapsed < crash.after_fraction <= fraction:
+            await asyncio.sleep((crash.after_fraction - self.elapsed) * self.load_seconds)
+            self.elapsed = crash.after_fraction
+            if self._count_crash(crash.times):
+                raise LaunchError(
+                    scheduler_traceback(
+                        [
+                            (f"{SGLANG_SRC}/srt/model_executor/model_runner.py", 861, "load_model", "self.model = get_model("),
+                            (f"{SGLANG_SRC}/srt/distributed/parallel_state.py", 1411, "all_reduce", "torch.distributed.all_reduce(input_, group=self.device_group)"),
+                        ],
+                        "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.cpp:77, "
+                        "unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.27.3\n"
+                        "ncclUnhandledCudaError: Call to CUDA function failed.\nLast error:\nCuda failure 'an illegal memory access was encountered'",
+                    )
+                    + f"\n[{self.log._stamp()}] Received sigquit from a child process. It usually means the child failed."
+                )
+        if fraction > self.elapsed:
+            await asyncio.sleep((fraction - self.elapsed) * self.load_seconds)
+            self.elapsed = fraction
+
+    def _count_crash(self, times: int) -> bool:
+        """Count this launch against the fault's `times`; True if it is one that crashes."""
+        path = self.layout.counters_dir / CRASH_COUNTER
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path.with_suffix(".lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                crashes = int(json.loads(path.read_text()).get("crashes", 0))
+            except (FileNotFoundError, ValueError):
+                crashes = 0
+            if crashes >= times:
+                return False
+            path.write_text(json.dumps({"crashes": crashes + 1}))
+            return True
+
+    def _register_gpus(self, args: ServerArgs, mib: float) -> None:
+        gpu_registry.register(self.layout, gpu_registry.GpuHolding(
+            pid=self.pid, process_name="sglang::scheduler",
+            gpu_mib={str(i): int(mib) for i in range(min(args.gpus, self.world.profile.gpus.count))},
+        ))
+        self.gpu_registered = True
+
+    def _foreign_mib(self) -> int:
+        registered = max((gpu_registry.foreign_mib(self.layout, g, exclude_pid=self.pid) for g in range(self.world.profile.gpus.count)), default=0)
+        oom = self.world.fault(FaultName.OUT_OF_MEMORY)
+        fault = oom.foreign_mib_per_gpu if isinstance(oom, OutOfMemory) else 0
+        # The host builder may have registered the fault's foreign process already: take the larger, not the sum.
+        return max(registered, fault)
+
+    def _port_in_use_error(self, port: int, host: str) -> LaunchError:
+        if at_least(self.version, PORT_PREBIND_SINCE):
+            return LaunchError(
+                f"[{self.log._stamp()}] Failed to bind HTTP port {port} on {host}: the port is already in use by another "
+                f"process. Check it with `lsof -i :{port}` or `ss -ltnp | grep :{port}`, stop that process or choose "
+                "another port with --port.\n"
+                + "Traceback (most recent call last):\n"
+                f'  File "{SGLANG_SRC}/srt/entrypoints/http_server.py", line 1791, in launch_server\n'
+                "    server_socket = _create_server_socket(server_args)\n"
+                f'  File "{SGLANG_SRC}/srt/entrypoints/http_server.py", line 1702, in _create_server_socket\n'
+                "    sock.bind((host, server_args.port))\n"
+                "OSError: [Errno 98] Address already in use"
+            )
+        return LaunchError(f"[{self.log._stamp()}] ERROR:    [Errno 98] error while attempting to bind on address "
+                           f"('{host}', {port}): address already in use")
+
+    def _claim_port(self, args: ServerArgs, real_port: int | None) -> None:
+        if ports.read_entry(self.layout, args.port) is not None:
+            raise self._port_in_use_error(args.port, args.host)
+        ports.write_entry(self.layout, args.port, ports.PortEntry(
+            pid=self.pid, real_port=real_port, owner="sglang",
+            command=" ".join(["python3", "-m", "sglang.launch_server", *self.argv]),
+        ))
+        self.port_taken = True
+
+    def cleanup(self) -> None:
+        if self.port_taken:
+            ports.remove_entry(self.layout, self._port, self.pid)
+            self.port_taken = False
+        if self.gpu_registered:
+            gpu_registry.unregister(self.layout, self.pid)
+            self.gpu_registered = False
+
+    # ------------------------------------------------------------------ the launch
+    async def run(self) -> int:
+        args = parse_server_args(self.argv, self.version)
+        self._port = args.port
+        profile = self.world.profile
+        gpu_mib = profile.gpus.memory_mib
+        log = self.log
+        log.scheduler_tag = scheduler_tag(args.tp_size, args.ep_size, args.pp_size, args.enable_dp_attention)
+        if args.log_level.lower() in ("warning", "error", "critical"):
+            log._quiet = True
+
+        target_fallback = profile.serving.target.weights_gib
+        target = load_checkpoint(args.model_path, self.layout, self.world.byte_scale, target_fallback)
+
+        # Server args: defaults SGLang fills in, then the speculative rules.
+        spec: SpeculativeSettings | None = None
+        drafter: Checkpoint | None = None
+        if args.speculative_algorithm == "DFLASH":
+            if args.speculative_draft_model_path:
+                try:
+                    drafter = load_checkpoint(args.speculative_draft_model_path, self.layout, self.world.byte_scale, None)
+                except LaunchError:
+                    drafter = None  # fails again, as SGLang would, when the draft model loads
+            spec = check_dflash_args(args, drafter)
+        elif args.speculative_algorithm and args.speculative_draft_model_path and args.speculative_algorithm != "NGRAM":
+            drafter = load_checkpoint(args.speculative_draft_model_path, self.layout, self.world.byte_scale, None)
+        if args.chunked_prefill_size is None:
+            args.chunked_prefill_size = default_chunked_prefill_size(gpu_mib)
+        if args.cuda_graph_max_bs is None:
+            args.cuda_graph_max_bs = default_cuda_graph_max_bs(gpu_mib, args.tp_size)
+        if args.mem_fraction_static is None:
+            args.mem_fraction_static = default_mem_fraction_static(
+                gpu_mib, args.tp_size, args.pp_size, args.dp_size, args.enable_dp_attention,
+                args.chunked_prefill_size, args.cuda_graph_max_bs, bool(args.speculative_algorithm),
+            )
+        if spec is not None:
+            args.speculative_num_draft_tokens = spec.block_size
+            args.speculative_dflash_block_size = spec.block_size
+            args.speculative_num_steps = 1
+            args.speculative_eagle_topk = 1
+            args.max_running_requests = spec.max_running_requests
+            if args.cuda_graph_max_bs > (args.max_running_requests or args.cuda_graph_max_bs):
+                args.cuda_graph_max_bs = args.max_running_requests
+        if args.random_seed is None:
+            args.random_seed = 42 if spec is None else 0
+        if args.served_model_name is None:
+            args.served_model_name = args.model_path
+        if args.tokenizer_path is None:
+            args.tokenizer_path = args.model_path
+        context_length = args.context_length or target.context_length
+
+        dump = ", ".join(f"{k}={v!r}" for k, v in args.model_dump().items())
+        log.server(f"server_args=ServerArgs({dump})")
+        for warning in (spec.warnings if spec else []):
+            log.warning(warning)
+
+        # The HTTP port: taken now (newer SGLang) or when uvicorn starts (older).
+        prebind = at_least(self.version, PORT_PREBIND_SINCE)
+        sock: socket.socket | None = None
+        if prebind:
+            if ports.read_entry(self.layout, args.port) is not None:
+                raise self._port_in_use_error(args.port, args.host)
+            sock = ports.bind_loopback()
+            self._claim_port(args, sock.getsockname()[1])
+
+        # Performance and memory.
+        fault_graph = self.world.fault(FaultName.CUDA_GRAPH_DRAFTER)
+        graph_fault = fault_graph if isinstance(fault_graph, CudaGraphDrafter) and args.speculative_algorithm and args.cuda_graphs else None
+        launch = Launch(tp=args.tp_size, ep=args.ep_size, pp=args.pp_size, dp=args.dp_size,
+                        dp_attention=args.enable_dp_attention, cuda_graphs=args.cuda_graphs,
+                        speculative_algorithm=args.speculative_algorithm)
+        model = build_performance_model(profile.serving, launch, spec.block_size if spec else (args.speculative_num_draft_tokens or 1),
+                                        collapsed=graph_fault is not None and graph_fault.mode == "collapse")
+        for warning in model.choice.warnings:
+            log.warning(warning, scheduler=True)
+
+        oom = self.world.fault(FaultName.OUT_OF_MEMORY)
+        draft_layers = int(drafter.config.get("num_hidden_layers", 0)) if drafter else 0
+        kv_per_token = profile.serving.target.kv_mib_per_token
+        draft_kv = kv_per_token * draft_layers / target.num_hidden_layers if drafter and target.num_hidden_layers else 0.0
+        foreign = self._foreign_mib()
+        plan_error: LaunchError | None = None
+        plan: MemoryPlan | None = None
+        try:
+            plan = plan_memory(
+                gpu_mib=gpu_mib, foreign_mib=foreign, mem_fraction_static=args.mem_fraction_static,
+                min_mem_fraction_static=oom.min_mem_fraction_static if isinstance(oom, OutOfMemory) else None,
+                target_weight_gib=target.weight_gib, drafter_weight_gib=drafter.weight_gib if drafter else 0.0,
+                gpus=args.gpus, tp=args.tp_size, pp=args.pp_size, cuda_graphs=args.cuda_graphs,
+                cuda_graph_mib=profile.serving.target.cuda_graph_mib, kv_mib_per_token=kv_per_token,
+                draft_kv_mib_per_token=draft_kv, max_total_tokens=args.max_total_tokens,
+            )
+        except LaunchError as exc:
+            plan_error = exc
+
+        # Loading.
+        await self._advance(PHASE_DISTRIBUTED)
+        log.scheduler("Init torch distributed begin.")
+        self._register_gpus(args, 512)
+        log.scheduler("Init torch distributed ends. mem usage=0.50 GB")
+        await self._advance(PHASE_WEIGHTS)
+        weights_mib = target.weight_gib * 1024 / args.gpus
+        free_gib = (gpu_mib - foreign - 512) / 1024
+        log.scheduler(f"Load weight begin. avail mem={free_gib:.2f} GB")
+        oom_at = None
+        if plan_error is not None and "CUDA out of memory" in plan_error.text:
+            oom_at = PHASE_WEIGHTS + (PHASE_WEIGHTS_END - PHASE_WEIGHTS) * max(min((gpu_mib - foreign) / max(weights_mib, 1), 0.99), 0.05)
+        shards = max(target.shard_count, 1)
+        for i in range(1, shards + 1):
+            step = max(shards // 10, 1)
+            if i % step and i != shards:
+                continue
+            frac = PHASE_WEIGHTS + (PHASE_WEIGHTS_END - PHASE_WEIGHTS) * i / shards
+            if oom_at is not None and frac >= oom_at:
+                await self._advance(oom_at)
+                raise plan_error  # type: ignore[misc]
+            await self._advance(frac)
+            elapsed = self.elapsed * self.load_seconds
+            rate = i / max(elapsed, 1e-6)
+            log.raw(f"Loading safetensors checkpoint shards: {100 * i // shards:3d}% Completed | {i}/{shards} "
+                    f"[{int(elapsed // 60):02d}:{int(elapsed % 60):02d}<{int((shards - i) / rate // 60):02d}:"
+                    f"{int((shards - i) / rate % 60):02d}, {rate:5.2f}it/s]")
+        self._register_gpus(args, 512 + weights_mib)
+        log.scheduler(f"Load weight end. type={target.architecture}, dtype=torch.bfloat16, "
+                      f"avail mem={free_gib - weights_mib / 1024:.2f} GB, mem usage={weights_mib / 1024:.2f} GB.")
+        if drafter is not None:
+            await self._advance(PHASE_DRAFTER_END)
+            if spec is not None:
+                check_dflash_drafter(drafter, target)
+            draft_mib = drafter.weight_gib * 1024 / args.tp_size
+            log.scheduler(f"Load weight end. type={drafter.architecture}, dtype=torch.bfloat16, "
+                          f"avail mem={free_gib - (weights_mib + draft_mib) / 1024:.2f} GB, mem usage={draft_mib / 1024:.2f} GB.")
+        elif spec is not None:
+            await self._advance(PHASE_DRAFTER_END)
+            load_checkpoint(args.speculative_draft_model_path or "", self.layout, self.world.byte_scale, None)
+        await self._advance(PHASE_KV)
+        if plan_error is not None:
+            raise plan_error
+        assert plan is not None
+        log.scheduler(f"KV Cache is allocated. #tokens: {plan.max_total_tokens}, KV size: {plan.kv_mib / 1024:.2f} GB")
+        held = plan.weights_mib + plan.drafter_mib + plan.kv_mib + 512
+        self._register_gpus(args, held)
+        log.scheduler(f"Memory pool end. avail mem={plan.avail_gib(held):.2f} GB")
+        if args.cuda_graphs:
+            log.scheduler(f"Capture cuda graph begin. This can take up to several minutes. avail mem={plan.avail_gib(held):.2f} GB")
+            bs = sorted({1, 2, 4, 8, 12, *range(16, args.cuda_graph_max_bs + 1, 8), args.cuda_graph_max_bs})
+            log.scheduler(f"Capture cuda graph bs {bs}")
+            if graph_fault is not None and graph_fault.mode == "crash":
+                await self._advance((PHASE_KV + PHASE_GRAPHS_END) / 2)
+                raise LaunchError(scheduler_traceback(
+                    [
+                        (f"{SGLANG_SRC}/srt/speculative/dflash_worker.py", 188, "init_cuda_graphs", "self.cuda_graph_runner = DFlashCudaGraphRunner(self)"),
+                        (f"{SGLANG_SRC}/srt/speculative/dflash_cuda_graph_runner.py", 142, "__init__", "self.capture()"),
+                        (f"{SGLANG_SRC}/srt/model_executor/cuda_graph_runner.py", 523, "capture", ") = self.capture_one_batch_size(bs, forward)"),
+                    ],
+                    "Exception: Capture cuda graph failed: CUDA error: operation not permitted when stream is capturing\n"
+                    "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.\n"
+                    "Possible solutions:\n1. set --mem-fraction-static to a smaller value (e.g., 0.8 or 0.7)\n"
+                    "2. set --cuda-graph-max-bs to a smaller value (e.g., 16)\n"
+                    "3. disable torch compile by not using --enable-torch-compile\n"
+                    "4. disable CUDA graph by --disable-cuda-graph. (Not recommended. Huge performance loss)\n"
+                    "Open an issue on GitHub https://github.com/sgl-project/sglang/issues/new/choose",
+                ))
+            await self._advance(PHASE_GRAPHS_END)
+            held += plan.cuda_graph_mib
+            self._register_gpus(args, held)
+            log.scheduler(f"Capture cuda graph end. Time elapsed: {(PHASE_GRAPHS_END - PHASE_KV) * self.load_seconds:.2f} s. "
+                          f"mem usage={plan.cuda_graph_mib / 1024:.2f} GB. avail mem={plan.avail_gib(held):.2f} GB.")
+        else:
+            await self._advance(PHASE_GRAPHS_END)
+        max_running = args.max_running_requests or min(4096, max(2048, plan.max_total_tokens * 512 // max(context_length, 1)))
+        log.scheduler(f"max_total_num_tokens={plan.max_total_tokens}, chunked_prefill_size={args.chunked_prefill_size}, "
+                      f"max_prefill_tokens=16384, max_running_requests={max_running}, context_len={context_length}, "
+                      f"available_gpu_mem={plan.avail_gib(held):.2f} GB")
+
+        # Serving.
+        if not prebind:
+            if ports.read_entry(self.layout, args.port) is not None:
+                raise self._port_in_use_error(args.port, args.host)
+            sock = ports.bind_loopback()
+            self._claim_port(args, sock.getsockname()[1])
+        assert sock is not None
+        crash_fault = self.world.fault(FaultName.CRASH_UNDER_LOAD)
+        engine = Engine(
+            model=model, time_scale=self.world.time_scale, max_running_requests=max_running,
+            max_total_tokens=plan.max_total_tokens, cuda_graph_max_bs=args.cuda_graph_max_bs,
+            cuda_graphs=args.cuda_graphs, decode_log_interval=args.decode_log_interval,
+            decode_log=log.scheduler, prefill_log=log.scheduler,
+            accept_rate_in_log=at_least(self.version, DECODE_LOG_ACCEPT_RATE_SINCE),
+        )
+        if isinstance(crash_fault, CrashUnderLoad) and (args.speculative_algorithm or not crash_fault.speculative_only):
+            engine._on_running = lambda n: self._maybe_crash(engine, crash_fault, n, args)
+        server_args = args.model_dump()
+        server_args.update(max_running_requests=max_running, context_length=context_length)
+        state = ServerState(
+            engine=engine, served_model_name=args.served_model_name, model_path=args.model_path,
+            tokenizer_path=args.tokenizer_path, model_type=target.model_type,
+            architectures=list(target.config.get("architectures") or []), context_length=context_length,
+            version=self.world.sglang_version or "", server_args=server_args,
+            speculative_algorithm=args.speculative_algorithm, random_seed=args.random_seed,
+            dp_size=args.dp_size if args.enable_dp_attention else 1, enable_metrics=args.enable_metrics,
+            server_info_alias=at_least(self.version, SERVER_INFO_ALIAS_SINCE),
+            new_spec_meta=at_least(self.version, SPEC_DRAFT_METRICS_SINCE), api_key=args.api_key,
+            incremental_streaming_output=args.incremental_streaming_output,
+            extra_info={"derived": {"max_total_num_tokens": plan.max_total_tokens},
+                        "memory_usage": {"weight": round(plan.weights_mib / 1024, 2), "kvcache": round(plan.kv_mib / 1024, 2),
+                                         "graph": round(plan.cuda_graph_mib / 1024, 2), "token_capacity": plan.max_total_tokens}},
+            access_log=log.uvicorn,
+        )
+        engine.start()
+        self.runner = web.AppRunner(build_app(state), access_log=None, handle_signals=False)
+        await self.runner.setup()
+        await web.SockSite(self.runner, sock).start()
+        log.uvicorn(f"Started server process [{self.pid}]")
+        log.uvicorn("Waiting for application startup.")
+        log.uvicorn("Application startup complete.")
+        log.uvicorn(f"Uvicorn running on http://{args.host}:{args.port} (Press CTRL+C to quit)")
+        if not args.skip_server_warmup:
+            await asyncio.sleep(WARMUP_FRACTION * self.load_seconds)
+            log.uvicorn('127.0.0.1:0 - "GET /get_model_info HTTP/1.1" 200 OK')
+            state.ready = True
+            warm = await self._warmup(state)
+            state.ready = False
+            log.uvicorn(f'127.0.0.1:0 - "POST /generate HTTP/1.1" {warm} OK')
+        state.ready = True
+        log.server("The server is fired up and ready to roll!")
+        assert self.stop_event is not None
+        await self.stop_event.wait()
+        await self.runner.cleanup()
+        await engine.stop()
+        return 0
+
+    async def _warmup(self, state: ServerState) -> int:
+        from .http_api import Api
+
+        api = Api(state)
+        r = api._new_request("The capital city of France is", 7, {"max_new_tokens": 8, "temperature": 0, "ignore_eos": True}, None)
+        await api._run_to_end(r)
+        return 200
+
+    def _maybe_crash(self, engine: Engine, fault: CrashUnderLoad, running: int, args: ServerArgs) -> None:
+        if running < fault.at_running or engine.stalled:
+            return
+        engine.stalled = True
+        asyncio.get_running_loop().create_task(self._crash(args))
+
+    async def _crash(self, args: ServerArgs) -> None:
+        """The batch hangs in an all-reduce; the NCCL watchdog fires and the server dies."""
+        await asyncio.sleep(min(args.watchdog_timeout, 300) / self.world.time_scale)
+        stamp = self.log._stamp().replace("-", "").replace(" ", " ")
+        self.log.raw(
+            f"[rank3]:[E{stamp[4:8]} {stamp[9:]}.000000 ProcessGroupNCCL.cpp:632] [Rank 3] Watchdog caught collective "
+            "operation timeout: WorkNCCL(SeqNum=1282411, OpType=ALLREDUCE, NumelIn=14680064, NumelOut=14680064, "
+            "Timeout(ms)=600000) ran for 600043 milliseconds before timing out.\n"
+            f"[rank3]:[E{stamp[4:8]} {stamp[9:]}.000000 ProcessGroupNCCL.cpp:2271] [PG ID 2 PG GUID 3 Rank 3]  failure "
+            "detected by watchdog at work sequence id: 1282411 PG status: last enqueued work: 1282411, last completed work: 1282410\n"
+            "terminate called after throwing an instance of 'c10::DistBackendError'\n"
+            "  what():  [PG ID 2 PG GUID 3 Rank 3] Process group watchdog thread terminated with exception: [Rank 3] "
+            "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1282411, OpType=ALLREDUCE) ran for 600043 "
+            "milliseconds before timing out."
+        )
+        self.log.server("Received sigquit from a child process. It usually means the child failed.")
+        self.cleanup()
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def main(argv: list[str], root: Path) -> int:
+    """Entry point of the host's `python -m sglang.launch_server`; returns the exit status."""
+    launcher = Launcher(argv, Path(root))
+
+    async def _main() -> int:
+        loop = asyncio.get_running_loop()
+        launcher.stop_event = asyncio.Event()
+        stopped: list[int] = []
+
+        def _stop(signum: int) -> None:
+            stopped.append(signum)
+            launcher.stop_event.set()  # type: ignore[union-attr]
+
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, _stop, signum)
+        task = asyncio.ensure_future(launcher.run())
+        stop_wait = asyncio.ensure_future(launcher.stop_event.wait())
+        done, _ = await asyncio.wait({task, stop_wait}, return_when=asyncio.FIRST_COMPLETED)
+        if task in done:
+            stop_wait.cancel()
+            return task.result()
+        if launcher.runner is None:  # stopped while loading: the process just dies
+            task.cancel()
+            try:
+                await task
+            except (asyncio.CancelledError, LaunchError):
+                pass
+            return 128 + stopped[0]
+        return await task  # serving: run() shuts the HTTP server down and returns
+
+    try:
+        return asyncio.run(_main())
+    except LaunchError as exc:
+        if exc.exit_code == 0:
+            sys.stdout.write(exc.text)
+            return 0
+        sys.stderr.write(exc.text if exc.text.endswith("\n") else exc.text + "\n")
+        sys.stderr.flush()
+        return exc.exit_code
+    finally:
+        launcher.cleanup()

@@ -1,0 +1,65 @@
+"""SGLang-like log lines: `[YYYY-mm-dd HH:MM:SS TP0] message` on stderr, flushed per line.
+
+SGLang logs through Python logging with the process role in brackets: the HTTP
+server has none, the scheduler of each rank says `TP0` (with EP `TP0 EP0`, with
+PP `PP0 TP0`, with DP attention `DP0 TP0 EP0`). Only rank 0 is echoed here, as
+SGLang prints it by default.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TextIO
+
+
+class ServerLog:
+    def __init__(self, stream: TextIO | None = None, scheduler_tag: str = "TP0", level: str = "info") -> None:
+        self._stream = stream or sys.stderr
+        self.scheduler_tag = scheduler_tag
+        self._quiet = level.lower() in ("warning", "error", "critical")
+
+    @staticmethod
+    def _stamp() -> str:
+        return time.strftime("%Y-%m-%d %H:%M:%S")
+
+    def _emit(self, line: str) -> None:
+        try:
+            self._stream.write(line + "\n")
+            self._stream.flush()
+        except (BrokenPipeError, ValueError):  # the log reader went away; keep serving
+            pass
+
+    def server(self, message: str) -> None:
+        if not self._quiet:
+            self._emit(f"[{self._stamp()}] {message}")
+
+    def scheduler(self, message: str) -> None:
+        if not self._quiet:
+            self._emit(f"[{self._stamp()} {self.scheduler_tag}] {message}")
+
+    def warning(self, message: str, scheduler: bool = False) -> None:
+        # SGLang's format has no level name: a warning reads like any other line,
+        # but it is still printed at --log-level warning.
+        tag = f" {self.scheduler_tag}" if scheduler else ""
+        self._emit(f"[{self._stamp()}{tag}] {message}")
+
+    def uvicorn(self, message: str) -> None:
+        if not self._quiet:
+            self._emit(f"[{self._stamp()}] INFO:     {message}")
+
+    def raw(self, text: str) -> None:
+        """Text printed as it is: tracebacks, argparse errors, NCCL lines."""
+        self._emit(text.rstrip("\n"))
+
+
+def scheduler_tag(tp: int, ep: int, pp: int, dp_attention: bool) -> str:
+    parts = []
+    if dp_attention:
+        parts.append("DP0")
+    if pp > 1:
+        parts.append("PP0")
+    parts.append("TP0")
+    if ep > 1:
+        parts.append("EP0")
+    return " ".join(parts)
