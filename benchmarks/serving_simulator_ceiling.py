@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from specops.sim.serving import resolve_port  # noqa: E402
+from specops.sim.world.ports import resolve_port  # noqa: E402
 from tests.sim.serving_client import measure_throughput  # noqa: E402
 from tests.sim.serving_world import build_world, launch_args, start_server, stop_server, wait_ready  # noqa: E402
 

@@ -15,8 +15,8 @@ from pathlib import Path
 from ..faults import Fault, FullDisk, OutOfMemory, PortInUse
 from ..hub.fixtures import FixtureRepo
 from ..profiles.schema import MountSpec, Profile
-from ..serving.gpu_registry import GpuHolding, register
-from ..serving.ports import PortEntry, write_entry
+from ..world.gpu_registry import GpuHolding, register
+from ..world.ports import PortEntry, write_entry
 from ..world.layout import WorldLayout
 from ..world.state import MountState, WorldState
 from .disk.usage import apparent_bytes

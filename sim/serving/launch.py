@@ -29,7 +29,7 @@ from aiohttp import web
 
 from ..faults import CrashUnderLoad, CudaGraphDrafter, FaultName, OutOfMemory, ServerCrashAtStart
 from ..world.state import WorldState
-from . import gpu_registry, ports
+from ..world import gpu_registry, ports
 from .checkpoint import GIB, Checkpoint, load_checkpoint
 from .engine import Engine
 from .errors import LaunchError, SGLANG_SRC, scheduler_traceback

@@ -7,7 +7,6 @@ the world stops those that are still up, so nothing outlives it.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
@@ -21,7 +20,9 @@ from ..hub.runner import HubEmulatorThread
 from ..hub.fixtures import load_fixtures
 from ..profiles import load_profile
 from ..profiles.schema import Profile
+from .gpu_registry import live_holdings
 from .layout import WorldLayout
+from .ports import pid_alive, read_entry
 from .state import WorldState
 
 SIM_HOST_PREFIX = "sim:"
@@ -129,38 +130,33 @@ class SimWorld:
 
 
 def stop_host_processes(layout: WorldLayout, *, grace_s: float = 5.0) -> list[int]:
-    """Terminate the processes the host's registries name (servers, GPU holders), except this one.
+    """Terminate the live processes the host's registries name (servers, GPU holders), except this one.
 
-    Foreign squatters planted by faults are entries owned by this process, so
+    Squatters planted by faults are registered under this process's pid, so
     they are skipped too.
     """
-    pids: set[int] = set()
-    for registry in (layout.ports_dir, layout.gpu_dir):
-        for entry in registry.glob("*.json"):
-            try:
-                pid = int(json.loads(entry.read_text())["pid"])
-            except (OSError, ValueError, KeyError, TypeError):
-                continue
-            if pid != os.getpid():
-                pids.add(pid)
-    alive = [pid for pid in pids if _signal(pid, signal.SIGTERM)]
+    pids = {holding.pid for holding in live_holdings(layout, exclude_pid=os.getpid())}
+    for entry_file in layout.ports_dir.glob("*.json"):
+        entry = read_entry(layout, int(entry_file.stem))
+        if entry is not None and entry.pid != os.getpid():
+            pids.add(entry.pid)
+    for pid in pids:
+        _signal(pid, signal.SIGTERM)
     deadline = time.monotonic() + grace_s
+    alive = sorted(pids)
     while alive and time.monotonic() < deadline:
         time.sleep(0.05)
-        alive = [pid for pid in alive if _signal(pid, 0)]
+        alive = [pid for pid in alive if pid_alive(pid)]
     for pid in alive:
         _signal(pid, signal.SIGKILL)
     return sorted(pids)
 
 
-def _signal(pid: int, sig: int) -> bool:
+def _signal(pid: int, sig: int) -> None:
     try:
         os.kill(pid, sig)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return False
-    return True
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def attach(host_spec: str) -> WorldState:

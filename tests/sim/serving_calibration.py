@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from specops.sim.profiles import load_profile
-from specops.sim.serving import resolve_port
+from specops.sim.world.ports import resolve_port
 
 from .serving_client import measure_throughput
 from .serving_world import build_world, launch_args, start_server, stop_server, wait_ready

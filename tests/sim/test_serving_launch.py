@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from specops.sim.faults import OldSglang, OutOfMemory
-from specops.sim.serving import PortNotListening, resolve_port
-from specops.sim.serving.ports import PortEntry, write_entry
+from specops.sim.world.ports import PortNotListening, resolve_port
+from specops.sim.world.ports import PortEntry, write_entry
 
 from .serving_world import DRAFTER_CONFIG, build_world, launch_args, run_launch, start_server, stop_server, wait_ready
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from specops.sim.profiles import load_profile
-from specops.sim.serving.ports import PortEntry, write_entry
+from specops.sim.world.ports import PortEntry, write_entry
 from specops.sim.world.layout import WorldLayout
 from specops.sim.world.state import WorldState
 from specops.tools.hosts import PortNotListening, SimHostNotRunning, open_host

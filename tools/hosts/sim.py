@@ -15,8 +15,8 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from specops.sim.serving.ports import PortNotListening as SimPortNotListening
-from specops.sim.serving.ports import resolve_port
+from specops.sim.world.ports import PortNotListening as SimPortNotListening
+from specops.sim.world.ports import resolve_port
 from specops.sim.world.layout import WorldLayout
 from specops.sim.world.state import WorldState
 

@@ -8,7 +8,7 @@ from datetime import datetime
 
 from ..gpu.details import render_details
 from ..gpu.devices import SimGpu, host_gpus
-from ...serving.gpu_registry import live_holdings
+from ...world.gpu_registry import live_holdings
 from ..gpu.query import CsvFormat, UnknownFieldError, parse_fields, render_apps_query, render_gpu_query
 from ..gpu.table import render_table
 from ..gpu.topology import render_topology

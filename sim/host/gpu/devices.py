@@ -1,7 +1,7 @@
 """The GPUs of a sim host, one record per device, as NVML would report them now.
 
 Static facts come from the profile (model, memory, driver, PCIe); memory in use
-comes from the live entries of `layout.gpu_dir` (specops.sim.serving.gpu_registry). Identifiers that a real host
+comes from the live entries of `layout.gpu_dir` (specops.sim.world.gpu_registry). Identifiers that a real host
 has but a profile does not state (UUIDs, PCI bus numbers) are derived from the
 hostname and index, so they are stable across calls and worlds.
 """
@@ -12,7 +12,7 @@ import uuid
 from dataclasses import dataclass
 
 from ...profiles.schema import Profile
-from ...serving.gpu_registry import GpuHolding
+from ...world.gpu_registry import GpuHolding
 
 
 @dataclass(frozen=True)

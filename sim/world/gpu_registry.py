@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from ..world.layout import WorldLayout
+from .layout import WorldLayout
 from .ports import pid_alive
 
 

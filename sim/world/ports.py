@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from ..world.layout import WorldLayout
+from .layout import WorldLayout
 
 
 class PortEntry(BaseModel):
