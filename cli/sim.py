@@ -15,6 +15,7 @@ import typer
 from pydantic import ValidationError
 
 from ..sim.faults import parse_fault
+from ..sim.host.ssh_gateway import SshdMissing
 from ..sim.profiles import UnknownProfileError, builtin_profiles, load_profile
 
 sim_app = typer.Typer(help="Simulated GPU hosts with a Hub emulator and an SGLang serving simulator.", no_args_is_help=True)
@@ -55,6 +56,7 @@ def up(
     root: Annotated[Optional[Path], typer.Option(help="Directory for the host's tree (default: a new temporary one, removed on exit)")] = None,
     time_scale: Annotated[Optional[float], typer.Option(help="Modelled seconds per real second (10: ten times faster)")] = None,
     mount: Annotated[Optional[list[str]], typer.Option(help="Back a profile mount by a real filesystem: MOUNT=DIR, e.g. /data=/mnt/small")] = None,
+    ssh: Annotated[bool, typer.Option(help="Also serve the host over real SSH (an sshd on loopback); prints ssh_host")] = False,
     keep: Annotated[bool, typer.Option(help="Keep the host's tree on exit")] = False,
 ) -> None:
     """Start a simulated host and its Hub emulator; print one JSON line; run until interrupted."""
@@ -66,6 +68,12 @@ def up(
         world = SimWorld.start(profile, faults=injected, root=root, time_scale=time_scale, mount_backing=backing or None)
     except (UnknownProfileError, FileExistsError, ValueError, ValidationError) as exc:
         raise _fail(str(exc)) from None
+    if ssh:
+        try:
+            world.start_ssh()
+        except (SshdMissing, RuntimeError) as exc:
+            world.close()
+            raise _fail(str(exc)) from None
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())

@@ -129,8 +129,8 @@ class OutOfMemory(_Fault):
 
 
 class SshDrop(_Fault):
-    """The SSH connection to the host drops after `after_commands` commands, `times` times.
-    Read by the SSH host backend when it carries a simulated host."""
+    """The SSH connection to the host drops after `after_commands` commands, `times` times, when the
+    host is reached over SSH (`specops sim up --ssh`). Read by the host's sshd session wrapper."""
 
     name: Literal[FaultName.SSH_DROP] = FaultName.SSH_DROP
     after_commands: int = Field(default=3, ge=0)

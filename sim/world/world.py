@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..faults import Fault
 from ..host.build import build_host
+from ..host.ssh_gateway import SshServer, start_sshd, stop_sshd
 from ..hub.runner import HubEmulatorThread
 from ..hub.fixtures import load_fixtures
 from ..profiles import load_profile
@@ -32,6 +33,7 @@ class SimWorld:
     def __init__(self, state: WorldState, hub: HubEmulatorThread, *, owns_root: bool) -> None:
         self.state = state
         self.hub = hub
+        self.ssh: SshServer | None = None
         self._owns_root = owns_root
         self._closed = False
 
@@ -98,6 +100,12 @@ class SimWorld:
         """The host spec other commands accept for this running world."""
         return f"{SIM_HOST_PREFIX}{self.root}"
 
+    def start_ssh(self) -> SshServer:
+        """Make the host reachable over real SSH too (an sshd on loopback whose sessions land on it)."""
+        if self.ssh is None:
+            self.ssh = start_sshd(self.layout.sim_dir / "ssh", world_root=self.root)
+        return self.ssh
+
     def summary(self) -> dict[str, object]:
         """What `specops sim up` prints: enough to reach everything in the world."""
         return {
@@ -110,6 +118,11 @@ class SimWorld:
             "time_scale": self.state.time_scale,
             "byte_scale": self.state.byte_scale,
             "pid": os.getpid(),
+            **(
+                {"ssh_host": self.ssh.url, "ssh_key": str(self.ssh.client_key), "ssh_known_hosts": str(self.ssh.known_hosts)}
+                if self.ssh is not None
+                else {}
+            ),
         }
 
     def close(self, *, keep_root: bool = False) -> None:
@@ -117,6 +130,8 @@ class SimWorld:
         if self._closed:
             return
         self._closed = True
+        if self.ssh is not None:
+            stop_sshd(self.ssh)
         stop_host_processes(self.layout)
         self.hub.stop()
         if self._owns_root and not keep_root:

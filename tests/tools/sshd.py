@@ -1,36 +1,24 @@
-"""Test support: a real OpenSSH sshd on loopback, with its own host key, client key and known_hosts.
+"""Test support: a real OpenSSH sshd on loopback (specops.sim.host.ssh_gateway) as a pytest fixture.
 
-`running_sshd(dir)` starts `sshd -D -e -f <config>` on a free port, as the
-current user (root in CI, so the client logs in as root), and stops it on
-exit. The `sshd` fixture wraps it for a test module. Where sshd is missing the
-tests are skipped, except under CI=true, where they fail: CI must run them.
+Where sshd is missing the tests are skipped, except under CI=true, where they
+fail: CI must run them.
 """
 
 from __future__ import annotations
 
-import getpass
 import os
-import shutil
-import signal
-import socket
-import subprocess
-import time
 from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 import pytest
 
-SSHD = Path("/usr/sbin/sshd")
-SSH_KEYGEN = shutil.which("ssh-keygen") or "/usr/bin/ssh-keygen"
-_START_TIMEOUT_S = 10.0
+from specops.sim.host.ssh_gateway import SSH_KEYGEN, SSHD, SshServer, free_port, keygen, running_sshd, sshd_available
+
+__all__ = ["SshServer", "free_port", "keygen", "require_sshd", "running_sshd", "sshd"]
 
 
 def require_sshd() -> None:
     """Skip (or, under CI=true, fail) when OpenSSH's server is not installed."""
-    if SSHD.is_file() and Path(SSH_KEYGEN).is_file():
+    if sshd_available():
         return
     message = f"OpenSSH server not installed ({SSHD}, {SSH_KEYGEN}): apt-get install openssh-server"
     if os.environ.get("CI", "").lower() == "true":
@@ -38,166 +26,8 @@ def require_sshd() -> None:
     pytest.skip(message)
 
 
-def keygen(path: Path) -> Path:
-    """A new ed25519 key pair at path (private) and path.pub; returns the private key's path."""
-    subprocess.run(
-        [SSH_KEYGEN, "-q", "-t", "ed25519", "-N", "", "-C", path.name, "-f", str(path)],
-        check=True,
-        capture_output=True,
-    )
-    return path
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@dataclass
-class SshServer:
-    directory: Path
-    port: int
-    process: subprocess.Popen
-    client_key: Path
-    host_key: Path
-    known_hosts: Path
-    user: str
-
-    @property
-    def url(self) -> str:
-        return f"ssh://{self.user}@127.0.0.1:{self.port}"
-
-    @property
-    def known_hosts_line(self) -> str:
-        key_type, key_b64 = self.host_key.with_suffix(".pub").read_text().split()[:2]
-        return f"[127.0.0.1]:{self.port} {key_type} {key_b64}\n"
-
-    def options(self, **overrides: Any) -> dict[str, Any]:
-        """Host options that reach this server with the right key and a known_hosts that knows it."""
-        return {
-            "key_filename": str(self.client_key),
-            "known_hosts": str(self.known_hosts),
-            "allow_agent": False,
-            "look_for_keys": False,
-            **overrides,
-        }
-
-    def session_pids(self) -> list[int]:
-        """The sshd processes serving connections now (children of the listener, and theirs)."""
-        children: dict[int, list[int]] = {}
-        comm: dict[int, str] = {}
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            name = stat[stat.index("(") + 1 : stat.rindex(")")]
-            ppid = int(stat[stat.rindex(")") + 2 :].split()[1])
-            pid = int(entry.name)
-            comm[pid] = name
-            children.setdefault(ppid, []).append(pid)
-        found, todo = [], list(children.get(self.process.pid, []))
-        while todo:
-            pid = todo.pop()
-            if comm.get(pid, "").startswith("sshd"):
-                found.append(pid)
-                todo.extend(children.get(pid, []))
-        return found
-
-    def drop_connections(self) -> list[int]:
-        """SIGKILL every sshd process serving a connection: clients see the connection drop.
-
-        The commands those sessions started are left alone (they run in their own
-        sessions), so a test can check who cleans them up.
-        """
-        pids = self.session_pids()
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        return pids
-
-
-def _config(directory: Path, port: int, host_key: Path, authorized_keys: Path) -> str:
-    return "\n".join(
-        [
-            f"ListenAddress 127.0.0.1:{port}",
-            f"HostKey {host_key}",
-            f"PidFile {directory / 'sshd.pid'}",
-            f"AuthorizedKeysFile {authorized_keys}",
-            "StrictModes no",
-            "PermitRootLogin prohibit-password",
-            "PubkeyAuthentication yes",
-            "PasswordAuthentication no",
-            "KbdInteractiveAuthentication no",
-            "UsePAM no",
-            "UseDNS no",
-            "PrintMotd no",
-            "AllowTcpForwarding yes",
-            "Subsystem sftp internal-sftp",
-            "MaxSessions 50",
-            "MaxStartups 50",
-            "LoginGraceTime 20",
-            "LogLevel VERBOSE",
-            "",
-        ]
-    )
-
-
-@contextmanager
-def running_sshd(directory: Path) -> Iterator[SshServer]:
-    require_sshd()
-    directory.mkdir(parents=True, exist_ok=True)
-    host_key = keygen(directory / "ssh_host_ed25519_key")
-    client_key = keygen(directory / "client_key")
-    authorized_keys = directory / "authorized_keys"
-    authorized_keys.write_text(client_key.with_suffix(".pub").read_text())
-    # sshd refuses to start without its privilege-separation directory; a fresh install may lack it.
-    Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
-    port = free_port()
-    config = directory / "sshd_config"
-    config.write_text(_config(directory, port, host_key, authorized_keys))
-    log = open(directory / "sshd.log", "wb")
-    process = subprocess.Popen([str(SSHD), "-D", "-e", "-f", str(config)], stdout=log, stderr=subprocess.STDOUT)
-    server = SshServer(
-        directory=directory,
-        port=port,
-        process=process,
-        client_key=client_key,
-        host_key=host_key,
-        known_hosts=directory / "known_hosts",
-        user=getpass.getuser(),
-    )
-    server.known_hosts.write_text(server.known_hosts_line)
-    try:
-        deadline = time.monotonic() + _START_TIMEOUT_S
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"sshd exited {process.returncode}: {(directory / 'sshd.log').read_text()}")
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"sshd did not listen on {port}: {(directory / 'sshd.log').read_text()}")
-                time.sleep(0.05)
-        yield server
-    finally:
-        server.drop_connections()
-        process.terminate()
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        log.close()
-
-
 @pytest.fixture(scope="module")
 def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshServer]:
+    require_sshd()
     with running_sshd(tmp_path_factory.mktemp("sshd")) as server:
         yield server
