@@ -1,0 +1,72 @@
+"""What every tool call gets: the host, where it may write, and the secrets it may use.
+
+A ToolContext is made once per run. `allowed_roots` bounds what tools may
+create or delete on the host (a download directory, a freed cache): anything
+outside is refused before a command runs. Secrets (the Hub token) live here as
+SecretStr and reach commands only through their environment, never their argv,
+so they never appear in a command line, a transcript or a log.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, field
+
+from pydantic import SecretStr
+
+from .errors import PathOutsideAllowedRoots
+from .hosts import Host
+
+# Pseudo and system filesystems: never a place for models.
+_SYSTEM_MOUNTS = ("/boot", "/dev", "/proc", "/sys", "/run", "/snap", "/efi")
+
+
+@dataclass
+class ToolContext:
+    host: Host
+    home: str
+    allowed_roots: tuple[str, ...]
+    hub_token: SecretStr | None = None
+    command_timeout_s: float = 120.0
+    notes: list[str] = field(default_factory=list)
+
+    @classmethod
+    def for_host(
+        cls,
+        host: Host,
+        *,
+        allowed_roots: tuple[str, ...] | None = None,
+        hub_token: SecretStr | None = None,
+    ) -> ToolContext:
+        """A context for `host`; by default the run may write under its home, its non-system mounts and /tmp."""
+        home = host.run(["sh", "-c", 'printf %s "$HOME"'], timeout=30).check().stdout.strip() or "/root"
+        if allowed_roots is None:
+            mounts = host.run(["df", "-P"], timeout=30)
+            points = [line.split()[-1] for line in mounts.stdout.splitlines()[1:] if line.split()] if mounts.ok else []
+            extra = [p for p in points if p != "/" and not p.startswith(_SYSTEM_MOUNTS) and not p.endswith("/dev/shm")]
+            allowed_roots = (home, *extra, "/tmp")
+        return cls(host=host, home=home, allowed_roots=tuple(dict.fromkeys(allowed_roots)), hub_token=hub_token)
+
+    def resolve(self, path: str) -> str:
+        """The absolute host path of `path` (relative paths and ~ are under the home)."""
+        if path == "~":
+            return self.home
+        if path.startswith("~/"):
+            path = path[2:]
+        return posixpath.normpath(path if path.startswith("/") else posixpath.join(self.home, path))
+
+    def writable(self, path: str) -> str:
+        """`path` resolved, if it lies under an allowed root; else PathOutsideAllowedRoots."""
+        resolved = self.resolve(path)
+        for root in self.allowed_roots:
+            if resolved == root or resolved.startswith(root.rstrip("/") + "/"):
+                return resolved
+        raise PathOutsideAllowedRoots(
+            f"{resolved} is outside the places this run may write or delete in ({', '.join(self.allowed_roots)})",
+            remedy="choose a path under one of them, or allow the directory explicitly (--allow-root)",
+            details={"path": resolved, "allowed_roots": list(self.allowed_roots)},
+        )
+
+    def command_env(self) -> dict[str, str]:
+        """Environment for commands that talk to the Hub: the token, when one is set, and only here."""
+        return {"HF_TOKEN": self.hub_token.get_secret_value()} if self.hub_token is not None else {}
