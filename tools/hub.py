@@ -1,0 +1,132 @@
+"""What a repo on the Hugging Face Hub holds, asked before anything is downloaded.
+
+The agent's side talks to the Hub API (huggingface_hub's HfApi) for listings
+and sizes; the host does the downloading. Both must see the same Hub, so the
+endpoint is the one the host uses (its HF_ENDPOINT; a simulated host points
+at its Hub emulator). 429 and 5xx answers are retried here with backoff; a
+missing, gated or unknown repo is a typed error saying what to do.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+
+import httpx
+from huggingface_hub import HfApi
+from huggingface_hub.errors import GatedRepoError, HfHubHTTPError, RepositoryNotFoundError, RevisionNotFoundError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from tenacity import retry, retry_if_exception, stop_after_attempt, wait_exponential
+
+from .errors import ToolError
+from .hosts import Host
+
+DEFAULT_ENDPOINT = "https://huggingface.co"
+
+
+class RepoNotFound(ToolError):
+    kind = "repo_not_found"
+
+
+class RepoGated(ToolError):
+    kind = "repo_gated"
+
+
+class RevisionNotFound(ToolError):
+    kind = "revision_not_found"
+
+
+class HubUnavailable(ToolError):
+    kind = "hub_unavailable"
+
+
+class RepoFile(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    path: str
+    size: int = Field(description="Bytes, as the Hub lists them")
+
+
+class RepoListing(BaseModel):
+    """A revision's files with their sizes: what a download will bring."""
+
+    model_config = ConfigDict(frozen=True)
+
+    repo_id: str
+    revision: str = Field(description="The revision asked for (branch, tag or hash)")
+    sha: str = Field(description="The commit it resolved to")
+    files: list[RepoFile]
+    gated: bool = False
+    endpoint: str
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(f.size for f in self.files)
+
+    def selected(self, include: list[str] | None = None, exclude: list[str] | None = None) -> RepoListing:
+        """The files `hf download --include/--exclude` would fetch."""
+        files = [
+            f
+            for f in self.files
+            if (not include or any(fnmatch.fnmatch(f.path, p) for p in include))
+            and not any(fnmatch.fnmatch(f.path, p) for p in exclude or [])
+        ]
+        return self.model_copy(update={"files": files})
+
+
+def host_hub_endpoint(host: Host) -> str:
+    """The Hub the host downloads from: its HF_ENDPOINT, else huggingface.co."""
+    done = host.run(["sh", "-c", 'printf %s "${HF_ENDPOINT:-}"'], timeout=30)
+    return (done.stdout.strip() if done.ok else "") or DEFAULT_ENDPOINT
+
+
+def _transient(exc: BaseException) -> bool:
+    if isinstance(exc, HfHubHTTPError) and exc.response is not None:
+        return exc.response.status_code == 429 or exc.response.status_code >= 500
+    return isinstance(exc, httpx.TransportError)
+
+
+def list_repo(
+    repo_id: str, *, endpoint: str, revision: str = "main", token: SecretStr | None = None, attempts: int = 5
+) -> RepoListing:
+    """The files and sizes of `repo_id` at `revision`. Raises RepoNotFound, RepoGated, RevisionNotFound, HubUnavailable."""
+    api = HfApi(endpoint=endpoint, token=token.get_secret_value() if token else False)
+
+    @retry(
+        retry=retry_if_exception(_transient),
+        stop=stop_after_attempt(attempts),
+        wait=wait_exponential(multiplier=0.5, max=8),
+        reraise=True,
+    )
+    def fetch():
+        return api.model_info(repo_id, revision=revision, files_metadata=True)
+
+    try:
+        info = fetch()
+    except GatedRepoError:
+        raise RepoGated(
+            f"{repo_id} is gated on {endpoint}: it needs a token with access granted",
+            remedy="set HF_TOKEN (or pass --hub-token-env) to a token whose account was granted access, then retry",
+            details={"repo_id": repo_id},
+        ) from None
+    except RepositoryNotFoundError:
+        raise RepoNotFound(
+            f"{repo_id} does not exist on {endpoint} (or is private to another account)",
+            remedy="check the repo id's spelling and namespace; for a private repo set a token that can read it",
+            details={"repo_id": repo_id},
+        ) from None
+    except RevisionNotFoundError:
+        raise RevisionNotFound(
+            f"{repo_id} has no revision {revision!r}",
+            remedy="use a branch, tag or commit the repo has (main by default)",
+            details={"repo_id": repo_id, "revision": revision},
+        ) from None
+    except (HfHubHTTPError, httpx.TransportError) as exc:
+        raise HubUnavailable(
+            f"the Hub at {endpoint} did not answer for {repo_id} after {attempts} tries: {exc}",
+            remedy="wait and retry; check the host's network and HF_ENDPOINT",
+            details={"repo_id": repo_id, "endpoint": endpoint},
+        ) from None
+    files = [RepoFile(path=s.rfilename, size=s.size or 0) for s in info.siblings or []]
+    return RepoListing(
+        repo_id=repo_id, revision=revision, sha=info.sha or "", files=files, gated=bool(info.gated), endpoint=endpoint
+    )
