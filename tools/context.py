@@ -38,13 +38,14 @@ class ToolContext:
         allowed_roots: tuple[str, ...] | None = None,
         hub_token: SecretStr | None = None,
     ) -> ToolContext:
-        """A context for `host`; by default the run may write under its home, its non-system mounts and /tmp."""
+        """A context for `host`; by default the run may write under its home and its data mounts.
+
+        Data mounts are those other than the one `/` lies on and system ones
+        (/dev, /proc, /run, ...): on a real host `/data` or `/models`.
+        """
         home = host.run(["sh", "-c", 'printf %s "$HOME"'], timeout=30).check().stdout.strip() or "/root"
         if allowed_roots is None:
-            mounts = host.run(["df", "-P"], timeout=30)
-            points = [line.split()[-1] for line in mounts.stdout.splitlines()[1:] if line.split()] if mounts.ok else []
-            extra = [p for p in points if p != "/" and not p.startswith(_SYSTEM_MOUNTS) and not p.endswith("/dev/shm")]
-            allowed_roots = (home, *extra, "/tmp")
+            allowed_roots = (home, *_data_mounts(host))
         return cls(host=host, home=home, allowed_roots=tuple(dict.fromkeys(allowed_roots)), hub_token=hub_token)
 
     def resolve(self, path: str) -> str:
@@ -70,3 +71,16 @@ class ToolContext:
     def command_env(self) -> dict[str, str]:
         """Environment for commands that talk to the Hub: the token, when one is set, and only here."""
         return {"HF_TOKEN": self.hub_token.get_secret_value()} if self.hub_token is not None else {}
+
+
+def _data_mounts(host: Host) -> list[str]:
+    def targets(*paths: str) -> list[str]:
+        done = host.run(["df", "-P", *paths], timeout=30)
+        return [line.split()[-1] for line in done.stdout.splitlines()[1:] if line.split()] if done.ok else []
+
+    root = targets("/")
+    return [
+        p
+        for p in targets()
+        if p not in root and not p.startswith(_SYSTEM_MOUNTS) and not p.rstrip("/").endswith(("/dev/shm", "/tmp"))
+    ]

@@ -1,0 +1,72 @@
+"""Test support: simulated worlds and the hosts that reach them, for tool tests.
+
+`world` is a seed-ct200 world (time scale 50) per test module; `sim_host` reaches it
+through the sim backend, `ssh_host` through a real sshd whose sessions land on it,
+and `host` is parametrized over both, so one test proves a tool on sim: and ssh://.
+Tests that need faults start their own world with `start_world(...)`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+
+from specops.sim.world.world import SimWorld
+from specops.tools.context import ToolContext
+from specops.tools.hosts import Host, open_host
+
+from .sshd import require_sshd
+
+FAST = 50.0
+
+
+@contextmanager
+def start_world(profile: str = "seed-ct200", *, faults=(), time_scale: float = FAST, **kwargs) -> Iterator[SimWorld]:
+    with SimWorld.start(profile, faults=list(faults), time_scale=time_scale, **kwargs) as world:
+        yield world
+
+
+@contextmanager
+def reach(world: SimWorld, backend: str) -> Iterator[Host]:
+    """A Host on `world` through the `sim` backend or over real SSH."""
+    if backend == "sim":
+        with open_host(world.host_spec) as host:
+            yield host
+    elif backend == "ssh":
+        require_sshd()
+        server = world.start_ssh()
+        with open_host(server.url, **server.options()) as host:
+            yield host
+    else:
+        raise ValueError(backend)
+
+
+@pytest.fixture(scope="module")
+def world() -> Iterator[SimWorld]:
+    with start_world() as w:
+        yield w
+
+
+@pytest.fixture(scope="module")
+def sim_host(world) -> Iterator[Host]:
+    with reach(world, "sim") as h:
+        yield h
+
+
+@pytest.fixture(scope="module")
+def ssh_host(world) -> Iterator[Host]:
+    with reach(world, "ssh") as h:
+        yield h
+
+
+@pytest.fixture(scope="module", params=["sim", "ssh"])
+def host(request, world) -> Iterator[Host]:
+    with reach(world, request.param) as h:
+        yield h
+
+
+@pytest.fixture(scope="module")
+def ctx(host) -> ToolContext:
+    return ToolContext.for_host(host)
