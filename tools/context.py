@@ -28,6 +28,7 @@ class ToolContext:
     allowed_roots: tuple[str, ...]
     hub_token: SecretStr | None = None
     command_timeout_s: float = 120.0
+    shell_may_change: bool = False  # the shell tool runs only read-only commands unless the policy allows more
     notes: list[str] = field(default_factory=list)
 
     @classmethod
