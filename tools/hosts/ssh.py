@@ -28,6 +28,7 @@ second channel, and the output so far is kept.
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
@@ -40,6 +41,8 @@ from typing import TypeVar
 import paramiko
 import structlog
 import tenacity
+
+from specops.sim.world.layout import WorldLayout
 
 from ._shell import check_argv, run_line, split_pgid_line
 from ._ssh_forward import PortForwarder
@@ -131,6 +134,7 @@ class SshHost(Host):
         self._client: paramiko.SSHClient | None = None
         self._sftp: paramiko.SFTPClient | None = None
         self._closed = False
+        self._sim_root: str | None = None  # learnt on the first forward(): see _port_on_host
         self._connect()
 
     # -- connection ------------------------------------------------------------------------
@@ -497,8 +501,9 @@ class SshHost(Host):
 
     @contextmanager
     def forward(self, port: int) -> Iterator[tuple[str, int]]:
+        target = self._port_on_host(port)
         try:
-            self._open_forward_channel(port, ("127.0.0.1", 0)).close()
+            self._open_forward_channel(target, ("127.0.0.1", 0)).close()
         except paramiko.ChannelException as exc:
             reason = (
                 "nothing accepts connections there: is the server up? check its log"
@@ -508,12 +513,31 @@ class SshHost(Host):
             raise PortNotListening(
                 f"cannot reach 127.0.0.1:{port} on {self.spec}: {reason}", host=self.spec, port=port
             ) from None
-        forwarder = PortForwarder(lambda source: self._open_forward_channel(port, source), describe=f"{self.spec}:{port}")
+        forwarder = PortForwarder(lambda source: self._open_forward_channel(target, source), describe=f"{self.spec}:{port}")
         forwarder.start()
         try:
             yield forwarder.address
         finally:
             forwarder.stop()
+
+    def _port_on_host(self, port: int) -> int:
+        """The loopback port to connect to on the host for `port`.
+
+        A simulated host served over SSH keeps virtual ports (many sim hosts share
+        one machine): its sessions carry SPECOPS_SIM_ROOT, and its port registry
+        says which real port serves each. On any other host a port is itself.
+        """
+        if self._sim_root is None:
+            probe = self.run(["sh", "-c", 'printf %s "${SPECOPS_SIM_ROOT:-}"'], timeout=30, idempotent=True)
+            self._sim_root = probe.stdout.strip() if probe.ok else ""
+        if not self._sim_root:
+            return port
+        registry = WorldLayout(Path(self._sim_root)).ports_dir / f"{port}.json"
+        try:
+            entry = json.loads(self.read_file(str(registry)))
+        except (RemoteFileNotFound, ValueError):
+            return port
+        return int(entry.get("real_port") or port)
 
     def close(self) -> None:
         with self._lock:

@@ -1,0 +1,103 @@
+"""What the host's SGLang can do, read from itself: its version and its `launch_server --help`.
+
+Flags and `--speculative-algorithm` choices change between releases (DFLASH
+arrived in 0.5.10/0.5.11), so a launch is checked against the installed
+SGLang, never against assumptions. Reading --help imports SGLang (seconds on a
+real host), so the answer is cached per host and interpreter.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..errors import HostCommandFailed
+from ..hosts import Host
+from .command import LAUNCH_MODULE
+from .errors import SglangNotInstalled
+
+HELP_TIMEOUT_S = 180.0  # importing sglang (torch, triton) can take a minute on a cold host
+_FLAG = re.compile(r"(?<![\w-])(--[a-z0-9][a-z0-9-]*)")
+_CHOICES = re.compile(r"--speculative-algorithm\s+\{([^}]*)\}")
+# One interpreter start for both answers (importing SGLang costs seconds): the version on the
+# first line, then launch_server's --help exactly as `python3 -m sglang.launch_server --help`.
+_PROBE = (
+    "import runpy, sys, sglang; print(sglang.__version__, flush=True); "
+    f"sys.argv = ['launch_server.py', '--help']; runpy.run_module({LAUNCH_MODULE!r}, run_name='__main__', alter_sys=True)"
+)
+
+
+class SglangCapabilities(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    host: str
+    python: str
+    version: str = Field(description="sglang.__version__ on the host")
+    flags: frozenset[str] = Field(description="Every --flag the installed launch_server --help lists")
+    speculative_algorithms: tuple[str, ...] | None = Field(
+        description="--speculative-algorithm choices; None when --help lists the flag without choices"
+    )
+
+    @property
+    def version_tuple(self) -> tuple[int, ...]:
+        return version_tuple(self.version)
+
+    def has(self, flag: str) -> bool:
+        return flag in self.flags
+
+
+def version_tuple(version: str) -> tuple[int, ...]:
+    """`0.5.10.post1` -> (0, 5, 10); `0.5.11rc2` -> (0, 5, 11)."""
+    parts = []
+    for piece in version.split(".")[:3]:
+        digits = re.match(r"\d+", piece)
+        if digits is None:
+            break
+        parts.append(int(digits.group()))
+    return tuple(parts)
+
+
+def parse_help(text: str) -> tuple[frozenset[str], tuple[str, ...] | None]:
+    """The flags an argparse --help lists, and the --speculative-algorithm choices if it shows them."""
+    flags = frozenset(_FLAG.findall(text))
+    choices = _CHOICES.search(text)
+    algorithms = tuple(c.strip().upper() for c in choices.group(1).split(",") if c.strip()) if choices else None
+    return flags, algorithms
+
+
+_cache: dict[tuple[str, str], SglangCapabilities] = {}
+_lock = threading.Lock()
+
+
+def read_capabilities(host: Host, *, python: str = "python3", refresh: bool = False) -> SglangCapabilities:
+    """The host's SGLang version and launch flags (cached per host and interpreter unless `refresh`)."""
+    key = (host.spec, python)
+    with _lock:
+        if not refresh and key in _cache:
+            return _cache[key]
+    helped = host.run([python, "-c", _PROBE], timeout=HELP_TIMEOUT_S, idempotent=True)
+    version, _, help_text = helped.stdout.partition("\n")
+    if not version.strip() or "ModuleNotFoundError: No module named 'sglang'" in helped.stderr:
+        raise SglangNotInstalled(
+            f"SGLang is not importable with {python} on {host.spec}: "
+            + ((helped.stderr.strip().splitlines() or ["no output"])[-1]),
+            remedy="install SGLang on the host (pip install 'sglang[all]') or name the interpreter that has it",
+            details={"python": python, "exit_code": helped.exit_code, "stderr": helped.stderr[-2000:]},
+        )
+    if not helped.ok or "--model-path" not in help_text:
+        raise HostCommandFailed(
+            f"`{python} -m {LAUNCH_MODULE} --help` on {host.spec} "
+            + ("timed out" if helped.timed_out else f"exited {helped.exit_code}")
+            + " without listing the launch flags",
+            remedy="check the SGLang installation on the host (its import errors are in details.stderr)",
+            details={"stdout": helped.stdout[-2000:], "stderr": helped.stderr[-2000:]},
+        )
+    flags, algorithms = parse_help(help_text)
+    caps = SglangCapabilities(
+        host=host.spec, python=python, version=version.strip(), flags=flags, speculative_algorithms=algorithms
+    )
+    with _lock:
+        _cache[key] = caps
+    return caps

@@ -1,0 +1,131 @@
+"""Why a launch failed, read from SGLang's log: the cause, the lines that show it, and a remedy.
+
+Patterns are SGLang's (and PyTorch's, NCCL's, argparse's) own messages. They
+are tried most specific first: a CUDA-graph capture that ran out of memory is a
+CUDA-graph failure (turning graphs off or shrinking their batch sizes fixes
+it), not a generic out-of-memory.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+LaunchCause = Literal[
+    "out_of_memory",
+    "port_in_use",
+    "dflash_rule",
+    "cuda_graph_failure",
+    "bad_drafter",
+    "model_not_found",
+    "crash",
+    "timeout",
+    "unsupported_flag",
+]
+
+
+@dataclass(frozen=True)
+class _Signature:
+    cause: LaunchCause
+    pattern: re.Pattern[str]
+    remedy: str
+
+
+def _sig(cause: LaunchCause, pattern: str, remedy: str) -> _Signature:
+    return _Signature(cause, re.compile(pattern), remedy)
+
+
+SIGNATURES: tuple[_Signature, ...] = (
+    _sig("unsupported_flag", r"error: (unrecognized arguments: .*|argument --[\w-]+.*: invalid choice: .*)",
+         "the installed SGLang does not accept that flag or value: check launch_server --help on the host, "
+         "upgrade SGLang, or drop the setting"),
+    _sig("dflash_rule", r"DFLASH speculative decoding (requires|only supports|does not support).*"
+         r"|--speculative-num-draft-tokens and --speculative-dflash-block-size must match.*"
+         r"|DFLASH block size must be at least.*|--speculative-draft-window-size .* must be >=.*",
+         "change the configuration to what DFLASH allows: pp=1, no --enable-dp-attention, a draft model path, "
+         "one block size"),
+    _sig("bad_drafter", r"DFLASH requires a DFlash draft model.*|DFLASH target_layer_ids must be.*"
+         r"|implements neither set_dspark_layers_to_capture nor set_dflash_layers_to_capture.*"
+         r"|'PretrainedConfig' object has no attribute 'num_hidden_layers'",
+         "the drafter does not fit this target: check its config.json (architectures DFlashDraftModel, "
+         "num_hidden_layers, target_layer_ids within the target's layers) or download the right drafter"),
+    _sig("model_not_found", r"OSError: .* (is not a local folder and is not a valid model identifier|"
+         r"does not appear to have a file named config\.json).*",
+         "the model or drafter path does not hold a model: download it there first, or fix the path"),
+    _sig("port_in_use", r".*(Address already in use|address already in use|Failed to bind HTTP port).*",
+         "another process holds the port: choose another port, or stop that process if it is yours"),
+    _sig("cuda_graph_failure", r".*(Capture cuda graph failed|CUDA graph capture failed|cuda_graph_runner).*",
+         "relaunch with cuda_graphs off (--disable-cuda-graph; slower), or a smaller cuda_graph_max_bs, "
+         "or a lower mem_fraction_static so the graphs have room"),
+    _sig("out_of_memory", r".*(Not enough memory\. Please try to increase --mem-fraction-static|"
+         r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory).*",
+         "see details.memory for which: the static pool is too small (raise mem_fraction_static, lower "
+         "context_length, max_running_requests or cuda_graph_max_bs) or the weights do not fit (more GPUs per "
+         "replica: larger tp or pp, or free the GPU memory other processes hold)"),
+    _sig("crash", r".*(Traceback \(most recent call last\)|NCCL error|Received sigquit from a child process|"
+         r"RuntimeError|Segmentation fault|core dumped|Killed).*",
+         "the server crashed while starting: read the traceback in the log tail; if it looks transient "
+         "(NCCL, illegal memory access) relaunch once, else change the configuration"),
+)
+
+_NOT_ENOUGH_POOL = "Not enough memory. Please try to increase --mem-fraction-static"
+
+
+class Diagnosis(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    cause: LaunchCause
+    lines: list[str] = Field(description="The log lines that show the cause, in log order")
+    remedy: str
+    memory: Literal["pool_too_small", "weights_do_not_fit"] | None = Field(
+        default=None, description="For out_of_memory: whether the static pool or the weights themselves are short"
+    )
+
+
+def fatal_line(text: str) -> bool:
+    """Whether the log shows a failure the server will not recover from (it is exiting)."""
+    return any(sig.cause != "crash" and sig.pattern.search(text) for sig in SIGNATURES) or (
+        "Traceback (most recent call last)" in text and "Received sigquit" in text
+    )
+
+
+def diagnose(log_text: str) -> Diagnosis:
+    """The first matching signature, most specific first; a bare crash when nothing more specific shows."""
+    lines = log_text.splitlines()
+    for sig in SIGNATURES:
+        hits = [line.strip() for line in lines if sig.pattern.search(line)]
+        if not hits:
+            continue
+        memory = None
+        if sig.cause == "out_of_memory":
+            memory = "pool_too_small" if any(_NOT_ENOUGH_POOL in h for h in hits) else "weights_do_not_fit"
+        if sig.cause == "crash":
+            hits = hits[:1] + _last_exception(lines)
+        return Diagnosis(cause=sig.cause, lines=list(dict.fromkeys(hits))[:20], remedy=_remedy(sig, memory), memory=memory)
+    return Diagnosis(
+        cause="crash",
+        lines=_last_exception(lines) or [line for line in lines[-3:] if line.strip()],
+        remedy="the server exited without an error SGLang names: read the log tail; check host memory (dmesg for the "
+        "OOM killer) and the driver (nvidia-smi)",
+    )
+
+
+def _remedy(sig: _Signature, memory: str | None) -> str:
+    if memory == "pool_too_small":
+        return ("the static memory pool leaves no room for a KV cache: raise mem_fraction_static (e.g. 0.9), or lower "
+                "context_length, max_running_requests or cuda_graph_max_bs; check nvidia-smi for memory other "
+                "processes hold")
+    if memory == "weights_do_not_fit":
+        return ("the weights do not fit in GPU memory at this parallelism: shard over more GPUs (larger tp, or tp with "
+                "ep), or free the GPU memory other processes hold (nvidia-smi)")
+    return sig.remedy
+
+
+def _last_exception(lines: list[str]) -> list[str]:
+    """The last `Name: message` line of a traceback (what Python says went wrong)."""
+    exc = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit)\b.*")
+    found = [line.strip() for line in lines if exc.match(line.strip())]
+    return found[-1:]

@@ -1,0 +1,68 @@
+"""A server this run started: its handle, and the record of it kept on the host.
+
+The record (`~/.specops/sglang/<pgid>.json` on the host) is how stop and
+restart know a server is one specops started: a process that merely listens on
+the port, or a handle whose process id now belongs to something else, is not.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..context import ToolContext
+from ..hosts import DetachedProcess, RemoteFileNotFound
+from .config import ServerConfig
+from .server_http import ServerInfoSummary
+
+RECORDS_DIR = ".specops/sglang"
+
+
+class RunningServer(BaseModel):
+    """A ready SGLang server on a host: how to reach it, stop it, and what it runs."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    host: str = Field(description="Spec of the host it runs on")
+    pid: int
+    pgid: int = Field(description="Its process group: stop signals the whole group (scheduler and detokenizer too)")
+    started_at: datetime
+    argv: list[str]
+    log_path: str
+    port: int
+    base_url: str = Field(description="URL on the host; from here reach it through host.forward(port) (server_url)")
+    config: ServerConfig
+    info: ServerInfoSummary = Field(description="From /get_server_info once ready")
+    ready_after_s: float = Field(description="Seconds from start to ready (load, CUDA graphs, warm-up)")
+    warnings: list[str] = Field(default_factory=list, description="SGLang's start-up warnings (defaults it chose, overrides)")
+
+    @property
+    def process(self) -> DetachedProcess:
+        return DetachedProcess(
+            pid=self.pid, pgid=self.pgid, log_path=self.log_path, argv=self.argv, started_at=self.started_at, host=self.host
+        )
+
+
+def record_path(ctx: ToolContext, pgid: int) -> str:
+    return posixpath.join(ctx.home, RECORDS_DIR, f"{pgid}.json")
+
+
+def write_record(ctx: ToolContext, proc: DetachedProcess) -> None:
+    """Written as soon as the process exists, so a failed or interrupted launch can still be stopped."""
+    ctx.host.write_file(record_path(ctx, proc.pgid), proc.model_dump_json().encode())
+
+
+def started_by_us(ctx: ToolContext, proc: DetachedProcess) -> bool:
+    """Whether the host's record for this process group names this very process (same pid, same start)."""
+    try:
+        recorded = DetachedProcess.model_validate(json.loads(ctx.host.read_file(record_path(ctx, proc.pgid))))
+    except (RemoteFileNotFound, ValueError):
+        return False
+    return recorded.pid == proc.pid and recorded.started_at == proc.started_at and recorded.argv == proc.argv
+
+
+def forget_record(ctx: ToolContext, pgid: int) -> None:
+    ctx.host.run(["rm", "-f", "--", record_path(ctx, pgid)], timeout=30, idempotent=True)

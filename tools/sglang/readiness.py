@@ -1,0 +1,69 @@
+"""Waiting for a launched server: ready by its log line AND its health endpoint, or failed, noticed at once.
+
+Each poll checks, in order: is the process alive (a crash ends the wait at
+once, not at the timeout), has the log said "The server is fired up and ready
+to roll!", and does /health answer 200 through the port forward. Only both
+signals together mean ready: the log line alone could come from an earlier run
+appended to the same file, and a 200 alone could come from another server on
+the port.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from ..hosts import DetachedProcess, Host, RemoteFileNotFound
+from .diagnosis import Diagnosis, diagnose, fatal_line
+from .server_http import health_status
+
+READY_LINE = "The server is fired up and ready to roll!"
+TAIL_LINES = 200
+DIAGNOSIS_LINES = 400
+# A server whose log shows a fatal error usually exits within seconds (SGLang's parent
+# kills itself on the child's SIGQUIT); past this it is stopped and reported anyway.
+FATAL_EXIT_GRACE_S = 5.0
+
+
+@dataclass(frozen=True)
+class Outcome:
+    ready: bool
+    elapsed_s: float
+    log_tail: str
+    diagnosis: Diagnosis | None = None
+    exited: bool = False
+
+
+def poll_interval(timeout_s: float) -> float:
+    """Polls a few hundred times over the wait, never faster than 5/s nor slower than every 2 s."""
+    return min(2.0, max(0.2, timeout_s / 300))
+
+
+def _tail(host: Host, log_path: str, lines: int) -> str:
+    try:
+        return host.tail(log_path, lines)
+    except RemoteFileNotFound:
+        return ""
+
+
+def wait_until_ready(host: Host, proc: DetachedProcess, port: int, *, timeout_s: float) -> Outcome:
+    start = time.monotonic()
+    poll_s = poll_interval(timeout_s)
+    fatal_since: float | None = None
+    while True:
+        elapsed = time.monotonic() - start
+        alive = host.is_running(proc)
+        text = _tail(host, proc.log_path, TAIL_LINES)
+        if not alive:
+            tail = _tail(host, proc.log_path, DIAGNOSIS_LINES)
+            return Outcome(ready=False, elapsed_s=elapsed, log_tail=tail, diagnosis=diagnose(tail), exited=True)
+        if READY_LINE in text and health_status(host, port) == 200:
+            return Outcome(ready=True, elapsed_s=time.monotonic() - start, log_tail=text)
+        if fatal_line(text):
+            fatal_since = fatal_since if fatal_since is not None else time.monotonic()
+            if time.monotonic() - fatal_since > FATAL_EXIT_GRACE_S:
+                tail = _tail(host, proc.log_path, DIAGNOSIS_LINES)
+                return Outcome(ready=False, elapsed_s=elapsed, log_tail=tail, diagnosis=diagnose(tail))
+        if elapsed > timeout_s:
+            return Outcome(ready=False, elapsed_s=elapsed, log_tail=_tail(host, proc.log_path, DIAGNOSIS_LINES))
+        time.sleep(poll_s)

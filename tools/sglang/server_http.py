@@ -1,0 +1,151 @@
+"""Talking to a server on the host through host.forward(port): health, server info, load, metrics.
+
+Every request goes through the host's port forward (SSH on a remote host), so
+the server never has to listen beyond 127.0.0.1. Transport errors (a forward
+torn down, a connection reset) are retried a few times: they are the link's,
+not the server's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import httpx
+from pydantic import BaseModel, ConfigDict, Field
+from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_exponential
+
+from ..hosts import Host, PortNotListening
+
+REQUEST_TIMEOUT_S = 10.0
+
+
+@contextmanager
+def server_url(host: Host, port: int) -> Iterator[str]:
+    """A base URL on this machine that reaches port `port` on the host while the context is open.
+
+    Raises PortNotListening when nothing listens there.
+    """
+    with host.forward(port) as (address, local_port):
+        yield f"http://{address}:{local_port}"
+
+
+_transient = retry(
+    retry=retry_if_exception_type(httpx.TransportError),
+    stop=stop_after_attempt(3),
+    wait=wait_exponential(multiplier=0.2, max=2),
+    reraise=True,
+)
+
+
+@_transient
+def _get(base: str, path: str) -> httpx.Response:
+    return httpx.get(base + path, timeout=REQUEST_TIMEOUT_S)
+
+
+def health_status(host: Host, port: int) -> int | None:
+    """GET /health: its status code; None when nothing listens or the server does not answer."""
+    try:
+        with server_url(host, port) as base:
+            return _get(base, "/health").status_code
+    except (PortNotListening, httpx.HTTPError):
+        return None
+
+
+def get_json(host: Host, port: int, path: str) -> Any:
+    """GET `path` and decode JSON; raises httpx.HTTPStatusError, PortNotListening."""
+    with server_url(host, port) as base:
+        response = _get(base, path)
+        response.raise_for_status()
+        return response.json()
+
+
+def get_text(host: Host, port: int, path: str) -> str:
+    with server_url(host, port) as base:
+        response = _get(base, path)
+        response.raise_for_status()
+        return response.text
+
+
+class ServerInfoSummary(BaseModel):
+    """What /get_server_info says about a running server that a planner acts on."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    version: str | None
+    model_path: str | None
+    served_model_name: str | None
+    tp: int | None
+    ep: int | None
+    dp: int | None
+    pp: int | None
+    enable_dp_attention: bool | None
+    cuda_graphs: bool | None
+    cuda_graph_max_bs: int | None
+    mem_fraction_static: float | None
+    max_running_requests: int | None
+    max_total_num_tokens: int | None
+    context_length: int | None
+    speculative_algorithm: str | None
+    drafter_path: str | None
+    block_size: int | None = Field(description="speculative_num_draft_tokens: positions verified per step")
+    speculative_num_steps: int | None
+    speculative_eagle_topk: int | None
+    avg_spec_accept_length: list[float] = Field(description="Per DP rank, since start (internal_states)")
+
+    @classmethod
+    def from_server_info(cls, info: dict[str, Any]) -> ServerInfoSummary:
+        def pick(*names: str) -> Any:
+            return next((info[n] for n in names if info.get(n) is not None), None)
+
+        states = info.get("internal_states") or []
+        disable_graphs = info.get("disable_cuda_graph")
+        return cls(
+            version=info.get("version"),
+            model_path=info.get("model_path"),
+            served_model_name=info.get("served_model_name"),
+            tp=pick("tp_size"),
+            ep=pick("ep_size"),
+            dp=pick("dp_size"),
+            pp=pick("pp_size"),
+            enable_dp_attention=info.get("enable_dp_attention"),
+            cuda_graphs=None if disable_graphs is None else not disable_graphs,
+            cuda_graph_max_bs=pick("cuda_graph_max_bs"),
+            mem_fraction_static=pick("mem_fraction_static"),
+            max_running_requests=pick("max_running_requests"),
+            max_total_num_tokens=pick("max_total_num_tokens"),
+            context_length=pick("context_length"),
+            speculative_algorithm=pick("speculative_algorithm"),
+            drafter_path=pick("speculative_draft_model_path"),
+            block_size=pick("speculative_num_draft_tokens", "speculative_dflash_block_size"),
+            speculative_num_steps=pick("speculative_num_steps"),
+            speculative_eagle_topk=pick("speculative_eagle_topk"),
+            avg_spec_accept_length=[
+                float(s["avg_spec_accept_length"]) for s in states if isinstance(s, dict) and s.get("avg_spec_accept_length") is not None
+            ],
+        )
+
+
+def server_info(host: Host, port: int) -> ServerInfoSummary:
+    """/get_server_info (older releases), falling back to /server_info (newer ones may drop the old name)."""
+    try:
+        return ServerInfoSummary.from_server_info(get_json(host, port, "/get_server_info"))
+    except httpx.HTTPStatusError as exc:
+        if exc.response.status_code != 404:
+            raise
+        return ServerInfoSummary.from_server_info(get_json(host, port, "/server_info"))
+
+
+_METRIC = re.compile(r"^(sglang:[a-z_]+)(\{[^}]*\})?\s+([-+0-9.eE]+|NaN)\s*$")
+
+
+def parse_metrics(text: str) -> dict[str, list[float]]:
+    """Prometheus text to {name: [value per label set]} (one label set per rank) for sglang: gauges and counters."""
+    values: dict[str, list[float]] = {}
+    for line in text.splitlines():
+        match = _METRIC.match(line.strip())
+        if match and match.group(3) != "NaN":
+            values.setdefault(match.group(1), []).append(float(match.group(3)))
+    return values

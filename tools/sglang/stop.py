@@ -1,0 +1,194 @@
+"""stop_server and restart_server: end a server this run started, and wait until its port and GPUs are free.
+
+Stopping is TERM to the whole process group (SGLang's scheduler and detokenizer
+processes too), KILL after a grace period. "Stopped" means more than the
+processes gone: the port no longer answers and nvidia-smi no longer lists any
+of its processes, so the next launch finds the memory free.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..context import ToolContext
+from ..errors import InvalidToolInput
+from ..hosts import DetachedProcess, Host, PortNotListening
+from ..registry import tool
+from .config import ServerConfig
+from .errors import ServerNotOurs, StopIncomplete
+from .handle import RunningServer, forget_record, started_by_us
+from .capabilities import read_capabilities
+from .launch import LaunchArgs, launch_server
+from .preflight import check_rules, check_supported
+
+RELEASE_POLL_S = 0.2
+
+
+class StopArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    server: RunningServer | None = Field(default=None, description="The handle launch_server returned")
+    pid: int | None = Field(default=None, ge=2, description="Stop this process group leader instead (needs allow_foreign)")
+    allow_foreign: bool = Field(default=False, description="Allow stopping a server this run did not start")
+    port: int | None = Field(default=None, ge=1, le=65535, description="With pid: the port to wait on")
+    grace_s: float = Field(default=30.0, gt=0, le=600, description="Seconds between TERM and KILL")
+    release_timeout_s: float = Field(default=60.0, gt=0, le=600, description="How long to wait for port and GPU memory")
+
+
+class StopResult(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    host: str
+    pid: int
+    was_running: bool
+    port: int | None
+    port_free: bool
+    gpu_mib_released: int = Field(description="GPU memory (MiB, all GPUs) its processes held before the stop")
+    gpu_released: bool
+    seconds: float
+
+
+def _group_members(host: Host, pgid: int) -> set[int]:
+    table = host.run(["ps", "-A", "-o", "pid=,pgid="], timeout=30, idempotent=True).check().stdout
+    return {int(f[0]) for f in (line.split() for line in table.splitlines()) if len(f) == 2 and f[1] == str(pgid)}
+
+
+def gpu_mib_by_pid(host: Host) -> dict[int, int]:
+    """MiB each compute process holds over all GPUs, from nvidia-smi; empty when nvidia-smi is absent."""
+    done = host.run(
+        ["nvidia-smi", "--query-compute-apps=pid,used_memory", "--format=csv,noheader,nounits"], timeout=30, idempotent=True
+    )
+    held: dict[int, int] = {}
+    if not done.ok:
+        return held
+    for line in done.stdout.splitlines():
+        fields = [f.strip() for f in line.split(",")]
+        if len(fields) == 2 and fields[0].isdigit() and fields[1].isdigit():
+            held[int(fields[0])] = held.get(int(fields[0]), 0) + int(fields[1])
+    return held
+
+
+def _port_answers(host: Host, port: int) -> bool:
+    try:
+        with host.forward(port):
+            return True
+    except PortNotListening:
+        return False
+
+
+def _target(ctx: ToolContext, args: StopArgs) -> tuple[DetachedProcess, int | None]:
+    if args.server is not None:
+        if args.server.host != ctx.host.spec:
+            raise InvalidToolInput(
+                f"the server handle is for {args.server.host}, not {ctx.host.spec}",
+                remedy="stop it through a context for its own host",
+                details={"server_host": args.server.host},
+            )
+        proc, port = args.server.process, args.server.port
+        if not args.allow_foreign and not started_by_us(ctx, proc):
+            raise ServerNotOurs(
+                f"no launch record on {ctx.host.spec} for pid {proc.pid} started {proc.started_at:%Y-%m-%d %H:%M:%S}: "
+                "this run did not start it (or its process id was reused)",
+                remedy="leave it, or pass allow_foreign=True if stopping it is intended",
+                details={"pid": proc.pid, "pgid": proc.pgid},
+            )
+        return proc, port
+    if args.pid is None:
+        raise InvalidToolInput("nothing to stop: give the server handle, or a pid with allow_foreign",
+                               remedy="pass server=<the RunningServer launch_server returned>")
+    if not args.allow_foreign:
+        raise ServerNotOurs(
+            f"pid {args.pid} was not named by a handle this run holds",
+            remedy="pass the RunningServer handle, or allow_foreign=True to stop a server this run did not start",
+            details={"pid": args.pid},
+        )
+    members = _group_members(ctx.host, args.pid)
+    if args.pid not in members:
+        raise InvalidToolInput(
+            f"pid {args.pid} on {ctx.host.spec} does not lead its own process group (or is gone): signalling its group "
+            "could hit unrelated processes",
+            remedy="give the pid of the server's group leader (the process started with setsid/nohup)",
+            details={"pid": args.pid},
+        )
+    proc = DetachedProcess(pid=args.pid, pgid=args.pid, log_path="", argv=[], started_at=datetime.now(UTC), host=ctx.host.spec)
+    return proc, args.port
+
+
+@tool("stop_server", mutates=True)
+def stop_server(ctx: ToolContext, args: StopArgs) -> StopResult:
+    """Stop an SGLang server this run started (TERM, then KILL), and wait until its port and GPU memory are free.
+
+    A server this run did not start is refused unless allow_foreign is set.
+    """
+    proc, port = _target(ctx, args)
+    start = time.monotonic()
+    host = ctx.host
+    members = _group_members(host, proc.pgid) | {proc.pid}
+    held_before = gpu_mib_by_pid(host)
+    released_mib = sum(mib for pid, mib in held_before.items() if pid in members)
+    was_running = host.is_running(proc)
+    host.stop(proc, grace_s=args.grace_s)
+    deadline = time.monotonic() + args.release_timeout_s
+    while True:
+        port_free = port is None or not _port_answers(host, port)
+        gpu_free = not (set(gpu_mib_by_pid(host)) & members)
+        if (port_free and gpu_free) or time.monotonic() > deadline:
+            break
+        time.sleep(RELEASE_POLL_S)
+    if not (port_free and gpu_free):
+        raise StopIncomplete(
+            f"the server's processes are gone but {'port ' + str(port) + ' still answers' if not port_free else ''}"
+            f"{' and ' if not port_free and not gpu_free else ''}{'nvidia-smi still lists its GPU memory' if not gpu_free else ''}"
+            f" after {args.release_timeout_s:.0f} s",
+            remedy="check nvidia-smi and the port for what holds them before launching again",
+            details={"pid": proc.pid, "port": port, "port_free": port_free, "gpu_released": gpu_free},
+        )
+    forget_record(ctx, proc.pgid)
+    return StopResult(
+        host=host.spec, pid=proc.pid, was_running=was_running, port=port, port_free=port_free,
+        gpu_mib_released=released_mib, gpu_released=gpu_free, seconds=round(time.monotonic() - start, 2),
+    )
+
+
+class RestartArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    server: RunningServer
+    changes: dict[str, object] = Field(
+        default_factory=dict, description="ServerConfig fields to change, e.g. {'cuda_graphs': false}"
+    )
+    ready_timeout_s: float = Field(default=LaunchArgs.model_fields["ready_timeout_s"].default, gt=0, le=14400)
+    log_dir: str = LaunchArgs.model_fields["log_dir"].default
+    python: str = LaunchArgs.model_fields["python"].default
+
+
+class RestartResult(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    stopped: StopResult
+    server: RunningServer
+
+
+@tool("restart_server", mutates=True)
+def restart_server(ctx: ToolContext, args: RestartArgs) -> RestartResult:
+    """Stop a server this run started and launch it again with some configuration fields changed.
+
+    The new configuration is validated and checked against SGLang's rules and --help first, so a
+    refused change leaves the running server up.
+    """
+    try:
+        config = ServerConfig.model_validate({**args.server.config.model_dump(), **args.changes})
+    except ValidationError as exc:
+        raise InvalidToolInput(
+            f"the changed configuration is not valid: {exc.errors()[0]['msg']}",
+            remedy="change only ServerConfig fields, to values they accept",
+            details={"errors": exc.errors(include_url=False, include_context=False)},
+        ) from None
+    launch = LaunchArgs(config=config, ready_timeout_s=args.ready_timeout_s, log_dir=args.log_dir, python=args.python)
+    check_rules(config)
+    check_supported(config, read_capabilities(ctx.host, python=launch.python))
+    stopped = stop_server(ctx, StopArgs(server=args.server))
+    return RestartResult(stopped=stopped, server=launch_server(ctx, launch))

@@ -1,0 +1,209 @@
+"""Redaction: the one place secrets are taken out of everything a run writes (transcript and logs).
+
+Three nets, applied to every string of every event and log line, recursively:
+
+1. values known to be secret: registered with `add_secret`, and the values of
+   environment variables whose names look secret (*TOKEN*, *KEY*, *SECRET*,
+   *PASSWORD*, *CREDENTIAL*...), read when the Redactor is made. They become
+   `[REDACTED:NAME]` (or `[REDACTED]` when registered without a name);
+2. things that look like secrets wherever they appear: Hub and API token
+   formats (hf_..., sk-..., ghp_..., AKIA...), `Bearer X`, `Authorization:`
+   header values, `--token X` / `--api-key=X` / `--password X` flags (also
+   split over two argv elements), `NAME_TOKEN=X` assignments, passwords in
+   URLs (`scheme://user:PASSWORD@`), PEM private keys;
+3. string values under keys that name a secret (`token`, `api_key`,
+   `password`, `authorization`, ...).
+
+What it cannot see: secrets transformed before they reach it (base64, split
+across strings, hashed). Tools keep secrets out of argv in the first place
+(tools/context.py); this is the net under that rule.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Iterable, Mapping, MutableMapping
+from typing import Any
+
+REDACTED = "[REDACTED]"
+
+# Environment variable names that hold secrets. Names ending in _DIR, _PATH,
+# _FILE... hold where a secret is, which is not secret and helps debugging.
+_SECRET_ENV_NAME = re.compile(r"TOKEN|KEY|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE", re.IGNORECASE)
+_NOT_SECRET_SUFFIX = ("_DIR", "_PATH", "_FILE", "_HOME", "_URL_PATH")
+# Values this short or this boolean are flags (HF_HUB_DISABLE_IMPLICIT_TOKEN=1), not
+# secrets; redacting them would blank every "1" in a transcript.
+_MIN_ENV_SECRET_LENGTH = 4
+_FLAG_VALUES = {"true", "false", "yes", "no", "none", "null", "on", "off"}
+
+# Dict keys whose string values are secrets. Anchored at the end so that
+# `input_tokens`, `tokenizer` or `token_weighted` are left alone.
+_SECRET_KEY = re.compile(
+    r"^(?:.*[_\-.])?(?:token|api[_-]?key|apikey|password|passwd|secret|secret[_-]key|access[_-]key|"
+    r"private[_-]key|authorization|credentials?|cookie)$",
+    re.IGNORECASE,
+)
+# A command-line flag whose value is a secret; the name must end in the keyword,
+# so `--hub-token-env NAME` and `--token-file PATH` keep their (non-secret) value.
+_SECRET_FLAG_NAME = r"--?[A-Za-z0-9_-]*(?:token|api[-_]?key|apikey|password|passwd|secret|credentials?)"
+_SECRET_FLAG = re.compile(rf"^{_SECRET_FLAG_NAME}$", re.IGNORECASE)
+
+_NOT_ALREADY = r"(?!\[REDACTED)"
+_VALUE = r"(?:\"[^\"]*\"|'[^']*'|[^\s\"']+)"
+
+# (pattern, replacement): replacements keep the context (the flag, the header
+# name, the URL's user) so that a reader still sees what was there.
+_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (
+        re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.DOTALL),
+        REDACTED,
+    ),
+    (re.compile(rf"\b([A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@]+):{_NOT_ALREADY}[^/\s@]+@"), rf"\1:{REDACTED}@"),
+    (
+        re.compile(
+            rf"\b((?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?)(?:((?:bearer|basic|token|digest)\s+))?"
+            rf"{_NOT_ALREADY}[^\s\"',;]+",
+            re.IGNORECASE,
+        ),
+        rf"\1\2{REDACTED}",
+    ),
+    (re.compile(rf"\b(bearer\s+){_NOT_ALREADY}[A-Za-z0-9\-._~+/]+=*", re.IGNORECASE), rf"\1{REDACTED}"),
+    (re.compile(rf"({_SECRET_FLAG_NAME})(?![A-Za-z0-9_-])(=|\s+){_NOT_ALREADY}{_VALUE}", re.IGNORECASE), rf"\1\2{REDACTED}"),
+    (
+        re.compile(
+            rf"\b([A-Z0-9_]*(?:TOKEN|API_KEY|APIKEY|SECRET|PASSWORD|PASSWD|CREDENTIALS?|ACCESS_KEY|PRIVATE_KEY)"
+            rf"(?:_[A-Z0-9]+)*?)(?<!_DIR)(?<!_PATH)(?<!_FILE)(?<!_HOME)={_NOT_ALREADY}{_VALUE}"
+        ),
+        rf"\1={REDACTED}",
+    ),
+    (re.compile(r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{20,}"), REDACTED),
+    (re.compile(r"(?<![A-Za-z0-9])sk-[A-Za-z0-9_\-]{20,}"), REDACTED),
+    (re.compile(r"(?<![A-Za-z0-9])(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})"), REDACTED),
+    (re.compile(r"(?<![A-Za-z0-9])AKIA[0-9A-Z]{16}(?![A-Za-z0-9])"), REDACTED),
+    (re.compile(r"(?<![A-Za-z0-9])xox[abprs]-[A-Za-z0-9-]{10,}"), REDACTED),
+)
+
+
+def _scoped(pattern: re.Pattern[str]) -> str:
+    flags = ("i" if pattern.flags & re.IGNORECASE else "") + ("s" if pattern.flags & re.DOTALL else "")
+    return f"(?{flags}:{pattern.pattern})" if flags else f"(?:{pattern.pattern})"
+
+
+# One pass that finds whether any pattern matches: most strings hold no secret,
+# and one search is several times cheaper than every substitution.
+_ANY_PATTERN = re.compile("|".join(_scoped(pattern) for pattern, _ in _PATTERNS))
+
+
+def secret_env_names(environ: Mapping[str, str]) -> list[str]:
+    """Names of the variables in `environ` that hold secrets (by name and value, as described above)."""
+    return [
+        name
+        for name, value in environ.items()
+        if _SECRET_ENV_NAME.search(name)
+        and not name.upper().endswith(_NOT_SECRET_SUFFIX)
+        and len(value) >= _MIN_ENV_SECRET_LENGTH
+        and value.strip().lower() not in _FLAG_VALUES
+    ]
+
+
+class Redactor:
+    """Replaces secrets in strings and JSON-like values. Thread-safe; secrets can be added while in use."""
+
+    def __init__(self, secrets: Iterable[str] = (), *, environ: Mapping[str, str] | None = None) -> None:
+        """`environ` defaults to os.environ, read once now; pass {} to take no secrets from the environment."""
+        self._lock = threading.Lock()
+        self._names: dict[str, str | None] = {}
+        self._known: re.Pattern[str] | None = None
+        env = os.environ if environ is None else environ
+        for name in secret_env_names(env):
+            self._names[env[name]] = name
+        for value in secrets:
+            self._check(value)
+            self._names.setdefault(value, None)
+        self._compile()
+
+    def add_secret(self, value: str, name: str | None = None) -> None:
+        """From now on, `value` is written as [REDACTED:name] (or [REDACTED])."""
+        self._check(value)
+        with self._lock:
+            self._names[value] = name or self._names.get(value)
+            self._compile()
+
+    @property
+    def secret_count(self) -> int:
+        return len(self._names)
+
+    def redact_text(self, text: str) -> str:
+        known = self._known
+        if known is not None:
+            text = known.sub(self._replace_known, text)
+        if _ANY_PATTERN.search(text) is None:
+            return text
+        for pattern, replacement in _PATTERNS:
+            text = pattern.sub(replacement, text)
+        return text
+
+    def redact(self, value: Any) -> Any:
+        """A copy of a JSON-like value (dicts, lists, strings, numbers) with every string redacted."""
+        if isinstance(value, str):
+            return self.redact_text(value)
+        if isinstance(value, Mapping):
+            return {
+                self.redact_text(key) if isinstance(key, str) else key: self._redact_under_key(key, item)
+                for key, item in value.items()
+            }
+        if isinstance(value, (list, tuple)):
+            return self._redact_sequence(value)
+        return value
+
+    def __call__(self, logger: Any, method_name: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+        """A structlog processor. Values that are not JSON-like are turned into their str() first,
+        since a renderer would print that text anyway."""
+        return {key: self._redact_under_key(key, _loggable(item)) for key, item in event_dict.items()}
+
+    def _redact_under_key(self, key: Any, item: Any) -> Any:
+        if isinstance(key, str) and isinstance(item, str) and _SECRET_KEY.match(key) and not item.startswith("[REDACTED"):
+            return self._known_name(item) or REDACTED
+        return self.redact(item)
+
+    def _redact_sequence(self, items: list[Any] | tuple[Any, ...]) -> list[Any]:
+        out: list[Any] = []
+        follows_secret_flag = False
+        for item in items:
+            if follows_secret_flag and isinstance(item, str) and not item.startswith("-"):
+                out.append(self._known_name(item) or REDACTED)
+            else:
+                out.append(self.redact(item))
+            follows_secret_flag = isinstance(item, str) and bool(_SECRET_FLAG.match(item))
+        return out
+
+    def _known_name(self, value: str) -> str | None:
+        if value not in self._names:
+            return None
+        name = self._names[value]
+        return f"[REDACTED:{name}]" if name else REDACTED
+
+    def _replace_known(self, match: re.Match[str]) -> str:
+        return self._known_name(match.group(0)) or REDACTED
+
+    def _compile(self) -> None:
+        # Longest first, so that a secret containing another is replaced whole.
+        values = sorted(self._names, key=len, reverse=True)
+        self._known = re.compile("|".join(map(re.escape, values))) if values else None
+
+    @staticmethod
+    def _check(value: str) -> None:
+        if not isinstance(value, str) or not value:
+            raise ValueError("a secret to redact must be a non-empty string")
+
+
+def _loggable(value: Any) -> Any:
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if isinstance(value, Mapping):
+        return {key: _loggable(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_loggable(item) for item in value]
+    return str(value)
