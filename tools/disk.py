@@ -1,0 +1,329 @@
+"""check_disk: will a Hub download fit where it is meant to go? Plus the mount facts other tools share.
+
+The verdict compares what the download still needs (the Hub's declared sizes
+of the files selected, less what an earlier, maybe partial, download already
+put in the target directory), plus a headroom margin, with the free bytes of
+the mount the target lies on (df on its nearest existing parent). When it does
+not fit, the other mounts that would hold it are listed.
+
+Simulated hosts store each file at 1/byte_scale of its size while `df` and the
+Hub report full sizes (see specops.sim.host.disk.usage). `storage_scale` says
+how many bytes df counts per stored byte under a path (1 on a real host), so
+sizes measured on disk (du, find, hf cache) convert to what df will see.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from .context import ToolContext
+from .errors import HostCommandFailed, InvalidToolInput
+from .hosts import Host, RemoteFileNotFound
+from .hub import host_hub_endpoint, list_repo
+from .inputs import HostPath, RepoId, Revision
+from .parsers.df import DF_ARGS, PSEUDO_FSTYPES, parse_df
+from .probing import probe
+from .registry import tool
+
+GIB = 1024**3
+# Where `hf download --local-dir` keeps what it has not finished: resumed on the next run, so it counts as there.
+PARTIAL_DIR = ".cache/huggingface/download"
+_GLOB = re.compile(r"[A-Za-z0-9._/*?\[\]{},-]+")
+
+
+def check_glob(value: str) -> str:
+    if not _GLOB.fullmatch(value) or ".." in value.split("/"):
+        raise ValueError(f"{value!r} is not a file pattern: use letters, digits, . _ - / and the wildcards * ? [ ]")
+    return value
+
+
+GlobPattern = Annotated[str, AfterValidator(check_glob), Field(description="A glob over repo file paths, as hf --include takes")]
+
+
+def human_bytes(n: int | float) -> str:
+    """Binary units the way `df -h` prints them (1.5T, 970G, 3.2M)."""
+    value = float(n)
+    for unit in ("B", "K", "M", "G", "T", "P"):
+        if abs(value) < 1024 or unit == "P":
+            if unit == "B":
+                return f"{int(value)}B"
+            return f"{value:.1f}{unit}" if abs(value) < 10 else f"{value:.0f}{unit}"
+        value /= 1024
+    raise AssertionError("unreachable")
+
+
+class Mount(BaseModel):
+    """One mounted filesystem as df sees it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    mount_point: str
+    source: str
+    fstype: str
+    size_bytes: int
+    used_bytes: int
+    free_bytes: int = Field(description="df's Avail: what can still be written")
+    use_percent: int | None
+    size: str
+    free: str
+
+
+def _mount(row) -> Mount:
+    return Mount(
+        mount_point=row.mount_point, source=row.source, fstype=row.fstype, size_bytes=row.size_bytes,
+        used_bytes=row.used_bytes, free_bytes=row.avail_bytes, use_percent=row.use_percent,
+        size=human_bytes(row.size_bytes), free=human_bytes(row.avail_bytes),
+    )
+
+
+def list_mounts(host: Host) -> list[Mount]:
+    done = probe(host, list(DF_ARGS))
+    # df exits 1 when one mount cannot be read but still lists the others.
+    return [_mount(row) for row in parse_df(done.stdout)] if done.stdout.strip() else []
+
+
+def _ancestors(path: str) -> list[str]:
+    chain = [path]
+    while path not in ("/", ""):
+        path = posixpath.dirname(path)
+        chain.append(path or "/")
+    return chain
+
+
+# The path words arrive as "$@": nothing is interpolated into the script.
+_DF_NEAREST = 'for p do if [ -e "$p" ]; then printf "%s\\n" "$p"; exec "$0" -B1 --output=source,fstype,size,used,avail,pcent,target -- "$p"; fi; done; exit 3'
+
+
+def mount_of(host: Host, path: str) -> tuple[Mount, str]:
+    """The mount `path` is (or would be) on, and the existing path df was asked about (its nearest parent)."""
+    done = probe(host, ["sh", "-c", _DF_NEAREST, "df", *_ancestors(path)])
+    measured, _, table = done.stdout.partition("\n")
+    rows = parse_df(table) if done.ok else []
+    if not rows:
+        raise HostCommandFailed(
+            f"df could not measure {path} on {host.spec} (exit {done.exit_code}): {(done.stderr or done.stdout).strip()[-300:]}",
+            remedy="check the path and that df works on the host",
+            details={"path": path},
+        )
+    return _mount(rows[0]), measured.strip()
+
+
+# -- simulated hosts: stored bytes vs modelled bytes ------------------------------------------------
+
+
+def simulated_root(host: Host) -> str | None:
+    """The root directory of a simulated host (sim: or ssh into one), None on a real host."""
+    done = probe(host, ["sh", "-c", 'printf %s "${SPECOPS_SIM_ROOT:-}"'])
+    return done.stdout.strip() or None if done.ok else None
+
+
+class StorageScale(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    factor: int = Field(description="Bytes df counts per byte stored under the path: 1 on a real host")
+    note: str | None = None
+
+
+class StorageScales(BaseModel):
+    """A host's storage scales, read once: for tools that size many paths."""
+
+    sim_root: str | None = None
+    byte_scale: int = 1
+    virtual_mounts: dict[str, str] = Field(default_factory=dict, description="real path -> mount point, virtual mounts")
+    all_mounts: list[str] = Field(default_factory=list, description="real paths of every mount")
+    note: str | None = None
+
+    def for_path(self, path: str) -> StorageScale:
+        if self.sim_root is None or self.byte_scale == 1:
+            return StorageScale(factor=1, note=self.note)
+        inside = [m for m in self.all_mounts if path == m or path.startswith(m.rstrip("/") + "/")]
+        top = max(inside, key=len, default=None)
+        if top is None or top not in self.virtual_mounts:
+            return StorageScale(factor=1)
+        return StorageScale(
+            factor=self.byte_scale,
+            note=f"simulated host: files under {self.virtual_mounts[top]} are stored at 1/{self.byte_scale} of their "
+            f"size, and df counts each stored byte {self.byte_scale} times; sizes here are what df counts",
+        )
+
+
+def load_storage_scales(host: Host, *, sim_root: str | None = None) -> StorageScales:
+    root = sim_root if sim_root is not None else simulated_root(host)
+    if root is None:
+        return StorageScales()
+    try:
+        world = json.loads(host.read_file(posixpath.join(root, ".sim", "world.json")))
+    except (RemoteFileNotFound, ValueError):
+        return StorageScales(sim_root=root, note=f"simulated host at {root} without a readable world.json: sizes unscaled")
+    mounts = world.get("mounts", [])
+    return StorageScales(
+        sim_root=root,
+        byte_scale=int(world.get("profile", {}).get("sim", {}).get("byte_scale", 1)),
+        virtual_mounts={m["path"].rstrip("/") or "/": m["mount_point"] for m in mounts if m.get("kind") == "virtual"},
+        all_mounts=[m["path"].rstrip("/") or "/" for m in mounts],
+    )
+
+
+def storage_scale(host: Host, path: str, *, sim_root: str | None = None) -> StorageScale:
+    """How df counts what is stored under `path`. A real host: 1. A sim host: its byte_scale on virtual mounts."""
+    return load_storage_scales(host, sim_root=sim_root).for_path(path)
+
+
+def mount_for(path: str, mounts: list[Mount]) -> Mount | None:
+    """The mount an existing absolute path lies on, from a df listing (the deepest mount point holding it)."""
+    holding = [m for m in mounts if path == m.mount_point or path.startswith(m.mount_point.rstrip("/") + "/")]
+    return max(holding, key=lambda m: len(m.mount_point), default=None)
+
+
+# -- what a target directory already holds -----------------------------------------------------------
+
+
+def stored_files(host: Host, directory: str) -> dict[str, int] | None:
+    """Relative path -> stored bytes of every file under `directory`; None when it does not exist."""
+    done = probe(host, ["find", directory, "-type", "f", "-printf", "%s\\t%P\\n"])
+    if not done.ok:
+        if not host.exists(directory):
+            return None
+        raise HostCommandFailed(
+            f"could not list {directory} on {host.spec}: {done.stderr.strip()[-300:]}",
+            remedy="check the directory's permissions",
+            details={"path": directory},
+        )
+    files = {}
+    for line in done.stdout.splitlines():
+        size, _, rel = line.partition("\t")
+        if size.isdigit() and rel:
+            files[rel] = int(size)
+    return files
+
+
+# -- the tool -----------------------------------------------------------------------------------------
+
+
+class CheckDiskArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    repo_id: RepoId
+    revision: Revision = "main"
+    include: list[GlobPattern] = Field(default_factory=list, description="Only files matching one of these (hf --include)")
+    exclude: list[GlobPattern] = Field(default_factory=list, description="Skip files matching these (hf --exclude)")
+    target: HostPath = Field(description="The directory the download goes to (hf download --local-dir)")
+    margin_fraction: float = Field(default=0.05, ge=0, le=1, description="Headroom as a share of the download")
+    margin_min_bytes: int = Field(default=2 * GIB, ge=0, description="Headroom at least this")
+
+
+class MountOption(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    mount: Mount
+    allowed: bool = Field(description="Whether this run may write there (under an allowed root)")
+
+
+class DiskCheck(BaseModel):
+    repo_id: str
+    revision: str
+    sha: str
+    target: str = Field(description="Absolute target path on the host")
+    measured_path: str = Field(description="The existing path df measured: the target or its nearest parent")
+    mount: Mount
+    files: int
+    download_bytes: int = Field(description="All selected files, as the Hub declares them")
+    download: str
+    present_bytes: int = Field(description="Already in the target: complete files and partial downloads")
+    present_files: int
+    partial_bytes: int = Field(description="Of present_bytes, unfinished downloads hf will resume")
+    remaining_bytes: int
+    remaining: str
+    margin_bytes: int
+    needed_bytes: int = Field(description="remaining_bytes + margin_bytes: what the mount must have free")
+    needed: str
+    free_bytes: int
+    free: str
+    verdict: Literal["fits", "does_not_fit"]
+    shortfall_bytes: int = Field(description="needed - free when it does not fit, else 0")
+    shortfall: str
+    alternatives: list[MountOption] = Field(description="Other mounts with room for it, when it does not fit")
+    notes: list[str]
+    summary: str
+
+
+def _present(listing, files: dict[str, int] | None, factor: int) -> tuple[int, int, int]:
+    if not files:
+        return 0, 0, 0
+    present = count = 0
+    for f in listing.files:
+        if f.path in files:
+            # Never count more than the file will be, nor a stored size rounded up by the scale.
+            present += min(f.size, files[f.path] * factor)
+            count += 1
+    partial = sum(size * factor for rel, size in files.items() if rel.startswith(PARTIAL_DIR + "/") and rel.endswith(".incomplete"))
+    total = listing.total_bytes
+    partial = min(partial, max(0, total - present))
+    return present + partial, count, partial
+
+
+@tool("check_disk", mutates=False)
+def check_disk(ctx: ToolContext, args: CheckDiskArgs) -> DiskCheck:
+    """Whether downloading a Hub repo (revision, include/exclude) into `target` fits on the mount it lies on:
+    the download's size from the Hub, what the target already holds (a partial download counts), headroom,
+    the mount's free bytes, the verdict with numbers, and the other mounts that would fit."""
+    target = ctx.writable(args.target)
+    if target in ("/", ctx.home):
+        raise InvalidToolInput(
+            f"{target} is not a download directory: give one for this repo (e.g. {ctx.home}/models/NAME)",
+            remedy="pass a target directory of its own",
+            details={"target": target},
+        )
+    host = ctx.host
+    listing = list_repo(args.repo_id, endpoint=host_hub_endpoint(host), revision=args.revision, token=ctx.hub_token)
+    listing = listing.selected(args.include, args.exclude)
+    mount, measured = mount_of(host, target)
+    scale = storage_scale(host, measured)
+    present, present_files, partial = _present(listing, stored_files(host, target) if measured == target else None, scale.factor)
+
+    total = listing.total_bytes
+    remaining = max(0, total - present)
+    margin = max(int(total * args.margin_fraction), args.margin_min_bytes) if remaining else 0
+    needed = remaining + margin
+    fits = needed <= mount.free_bytes
+    shortfall = 0 if fits else needed - mount.free_bytes
+
+    alternatives: list[MountOption] = []
+    if not fits:
+        for m in list_mounts(host):
+            if m.mount_point == mount.mount_point or m.fstype in PSEUDO_FSTYPES or m.free_bytes < total + margin:
+                continue
+            try:
+                ctx.writable(m.mount_point)
+                allowed = True
+            except InvalidToolInput:
+                allowed = False
+            alternatives.append(MountOption(mount=m, allowed=allowed))
+
+    notes = [n for n in (scale.note,) if n]
+    if not listing.files:
+        notes.append(f"no file of {args.repo_id}@{args.revision} matches the include/exclude patterns")
+    if listing.gated:
+        notes.append(f"{args.repo_id} is gated: the download needs a token with access")
+    summary = (
+        f"{args.repo_id}@{args.revision}: {human_bytes(total)} in {len(listing.files)} files, "
+        f"{human_bytes(present)} already in {target}, needs {human_bytes(needed)} "
+        f"(incl. {human_bytes(margin)} headroom); {mount.mount_point} has {mount.free} free: "
+        + ("fits" if fits else f"does NOT fit, short by {human_bytes(shortfall)}")
+    )
+    if alternatives:
+        summary += "; room on " + ", ".join(f"{a.mount.mount_point} ({a.mount.free} free)" for a in alternatives)
+    return DiskCheck(
+        repo_id=args.repo_id, revision=args.revision, sha=listing.sha, target=target, measured_path=measured,
+        mount=mount, files=len(listing.files), download_bytes=total, download=human_bytes(total),
+        present_bytes=present, present_files=present_files, partial_bytes=partial,
+        remaining_bytes=remaining, remaining=human_bytes(remaining), margin_bytes=margin,
+        needed_bytes=needed, needed=human_bytes(needed), free_bytes=mount.free_bytes, free=mount.free,
+        verdict="fits" if fits else "does_not_fit", shortfall_bytes=shortfall, shortfall=human_bytes(shortfall),
+        alternatives=alternatives, notes=notes, summary=summary,
+    )

@@ -1,0 +1,516 @@
+"""host_facts: what a host has (GPUs and their links, CPU, memory, disks, software) and what it already serves.
+
+Everything is read with the host's own tools (nvidia-smi, df, free, /proc,
+python3, hf) in a handful of read-only commands, so the same tool answers on
+local, ssh:// and sim: hosts. Missing pieces are facts, not errors: a host
+without nvidia-smi answers gpus=[] with a note, a host without SGLang answers
+sglang_version=None.
+
+Also here, because the space tool needs it too: `scan_processes`, the process
+table with exact argv, cwd and open files (from /proc).
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .context import ToolContext
+from .disk import Mount, human_bytes, list_mounts, simulated_root
+from .hosts import Host
+from .parsers.free import parse_free
+from .parsers.nvidia_smi import APP_FIELDS, GPU_FIELDS, parse_compute_apps, parse_cuda_version, parse_gpu_query
+from .parsers.nvidia_topo import GpuTopology, parse_topology
+from .parsers.os_release import parse_os_release, pretty_name
+from .parsers.ps import PS_ARGS, parse_ps
+from .parsers.versions import first_version, strip_ansi
+from .probing import probe, sections
+from .registry import tool
+
+MIB = 1024**2
+
+
+# -- the process table --------------------------------------------------------------------------
+
+# Reads /proc on the host. Never the environment (it may hold tokens): argv, cwd and open files only.
+_SCAN_PROCESSES = r"""
+import json, os, sys
+fds_wanted = sys.argv[1] == "fds"
+out = []
+for name in os.listdir("/proc"):
+    if not name.isdigit():
+        continue
+    base = "/proc/" + name
+    try:
+        with open(base + "/cmdline", "rb") as f:
+            argv = [w.decode("utf-8", "replace") for w in f.read().split(b"\0") if w]
+        with open(base + "/stat") as f:
+            ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        continue
+    if not argv:
+        continue
+    try:
+        cwd = os.readlink(base + "/cwd")
+    except OSError:
+        cwd = None
+    files = set()
+    if fds_wanted:
+        try:
+            for fd in os.listdir(base + "/fd"):
+                try:
+                    target = os.readlink(base + "/fd/" + fd)
+                except OSError:
+                    continue
+                if target.startswith("/"):
+                    files.add(target)
+        except OSError:
+            pass
+    out.append({"pid": int(name), "ppid": ppid, "argv": argv, "cwd": cwd, "open_files": sorted(files)})
+print(json.dumps(out))
+"""
+
+# Flags whose value is a secret: shown as *** wherever argv is reported.
+_SECRET_FLAG = re.compile(r"--?[\w-]*(key|token|secret|password|passwd)[\w-]*", re.IGNORECASE)
+
+
+def redact_argv(argv: Sequence[str]) -> list[str]:
+    words: list[str] = []
+    hide_next = False
+    for word in argv:
+        if hide_next:
+            words.append("***")
+            hide_next = False
+        elif "=" in word and _SECRET_FLAG.fullmatch(word.split("=", 1)[0]):
+            words.append(word.split("=", 1)[0] + "=***")
+        elif _SECRET_FLAG.fullmatch(word):
+            words.append(word)
+            hide_next = True
+        else:
+            words.append(word)
+    return words
+
+
+class HostProcess(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    pid: int
+    ppid: int | None = None
+    argv: list[str]
+    cwd: str | None = Field(default=None, description="Working directory: relative paths in argv are relative to it")
+    open_files: list[str] = []
+
+    def paths(self) -> list[str]:
+        """Every absolute path this process names or holds: argv words (relative ones against cwd) and open files."""
+        found = set(self.open_files)
+        for word in self.argv[1:]:
+            value = word.split("=", 1)[1] if word.startswith("--") and "=" in word else word
+            if not value or value.startswith("-") or "://" in value:
+                continue
+            if value.startswith("/"):
+                found.add(posixpath.normpath(value))
+            elif self.cwd is not None:
+                # Any word may be a relative path; one that is not names nothing inside a directory we check.
+                found.add(posixpath.normpath(posixpath.join(self.cwd, value)))
+        if self.cwd:
+            found.add(self.cwd)
+        return sorted(found)
+
+
+def scan_processes(host: Host, *, open_files: bool = False) -> list[HostProcess]:
+    """Every process on the host with exact argv and cwd (from /proc via python3); `ps` when python3 is missing."""
+    done = probe(host, ["python3", "-c", _SCAN_PROCESSES, "fds" if open_files else "argv"])
+    if done.ok:
+        try:
+            return [HostProcess.model_validate(p) for p in json.loads(done.stdout)]
+        except ValueError:
+            pass  # not the JSON we printed: fall through to ps
+    listed = probe(host, list(PS_ARGS))
+    if not listed.ok:
+        return []
+    return [HostProcess(pid=row.pid, argv=row.words) for row in parse_ps(listed.stdout)]
+
+
+def on_this_host(processes: list[HostProcess], sim_root: str | None) -> list[HostProcess]:
+    """The processes that belong to the host.
+
+    A simulated host shares this machine's process table with every other
+    world (and the build machine itself): its own processes are those working
+    in, or naming paths in, its root. A real host owns all of its processes.
+    """
+    if sim_root is None:
+        return processes
+    prefix = sim_root.rstrip("/") + "/"
+    return [p for p in processes if any(path == sim_root or path.startswith(prefix) for path in p.paths())]
+
+
+# -- results ------------------------------------------------------------------------------------
+
+
+class GpuFacts(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    index: int
+    model: str
+    uuid: str
+    memory_total_bytes: int
+    memory_used_bytes: int | None
+    memory_total: str = Field(description="Human form, GiB")
+    memory_used: str | None
+    driver_version: str
+    pcie_gen: int | None
+
+
+class CpuFacts(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    model: str | None
+    cores: int | None = Field(description="Logical CPUs, as nproc prints")
+
+
+class MemoryFacts(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    total_bytes: int
+    available_bytes: int
+    total: str
+    available: str
+
+
+class CliFacts(BaseModel):
+    """A Hugging Face command-line tool on the host's PATH, and whether it really runs its commands."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    path: str | None
+    works: bool
+    version: str | None = None
+    detail: str = Field(description="What was run and what it said, in one line")
+
+
+class ServingProcess(BaseModel):
+    """An SGLang server running on the host."""
+
+    model_config = ConfigDict(frozen=True)
+
+    pid: int
+    argv: list[str] = Field(description="Its command line, secrets (--api-key ...) shown as ***")
+    port: int
+    model_path: str | None
+    draft_model_path: str | None
+    speculative_algorithm: str | None
+    tp_size: int | None
+    gpu_memory_bytes: int = Field(description="GPU memory held by it and its children, all GPUs together")
+    gpu_memory: str
+    gpus_used: int
+
+
+class GpuProcess(BaseModel):
+    """A process holding GPU memory that is not an SGLang server of this host (another job, a leftover)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    pid: int
+    process_name: str
+    gpu_memory_bytes: int
+    gpus_used: int
+
+
+class HostFactsArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class HostFacts(BaseModel):
+    host: str
+    hostname: str | None
+    os: str | None
+    kernel: str | None
+    gpus: list[GpuFacts]
+    gpu_count: int
+    gpu_model: str | None
+    gpu_memory_total_bytes: int = Field(description="All GPUs together")
+    driver_version: str | None
+    cuda_version: str | None = Field(description="Highest CUDA the driver supports (nvidia-smi's header)")
+    interconnect: GpuTopology | None
+    cpu: CpuFacts
+    memory: MemoryFacts | None
+    python_version: str | None
+    sglang_version: str | None = Field(description="None: SGLang is not installed for the host's python3")
+    huggingface_hub_version: str | None = Field(description="The huggingface_hub python3 imports; None: not installed")
+    clis: list[CliFacts]
+    serving: list[ServingProcess]
+    other_gpu_processes: list[GpuProcess]
+    mounts: list[Mount]
+    notes: list[str]
+
+
+# -- reading the host ---------------------------------------------------------------------------
+
+_SYSTEM_SCRIPT = r"""
+echo "@@hostname"; printf '%s\n' "${HOSTNAME:-$(hostname 2>/dev/null)}"
+echo "@@kernel"; uname -r 2>/dev/null
+echo "@@os_release"; cat /etc/os-release 2>/dev/null
+echo "@@nproc"; nproc 2>/dev/null
+echo "@@cpu_model"; grep -m1 '^model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2-
+echo "@@free"; free -b 2>/dev/null
+echo "@@python"; python3 --version 2>&1
+echo "@@hf"; command -v hf 2>/dev/null
+echo "@@huggingface-cli"; command -v huggingface-cli 2>/dev/null
+"""
+
+_GPU_SCRIPT = rf"""
+command -v nvidia-smi >/dev/null 2>&1 || {{ echo "@@missing"; exit 0; }}
+echo "@@query"; nvidia-smi --query-gpu={",".join(GPU_FIELDS)} --format=csv,noheader,nounits 2>&1
+echo "@@apps"; nvidia-smi --query-compute-apps={",".join(APP_FIELDS)} --format=csv,noheader,nounits 2>&1
+echo "@@summary"; nvidia-smi 2>&1 | head -n 5
+echo "@@topo"; nvidia-smi topo -m 2>&1
+"""
+
+# Versions as installed packages say (no import: torch would take seconds); sglang is imported
+# when it has no distribution metadata (a source checkout), as `import sglang` is what serving uses.
+_VERSIONS_SCRIPT = r"""
+import json
+from importlib import metadata
+out = {}
+for name in ("sglang", "huggingface_hub", "torch"):
+    try:
+        out[name] = metadata.version(name)
+    except metadata.PackageNotFoundError:
+        out[name] = None
+if out["sglang"] is None:
+    try:
+        import sglang
+        out["sglang"] = getattr(sglang, "__version__", None)
+    except Exception:
+        pass
+print(json.dumps(out))
+"""
+
+
+def _gib(n: int) -> str:
+    return human_bytes(n)
+
+
+def _flag(argv: list[str], *names: str) -> str | None:
+    for i, word in enumerate(argv):
+        for name in names:
+            if word == name and i + 1 < len(argv):
+                return argv[i + 1]
+            if word.startswith(name + "="):
+                return word.split("=", 1)[1]
+    return None
+
+
+def is_sglang_server(argv: list[str]) -> bool:
+    """`python -m sglang.launch_server ...` or `sglang serve ...` (its scheduler children are not counted)."""
+    if "sglang.launch_server" in argv:
+        return argv.index("sglang.launch_server") > 0 and argv[argv.index("sglang.launch_server") - 1] == "-m"
+    return len(argv) > 1 and posixpath.basename(argv[0]) == "sglang" and argv[1] == "serve"
+
+
+def _descendants(pid: int, processes: list[HostProcess]) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for p in processes:
+        if p.ppid is not None:
+            children.setdefault(p.ppid, []).append(p.pid)
+    tree, stack = {pid}, [pid]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            if child not in tree:
+                tree.add(child)
+                stack.append(child)
+    return tree
+
+
+def _hf_cli(host: Host) -> CliFacts:
+    for argv in (["hf", "version"], ["hf", "--version"]):
+        done = probe(host, argv, timeout=60)
+        if done.exit_code == 127:
+            return CliFacts(name="hf", path=None, works=False, detail="not on PATH")
+        text = strip_ansi(done.stdout + done.stderr)
+        if "Usage: hf" in text and "version:" not in text:
+            # The seed's failure: the CLI answers every command with its help and downloads nothing.
+            return CliFacts(
+                name="hf", path=None, works=False,
+                detail=f"`{' '.join(argv)}` printed hf's help text instead of a version: it ignores its commands "
+                "and will not download either",
+            )
+        version = first_version(text) if done.ok else None
+        if version:
+            return CliFacts(name="hf", path=None, works=True, version=version, detail=f"`{' '.join(argv)}`: {version}")
+    return CliFacts(name="hf", path=None, works=False, detail=f"`hf --version` exited {done.exit_code}: {text.strip()[-200:]}")
+
+
+def _legacy_cli(host: Host) -> CliFacts:
+    name = "huggingface-cli"
+    done = probe(host, [name, "--help"], timeout=60)
+    if done.exit_code == 127:
+        return CliFacts(name=name, path=None, works=False, detail="not on PATH (huggingface_hub 2.x has none)")
+    text = strip_ansi(done.stdout + done.stderr).strip()
+    if "no longer works" in text or not done.ok:
+        first = next((line for line in text.splitlines() if line.strip()), "")
+        return CliFacts(name=name, path=None, works=False, detail=f"`{name} --help` exited {done.exit_code}: {first}")
+    deprecated = "deprecated" in text.lower()
+    return CliFacts(
+        name=name, path=None, works=True,
+        detail=f"`{name} --help` works" + (" but warns it is deprecated in favour of `hf`" if deprecated else ""),
+    )
+
+
+def gather_host_facts(host: Host) -> HostFacts:
+    notes: list[str] = []
+    # The probes are independent: run them side by side (each is its own process or SSH channel).
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        system_run = pool.submit(probe, host, ["sh", "-c", _SYSTEM_SCRIPT])
+        gpu_run = pool.submit(probe, host, ["sh", "-c", _GPU_SCRIPT])
+        versions_run = pool.submit(probe, host, ["python3", "-c", _VERSIONS_SCRIPT])
+        hf_run = pool.submit(_hf_cli, host)
+        legacy_run = pool.submit(_legacy_cli, host)
+        sim_root_run = pool.submit(simulated_root, host)
+        processes_run = pool.submit(scan_processes, host)
+        mounts_run = pool.submit(list_mounts, host)
+    system = {k: v.strip() for k, v in sections(system_run.result().stdout).items()}
+    os_fields = parse_os_release(system.get("os_release", ""))
+
+    memory = None
+    try:
+        info = parse_free(system.get("free", ""))
+        memory = MemoryFacts(
+            total_bytes=info.total_bytes, available_bytes=info.available_bytes,
+            total=_gib(info.total_bytes), available=_gib(info.available_bytes),
+        )
+    except ValueError:
+        notes.append("`free -b` printed nothing usable: memory unknown")
+    nproc = system.get("nproc", "")
+    cpu = CpuFacts(model=system.get("cpu_model", "").strip() or None, cores=int(nproc) if nproc.isdigit() else None)
+    python_version = first_version(system.get("python", "")) if system.get("python", "").startswith("Python") else None
+    if python_version is None:
+        notes.append("no python3 on PATH")
+
+    gpus: list[GpuFacts] = []
+    topology = None
+    cuda = None
+    apps = []
+    gpu = sections(gpu_run.result().stdout)
+    if "missing" in gpu:
+        notes.append("no nvidia-smi on PATH: no NVIDIA GPU or driver on this host (gpus=[])")
+    else:
+        try:
+            rows = parse_gpu_query(gpu.get("query", ""))
+            gpus = [
+                GpuFacts(
+                    index=r.index, model=r.name, uuid=r.uuid,
+                    memory_total_bytes=r.memory_total_mib * MIB,
+                    memory_used_bytes=None if r.memory_used_mib is None else r.memory_used_mib * MIB,
+                    memory_total=_gib(r.memory_total_mib * MIB),
+                    memory_used=None if r.memory_used_mib is None else _gib(r.memory_used_mib * MIB),
+                    driver_version=r.driver_version, pcie_gen=r.pcie_gen,
+                )
+                for r in rows
+            ]
+        except ValueError:
+            notes.append(f"nvidia-smi did not list GPUs: {gpu.get('query', '')[:200]!r} (driver not loaded?)")
+        cuda = parse_cuda_version(gpu.get("summary", ""))
+        try:
+            apps = parse_compute_apps(gpu.get("apps", ""))
+        except ValueError:
+            notes.append("nvidia-smi --query-compute-apps printed nothing usable")
+        if gpus:
+            try:
+                topology = parse_topology(gpu.get("topo", ""))
+            except ValueError:
+                notes.append("`nvidia-smi topo -m` printed no GPU matrix: interconnect unknown")
+
+    versions: dict[str, str | None] = {"sglang": None, "huggingface_hub": None}
+    if python_version is not None:
+        done = versions_run.result()
+        try:
+            versions = json.loads(done.stdout) if done.ok else versions
+        except ValueError:
+            notes.append("could not read package versions from python3")
+    if versions.get("sglang") is None:
+        notes.append("SGLang is not installed for python3")
+
+    clis = [
+        cli.model_copy(update={"path": system.get(cli.name) or None})
+        for cli in (hf_run.result(), legacy_run.result())
+    ]
+
+    sim_root = sim_root_run.result()
+    processes = processes_run.result()
+    own = on_this_host(processes, sim_root)
+    uuid_gpus = {g.uuid for g in gpus}
+    serving: list[ServingProcess] = []
+    claimed: set[int] = set()
+    for proc in own:
+        if not is_sglang_server(proc.argv):
+            continue
+        tree = _descendants(proc.pid, processes)
+        claimed |= tree
+        held = [a for a in apps if a.pid in tree]
+        mib = sum(a.used_memory_mib or 0 for a in held)
+        port = _flag(proc.argv, "--port")
+        tp = _flag(proc.argv, "--tp-size", "--tp")
+        serving.append(
+            ServingProcess(
+                pid=proc.pid, argv=redact_argv(proc.argv), port=int(port) if port and port.isdigit() else 30000,
+                model_path=_flag(proc.argv, "--model-path", "--model"),
+                draft_model_path=_flag(proc.argv, "--speculative-draft-model-path"),
+                speculative_algorithm=_flag(proc.argv, "--speculative-algorithm"),
+                tp_size=int(tp) if tp and tp.isdigit() else None,
+                gpu_memory_bytes=mib * MIB, gpu_memory=_gib(mib * MIB),
+                gpus_used=len({a.gpu_uuid for a in held} & uuid_gpus) or len({a.gpu_uuid for a in held}),
+            )
+        )
+    others: dict[int, list] = {}
+    for app in apps:
+        if app.pid not in claimed:
+            others.setdefault(app.pid, []).append(app)
+    other_gpu = [
+        GpuProcess(pid=pid, process_name=held[0].process_name,
+                   gpu_memory_bytes=sum(a.used_memory_mib or 0 for a in held) * MIB, gpus_used=len(held))
+        for pid, held in sorted(others.items())
+    ]
+    if sim_root is not None:
+        notes.append(
+            f"simulated host (root {sim_root}): uname, /etc/os-release and /proc/cpuinfo are the build machine's; "
+            "GPUs, disks, nproc, free and software come from its profile"
+        )
+
+    return HostFacts(
+        host=host.spec,
+        hostname=system.get("hostname") or None,
+        os=pretty_name(os_fields),
+        kernel=system.get("kernel") or None,
+        gpus=gpus,
+        gpu_count=len(gpus),
+        gpu_model=gpus[0].model if gpus else None,
+        gpu_memory_total_bytes=sum(g.memory_total_bytes for g in gpus),
+        driver_version=gpus[0].driver_version if gpus else None,
+        cuda_version=cuda,
+        interconnect=topology,
+        cpu=cpu,
+        memory=memory,
+        python_version=python_version,
+        sglang_version=versions.get("sglang"),
+        huggingface_hub_version=versions.get("huggingface_hub"),
+        clis=clis,
+        serving=serving,
+        other_gpu_processes=other_gpu,
+        mounts=mounts_run.result(),
+        notes=notes,
+    )
+
+
+@tool("host_facts", mutates=False)
+def host_facts(ctx: ToolContext, args: HostFactsArgs) -> HostFacts:
+    """What the host has and runs: GPUs (model, count, memory, driver, CUDA, NVLink or PCIe links), CPU, memory,
+    OS, Python, SGLang and huggingface_hub versions, which Hugging Face CLIs work, SGLang servers already running
+    (ports, models, GPU memory held), other processes holding GPU memory, and the mounts with free bytes."""
+    return gather_host_facts(ctx.host)
