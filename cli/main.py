@@ -2,6 +2,7 @@
 
 import typer
 
+from .doctor import doctor
 from .sim import sim_app
 
 app = typer.Typer(
@@ -11,6 +12,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(sim_app, name="sim")
+app.command("doctor")(doctor)
 
 if __name__ == "__main__":
     app()
