@@ -55,6 +55,7 @@ def up(
     fault: Annotated[Optional[list[str]], typer.Option("--fault", "-f", help="Inject a fault: name or name:key=value,... (repeatable)")] = None,
     root: Annotated[Optional[Path], typer.Option(help="Directory for the host's tree (default: a new temporary one, removed on exit)")] = None,
     time_scale: Annotated[Optional[float], typer.Option(help="Modelled seconds per real second (10: ten times faster)")] = None,
+    load_time_scale: Annotated[Optional[float], typer.Option(help="The same for model loading only (default: --time-scale)")] = None,
     mount: Annotated[Optional[list[str]], typer.Option(help="Back a profile mount by a real filesystem: MOUNT=DIR, e.g. /data=/mnt/small")] = None,
     ssh: Annotated[bool, typer.Option(help="Also serve the host over real SSH (an sshd on loopback); prints ssh_host")] = False,
     keep: Annotated[bool, typer.Option(help="Keep the host's tree on exit")] = False,
@@ -65,7 +66,9 @@ def up(
     try:
         injected = [parse_fault(spec) for spec in fault or []]
         backing = dict(_parse_mount(m) for m in mount or [])
-        world = SimWorld.start(profile, faults=injected, root=root, time_scale=time_scale, mount_backing=backing or None)
+        world = SimWorld.start(
+            profile, faults=injected, root=root, time_scale=time_scale, load_time_scale=load_time_scale, mount_backing=backing or None
+        )
     except (UnknownProfileError, FileExistsError, ValueError, ValidationError) as exc:
         raise _fail(str(exc)) from None
     if ssh:

@@ -213,6 +213,19 @@ class SimSettings(_Strict):
         description="Modelled seconds per wall-clock second: 10 runs the world ten times faster. "
         "Measured rates are then time_scale times the modelled ones.",
     )
+    load_time_scale: float | None = Field(
+        default=None,
+        gt=0,
+        description="Like time_scale, for model loading only (None: time_scale). Loading is waiting, not "
+        "work, so a run can load far faster than it serves without the machine becoming the bottleneck.",
+    )
+    fast_time_scale: float = Field(
+        default=20.0,
+        gt=0,
+        description="The time scale a quick run uses (`specops run` on a sim host by default): as fast as "
+        "this machine can serve the profile's peak throughput to a benchmark client",
+    )
+    fast_load_time_scale: float = Field(default=400.0, gt=0, description="The load time scale of a quick run")
     byte_scale: int = Field(
         default=1024,
         ge=1,

@@ -3,7 +3,7 @@
 The host's stub `sglang/launch_server.py` calls `main(sys.argv[1:], root)`. It
 parses the arguments as the host's SGLang version would, applies the DFlash and
 memory rules, takes the virtual port, loads for profile.serving.target.load_seconds
-/ time_scale with SGLang's log lines, then serves over real HTTP on a loopback
+/ load_time_scale with SGLang's log lines, then serves over real HTTP on a loopback
 port recorded in the port registry, until SIGTERM/SIGINT.
 
 When the HTTP port is taken matches the version: from 0.5.9 SGLang binds it before
@@ -82,7 +82,7 @@ class Launcher:
     # ------------------------------------------------------------------ helpers
     @property
     def load_seconds(self) -> float:
-        return self.world.profile.serving.target.load_seconds / self.world.time_scale
+        return self.world.profile.serving.target.load_seconds / self.world.load_time_scale
 
     async def _advance(self, fraction: float) -> None:
         """Sleep until `fraction` of the load time has passed; crash there if the fault says so."""

@@ -60,6 +60,10 @@ class WorldState(BaseModel):
         return self.profile.sim.time_scale
 
     @property
+    def load_time_scale(self) -> float:
+        return self.profile.sim.load_time_scale or self.profile.sim.time_scale
+
+    @property
     def byte_scale(self) -> int:
         return self.profile.sim.byte_scale
 

@@ -38,6 +38,15 @@ class SimWorld:
         self._closed = False
 
     @classmethod
+    def start_fast(cls, profile: Profile | str, **kwargs) -> SimWorld:
+        """A world at the profile's quick-run scales (serving and loading), unless given."""
+        if isinstance(profile, str):
+            profile = load_profile(profile)
+        kwargs.setdefault("time_scale", profile.sim.fast_time_scale)
+        kwargs.setdefault("load_time_scale", profile.sim.fast_load_time_scale)
+        return cls.start(profile, **kwargs)
+
+    @classmethod
     def start(
         cls,
         profile: Profile | str,
@@ -45,6 +54,7 @@ class SimWorld:
         faults: list[Fault] | tuple[Fault, ...] = (),
         root: Path | None = None,
         time_scale: float | None = None,
+        load_time_scale: float | None = None,
         mount_backing: dict[str, Path] | None = None,
     ) -> SimWorld:
         """Build a sim host for `profile` and start its Hub emulator.
@@ -54,8 +64,9 @@ class SimWorld:
         """
         if isinstance(profile, str):
             profile = load_profile(profile)
-        if time_scale is not None:
-            profile = profile.model_copy(update={"sim": profile.sim.model_copy(update={"time_scale": time_scale})})
+        scales = {k: v for k, v in {"time_scale": time_scale, "load_time_scale": load_time_scale}.items() if v is not None}
+        if scales:
+            profile = profile.model_copy(update={"sim": profile.sim.model_copy(update=scales)})
         owns_root = root is None
         if root is None:
             root = Path(tempfile.mkdtemp(prefix=f"specops-sim-{profile.name}-"))
@@ -116,6 +127,7 @@ class SimWorld:
             "home": str(self.layout.home),
             "faults": [f.name.value for f in self.state.faults],
             "time_scale": self.state.time_scale,
+            "load_time_scale": self.state.load_time_scale,
             "byte_scale": self.state.byte_scale,
             "pid": os.getpid(),
             **(

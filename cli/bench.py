@@ -1,0 +1,79 @@
+"""`specops bench`: a concurrency sweep against a server on a host (the `benchmark` tool)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+from pydantic import ValidationError
+
+from ..tools.benchmark import BenchmarkArgs, run_benchmark
+from ..tools.context import ToolContext
+from ..tools.errors import ToolError
+from ..tools.hosts import HostError, open_host
+
+
+def _levels(text: str) -> list[int]:
+    try:
+        return [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise typer.BadParameter(f"{text!r}: give concurrency levels as integers, e.g. 1,8,32") from None
+
+
+def _print_table(result) -> None:
+    typer.echo(f"{result.host} port {result.port}  api {result.api}  client {result.client}  server {result.server_version}")
+    typer.echo(f"{'C':>5} {'ach.C':>7} {'tok/s':>9} {'req/s':>7} {'TTFT p50':>9} {'TPOT p50':>9} {'ITL/tok p50':>11} "
+               f"{'gap p50':>8} {'E2E p99':>9} {'tok/chunk':>9} {'accept':>7} {'err':>4}")
+    for lv in result.levels:
+        def ms(summary) -> str:
+            return f"{summary.p50_ms:.2f}" if summary is not None and summary.p50_ms is not None else "-"
+        e2e = f"{lv.e2e.p99_ms:.0f}" if lv.e2e.p99_ms is not None else "-"
+        typer.echo(
+            f"{lv.concurrency:>5} {lv.achieved_concurrency:>7.1f} {lv.output_tok_s:>9.1f} {lv.request_rate_per_s:>7.2f} "
+            f"{ms(lv.ttft):>9} {ms(lv.tpot):>9} {ms(lv.itl_per_token):>11} {ms(lv.inter_chunk_gap):>8} {e2e:>9} "
+            f"{(lv.tokens_per_chunk or 0):>9.2f} {(f'{lv.accept_length:.2f}' if lv.accept_length else '-'):>7} "
+            f"{lv.requests_failed:>4}"
+        )
+    for warning in result.warnings:
+        typer.echo(f"warning: {warning}")
+    typer.echo(f"method: {result.method}")
+
+
+def bench(
+    host: Annotated[str, typer.Option(help="local, ssh://user@host[:port], an inventory name, or sim:/path")] = "local",
+    port: Annotated[int, typer.Option(help="The server's port on the host")] = 30000,
+    levels: Annotated[str, typer.Option(help="Concurrency levels, comma separated")] = "1,8,32,64",
+    prompts: Annotated[str, typer.Option(help="random, math, code, chat or acceptance-mix")] = "random",
+    input_len: Annotated[int, typer.Option(help="Prompt tokens (random prompts)")] = 512,
+    output_len: Annotated[int, typer.Option(help="Output tokens per request")] = 256,
+    rounds: Annotated[int, typer.Option(help="Requests per level = rounds x concurrency")] = 3,
+    requests: Annotated[Optional[int], typer.Option(help="A fixed request count per level instead")] = None,
+    duration: Annotated[Optional[float], typer.Option(help="Seconds of requests per level instead")] = None,
+    warmup: Annotated[int, typer.Option(help="Warm-up requests per level (not counted)")] = 1,
+    api: Annotated[str, typer.Option(help="auto, sglang (native /generate) or openai (/v1/completions)")] = "auto",
+    model: Annotated[Optional[str], typer.Option(help="Model name for the OpenAI API (default: the first of /v1/models)")] = None,
+    client: Annotated[str, typer.Option(help="host (default), local (through a port forward) or bench_serving")] = "host",
+    eos: Annotated[bool, typer.Option("--eos/--ignore-eos", help="Let answers stop at EOS (default: ignore EOS)")] = False,
+    no_flush: Annotated[bool, typer.Option("--no-flush", help="Do not flush the prefix cache between levels")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON")] = False,
+) -> None:
+    """Concurrency sweep against an OpenAI-compatible or SGLang server: tok/s, TTFT, TPOT, ITL, E2E, accept length."""
+    try:
+        args = BenchmarkArgs(
+            port=port, levels=_levels(levels), prompts=prompts, input_len=input_len, output_len=output_len,
+            rounds=rounds, requests_per_level=requests, duration_s=duration, warmup_requests=warmup, api=api,
+            model=model, client=client, ignore_eos=not eos, flush_cache=not no_flush,
+        )
+    except ValidationError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=2) from None
+    try:
+        with open_host(host) as opened:
+            result = run_benchmark(ToolContext.for_host(opened), args)
+    except (ToolError, HostError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=1) from None
+    if as_json:
+        typer.echo(result.model_dump_json(indent=2))
+    else:
+        _print_table(result)
