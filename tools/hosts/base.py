@@ -73,6 +73,14 @@ class Host(ABC):
         Raises PortNotListening when nothing accepts connections there.
         """
 
+    def port_on_host(self, port: int) -> int:
+        """The loopback port a program running ON the host connects to for `port`.
+
+        The port itself on a real host; a simulated host keeps virtual ports
+        (many share one machine) and maps them to the real ones.
+        """
+        return port
+
     # -- lifetime ---------------------------------------------------------------------------
 
     @abstractmethod

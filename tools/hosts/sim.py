@@ -60,6 +60,9 @@ class SimHost(LocalHost):
     def _cwd(self, cwd: str | None) -> str:
         return str(self._path(cwd) if cwd is not None else self.home)
 
+    def port_on_host(self, port: int) -> int:
+        return self._listening_port(port)
+
     def _listening_port(self, port: int) -> int:
         try:
             return resolve_port(self.state.layout, port)

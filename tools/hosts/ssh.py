@@ -134,7 +134,7 @@ class SshHost(Host):
         self._client: paramiko.SSHClient | None = None
         self._sftp: paramiko.SFTPClient | None = None
         self._closed = False
-        self._sim_root: str | None = None  # learnt on the first forward(): see _port_on_host
+        self._sim_root: str | None = None  # learnt on the first forward(): see port_on_host
         self._connect()
 
     # -- connection ------------------------------------------------------------------------
@@ -501,7 +501,7 @@ class SshHost(Host):
 
     @contextmanager
     def forward(self, port: int) -> Iterator[tuple[str, int]]:
-        target = self._port_on_host(port)
+        target = self.port_on_host(port)
         try:
             self._open_forward_channel(target, ("127.0.0.1", 0)).close()
         except paramiko.ChannelException as exc:
@@ -520,7 +520,7 @@ class SshHost(Host):
         finally:
             forwarder.stop()
 
-    def _port_on_host(self, port: int) -> int:
+    def port_on_host(self, port: int) -> int:
         """The loopback port to connect to on the host for `port`.
 
         A simulated host served over SSH keeps virtual ports (many sim hosts share

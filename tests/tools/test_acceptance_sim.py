@@ -1,0 +1,106 @@
+"""The acceptance eval against a DFlash server on sim:seed-ct200: within 0.05 of the profile's truth.
+
+Truth: the profile's accept_length for each prompt's kind (as the simulator
+classifies it), averaged with the weights the prompt mix gives. Per-request
+acceptance scatters around its kind's mean (the profile's accept_spread), so per
+category the truth must lie in the reported 95% interval, and overall within 0.05.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from specops.prompts.acceptance import CATEGORIES, load_prompt_set
+from specops.sim.profiles import load_profile
+from specops.sim.serving.prompt_kind import classify_prompt
+from specops.tools.acceptance import AcceptanceArgs, NotSpeculative, measure_acceptance
+from specops.tools.context import ToolContext
+
+from .worlds import reach, start_world
+
+pytestmark = pytest.mark.timeout(120)
+TIME_SCALE = 50.0
+PROFILE = load_profile("seed-ct200")
+FAST_LOAD = PROFILE.model_copy(update={"serving": PROFILE.serving.model_copy(update={
+    "target": PROFILE.serving.target.model_copy(update={"load_seconds": 2 * TIME_SCALE})})})
+DFLASH = next(s for s in PROFILE.serving.speculative if s.name == "dflash_ep4")
+
+
+def _launch(host, home: str, *extra: str):
+    server = host.start_detached(
+        ["python3", "-m", "sglang.launch_server", "--model-path", f"{home}/models/Kimi-K2.6", "--tp", "8", "--ep", "4",
+         "--port", "30000", *extra],
+        log_path="logs/sglang.log",
+    )
+    deadline = time.monotonic() + 30
+    while "The server is fired up and ready to roll!" not in host.tail("logs/sglang.log", 200):
+        assert host.is_running(server) and time.monotonic() < deadline, host.tail("logs/sglang.log", 60)
+        time.sleep(0.05)
+    return server
+
+
+@pytest.fixture(scope="module")
+def dflash():
+    with start_world(FAST_LOAD, time_scale=TIME_SCALE) as world, reach(world, "sim") as host:
+        home = str(world.layout.home)
+        host.run(["hf", "download", "SubSir/Kimi-K2.6-DFlash-tmp-long", "--local-dir", f"{home}/models/dflash"],
+                 timeout=120).check()
+        server = _launch(host, home, "--speculative-algorithm", "DFLASH", "--speculative-draft-model-path",
+                         f"{home}/models/dflash", "--max-running-requests", "256")
+        yield ToolContext.for_host(host)
+        host.stop(server)
+
+
+def test_acceptance_is_within_005_of_the_truth(dflash):
+    result = measure_acceptance(dflash, AcceptanceArgs(max_new_tokens=512, ignore_eos=True, concurrency=16))
+    assert result.speculative_algorithm == "DFLASH" and result.block_size == 8 and result.warning is None
+    truths = []
+    for summary in result.categories:
+        prompts = load_prompt_set(summary.category).prompts
+        kinds = [classify_prompt(p) for p in prompts]
+        assert kinds == [summary.category] * len(prompts), "the simulator sees each prompt as its category"
+        truth = DFLASH.accept_length[summary.category]
+        truths += [truth] * len(prompts)
+        assert summary.prompts == len(prompts) >= 24
+        low, high = summary.request_mean_ci95
+        assert low < truth < high, f"{summary.category}: {truth} outside {summary.request_mean_ci95}"
+        assert summary.token_weighted_ci95[0] < summary.token_weighted < summary.token_weighted_ci95[1]
+        assert summary.completion_tokens == 512 * summary.prompts
+    overall_truth = sum(truths) / len(truths)
+    assert result.overall.prompts == sum(s.prompts for s in result.categories)
+    assert abs(result.overall.request_mean - overall_truth) < 0.05
+    assert abs(result.overall.token_weighted - overall_truth) < 0.05
+    # Token weighting is a harmonic-style mean of per-request tau: never above the request mean.
+    assert result.overall.token_weighted <= result.overall.request_mean
+    for words in ("Student-t", "bootstrap", "temperature 0", "spec_verify_ct", "specops-math-32"):
+        assert words in result.method
+
+
+def test_a_break_even_above_the_measured_tau_gives_a_warning(dflash):
+    result = measure_acceptance(dflash, AcceptanceArgs(
+        categories=["chat"], prompts_per_category=8, max_new_tokens=128, break_even_accept_length=4.5))
+    assert result.overall.prompts == 8
+    assert result.warning is not None and "4.5" in result.warning
+
+
+def test_bad_input_is_refused_before_anything_runs():
+    from pydantic import ValidationError
+
+    for bad in ({"concurrency": 0}, {"port": 0}, {"categories": ["poetry"]}, {"categories": []},
+                {"categories": ["math", "math"]}, {"prompt_template": "no slot"}, {"max_new_tokens": 0}):
+        with pytest.raises(ValidationError):
+            AcceptanceArgs(**bad)
+    assert set(CATEGORIES) == {"math", "code", "chat"}
+
+
+def test_a_server_without_speculation_is_named_as_such():
+    with start_world(FAST_LOAD, time_scale=TIME_SCALE) as world, reach(world, "sim") as host:
+        server = _launch(host, str(world.layout.home))
+        try:
+            with pytest.raises(NotSpeculative):
+                measure_acceptance(ToolContext.for_host(host), AcceptanceArgs(categories=["math"], prompts_per_category=2,
+                                                                               max_new_tokens=16))
+        finally:
+            host.stop(server)

@@ -1,0 +1,74 @@
+"""The benchmark tool against the serving simulator on sim:seed-ct200: numbers within 3% of the profile's truth.
+
+Truth: the profile's throughput curve for the configuration the simulator
+chooses (specops.sim.serving.performance), measured tok/s / time_scale. At time
+scale 5 the simulator streams under ~5k chunks/s (its ceiling here is ~25k),
+and 384 output tokens per request keep the ramp at each level's start (the
+simulator admits ~1 request per 2 ms on two cores) under 2% of the level.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from specops.sim.profiles import load_profile
+from specops.sim.serving.performance import Launch, build_performance_model
+from specops.tools.benchmark import BenchmarkArgs, run_benchmark
+from specops.tools.context import ToolContext
+
+from .worlds import reach, start_world
+
+pytestmark = pytest.mark.timeout(120)
+
+TIME_SCALE = 5.0
+PROFILE = load_profile("seed-ct200")
+# The seed host's profile with a 2 s (modelled 20 s) load, so a test launch is ready at once.
+FAST_LOAD = PROFILE.model_copy(update={"serving": PROFILE.serving.model_copy(update={
+    "target": PROFILE.serving.target.model_copy(update={"load_seconds": 2 * TIME_SCALE})})})
+
+
+def launch(host, home: str, log: str, *extra: str):
+    server = host.start_detached(
+        ["python3", "-m", "sglang.launch_server", "--model-path", f"{home}/models/Kimi-K2.6", "--tp", "8", "--ep", "4",
+         "--port", "30000", "--max-running-requests", "256", *extra],
+        log_path=log,
+    )
+    deadline = time.monotonic() + 30
+    while "The server is fired up and ready to roll!" not in host.tail(log, 200):
+        assert host.is_running(server) and time.monotonic() < deadline, host.tail(log, 60)
+        time.sleep(0.05)
+    return server
+
+
+@pytest.fixture(scope="module")
+def sim_world():
+    with start_world(FAST_LOAD, time_scale=TIME_SCALE) as world:
+        yield world
+
+
+def test_throughput_at_every_level_is_within_3_percent_of_the_profile(sim_world):
+    truth = build_performance_model(PROFILE.serving, Launch(tp=8, ep=4), 1)
+    assert truth.choice.parallel.name == "ep4"
+    with reach(sim_world, "sim") as host:
+        server = launch(host, str(sim_world.layout.home), "logs/sglang-ep4.log")
+        try:
+            result = run_benchmark(
+                ToolContext.for_host(host), BenchmarkArgs(levels=[1, 16, 32], input_len=128, output_len=384, rounds=1)
+            )
+        finally:
+            host.stop(server)
+    assert result.api == "sglang" and result.server_version == "0.5.10" and result.client == "host"
+    for level in result.levels:
+        expected = truth.step_time.throughput(level.concurrency)
+        measured = level.output_tok_s / TIME_SCALE
+        assert measured == pytest.approx(expected, rel=0.03), f"C={level.concurrency}: {measured:.1f} vs {expected:.1f}"
+        assert level.requests_completed == level.concurrency and level.requests_failed == 0
+        assert level.total_output_tokens == 384 * level.concurrency  # the server's counts, ignore_eos
+        assert level.total_input_tokens == 128 * level.concurrency  # random ids: exact input lengths
+        assert level.achieved_concurrency == pytest.approx(level.concurrency, rel=0.05)
+        assert level.cache_flushed is True and level.accept_length is None
+        # Autoregressive: a step is C / T(C) modelled seconds, and TPOT is that step.
+        assert level.tpot.p50_ms / 1e3 * TIME_SCALE == pytest.approx(level.concurrency / expected, rel=0.05)
+    assert result.best_at_concurrency == 32

@@ -1,0 +1,265 @@
+"""The `acceptance` tool: acceptance length of a running speculative server, per prompt category.
+
+Each prompt of the shipped sets (prompts/acceptance: math, code, chat) goes to
+the native `/generate` at temperature 0; SGLang's `meta_info` gives per request
+`completion_tokens` and `spec_verify_ct` (tokens gained per verify step include
+the bonus token, so tau >= 1). Reported per category and overall, both ways the
+literature averages (acceptance_intervals.py): request mean and token weighted,
+each with a 95% interval, plus a `method` line that says exactly what was done.
+A warm-up request is discarded and the prefix cache flushed before the eval.
+Requests run from here through host.forward(port): only meta_info matters, not timing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import httpx
+import tenacity
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from specops.prompts.acceptance import CATEGORIES, Category, load_prompt_set
+
+from .acceptance_intervals import BOOTSTRAP_RESAMPLES, request_mean_interval, token_weighted_interval
+from .context import ToolContext
+from .errors import ToolError
+from .hosts import PortNotListening
+from .inputs import Port
+from .registry import tool
+
+# Below this a drafter hardly ever beats the same server without speculation (verify cost > gain).
+DEFAULT_MIN_USEFUL_ACCEPT_LENGTH = 1.5
+_TRANSIENT_STATUS = (429, 500, 502, 503, 504)
+
+
+class NotSpeculative(ToolError):
+    """The server answered, but without speculative metadata: it does not run a drafter."""
+
+    kind = "not_speculative"
+
+
+class AcceptanceServerUnreachable(ToolError):
+    kind = "server_not_reachable"
+
+
+class AcceptanceRequestsFailed(ToolError):
+    """Too many eval requests failed for the figures to mean anything."""
+
+    kind = "acceptance_requests_failed"
+
+
+class _Transient(Exception):
+    pass
+
+
+class AcceptanceArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    port: Port = 30000
+    categories: list[Category] = Field(default_factory=lambda: list(CATEGORIES), min_length=1)
+    prompts_per_category: int | None = Field(None, ge=2, le=10_000, description="Use the first N prompts of each set")
+    max_new_tokens: int = Field(1024, ge=16, le=65536)
+    ignore_eos: bool = Field(False, description="True: every answer runs to max_new_tokens (long, uniform samples)")
+    concurrency: int = Field(8, ge=1, le=256, description="Eval requests in flight at once")
+    prompt_template: str = Field(
+        "{prompt}", max_length=4000, description="How each prompt becomes /generate text, e.g. a chat template; {prompt} is replaced"
+    )
+    break_even_accept_length: float | None = Field(
+        None, ge=1.0, le=64.0, description="The tau the drafter needs to beat the baseline (e.g. from TPOT ratios)"
+    )
+    flush_cache: bool = True
+    request_timeout_s: float = Field(600.0, gt=0, le=24 * 3600)
+
+    @field_validator("categories")
+    @classmethod
+    def _unique(cls, value: list[Category]) -> list[Category]:
+        if len(set(value)) != len(value):
+            raise ValueError(f"categories repeat: {value}")
+        return value
+
+    @field_validator("prompt_template")
+    @classmethod
+    def _has_slot(cls, value: str) -> str:
+        if value.count("{prompt}") != 1:
+            raise ValueError("prompt_template must contain {prompt} exactly once")
+        return value
+
+
+class CategoryAcceptance(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    category: str = Field(description="math, code, chat or overall")
+    prompt_set: str
+    prompts: int = Field(description="Requests that counted")
+    request_mean: float = Field(description="Mean of per-request completion_tokens / spec_verify_ct")
+    request_mean_ci95: tuple[float, float] | None = Field(description="Student-t 95% interval")
+    token_weighted: float = Field(description="sum(completion_tokens) / sum(spec_verify_ct)")
+    token_weighted_ci95: tuple[float, float] | None = Field(description="Percentile-bootstrap 95% interval")
+    completion_tokens: int
+    verify_steps: int
+    min_request: float
+    max_request: float
+
+
+class AcceptanceResult(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    host: str
+    port: int
+    speculative_algorithm: str | None
+    block_size: int | None = Field(description="speculative_num_draft_tokens from /get_server_info")
+    server_version: str | None
+    max_new_tokens: int
+    temperature: float
+    categories: list[CategoryAcceptance]
+    overall: CategoryAcceptance
+    failed_requests: int
+    errors: list[str]
+    server_avg_accept_length: float | None = Field(description="internal_states[0].avg_spec_accept_length, for comparison")
+    method: str
+    warning: str | None = Field(description="Set when the measured acceptance is too low for the drafter to pay off")
+
+
+def _summary(category: str, prompt_set: str, rows: list[tuple[int, int]]) -> CategoryAcceptance:
+    completion = [c for c, _ in rows]
+    verify = [v for _, v in rows]
+    per_request = [c / v for c, v in rows]
+    mean, mean_ci = request_mean_interval(per_request)
+    weighted, weighted_ci = token_weighted_interval(completion, verify)
+    return CategoryAcceptance(
+        category=category, prompt_set=prompt_set, prompts=len(rows),
+        request_mean=mean, request_mean_ci95=mean_ci, token_weighted=weighted, token_weighted_ci95=weighted_ci,
+        completion_tokens=sum(completion), verify_steps=sum(verify),
+        min_request=min(per_request), max_request=max(per_request),
+    )
+
+
+async def _generate(client: httpx.AsyncClient, text: str, args: AcceptanceArgs) -> dict[str, Any]:
+    body = {
+        "text": text,
+        "sampling_params": {"temperature": 0.0, "max_new_tokens": args.max_new_tokens, "ignore_eos": args.ignore_eos},
+    }
+
+    @tenacity.retry(
+        retry=tenacity.retry_if_exception_type((httpx.TransportError, _Transient)),
+        stop=tenacity.stop_after_attempt(3),
+        wait=tenacity.wait_exponential(multiplier=0.5, max=5),
+        reraise=True,
+    )
+    async def attempt() -> dict[str, Any]:
+        response = await client.post("/generate", json=body)
+        if response.status_code in _TRANSIENT_STATUS:
+            raise _Transient(f"HTTP {response.status_code}: {response.text[:200]}")
+        if response.status_code != 200:
+            raise ValueError(f"HTTP {response.status_code}: {response.text[:300]}")
+        return response.json()["meta_info"]
+
+    return await attempt()
+
+
+async def _evaluate(base_url: str, args: AcceptanceArgs, jobs: list[tuple[str, str]]) -> tuple[dict, list, list]:
+    """(server info, [(category, meta_info)], errors)."""
+    limits = httpx.Limits(max_connections=args.concurrency)
+    async with httpx.AsyncClient(base_url=base_url, timeout=args.request_timeout_s, limits=limits) as client:
+        info_response = await client.get("/get_server_info")
+        info = info_response.json() if info_response.status_code == 200 else {}
+        # Warm-up, discarded: the first request pays for graph capture and allocation on a real server.
+        await _generate(client, args.prompt_template.replace("{prompt}", "Hello."), args)
+        if args.flush_cache:
+            await client.post("/flush_cache")
+        gate = asyncio.Semaphore(args.concurrency)
+        results: list[tuple[str, dict]] = []
+        errors: list[str] = []
+
+        async def run(category: str, prompt: str) -> None:
+            async with gate:
+                try:
+                    results.append((category, await _generate(client, args.prompt_template.replace("{prompt}", prompt), args)))
+                except (httpx.HTTPError, _Transient, ValueError, KeyError) as exc:
+                    errors.append(f"{category}: {type(exc).__name__}: {exc}")
+
+        await asyncio.gather(*(run(c, p) for c, p in jobs))
+        after = await client.get("/get_server_info")
+        if after.status_code == 200:
+            info["internal_states"] = after.json().get("internal_states")
+    return info, results, errors
+
+
+def _method(args: AcceptanceArgs, sets: dict[str, str]) -> str:
+    template = "raw prompt text (no chat template)" if args.prompt_template == "{prompt}" else f"template {args.prompt_template!r}"
+    return (
+        f"Prompt sets {', '.join(sets.values())} (prompts/acceptance, original prompts in the style of "
+        f"GSM8K/MATH, HumanEval/MBPP and MT-Bench/Alpaca), {template}, sent to native /generate at temperature 0, "
+        f"max_new_tokens {args.max_new_tokens}, ignore_eos {args.ignore_eos}, {args.concurrency} in flight; one warm-up "
+        f"request discarded{', /flush_cache before the eval' if args.flush_cache else ''}. Per request tau = "
+        "meta_info.completion_tokens / meta_info.spec_verify_ct (accepted drafts + the bonus token per verify step). "
+        "Request mean = mean of per-request tau, 95% Student-t interval; token weighted = sum(completion_tokens) / "
+        f"sum(spec_verify_ct), 95% percentile bootstrap over requests ({BOOTSTRAP_RESAMPLES} resamples). Overall pools "
+        "every request, so categories weigh by their number of prompts."
+    )
+
+
+@tool("acceptance", mutates=False)
+def measure_acceptance(ctx: ToolContext, args: AcceptanceArgs) -> AcceptanceResult:
+    """Acceptance length (tau) of the speculative server on `port`, per category (math, code, chat) and overall:
+    request mean and token weighted, each with a 95% interval, the method, and a warning when tau is too low
+    for the drafter to pay off."""
+    sets = {c: load_prompt_set(c) for c in args.categories}
+    jobs = [(c, p) for c, s in sets.items() for p in s.prompts[: args.prompts_per_category]]
+    try:
+        with ctx.host.forward(args.port) as (address, local_port):
+            info, results, errors = asyncio.run(_evaluate(f"http://{address}:{local_port}", args, jobs))
+    except PortNotListening as exc:
+        raise AcceptanceServerUnreachable(str(exc), remedy="start the speculative server and wait until /health answers 200") from None
+    except (httpx.HTTPError, _Transient, ValueError, KeyError) as exc:
+        raise AcceptanceServerUnreachable(
+            f"the server on port {args.port} did not answer the warm-up request: {exc}",
+            remedy="check that it is ready (GET /health) and serves SGLang's native /generate",
+        ) from None
+    if any("spec_verify_ct" not in meta for _, meta in results):
+        raise NotSpeculative(
+            f"the server on port {args.port} returns no spec_verify_ct: it is not running speculative decoding",
+            remedy="launch it with --speculative-algorithm and a draft model, then measure again",
+            details={"speculative_algorithm": info.get("speculative_algorithm")},
+        )
+    rows: dict[str, list[tuple[int, int]]] = {c: [] for c in sets}
+    for category, meta in results:
+        if meta["spec_verify_ct"] > 0:
+            rows[category].append((int(meta["completion_tokens"]), int(meta["spec_verify_ct"])))
+    if len(errors) > len(jobs) // 10 or any(len(r) < 2 for r in rows.values()):
+        raise AcceptanceRequestsFailed(
+            f"{len(errors)} of {len(jobs)} eval requests failed, e.g. {errors[0] if errors else 'none counted'}",
+            remedy="check the server log; a drafter that rejects requests (grammar, logprobs) or crashes under load cannot be measured",
+            details={"errors": errors[:10]},
+        )
+    names = {c: s.name for c, s in sets.items()}
+    categories = [_summary(c, names[c], rows[c]) for c in sets]
+    overall = _summary("overall", " + ".join(names.values()), [row for c in sets for row in rows[c]])
+    floor = max(DEFAULT_MIN_USEFUL_ACCEPT_LENGTH, args.break_even_accept_length or 0.0)
+    low = min(overall.request_mean, overall.token_weighted)
+    warning = None
+    if low < floor:
+        reason = (
+            f"the break-even {args.break_even_accept_length:g} given"
+            if args.break_even_accept_length and args.break_even_accept_length >= DEFAULT_MIN_USEFUL_ACCEPT_LENGTH
+            else f"{DEFAULT_MIN_USEFUL_ACCEPT_LENGTH:g}, below which a drafter rarely beats no speculation"
+        )
+        warning = (
+            f"acceptance length {low:.2f} is below {reason}: the speculative server is likely slower than the baseline. "
+            "Check the drafter matches the target, the CUDA-graph mode (tau 1.00 means drafts are never accepted), "
+            "and thinking/chat-template settings."
+        )
+    states = info.get("internal_states") or [{}]
+    server_tau = states[0].get("avg_spec_accept_length") if isinstance(states[0], dict) else None
+    return AcceptanceResult(
+        host=ctx.host.spec, port=args.port,
+        speculative_algorithm=info.get("speculative_algorithm"),
+        block_size=info.get("speculative_num_draft_tokens"),
+        server_version=info.get("version"),
+        max_new_tokens=args.max_new_tokens, temperature=0.0,
+        categories=categories, overall=overall,
+        failed_requests=len(errors), errors=errors[:5],
+        server_avg_accept_length=float(server_tau) if server_tau is not None else None,
+        method=_method(args, names), warning=warning,
+    )

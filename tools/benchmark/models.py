@@ -1,0 +1,139 @@
+"""The benchmark tool's arguments and results: a concurrency sweep, one LevelResult per concurrency.
+
+Names say what is measured: `itl_per_token` splits each gap between chunks over
+the tokens the later chunk carried (what a user sees per token); `inter_chunk_gap`
+is the raw gap between chunks (what the network sees). Under speculative
+decoding a chunk holds several tokens, so the two differ by the tokens per chunk.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ..inputs import Concurrency, Port
+
+PromptSource = Literal["random", "math", "code", "chat", "acceptance-mix"]
+Api = Literal["auto", "sglang", "openai"]
+ClientPlace = Literal["host", "local", "bench_serving"]
+
+
+class BenchmarkArgs(BaseModel):
+    """A closed-loop concurrency sweep (each level keeps `concurrency` requests in flight)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    port: Port = Field(30000, description="The server's port on the host")
+    levels: list[Concurrency] = Field(min_length=1, max_length=32, description="Concurrency levels, run in this order")
+    prompts: PromptSource = Field(
+        "random",
+        description="random: random token ids of exactly input_len (new ones per level, so no prefix-cache hits); "
+        "or a shipped prompt set (prompts/acceptance)",
+    )
+    input_len: int = Field(512, ge=1, le=1_000_000, description="Prompt tokens, for random prompts")
+    output_len: int = Field(256, ge=1, le=1_000_000, description="max_tokens per request")
+    ignore_eos: bool = Field(True, description="Generate exactly output_len tokens, so runs are comparable")
+    warmup_requests: int = Field(1, ge=0, le=1024, description="Per level, before the clock starts; not counted")
+    requests_per_level: int | None = Field(None, ge=1, le=1_000_000, description="Fixed count per level")
+    rounds: int = Field(3, ge=1, le=1000, description="Without a count or duration: rounds x concurrency requests per level")
+    duration_s: float | None = Field(None, gt=0, le=24 * 3600, description="Issue requests for this long per level")
+    flush_cache: bool = Field(True, description="POST /flush_cache before each level when the server has it")
+    api: Api = Field("auto", description="sglang: native /generate; openai: /v1/completions; auto: sglang when it answers")
+    model: str | None = Field(None, max_length=512, pattern=r"^[^\x00-\x1f]+$", description="Model name (OpenAI API)")
+    client: ClientPlace = Field(
+        "host",
+        description="host: our client runs on the host (the SSH link is not measured); local: here, through a "
+        "port forward; bench_serving: SGLang's own sglang.bench_serving on the host",
+    )
+    temperature: float = Field(0.0, ge=0.0, le=2.0)
+    seed: int = Field(1, ge=0)
+    request_timeout_s: float = Field(600.0, gt=0, le=24 * 3600)
+    timeout_s: float = Field(3600.0, ge=10, le=48 * 3600, description="Bound on the whole sweep")
+
+    @model_validator(mode="after")
+    def _one_stop_rule(self) -> BenchmarkArgs:
+        if self.requests_per_level is not None and self.duration_s is not None:
+            raise ValueError("give requests_per_level or duration_s, not both")
+        if len(set(self.levels)) != len(self.levels):
+            raise ValueError(f"levels repeat a concurrency: {self.levels}")
+        if self.client == "bench_serving" and self.duration_s is not None:
+            raise ValueError("sglang.bench_serving runs a request count, not a duration")
+        return self
+
+    def requests_at(self, concurrency: int) -> int | None:
+        if self.duration_s is not None:
+            return None
+        return self.requests_per_level if self.requests_per_level is not None else self.rounds * concurrency
+
+
+class LatencySummary(BaseModel):
+    """Milliseconds. p90 is None where the source (sglang.bench_serving) does not report it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    samples: int
+    mean_ms: float | None
+    p50_ms: float | None
+    p90_ms: float | None
+    p99_ms: float | None
+
+
+class ClientLoad(BaseModel):
+    """Whether our own client kept up: if it did not, the level measured the client, not the server."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    cpu_fraction: float = Field(description="Client CPU seconds / level wall seconds (1.0 = one core saturated)")
+    loop_lag_p99_ms: float = Field(description="How late a 5 ms timer fired, p99: the client's scheduling delay")
+    limited: bool = Field(description="True when the client was busy enough to distort the figures")
+
+
+class LevelResult(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    concurrency: int = Field(description="Requested: requests kept in flight")
+    achieved_concurrency: float = Field(description="Measured: sum of request latencies / level duration")
+    requests_completed: int
+    requests_failed: int
+    errors: list[str] = Field(description="The first few failures, verbatim")
+    duration_s: float = Field(description="First dispatch to last response")
+    total_input_tokens: int
+    total_output_tokens: int = Field(description="From the server's own counts (usage / meta_info), never re-tokenised")
+    output_tok_s: float = Field(description="total_output_tokens / duration_s")
+    request_rate_per_s: float
+    ttft: LatencySummary
+    tpot: LatencySummary = Field(description="Per request (e2e - ttft) / (output tokens - 1)")
+    itl_per_token: LatencySummary | None = Field(
+        description="Each chunk gap divided over the tokens that chunk carried; None when the server gave no per-chunk counts"
+    )
+    inter_chunk_gap: LatencySummary | None = Field(description="Gap between successive streamed chunks, per chunk")
+    e2e: LatencySummary
+    tokens_per_chunk: float | None = Field(description="Output tokens / chunks: above 1 under speculative decoding")
+    accept_length: float | None = Field(
+        description="/get_server_info internal_states[0].avg_spec_accept_length after the level (None: not speculative)"
+    )
+    cache_flushed: bool | None = Field(description="True: flushed before the level; None: the server has no /flush_cache")
+    client: ClientLoad | None = Field(description="None for sglang.bench_serving, which does not report it")
+
+
+class BenchmarkResult(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    host: str
+    port: int
+    client: ClientPlace
+    api: str = Field(description="What was driven: sglang (/generate), openai (/v1/completions) or bench_serving's backend")
+    model: str | None
+    server_version: str | None
+    speculative_algorithm: str | None
+    prompts: str
+    input_len: int | None
+    output_len: int
+    ignore_eos: bool
+    warmup_requests: int
+    levels: list[LevelResult]
+    best_output_tok_s: float = Field(description="The highest output tok/s over the levels")
+    best_at_concurrency: int
+    method: str = Field(description="How the figures were measured and counted, in words")
+    warnings: list[str]

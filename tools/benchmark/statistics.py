@@ -1,0 +1,115 @@
+"""From raw request timings (stream_client.py's output) to one LevelResult per concurrency.
+
+Definitions (the ones SGLang's bench_serving and vLLM use, named so a reader cannot mix them up):
+- output tok/s = sum of the server-counted output tokens / (first dispatch .. last response);
+- achieved concurrency = sum of request latencies / that duration (measured, not the requested level);
+- TTFT = first streamed chunk carrying output - request start;
+- TPOT = (e2e - TTFT) / (output tokens - 1), per request;
+- ITL per token: each gap between chunks divided evenly over the tokens the later chunk carries,
+  counted once per token (SGLang's native backend does the same);
+- inter-chunk gap: the same gaps, counted once per chunk.
+Percentiles interpolate linearly between order statistics (numpy's default).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .models import ClientLoad, LatencySummary, LevelResult
+
+MAX_ERRORS_KEPT = 5
+# A client that spends most of a core, or whose timers fire this late, distorts sub-ms gaps.
+CLIENT_CPU_LIMIT = 0.85
+CLIENT_LAG_LIMIT_MS = 5.0
+
+
+def percentile(sorted_values: Sequence[float], q: float) -> float:
+    """q in [0, 1]; linear interpolation between the closest ranks."""
+    if not sorted_values:
+        raise ValueError("no values")
+    pos = q * (len(sorted_values) - 1)
+    low = int(pos)
+    high = min(low + 1, len(sorted_values) - 1)
+    return sorted_values[low] + (sorted_values[high] - sorted_values[low]) * (pos - low)
+
+
+def summarize(values_s: Sequence[float]) -> LatencySummary:
+    """Seconds in, milliseconds out."""
+    if not values_s:
+        return LatencySummary(samples=0, mean_ms=None, p50_ms=None, p90_ms=None, p99_ms=None)
+    ordered = sorted(values_s)
+    return LatencySummary(
+        samples=len(ordered),
+        mean_ms=1e3 * sum(ordered) / len(ordered),
+        p50_ms=1e3 * percentile(ordered, 0.50),
+        p90_ms=1e3 * percentile(ordered, 0.90),
+        p99_ms=1e3 * percentile(ordered, 0.99),
+    )
+
+
+def chunk_gaps(chunk_s: Sequence[float]) -> list[float]:
+    return [b - a for a, b in zip(chunk_s, chunk_s[1:])]
+
+
+def itl_per_token(chunk_s: Sequence[float], chunk_tokens: Sequence[int]) -> list[float]:
+    """One value per token after the first chunk: the chunk's gap / its token count."""
+    out: list[float] = []
+    for gap, tokens in zip(chunk_gaps(chunk_s), chunk_tokens[1:]):
+        if tokens > 0:
+            out.extend([gap / tokens] * tokens)
+    return out
+
+
+def level_result(raw: dict[str, Any]) -> LevelResult:
+    """Aggregate one level of stream_client output."""
+    requests = raw["requests"]
+    ok = [r for r in requests if r["error"] is None and r["output_tokens"] is not None]
+    failed = [r for r in requests if r not in ok]
+    errors = [r["error"] or "no token count from the server (no usage in the stream)" for r in failed]
+    duration = float(raw["duration_s"])
+    ttft, tpot, e2e, itl, gaps = [], [], [], [], []
+    per_chunk_known = True
+    chunks = 0
+    for r in ok:
+        first, latency = r["chunk_s"][0], r["end_s"] - r["start_s"]
+        ttft.append(first)
+        e2e.append(latency)
+        if r["output_tokens"] > 1:
+            tpot.append((latency - first) / (r["output_tokens"] - 1))
+        gaps.extend(chunk_gaps(r["chunk_s"]))
+        chunks += len(r["chunk_s"])
+        if r["chunk_tokens"] is None:
+            per_chunk_known = False
+        else:
+            itl.extend(itl_per_token(r["chunk_s"], r["chunk_tokens"]))
+    output_tokens = sum(r["output_tokens"] for r in ok)
+    cpu_fraction = float(raw.get("client_cpu_s", 0.0)) / duration if duration > 0 else 0.0
+    lag_p99 = float(raw.get("loop_lag_ms", {}).get("p99", 0.0))
+    states = ((raw.get("server_info") or {}).get("internal_states") or [{}])
+    accept = states[0].get("avg_spec_accept_length") if states and isinstance(states[0], dict) else None
+    return LevelResult(
+        concurrency=int(raw["concurrency"]),
+        achieved_concurrency=sum(e2e) / duration if duration > 0 else 0.0,
+        requests_completed=len(ok),
+        requests_failed=len(failed),
+        errors=errors[:MAX_ERRORS_KEPT],
+        duration_s=duration,
+        total_input_tokens=sum(r["prompt_tokens"] or 0 for r in ok),
+        total_output_tokens=output_tokens,
+        output_tok_s=output_tokens / duration if duration > 0 else 0.0,
+        request_rate_per_s=len(ok) / duration if duration > 0 else 0.0,
+        ttft=summarize(ttft),
+        tpot=summarize(tpot),
+        itl_per_token=summarize(itl) if per_chunk_known and ok else None,
+        inter_chunk_gap=summarize(gaps) if ok else None,
+        e2e=summarize(e2e),
+        tokens_per_chunk=output_tokens / chunks if chunks else None,
+        accept_length=float(accept) if accept is not None else None,
+        cache_flushed=raw.get("cache_flushed"),
+        client=ClientLoad(
+            cpu_fraction=round(cpu_fraction, 4),
+            loop_lag_p99_ms=round(lag_p99, 3),
+            limited=cpu_fraction > CLIENT_CPU_LIMIT or lag_p99 > CLIENT_LAG_LIMIT_MS,
+        ),
+    )

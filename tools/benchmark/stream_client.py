@@ -1,0 +1,389 @@
+"""The benchmark client: a self-contained script that streams requests at fixed concurrency and prints raw timings.
+
+It is uploaded to the host and run there with the host's `python3` (so the SSH
+link is not measured), or run here against a forwarded port. It depends on the
+standard library only (asyncio streams, HTTP/1.1 keep-alive, SSE parsing), so
+it runs on any host with Python 3.8+ whatever is installed there.
+
+Input: one JSON object on stdin (see `main`). Output: one JSON object on stdout
+with, per level, every request's start, per-chunk arrival times and per-chunk
+token counts as the server reported them, and the client's own load (CPU time,
+event-loop lag). Statistics are computed by the caller (statistics.py), so this
+file stays small and the numbers are derived in one place.
+
+Token counts always come from the server: `meta_info.completion_tokens` on the
+native SGLang API (cumulative per chunk), `usage` on the OpenAI API
+(`stream_options.include_usage`; per chunk too when the server honours
+`continuous_usage_stats`). A chunk may carry several tokens (speculative
+decoding); nothing here assumes one token per chunk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import sys
+import time
+from urllib.parse import urlsplit
+
+LOOP_PROBE_S = 0.005  # the lag probe sleeps this long and records how late it wakes
+READ_SIZE = 1 << 16
+RANDOM_ID_RANGE = (1000, 20000)  # inside every modern vocabulary, away from special tokens
+
+
+class HttpError(Exception):
+    pass
+
+
+class Connection:
+    """One keep-alive HTTP/1.1 connection; reopened when the server closes it."""
+
+    def __init__(self, host: str, port: int, timeout_s: float) -> None:
+        self.host, self.port, self.timeout_s = host, port, timeout_s
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def open(self) -> None:
+        self.reader, self.writer = await asyncio.wait_for(
+            asyncio.open_connection(self.host, self.port, limit=1 << 24), self.timeout_s
+        )
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+        self.reader = self.writer = None
+
+    async def request(self, method: str, path: str, body: bytes | None, headers: dict, on_data=None):
+        """Send a request; return (status, body bytes). `on_data(bytes, t)` gets the body as it arrives instead."""
+        for attempt in (0, 1):
+            if self.writer is None:
+                await self.open()
+            head = [f"{method} {path} HTTP/1.1", f"Host: {self.host}:{self.port}", "Connection: keep-alive"]
+            head += [f"{k}: {v}" for k, v in headers.items()]
+            head.append(f"Content-Length: {len(body or b'')}")
+            self.writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + (body or b""))
+            try:
+                await self.writer.drain()
+                status_line = await asyncio.wait_for(self.reader.readline(), self.timeout_s)
+            except (ConnectionError, OSError):
+                status_line = b""
+            if status_line:
+                return await self._response(status_line, on_data)
+            # A kept-alive connection the server had closed: reopen once.
+            self.close()
+            if attempt:
+                raise HttpError("connection closed before a response")
+        raise HttpError("unreachable")
+
+    async def _response(self, status_line: bytes, on_data):
+        parts = status_line.decode("latin-1").split(" ", 2)
+        if len(parts) < 2 or not parts[1].isdigit():
+            raise HttpError(f"bad status line {status_line[:80]!r}")
+        status = int(parts[1])
+        headers = {}
+        while True:
+            line = await asyncio.wait_for(self.reader.readline(), self.timeout_s)
+            if line in (b"\r\n", b"\n", b""):
+                break
+            key, _, value = line.decode("latin-1").partition(":")
+            headers[key.strip().lower()] = value.strip()
+        collected = bytearray()
+        sink = on_data if (on_data is not None and status == 200) else (lambda data, t: collected.extend(data))
+        reader = self.reader
+        if headers.get("transfer-encoding", "").lower() == "chunked":
+            while True:
+                size_line = await asyncio.wait_for(reader.readline(), self.timeout_s)
+                size = int(size_line.split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    await asyncio.wait_for(reader.readline(), self.timeout_s)  # the CRLF after the last chunk
+                    break
+                data = await asyncio.wait_for(reader.readexactly(size + 2), self.timeout_s)
+                sink(data[:-2], time.perf_counter())
+        elif "content-length" in headers:
+            remaining = int(headers["content-length"])
+            while remaining:
+                data = await asyncio.wait_for(reader.read(min(remaining, READ_SIZE)), self.timeout_s)
+                if not data:
+                    raise HttpError("connection closed mid-body")
+                remaining -= len(data)
+                sink(data, time.perf_counter())
+        else:
+            while True:
+                data = await asyncio.wait_for(reader.read(READ_SIZE), self.timeout_s)
+                if not data:
+                    break
+                sink(data, time.perf_counter())
+            self.close()
+        if headers.get("connection", "").lower() == "close":
+            self.close()
+        return status, bytes(collected)
+
+
+class SseParser:
+    """Splits a byte stream into `data:` payloads; calls on_event(payload_bytes, arrival_time)."""
+
+    def __init__(self, on_event) -> None:
+        self.buffer = b""
+        self.on_event = on_event
+
+    def feed(self, data: bytes, t: float) -> None:
+        self.buffer += data
+        while True:
+            cut = self.buffer.find(b"\n")
+            if cut < 0:
+                return
+            line, self.buffer = self.buffer[:cut].rstrip(b"\r"), self.buffer[cut + 1 :]
+            if line.startswith(b"data:"):
+                self.on_event(line[5:].strip(), t)
+
+
+class Record:
+    """What one request measured. Times are perf_counter seconds."""
+
+    __slots__ = ("start", "chunk_times", "chunk_tokens", "output_tokens", "prompt_tokens", "verify_ct", "error", "end")
+
+    def __init__(self, start: float) -> None:
+        self.start = start
+        self.chunk_times = []
+        self.chunk_tokens = []  # per chunk, None when the server did not say
+        self.output_tokens = None
+        self.prompt_tokens = None
+        self.verify_ct = None
+        self.error = None
+        self.end = None
+
+    def as_json(self, origin: float) -> dict:
+        known = all(n is not None for n in self.chunk_tokens)
+        return {
+            "start_s": round(self.start - origin, 7),
+            "end_s": None if self.end is None else round(self.end - origin, 7),
+            "chunk_s": [round(t - self.start, 7) for t in self.chunk_times],
+            "chunk_tokens": self.chunk_tokens if known else None,
+            "output_tokens": self.output_tokens,
+            "prompt_tokens": self.prompt_tokens,
+            "spec_verify_ct": self.verify_ct,
+            "error": self.error,
+        }
+
+
+class Client:
+    def __init__(self, config: dict) -> None:
+        url = urlsplit(config["base_url"])
+        self.host, self.port = url.hostname or "127.0.0.1", url.port or 80
+        self.config = config
+        self.timeout_s = float(config.get("request_timeout_s", 600))
+        self.headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
+        if config.get("api_key"):
+            self.headers["Authorization"] = "Bearer " + config["api_key"]
+        self.api = config.get("api", "auto")
+        self.model = config.get("model")
+
+    async def get_json(self, path: str):
+        conn = Connection(self.host, self.port, min(self.timeout_s, 30.0))
+        try:
+            status, body = await conn.request("GET", path, None, self.headers)
+        finally:
+            conn.close()
+        return status, (json.loads(body) if status == 200 and body else None)
+
+    async def post(self, path: str) -> int:
+        conn = Connection(self.host, self.port, min(self.timeout_s, 30.0))
+        try:
+            status, _ = await conn.request("POST", path, b"", self.headers)
+        finally:
+            conn.close()
+        return status
+
+    async def settle_api(self) -> dict:
+        """Decide the API (auto: native SGLang when /get_server_info answers) and the model name."""
+        status, info = await self.get_json("/get_server_info")
+        if self.api == "auto":
+            self.api = "sglang" if status == 200 else "openai"
+        if self.api == "openai" and not self.model:
+            status_models, models = await self.get_json("/v1/models")
+            data = (models or {}).get("data") or []
+            if status_models != 200 or not data:
+                raise HttpError(f"/v1/models answered {status_models}; pass the model name")
+            self.model = data[0]["id"]
+        return {"api": self.api, "model": self.model, "server_info": _info_summary(info) if info else None}
+
+    # -- request bodies --------------------------------------------------------------------
+    def prompt(self, level_index: int, index: int):
+        prompts = self.config["prompts"]
+        if prompts["kind"] == "random_ids":
+            # Different ids at every level and request: no prefix-cache hits between levels.
+            rng = random.Random(f"{prompts['seed']}|{level_index}|{index}")
+            return [rng.randrange(*RANDOM_ID_RANGE) for _ in range(int(prompts["input_len"]))]
+        texts = prompts["texts"]
+        return texts[index % len(texts)]
+
+    def body(self, prompt, output_len: int) -> tuple[str, bytes]:
+        c = self.config
+        if self.api == "sglang":
+            payload = {"stream": True, "sampling_params": {
+                "max_new_tokens": output_len, "temperature": c.get("temperature", 0.0), "ignore_eos": c.get("ignore_eos", True)}}
+            payload["input_ids" if isinstance(prompt, list) else "text"] = prompt
+            return "/generate", json.dumps(payload).encode()
+        payload = {"model": self.model, "prompt": prompt, "max_tokens": output_len, "stream": True,
+                   "temperature": c.get("temperature", 0.0), "ignore_eos": c.get("ignore_eos", True),
+                   "stream_options": {"include_usage": True, "continuous_usage_stats": True}}
+        return "/v1/completions", json.dumps(payload).encode()
+
+    # -- one streamed request --------------------------------------------------------------
+    async def one(self, conn: Connection, prompt, output_len: int) -> Record:
+        path, body = self.body(prompt, output_len)
+        record = Record(time.perf_counter())
+        state = {"last": 0, "done": False}
+        native = self.api == "sglang"
+
+        def on_event(payload: bytes, t: float) -> None:
+            if payload == b"[DONE]":
+                state["done"] = True
+                return
+            event = json.loads(payload)
+            if native:
+                meta = event.get("meta_info") or {}
+                count = meta.get("completion_tokens")
+                if count is None:
+                    return
+                new = count - state["last"]
+                if new > 0:
+                    record.chunk_times.append(t)
+                    record.chunk_tokens.append(new)
+                    state["last"] = count
+                record.output_tokens = count
+                record.prompt_tokens = meta.get("prompt_tokens")
+                record.verify_ct = meta.get("spec_verify_ct", record.verify_ct)
+                return
+            usage = event.get("usage")
+            choices = event.get("choices") or []
+            text = choices[0].get("text") if choices else None
+            if text:
+                record.chunk_times.append(t)
+                if usage and usage.get("completion_tokens") is not None:
+                    record.chunk_tokens.append(usage["completion_tokens"] - state["last"])
+                    state["last"] = usage["completion_tokens"]
+                else:
+                    record.chunk_tokens.append(None)
+            if usage and usage.get("completion_tokens") is not None:
+                record.output_tokens = usage["completion_tokens"]
+                record.prompt_tokens = usage.get("prompt_tokens")
+
+        parser = SseParser(on_event)
+        try:
+            status, error_body = await conn.request("POST", path, body, self.headers, on_data=parser.feed)
+            if status != 200:
+                record.error = f"HTTP {status}: {error_body[:300].decode('utf-8', 'replace')}"
+                conn.close()
+            elif not record.chunk_times:
+                record.error = "the stream ended without any output"
+        except (HttpError, OSError, asyncio.TimeoutError, asyncio.IncompleteReadError, ValueError) as exc:
+            record.error = f"{type(exc).__name__}: {exc}"
+            conn.close()
+        record.end = time.perf_counter()
+        return record
+
+    # -- a level ---------------------------------------------------------------------------
+    async def run_level(self, level_index: int, level: dict) -> dict:
+        concurrency = int(level["concurrency"])
+        output_len = int(self.config["output_len"])
+        conns = [Connection(self.host, self.port, self.timeout_s) for _ in range(concurrency)]
+        try:
+            # Connections are opened before the clock starts: their setup is the client's cost, not the server's.
+            await asyncio.gather(*(conn.open() for conn in conns))
+            warmup = int(level.get("warmup_requests", 0))
+            if warmup:
+                jobs = [self.one(conns[i % concurrency], self.prompt(-1 - level_index, i), min(output_len, 32))
+                        for i in range(warmup)]
+                await asyncio.gather(*jobs[:concurrency])
+                for extra in jobs[concurrency:]:
+                    await extra
+            flushed = None
+            if level.get("flush_cache"):
+                status = await self.post("/flush_cache")
+                flushed = True if status == 200 else (None if status == 404 else False)
+            records = await self._measure(level_index, level, conns, output_len)
+        finally:
+            for conn in conns:
+                conn.close()
+        status, info = await self.get_json("/get_server_info")
+        return {"concurrency": concurrency, "cache_flushed": flushed, **records,
+                "server_info": _info_summary(info) if status == 200 and info else None}
+
+    async def _measure(self, level_index: int, level: dict, conns: list, output_len: int) -> dict:
+        concurrency = len(conns)
+        duration = level.get("duration_s")
+        total = level.get("num_requests")
+        issued = [0]
+        records: list[Record] = []
+        lags: list[float] = []
+        stop_probe = asyncio.Event()
+
+        async def probe() -> None:
+            while not stop_probe.is_set():
+                t = time.perf_counter()
+                await asyncio.sleep(LOOP_PROBE_S)
+                lags.append(time.perf_counter() - t - LOOP_PROBE_S)
+
+        origin = time.perf_counter()
+        deadline = origin + float(duration) if duration else None
+
+        async def worker(conn: Connection) -> None:
+            while True:
+                if deadline is not None:
+                    if time.perf_counter() >= deadline:
+                        return
+                elif issued[0] >= total:
+                    return
+                index = issued[0]
+                issued[0] += 1
+                records.append(await self.one(conn, self.prompt(level_index, index), output_len))
+
+        cpu0 = time.process_time()
+        probe_task = asyncio.ensure_future(probe())
+        await asyncio.gather(*(worker(c) for c in conns[:concurrency]))
+        end = time.perf_counter()
+        stop_probe.set()
+        await probe_task
+        lags.sort()
+        return {
+            "duration_s": round(end - origin, 7),
+            "client_cpu_s": round(time.process_time() - cpu0, 4),
+            "loop_lag_ms": {"p50": _pick(lags, 0.5) * 1e3, "p99": _pick(lags, 0.99) * 1e3,
+                            "max": (lags[-1] if lags else 0.0) * 1e3, "samples": len(lags)},
+            "requests": [r.as_json(origin) for r in records],
+        }
+
+
+def _pick(values: list, q: float) -> float:
+    return values[min(int(q * len(values)), len(values) - 1)] if values else 0.0
+
+
+def _info_summary(info: dict) -> dict:
+    keep = ("version", "speculative_algorithm", "speculative_num_draft_tokens", "max_running_requests", "model_path")
+    summary = {k: info.get(k) for k in keep if k in info}
+    summary["internal_states"] = info.get("internal_states")
+    return summary
+
+
+async def run(config: dict) -> dict:
+    client = Client(config)
+    settled = await client.settle_api()
+    levels = [await client.run_level(i, level) for i, level in enumerate(config["levels"])]
+    return {**settled, "python": sys.version.split()[0], "levels": levels}
+
+
+def main() -> int:
+    config = json.loads(sys.stdin.read())
+    try:
+        result = asyncio.run(run(config))
+    except (HttpError, OSError, asyncio.TimeoutError) as exc:
+        json.dump({"fatal": f"{type(exc).__name__}: {exc}"}, sys.stdout)
+        return 2
+    json.dump(result, sys.stdout, separators=(",", ":"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
