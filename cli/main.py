@@ -2,6 +2,8 @@
 
 import typer
 
+from .accept import accept
+from .bench import bench
 from .doctor import doctor
 from .sim import sim_app
 
@@ -13,6 +15,8 @@ app = typer.Typer(
 )
 app.add_typer(sim_app, name="sim")
 app.command("doctor")(doctor)
+app.command("bench")(bench)
+app.command("accept")(accept)
 
 if __name__ == "__main__":
     app()
