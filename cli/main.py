@@ -5,6 +5,7 @@ import typer
 from .accept import accept
 from .bench import bench
 from .doctor import doctor
+from .run import run
 from .sim import sim_app
 
 app = typer.Typer(
@@ -13,6 +14,7 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
+app.command("run")(run)
 app.add_typer(sim_app, name="sim")
 app.command("doctor")(doctor)
 app.command("bench")(bench)

@@ -35,4 +35,8 @@ if [ "$(id -u)" = "0" ] && [ -z "${SPECOPS_TEST_SMALL_FS:-}" ]; then
   fi
 fi
 
-.venv/bin/python -m pytest "$@"
+# Tests that measure time run alone, so that no other test shares the two
+# cores with them; the rest run in parallel (one file per worker, so module
+# fixtures such as a simulated world are built once per file).
+.venv/bin/python -m pytest -m timing "$@"
+.venv/bin/python -m pytest -m "not timing" -n 3 --dist loadfile "$@"

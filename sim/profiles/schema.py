@@ -220,7 +220,7 @@ class SimSettings(_Strict):
         "work, so a run can load far faster than it serves without the machine becoming the bottleneck.",
     )
     fast_time_scale: float = Field(
-        default=20.0,
+        default=8.0,
         gt=0,
         description="The time scale a quick run uses (`specops run` on a sim host by default): as fast as "
         "this machine can serve the profile's peak throughput to a benchmark client",

@@ -12,6 +12,8 @@ import pytest
 
 from .serving_calibration import check_autoregressive_calibration
 
+pytestmark = pytest.mark.timing  # measures time: run alone (tests/run.sh)
+
 
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("name", ["tp8_no_graphs", "tp8_tuned", "pp8"])

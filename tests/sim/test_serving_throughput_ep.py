@@ -17,6 +17,8 @@ from .serving_calibration import CHAT, CODE, MATH, PROFILE, TIME_SCALE, check_au
 from .serving_client import generate, measure_throughput
 from .serving_world import stop_server
 
+pytestmark = pytest.mark.timing  # measures time: run alone (tests/run.sh)
+
 
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("name", ["ep8", "ep4"])

@@ -22,7 +22,7 @@ from specops.tools.hosts import LocalHost
 
 from .worlds import ssh_host, world  # noqa: F401  (fixtures)
 
-pytestmark = pytest.mark.timeout(90)
+pytestmark = [pytest.mark.timeout(90), pytest.mark.timing]
 TTFT_MS, CHUNK_MS, PER_CHUNK, OUTPUT = 40.0, 8.0, 4, 160
 
 

@@ -137,3 +137,6 @@ class BenchmarkResult(BaseModel):
     best_at_concurrency: int
     method: str = Field(description="How the figures were measured and counted, in words")
     warnings: list[str]
+    time_scale: float = Field(
+        1.0, description="A simulated host's speed-up over the host it models; figures are already converted (1: real)"
+    )

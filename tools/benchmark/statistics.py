@@ -61,8 +61,26 @@ def itl_per_token(chunk_s: Sequence[float], chunk_tokens: Sequence[int]) -> list
     return out
 
 
-def level_result(raw: dict[str, Any]) -> LevelResult:
-    """Aggregate one level of stream_client output."""
+def _in_modelled_time(raw: dict[str, Any], time_scale: float) -> dict[str, Any]:
+    def scaled(request: dict[str, Any]) -> dict[str, Any]:
+        return {
+            **request,
+            "start_s": request["start_s"] * time_scale,
+            "end_s": request["end_s"] * time_scale,
+            "chunk_s": [t * time_scale for t in request["chunk_s"]],
+        }
+
+    return {**raw, "duration_s": float(raw["duration_s"]) * time_scale, "requests": [scaled(r) for r in raw["requests"]]}
+
+
+def level_result(raw: dict[str, Any], *, time_scale: float = 1.0) -> LevelResult:
+    """Aggregate one level of stream_client output.
+
+    `time_scale` > 1 (a simulated host running faster than the host it models)
+    turns measured times into modelled ones: durations multiply, rates divide.
+    The client's own load (CPU share, timer lag) stays in wall-clock terms.
+    """
+    raw = _in_modelled_time(raw, time_scale) if time_scale != 1.0 else raw
     requests = raw["requests"]
     ok = [r for r in requests if r["error"] is None and r["output_tokens"] is not None]
     failed = [r for r in requests if r not in ok]
@@ -84,7 +102,8 @@ def level_result(raw: dict[str, Any]) -> LevelResult:
         else:
             itl.extend(itl_per_token(r["chunk_s"], r["chunk_tokens"]))
     output_tokens = sum(r["output_tokens"] for r in ok)
-    cpu_fraction = float(raw.get("client_cpu_s", 0.0)) / duration if duration > 0 else 0.0
+    wall = duration / time_scale
+    cpu_fraction = float(raw.get("client_cpu_s", 0.0)) / wall if wall > 0 else 0.0
     lag_p99 = float(raw.get("loop_lag_ms", {}).get("p99", 0.0))
     states = ((raw.get("server_info") or {}).get("internal_states") or [{}])
     accept = states[0].get("avg_spec_accept_length") if states and isinstance(states[0], dict) else None

@@ -29,6 +29,7 @@ from ..registry import tool
 from .bench_serving import run_bench_serving
 from .errors import BenchmarkClientFailed, ServerNotReachable
 from .models import BenchmarkArgs, BenchmarkResult, LevelResult
+from ..simulated import simulated_scales
 from .statistics import level_result
 
 CLIENT_SCRIPT = Path(__file__).with_name("stream_client.py")
@@ -209,7 +210,8 @@ def run_benchmark(ctx: ToolContext, args: BenchmarkArgs) -> BenchmarkResult:
             f"the connection to {ctx.host.spec} dropped during the benchmark and did not come back: {exc}",
             remedy="check the host is reachable, then run the benchmark again",
         ) from None
-    levels = [level_result(level) for level in raw["levels"]]
+    scale = simulated_scales(ctx.host).time_scale
+    levels = [level_result(level, time_scale=scale) for level in raw["levels"]]
     best = max(levels, key=lambda level: level.output_tok_s)
     info = raw.get("server_info") or {}
     _, prompts = prompt_config(args)
@@ -229,6 +231,16 @@ def run_benchmark(ctx: ToolContext, args: BenchmarkArgs) -> BenchmarkResult:
         levels=levels,
         best_output_tok_s=best.output_tok_s,
         best_at_concurrency=best.concurrency,
-        method=_method(args, raw["api"], prompts),
+        method=_method(args, raw["api"], prompts) + _time_note(scale),
         warnings=_warnings(args, raw, levels),
+        time_scale=scale,
+    )
+
+
+def _time_note(time_scale: float) -> str:
+    if time_scale == 1.0:
+        return ""
+    return (
+        f" Simulated host running {time_scale:g}x faster than the host it models: measured times were multiplied "
+        f"and rates divided by {time_scale:g}, so the figures are the modelled host's."
     )

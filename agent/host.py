@@ -1,0 +1,89 @@
+"""The host a run acts on, opened before anything else happens, and closed at the end.
+
+`sim:PROFILE` (a built-in profile name, e.g. `sim:seed-ct200`, the default)
+starts a simulated world in this process for the run, with the faults and
+time scale asked for, and closes it afterwards (servers it runs stop with it).
+`sim:/path` attaches to a world `specops sim up` started; `local`, `ssh://...`
+and inventory names are opened as they are. A host that cannot be opened or
+does not answer is HostNotAnswering, with the reason, and nothing on it changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from specops.tools.context import ToolContext
+from specops.tools.hosts import Host, HostError, open_host
+
+SIM_PREFIX = "sim:"
+DEFAULT_HOST = "sim:seed-ct200"
+
+
+class HostNotAnswering(RuntimeError):
+    """The host could not be opened or did not answer; nothing was done on it."""
+
+
+@dataclass
+class RunHost:
+    spec: str  # as given (sim:seed-ct200)
+    host: Host
+    context: ToolContext
+    sim: dict[str, Any] = field(default_factory=dict)  # the world's summary when the run started one
+
+    def describe(self) -> dict[str, Any]:
+        return {"spec": self.spec, "opened": self.host.spec, **({"sim": self.sim} if self.sim else {})}
+
+
+def is_sim_profile(spec: str) -> bool:
+    return spec.startswith(SIM_PREFIX) and not spec[len(SIM_PREFIX) :].startswith("/")
+
+
+@contextmanager
+def open_run_host(spec: str, *, sim_faults: Sequence[str] = (), time_scale: float | None = None) -> Iterator[RunHost]:
+    """The run's host (and its ToolContext); a simulated world started for it is closed on exit."""
+    world = None
+    if is_sim_profile(spec):
+        world = _start_world(spec[len(SIM_PREFIX) :], sim_faults, time_scale)
+    elif sim_faults or time_scale is not None:
+        raise HostNotAnswering(f"--sim-fault and --time-scale apply to sim:PROFILE hosts only, not {spec!r}")
+    try:
+        try:
+            host = open_host(world.host_spec if world is not None else spec)
+        except (HostError, ValueError, OSError) as exc:
+            raise HostNotAnswering(f"cannot open host {spec}: {exc}") from None
+        try:
+            context = ToolContext.for_host(host)
+        except Exception as exc:  # the first command: a host that does not answer fails here
+            host.close()
+            raise HostNotAnswering(f"host {spec} does not answer: {exc}") from None
+        try:
+            yield RunHost(spec=spec, host=host, context=context, sim=world.summary() if world is not None else {})
+        finally:
+            host.close()
+    finally:
+        if world is not None:
+            world.close()
+
+
+def _start_world(profile: str, sim_faults: Sequence[str], time_scale: float | None):
+    from pydantic import ValidationError
+
+    from specops.sim.faults import parse_fault
+    from specops.sim.profiles import UnknownProfileError
+    from specops.sim.world.world import SimWorld
+
+    try:
+        faults = [parse_fault(f) for f in sim_faults]
+    except (ValueError, ValidationError) as exc:
+        raise HostNotAnswering(f"bad --sim-fault: {exc} (see `specops sim faults`)") from None
+    try:
+        # The profile's quick-run scales unless told: loading far faster than serving, and serving as fast
+        # as this machine can stream the profile's peak to a benchmark client (the tools convert back).
+        if time_scale is None:
+            return SimWorld.start_fast(profile, faults=faults)
+        return SimWorld.start(profile, faults=faults, time_scale=time_scale)
+    except UnknownProfileError as exc:
+        raise HostNotAnswering(f"no simulated host profile {profile!r}: {exc} (see `specops sim profiles`)") from None

@@ -1,0 +1,58 @@
+"""Policies: who decides the next step. A model spec becomes a pydantic-ai Model.
+
+    playbook               the built-in deterministic pipeline (a FunctionModel); the default
+    openai-chat:NAME       any OpenAI-compatible Chat Completions server (SGLang, vLLM, ...)
+    PROVIDER:MODEL         any other model string pydantic-ai knows (anthropic:..., google:...)
+"""
+
+from __future__ import annotations
+
+import os
+
+from pydantic_ai.models import Model, infer_model
+
+from .openai_chat import OPENAI_CHAT_PREFIX, openai_chat_model
+
+PLAYBOOK = "playbook"
+MODEL_ENV = "SPECOPS_MODEL"
+
+
+class PolicyUnavailable(ValueError):
+    """The policy spec cannot be turned into a model (unknown provider, missing key, bad form)."""
+
+
+def default_policy_spec() -> str:
+    """$SPECOPS_MODEL when set, else the playbook (no model configured)."""
+    return os.environ.get(MODEL_ENV) or PLAYBOOK
+
+
+def resolve_policy(spec: str | None = None, *, base_url: str | None = None, api_key_env: str | None = None) -> Model:
+    spec = spec or default_policy_spec()
+    if spec == PLAYBOOK:
+        from .playbook import playbook_model  # written beside this module; imported only when asked for
+
+        return playbook_model()
+    if spec.startswith(OPENAI_CHAT_PREFIX):
+        try:
+            return openai_chat_model(spec[len(OPENAI_CHAT_PREFIX) :], base_url=base_url, api_key_env=api_key_env)
+        except ValueError as exc:
+            raise PolicyUnavailable(str(exc)) from None
+    if ":" not in spec:
+        raise PolicyUnavailable(
+            f"unknown policy {spec!r}: use playbook, openai-chat:NAME (with --base-url) or a pydantic-ai "
+            "PROVIDER:MODEL string such as anthropic:claude-sonnet-4-5"
+        )
+    try:
+        return infer_model(spec)
+    except Exception as exc:  # unknown provider, missing package or key: say which
+        raise PolicyUnavailable(f"cannot use policy {spec!r}: {exc}") from None
+
+
+def policy_settings(spec: str, *, base_url: str | None, api_key_env: str | None) -> dict[str, object]:
+    """What the run_start event records about the policy (never the key itself)."""
+    settings: dict[str, object] = {"spec": spec}
+    if spec.startswith(OPENAI_CHAT_PREFIX):
+        settings["base_url"] = base_url or os.environ.get("OPENAI_BASE_URL")
+        settings["api_key_env"] = api_key_env or "OPENAI_API_KEY"
+        settings["profile"] = {"strict_tool_definitions": False, "single_system_message": True}
+    return settings

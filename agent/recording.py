@@ -1,0 +1,83 @@
+"""How the loop writes its transcript: every model request and response, through the run's one recorder.
+
+The hook wraps each model call, so what is recorded is exactly what was sent
+(the messages with the instructions rendered for that turn, and the settings)
+and exactly what came back, with its duration. Retry prompts pydantic-ai makes
+itself (an unknown tool name, an output that failed validation) become retry
+events here; the toolset records its own (bad arguments, todo rules).
+
+ObservedRecorder lets the terminal follow the run: each event written is also
+handed to the listeners (the live todo list and progress display).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from pydantic_ai import RunContext
+from pydantic_ai.capabilities import Hooks
+from pydantic_ai.messages import ModelRequest, ModelResponse
+
+from specops.transcripts import EventBase, Recorder, RetryEvent
+
+from .deps import AgentDeps
+
+Listener = Callable[[EventBase], None]
+
+
+class ObservedRecorder(Recorder):
+    """A Recorder that also tells listeners about each event it wrote."""
+
+    listeners: list[Listener]
+
+    def record(self, event_type, /, **fields):  # type: ignore[no-untyped-def]
+        event = super().record(event_type, **fields)
+        for listener in getattr(self, "listeners", ()):
+            try:
+                listener(event)
+            except Exception:  # a display failing must never stop the run or its transcript
+                pass
+        return event
+
+
+def recording_hooks(own_tools: set[str]) -> Hooks[AgentDeps]:
+    """The capability that records model traffic; `own_tools` record their own retries."""
+
+    async def model_request(ctx: RunContext[AgentDeps], *, request_context: Any, handler: Any) -> ModelResponse:
+        recorder = ctx.deps.recorder
+        messages = request_context.messages
+        _record_retries(recorder, messages[-1] if messages else None, own_tools)
+        settings = dict(request_context.model_settings or {})
+        recorder.model_request(messages, settings=settings)
+        started = time.monotonic()
+        response = await handler(request_context)
+        recorder.model_response(response, duration_s=time.monotonic() - started)
+        return response
+
+    return Hooks(model_request=model_request)
+
+
+def _record_retries(recorder: Recorder, last: object, own_tools: set[str]) -> None:
+    """Retries pydantic-ai asks of the model itself: unknown tools, output that failed validation."""
+    if not isinstance(last, ModelRequest):
+        return
+    for part in last.parts:
+        if part.part_kind == "retry-prompt":
+            if part.tool_name in own_tools:
+                continue
+            content, attempt, max_attempts = part.content, 1, None
+        elif part.part_kind == "tool-return" and getattr(part, "outcome", None) == "retried":
+            if part.tool_name in own_tools:
+                continue
+            retry = getattr(part, "retry", None)
+            content = part.content
+            attempt = getattr(retry, "attempt", 1) or 1
+            max_attempts = getattr(retry, "max_retries", None)
+            max_attempts = max_attempts + 1 if max_attempts is not None else None
+        else:
+            continue
+        reason = content if isinstance(content, str) else str(content)
+        what = f"tool {part.tool_name}" if part.tool_name else "model output"
+        recorder.record(RetryEvent, what=what, attempt=attempt, reason=reason, max_attempts=max_attempts)

@@ -1,0 +1,62 @@
+"""build_report: the transcript's events (and the policy's final answer) to a Report."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from specops.agent.final import FinalAnswer
+from specops.transcripts import Event
+
+from .claims import check_claims
+from .comparison import compare_levels, find_crossover
+from .critique import answer_critique
+from .evidence import gather_evidence
+from .failures import list_failures
+from .naming import ConfigNames
+from .recommendation import recommend
+from .rows import benchmark_rows
+from .schema import Report
+from .sections import acceptance_sections, configs_tried, drafter_section, host_section, left_running, run_section
+from .servers import ServerTimeline
+from .timing import time_spent
+
+
+def build_report(events: Sequence[Event], final: FinalAnswer | None, *, status: str) -> Report:
+    """The report of a run, built from the recorded tool results; `final` adds only words, which are checked."""
+    evidence = gather_evidence(events)
+    notes = list(evidence.notes)
+    # Names are handed out in launch order, so the first configuration tried keeps the plain name.
+    names = ConfigNames(launch.config for launch in evidence.launches)
+    timeline = ServerTimeline(evidence, names)
+    rows = benchmark_rows(evidence, timeline, notes)
+    comparisons = compare_levels(rows)
+    crossover = find_crossover(comparisons)
+    recommendation = recommend(rows, final.recommendation if final else None)
+    acceptance = acceptance_sections(evidence, timeline)
+    failures = list_failures(evidence)
+    running = left_running(evidence, timeline, final)
+    flags = check_claims(final, status=status, rows=rows, comparisons=comparisons, crossover=crossover,
+                         acceptance=acceptance, failures=failures, running=running)
+    latest_acceptance = acceptance[-1] if acceptance else None
+    for section in acceptance:
+        if section.warning:
+            notes.append(f"acceptance on {section.config}: {section.warning}")
+    return Report(
+        run=run_section(evidence, final, status),
+        host=host_section(evidence),
+        drafter=drafter_section(evidence),
+        configs=configs_tried(evidence, names),
+        acceptance=latest_acceptance,
+        acceptance_runs=acceptance,
+        benchmarks=rows,
+        comparison=comparisons,
+        crossover=crossover,
+        recommendation=recommendation,
+        failures=failures,
+        timing=time_spent(evidence),
+        left_running=running,
+        unresolved_text=list(final.unresolved) if final else [],
+        flags=flags,
+        critique=answer_critique(rows, comparisons, latest_acceptance, recommendation),
+        notes=notes,
+    )

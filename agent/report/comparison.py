@@ -1,0 +1,116 @@
+"""Speculative against autoregressive at each concurrency, and where speculation stops paying.
+
+The baseline at a level is the best autoregressive configuration measured AT
+THAT LEVEL, not one chosen in advance (the seed compared DFlash on EP4 with
+EP4, while TP8 was faster at C=1). Likewise the speculative side is the best
+speculative configuration at that level. Speedup is the ratio of aggregate
+output throughput; the per-token latency ratio (TPOT) is given beside it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from .schema import BenchmarkRow, Crossing, Crossover, Interval, LevelComparison
+
+CROSSOVER_METHOD = (
+    "Per level, speedup = output tok/s of the best speculative configuration / that of the best autoregressive "
+    "configuration at the same concurrency. Where the speedup crosses 1 between two measured levels, the crossover "
+    "is interpolated linearly in log2(concurrency) (levels are usually spaced geometrically)."
+)
+
+
+def _best(rows: Sequence[BenchmarkRow]) -> BenchmarkRow | None:
+    return max(rows, key=lambda r: r.output_tok_s, default=None)
+
+
+def ratio_interval(spec: Interval | None, base: Interval | None) -> Interval | None:
+    """Bounds of spec/base given each one's interval: [spec low / base high, spec high / base low]."""
+    if spec is None or base is None or base[0] <= 0 or base[1] <= 0:
+        return None
+    return (spec[0] / base[1], spec[1] / base[0])
+
+
+def compare_levels(rows: Sequence[BenchmarkRow]) -> list[LevelComparison]:
+    comparisons = []
+    for concurrency in sorted({r.concurrency for r in rows}):
+        here = [r for r in rows if r.concurrency == concurrency]
+        ar = _best([r for r in here if not r.speculative])
+        spec = _best([r for r in here if r.speculative])
+        notes: list[str] = []
+        speedup = interval = tpot = None
+        winner = None
+        if ar is None or spec is None:
+            notes.append(f"only {'speculative' if ar is None else 'autoregressive'} configurations measured at this level")
+        elif ar.output_tok_s > 0:
+            speedup = spec.output_tok_s / ar.output_tok_s
+            interval = ratio_interval(spec.output_tok_s_ci95, ar.output_tok_s_ci95)
+            if ar.tpot_ms_p50 and spec.tpot_ms_p50:
+                tpot = ar.tpot_ms_p50 / spec.tpot_ms_p50
+            if interval is not None and interval[0] <= 1 <= interval[1]:
+                winner = "tie"
+                notes.append("the speedup's interval includes 1: within the measurement spread")
+            else:
+                winner = "speculative" if speedup > 1 else "autoregressive" if speedup < 1 else "tie"
+            if interval is None:
+                notes.append("spread unknown (one sweep per configuration): no interval on the speedup")
+        for row in (ar, spec):
+            if row is not None and row.client_limited:
+                notes.append(f"{row.config}: the benchmark client was near saturation; the level may measure the client")
+            if row is not None and row.requests_failed:
+                notes.append(f"{row.config}: {row.requests_failed} requests failed")
+        comparisons.append(LevelComparison(
+            concurrency=concurrency,
+            best_autoregressive=ar.config if ar else None, autoregressive_tok_s=ar.output_tok_s if ar else None,
+            best_speculative=spec.config if spec else None, speculative_tok_s=spec.output_tok_s if spec else None,
+            speedup=speedup, speedup_ci95=interval, tpot_speedup=tpot, winner=winner, notes=notes,
+        ))
+    return comparisons
+
+
+def _interpolate(c0: int, s0: float, c1: int, s1: float) -> float:
+    x0, x1 = math.log2(c0), math.log2(c1)
+    t = (s0 - 1) / (s0 - s1)
+    return 2 ** (x0 + t * (x1 - x0))
+
+
+def find_crossover(comparisons: Sequence[LevelComparison]) -> Crossover:
+    known = [(c.concurrency, c.speedup) for c in comparisons if c.speedup is not None]
+    crossings = []
+    for (c0, s0), (c1, s1) in zip(known, known[1:]):
+        if (s0 > 1) != (s1 > 1):
+            crossings.append(Crossing(
+                direction="stops_paying" if s0 > 1 else "starts_paying",
+                concurrency=round(_interpolate(c0, s0, c1, s1), 1), between=(c0, c1),
+            ))
+    if not known:
+        return Crossover(kind="unknown", concurrency=None, between=None, crossings=[], method=CROSSOVER_METHOD,
+                         statement="no concurrency level has both a speculative and an autoregressive measurement: "
+                         "no crossover can be stated")
+    lo, hi = known[0][0], known[-1][0]
+    stops = next((c for c in crossings if c.direction == "stops_paying"), None)
+    if stops is not None:
+        statement = (
+            f"speculation beats the best autoregressive configuration up to C={stops.between[0]} and loses from "
+            f"C={stops.between[1]}: the speedup crosses 1 at about C={stops.concurrency:g} (interpolated)"
+        )
+        if len(crossings) > 1:
+            statement += "; the winner changes more than once: " + ", ".join(
+                f"{c.direction.replace('_', ' ')} near C={c.concurrency:g}" for c in crossings
+            )
+        return Crossover(kind="between_levels", concurrency=stops.concurrency, between=stops.between,
+                         crossings=crossings, statement=statement, method=CROSSOVER_METHOD)
+    if crossings:
+        first = crossings[0]
+        return Crossover(kind="starts_paying_only", concurrency=None, between=None, crossings=crossings,
+                         method=CROSSOVER_METHOD,
+                         statement=f"speculation loses at low load and wins from C={first.between[1]} "
+                         f"(crossing near C={first.concurrency:g}); it does not stop paying within C={lo}..{hi}")
+    if all(s > 1 for _, s in known):
+        return Crossover(kind="beyond_range", concurrency=None, between=None, crossings=[], method=CROSSOVER_METHOD,
+                         statement=f"speculation wins at every level measured (C={lo}..{hi}): "
+                         f"the crossover lies beyond C={hi}")
+    return Crossover(kind="never_wins", concurrency=None, between=None, crossings=[], method=CROSSOVER_METHOD,
+                     statement=f"speculation never beats the best autoregressive configuration at the levels measured "
+                     f"(C={lo}..{hi})")

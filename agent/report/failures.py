@@ -1,0 +1,134 @@
+"""What failed during the run and how it was handled.
+
+A failure is a tool call that answered with an error record, a download whose
+status says it failed (the seed's CLI that printed its help), or a disk check
+whose verdict was does_not_fit (the seed's full disk). For each: the next call
+the run made, and the later call that succeeded at the same thing (the same
+repo downloaded, a server of the same kind up, the same tool answering), with
+what it did differently; without one the failure is unresolved.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from specops.tools.download_models import DownloadState
+from specops.tools.sglang.config import ServerConfig
+
+from .evidence import Evidence, Launch, ToolExchange
+from .schema import Failure
+
+_LAUNCH_TOOLS = ("launch_server", "restart_server")
+_DOWNLOAD_TOOLS = ("start_download", "download_status", "wait_download")
+
+
+@dataclass(frozen=True)
+class _Problem:
+    seq: int
+    tool: str
+    kind: str
+    cause: str | None
+    what: str
+    remedy: str | None
+    goal: tuple[str, str | None]  # what a success must achieve: (family, key)
+
+
+def _goal(exchange: ToolExchange, evidence: Evidence) -> tuple[str, str | None]:
+    if exchange.tool in _LAUNCH_TOOLS:
+        launch = next((l for l in evidence.launches if l.seq == exchange.seq), None)
+        speculative = launch is not None and launch.config.speculative_algorithm is not None
+        return ("launch", "speculative" if speculative else "autoregressive")
+    if exchange.tool in _DOWNLOAD_TOOLS:
+        return ("download", exchange.args.get("repo_id") or (exchange.args.get("handle") or {}).get("repo_id"))
+    if exchange.tool == "check_disk":
+        return ("disk", exchange.args.get("repo_id"))
+    return (exchange.tool, None)
+
+
+def _problems(evidence: Evidence) -> list[_Problem]:
+    problems = []
+    for x in evidence.exchanges:
+        if not x.ok and x.error is not None:
+            cause = x.error.details.get("cause") if x.error.kind == "launch_failed" else None
+            problems.append(_Problem(x.seq, x.tool, x.error.kind, str(cause) if cause else None, x.error.what,
+                                     x.error.remedy, _goal(x, evidence)))
+    seen_downloads = set()
+    for parsed in evidence.download_statuses:
+        status = parsed.value
+        if status.state is not DownloadState.FAILED or status.failure is None:
+            continue
+        # One download polled many times is one failure.
+        identity = (status.repo_id, status.target_dir, status.failure.details.get("log_path"), status.failure.cause)
+        if identity in seen_downloads:
+            continue
+        seen_downloads.add(identity)
+        tool = next(x.tool for x in evidence.exchanges if x.seq == parsed.seq)
+        problems.append(_Problem(parsed.seq, tool, status.failure.cause.value, None, status.failure.what,
+                                 status.failure.remedy, ("download", status.repo_id)))
+    for parsed in evidence.disk_checks:
+        check = parsed.value
+        if check.verdict == "does_not_fit":
+            room = ", ".join(o.mount.mount_point for o in check.alternatives if o.allowed)
+            problems.append(_Problem(
+                parsed.seq, "check_disk", "does_not_fit", None, check.summary,
+                f"mounts with room: {room}" if room else "free space that is provably safe, or ask for approval",
+                ("disk", check.repo_id),
+            ))
+    return sorted(problems, key=lambda p: p.seq)
+
+
+def _successes(evidence: Evidence) -> list[tuple[int, tuple[str, str | None], str]]:
+    """(seq, goal achieved, how) for every call that achieved something a failure may have blocked."""
+    done: list[tuple[int, tuple[str, str | None], str]] = []
+    for launch in evidence.launches:
+        if launch.server is not None:
+            kind = "speculative" if launch.config.speculative_algorithm is not None else "autoregressive"
+            done.append((launch.seq, ("launch", kind), f"{launch.tool} ready on port {launch.server.port}"))
+    for parsed in evidence.download_statuses:
+        if parsed.value.state is DownloadState.FINISHED:
+            done.append((parsed.seq, ("download", parsed.value.repo_id), f"download of {parsed.value.repo_id} finished "
+                         f"into {parsed.value.target_dir}"))
+    for parsed in evidence.disk_checks:
+        if parsed.value.verdict == "fits":
+            done.append((parsed.seq, ("disk", parsed.value.repo_id), f"check_disk: fits in {parsed.value.target}"))
+    for parsed in evidence.download_statuses:
+        if parsed.value.state is DownloadState.FINISHED:
+            # A finished download proves the space problem was solved too.
+            done.append((parsed.seq, ("disk", parsed.value.repo_id), f"download finished into {parsed.value.target_dir}"))
+    for x in evidence.exchanges:
+        if x.ok and x.tool not in _LAUNCH_TOOLS + _DOWNLOAD_TOOLS + ("check_disk",):
+            done.append((x.seq, (x.tool, None), f"{x.tool} succeeded"))
+    return sorted(done, key=lambda d: d[0])
+
+
+def config_changes(before: ServerConfig, after: ServerConfig) -> list[str]:
+    a, b = before.model_dump(mode="json"), after.model_dump(mode="json")
+    return [f"{k} {a[k]} -> {b[k]}" for k in b if a.get(k) != b[k]]
+
+
+def _launch_change(evidence: Evidence, failed_seq: int, recovered_seq: int) -> str:
+    by_seq: dict[int, Launch] = {l.seq: l for l in evidence.launches}
+    failed, recovered = by_seq.get(failed_seq), by_seq.get(recovered_seq)
+    if failed is None or recovered is None:
+        return ""
+    changes = config_changes(failed.config, recovered.config)
+    return f" with {', '.join(changes)}" if changes else " with the same configuration (a retry)"
+
+
+def list_failures(evidence: Evidence) -> list[Failure]:
+    successes = _successes(evidence)
+    failures = []
+    for problem in _problems(evidence):
+        after = next((x for x in evidence.exchanges if x.call_seq > problem.seq), None)
+        fix = next((s for s in successes if s[0] > problem.seq and s[1] == problem.goal), None)
+        how = None
+        if fix is not None:
+            how = f"seq {fix[0]}: {fix[2]}"
+            if problem.goal[0] == "launch":
+                how += _launch_change(evidence, problem.seq, fix[0])
+        failures.append(Failure(
+            seq=problem.seq, tool=problem.tool, kind=problem.kind, cause=problem.cause, what=problem.what,
+            remedy=problem.remedy, next_action=after.describe() if after else None, recovered_by=how,
+            recovered_seq=fix[0] if fix else None, status="recovered" if fix else "unresolved",
+        ))
+    return failures

@@ -1,0 +1,226 @@
+"""report.md: the report for a person, every section of report.json as text and tables."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from .schema import AcceptanceStat, Interval, Report
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.1f}" if abs(value) >= 10 else f"{value:.2f}"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def _interval(interval: Interval | None, digits: int = 2) -> str:
+    return "-" if interval is None else f"{interval[0]:.{digits}f}-{interval[1]:.{digits}f}"
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in rows]
+    return lines + [""]
+
+
+def _run(report: Report) -> list[str]:
+    r = report.run
+    lines = [f"# specops run {r.id}", ""]
+    if r.goal:
+        lines += [f"> {r.goal}", ""]
+    lines += _table(["status", "policy", "policy's status", "started", "ended", "duration (s)"],
+                    [[r.status, r.policy, r.policy_status, r.started_at, r.ended_at, r.duration_s]])
+    if r.summary_text:
+        lines += ["**Summary (the policy's words):** " + r.summary_text, ""]
+    if report.flags:
+        lines += [f"**{len(report.flags)} claim(s) in the policy's answer do not match the evidence** (see Flags).", ""]
+    return lines
+
+
+def _critique(report: Report) -> list[str]:
+    c = report.critique
+    return [
+        "## Answers to the seed's critique", "",
+        f"- **Baseline.** {c.baseline}",
+        f"- **Acceptance method.** {c.acceptance_method}",
+        f"- **Recommendation per load.** {c.recommendation_per_load}",
+        f"- **Crossover.** {report.crossover.statement}.", "",
+    ]
+
+
+def _host(report: Report) -> list[str]:
+    h, v = report.host, report.host.versions
+    gpus = f"{h.gpu_count} x {h.gpu_model}" if h.gpu_count else "none found"
+    memory = f"{h.gpu_memory_total_bytes / 1024**3:.0f} GiB GPU memory in all" if h.gpu_memory_total_bytes else None
+    lines = ["## Host", ""]
+    lines += _table(["", ""], [
+        ["spec", h.spec], ["hostname", h.hostname], ["OS", h.os], ["GPUs", gpus], ["GPU memory", memory],
+        ["interconnect", f"{h.interconnect}: {h.interconnect_summary}" if h.interconnect else None],
+        ["CPU", f"{h.cpu} ({h.cpu_cores} cores)" if h.cpu else None], ["memory", h.memory_total],
+        ["SGLang", v.sglang], ["Python", v.python], ["huggingface_hub", v.huggingface_hub],
+        ["driver", f"{v.driver} (CUDA {v.cuda})" if v.driver else None], ["read from", h.source],
+    ])
+    return lines
+
+
+def _drafter(report: Report) -> list[str]:
+    d = report.drafter
+    if d is None:
+        return ["## Drafter", "", "No drafter config was read in this run.", ""]
+    compatible = {True: "yes", False: "NO", None: "not checked"}[d.target_compatible]
+    lines = ["## Drafter", ""]
+    lines += _table(["", ""], [
+        ["repo", d.repo_id], ["revision", f"{d.revision} ({d.sha})" if d.sha else d.revision], ["on the host", d.path],
+        ["DFlash", d.is_dflash], ["block size", f"{d.block_size} (from {d.block_size_from})" if d.block_size else None],
+        ["served block size", d.served_block_size], ["draft layers", d.draft_layers],
+        ["target layer ids", d.target_layer_ids], ["target", d.target], ["fits the target", compatible],
+    ])
+    lines += [f"- checked: {c}" for c in d.checks] + [f"- problem: {p}" for p in d.problems]
+    return lines + ([""] if d.checks or d.problems else [])
+
+
+def _configs(report: Report) -> list[str]:
+    lines = ["## Configurations tried", ""]
+    if not report.configs:
+        return lines + ["No server was launched.", ""]
+    return lines + _table(
+        ["config", "speculative", "launched", "failure cause", "ready after (s)", "what happened"],
+        [[c.name, c.speculative, c.launched, c.failure_cause, c.ready_after_s, c.failure] for c in report.configs],
+    )
+
+
+def _throughput(report: Report) -> list[str]:
+    rows = report.benchmarks
+    lines = ["## Throughput (output tok/s) per concurrency", ""]
+    if not rows:
+        return lines + ["Nothing was benchmarked.", ""]
+    levels = sorted({r.concurrency for r in rows})
+    configs = list(dict.fromkeys(r.config for r in rows))
+    table = {(r.config, r.concurrency): r.output_tok_s for r in rows}
+    lines += _table(["config"] + [f"C={c}" for c in levels],
+                    [[c + (" (spec)" if any(r.speculative for r in rows if r.config == c) else "")]
+                     + [table.get((c, level)) for level in levels] for c in configs])
+    lines += ["![throughput](throughput.png)", "", "### Every level", ""]
+    lines += _table(
+        ["config", "C", "achieved C", "tok/s", "tok/s 95%", "TTFT p50 ms", "TTFT p99 ms", "ITL/token p50 ms",
+         "TPOT p50 ms", "chunk gap p50 ms", "tokens/chunk", "accept len", "requests", "failed", "client-bound"],
+        [[r.config, r.concurrency, r.achieved_concurrency, r.output_tok_s, _interval(r.output_tok_s_ci95, 1),
+          r.ttft_ms_p50, r.ttft_ms_p99, r.itl_ms_p50, r.tpot_ms_p50, r.inter_chunk_gap_ms_p50, r.tokens_per_chunk,
+          r.accept_length, r.requests, r.requests_failed, r.client_limited] for r in rows],
+    )
+    return lines
+
+
+def _comparison(report: Report) -> list[str]:
+    lines = ["## Speculative vs the best autoregressive configuration, per concurrency", ""]
+    if not report.comparison:
+        return lines + ["Nothing to compare.", ""]
+    lines += _table(
+        ["C", "best autoregressive", "tok/s", "best speculative", "tok/s", "speedup", "speedup 95%", "TPOT ratio",
+         "winner", "notes"],
+        [[c.concurrency, c.best_autoregressive, c.autoregressive_tok_s, c.best_speculative, c.speculative_tok_s,
+          f"{c.speedup:.2f}x" if c.speedup is not None else None, _interval(c.speedup_ci95),
+          f"{c.tpot_speedup:.2f}x" if c.tpot_speedup is not None else None, c.winner, "; ".join(c.notes)]
+         for c in report.comparison],
+    )
+    return lines + [f"**Crossover:** {report.crossover.statement}.", "", f"_{report.crossover.method}_", ""]
+
+
+def _recommendation(report: Report) -> list[str]:
+    rec = report.recommendation
+    lines = ["## Recommendation", "", rec.text, ""]
+    if rec.bands:
+        lines += _table(
+            ["load", "serve", "speculative", "tok/s", "runner-up (other kind)", "margin"],
+            [[f"C={b.min_concurrency}..{b.max_concurrency}", b.config, b.speculative,
+              f"{b.output_tok_s[0]:.0f}-{b.output_tok_s[1]:.0f}", b.runner_up,
+              f"{b.margin[0]:.2f}-{b.margin[1]:.2f}x" if b.margin else None] for b in rec.bands],
+        )
+    if rec.policy_text:
+        lines += [f"The policy's recommendation, in its words: {rec.policy_text}", ""]
+    return lines
+
+
+def _stat_row(s: AcceptanceStat) -> list[object]:
+    return [s.category, s.prompt_set, s.prompts, s.request_mean, _interval(s.request_mean_ci95),
+            s.token_weighted, _interval(s.token_weighted_ci95)]
+
+
+def _acceptance(report: Report) -> list[str]:
+    lines = ["## Acceptance length", ""]
+    if not report.acceptance_runs:
+        return lines + ["No acceptance eval was run.", ""]
+    for a in report.acceptance_runs:
+        lines += [f"### On {a.config} (block size {a.block_size if a.block_size is not None else 'unknown'})", ""]
+        lines += _table(["category", "prompt set", "prompts", "request mean", "95%", "token weighted", "95%"],
+                        [_stat_row(s) for s in (*a.categories, a.overall)])
+        lines += [f"Method: {a.method}", ""]
+        if a.server_avg_accept_length is not None:
+            lines += [f"The server's own running average: {a.server_avg_accept_length:.2f}.", ""]
+        if a.failed_requests:
+            lines += [f"{a.failed_requests} eval requests failed and are not counted.", ""]
+        if a.warning:
+            lines += [f"**Warning:** {a.warning}", ""]
+    if report.acceptance is not None:
+        lines += ["![acceptance](acceptance.png)", ""]
+    return lines
+
+
+def _failures(report: Report) -> list[str]:
+    lines = ["## Failures and how they were handled", ""]
+    if not report.failures:
+        return lines + ["No tool call failed.", ""]
+    return lines + _table(
+        ["seq", "tool", "kind", "cause", "what", "next action", "recovered by", "status"],
+        [[f.seq, f.tool, f.kind, f.cause, f.what, f.next_action, f.recovered_by, f.status] for f in report.failures],
+    )
+
+
+def _timing(report: Report) -> list[str]:
+    t = report.timing
+    lines = ["## Time spent", "", f"Tools {t.tool_total_s:.1f} s in all; waiting on the policy {t.model_total_s:.1f} s.", ""]
+    if t.todos:
+        lines += _table(["todo", "status", "in progress (s)", "tool calls", "tool time (s)"],
+                        [[f"{i.id}. {i.content}", i.final_status, i.in_progress_s, i.tool_calls, i.tool_s] for i in t.todos])
+    if t.tools:
+        lines += _table(["tool", "calls", "failed", "total (s)", "longest (s)"],
+                        [[x.tool, x.calls, x.failed, x.total_s, x.max_s] for x in t.tools])
+    return lines
+
+
+def _left(report: Report) -> list[str]:
+    left = report.left_running
+    lines = ["## Left running", ""]
+    if not left.servers and not left.downloads:
+        lines += ["Nothing this run started is still running.", ""]
+    lines += [f"- server {s.config} on port {s.port} (pid {s.pid})" for s in left.servers]
+    lines += [f"- download {d}" for d in left.downloads]
+    lines += [f"- the policy says: {t}" for t in left.policy_text]
+    if report.unresolved_text:
+        lines += ["", "### Unresolved (the policy's words)", ""] + [f"- {u}" for u in report.unresolved_text]
+    return lines + [""]
+
+
+def _flags_and_notes(report: Report) -> list[str]:
+    lines = []
+    if report.flags:
+        lines += ["## Flags: claims the evidence does not bear out", ""]
+        lines += _table(["from", "claim", "kind", "evidence"],
+                        [[f.source, f.claim, f.kind, f.evidence] for f in report.flags])
+    if report.notes:
+        lines += ["## Notes", ""] + [f"- {n}" for n in report.notes] + [""]
+    return lines
+
+
+def render_markdown(report: Report, *, latency_plot: bool = False) -> str:
+    lines: list[str] = []
+    for part in (_run, _critique, _host, _drafter, _configs, _throughput, _comparison, _recommendation,
+                 _acceptance, _failures, _timing, _left, _flags_and_notes):
+        lines += part(report)
+        if part is _throughput and latency_plot:
+            lines += ["![latency](latency.png)", ""]
+    return "\n".join(lines).rstrip() + "\n"

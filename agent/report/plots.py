@@ -1,0 +1,109 @@
+"""The report's plots, as PNG files: throughput vs concurrency, latency percentiles, acceptance per category.
+
+Figures are drawn with matplotlib's object API on the Agg canvas: no pyplot,
+no global state, nothing that needs a display.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from .schema import AcceptanceSection, BenchmarkRow
+
+_DPI = 110
+
+
+def _configs(rows: Sequence[BenchmarkRow]) -> list[str]:
+    return list(dict.fromkeys(r.config for r in rows))
+
+
+def _save(figure: Figure, path: Path) -> Path:
+    FigureCanvasAgg(figure)
+    figure.savefig(path, dpi=_DPI, format="png")
+    return path
+
+
+def _log_concurrency_axis(axes, levels: list[int]) -> None:
+    if len(levels) > 1 and levels[-1] / max(levels[0], 1) >= 8:
+        axes.set_xscale("log", base=2)
+    axes.set_xticks(levels)
+    axes.set_xticklabels([str(c) for c in levels])
+    axes.set_xlabel("concurrency (requests in flight)")
+    axes.grid(True, alpha=0.3)
+
+
+def plot_throughput(rows: Sequence[BenchmarkRow], path: Path) -> Path:
+    figure = Figure(figsize=(8, 5), layout="constrained")
+    axes = figure.add_subplot()
+    levels = sorted({r.concurrency for r in rows})
+    for config in _configs(rows):
+        mine = sorted((r for r in rows if r.config == config), key=lambda r: r.concurrency)
+        speculative = mine[0].speculative
+        axes.plot([r.concurrency for r in mine], [r.output_tok_s for r in mine], marker="o",
+                  linestyle="--" if speculative else "-", label=config + (" (speculative)" if speculative else ""))
+        spread = [r for r in mine if r.output_tok_s_ci95 is not None]
+        if spread:
+            axes.vlines([r.concurrency for r in spread], [r.output_tok_s_ci95[0] for r in spread],
+                        [r.output_tok_s_ci95[1] for r in spread], alpha=0.5)
+    if levels:
+        _log_concurrency_axis(axes, levels)
+    axes.set_ylabel("output tokens / s (aggregate)")
+    axes.set_title("Throughput by concurrency (dashed: speculative)")
+    if rows:
+        axes.legend(fontsize="small")
+    return _save(figure, path)
+
+
+def has_latency(rows: Sequence[BenchmarkRow]) -> bool:
+    return any(r.ttft_ms_p50 is not None or r.itl_ms_p50 is not None for r in rows)
+
+
+def plot_latency(rows: Sequence[BenchmarkRow], path: Path) -> Path:
+    figure = Figure(figsize=(11, 4.5), layout="constrained")
+    levels = sorted({r.concurrency for r in rows})
+    panels = (("TTFT", "ttft_ms"), ("ITL per token", "itl_ms"))
+    for i, (title, prefix) in enumerate(panels):
+        axes = figure.add_subplot(1, 2, i + 1)
+        for n, config in enumerate(_configs(rows)):
+            mine = sorted((r for r in rows if r.config == config), key=lambda r: r.concurrency)
+            color = f"C{n % 10}"
+            for percentile, style in (("p50", "-"), ("p90", "--"), ("p99", ":")):
+                points = [(r.concurrency, getattr(r, f"{prefix}_{percentile}")) for r in mine]
+                points = [(c, v) for c, v in points if v is not None]
+                if points:
+                    axes.plot(*zip(*points), linestyle=style, marker="." if percentile == "p50" else None, color=color,
+                              label=f"{config} {percentile}" if percentile == "p50" else None)
+        _log_concurrency_axis(axes, levels)
+        axes.set_yscale("log")
+        axes.set_ylabel("ms")
+        axes.set_title(f"{title}: p50 solid, p90 dashed, p99 dotted")
+        if i == 0:
+            axes.legend(fontsize="x-small")
+    return _save(figure, path)
+
+
+def plot_acceptance(acceptance: AcceptanceSection, path: Path) -> Path:
+    figure = Figure(figsize=(8, 4.5), layout="constrained")
+    axes = figure.add_subplot()
+    stats = [*acceptance.categories, acceptance.overall]
+    width = 0.38
+    for offset, (label, value, interval) in enumerate((
+        ("request mean", "request_mean", "request_mean_ci95"),
+        ("token weighted", "token_weighted", "token_weighted_ci95"),
+    )):
+        xs = [i + (offset - 0.5) * width for i in range(len(stats))]
+        heights = [getattr(s, value) for s in stats]
+        errors = [[h - (getattr(s, interval) or (h, h))[0] for s, h in zip(stats, heights)],
+                  [(getattr(s, interval) or (h, h))[1] - h for s, h in zip(stats, heights)]]
+        axes.bar(xs, heights, width, yerr=errors, capsize=3, label=label)
+    axes.set_xticks(range(len(stats)))
+    axes.set_xticklabels([f"{s.category}\n(n={s.prompts})" for s in stats])
+    axes.set_ylabel("acceptance length (tokens per verify step)")
+    axes.axhline(1.0, color="grey", linewidth=0.8)
+    axes.set_title(f"Acceptance on {acceptance.config} (95% intervals)")
+    axes.legend(fontsize="small")
+    return _save(figure, path)

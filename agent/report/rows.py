@@ -1,0 +1,97 @@
+"""The throughput/latency table: one row per configuration and concurrency, from the benchmark results.
+
+A configuration measured at the same level by several sweeps gets one row:
+the figures are the mean of the sweeps, and the throughput's 95% interval is
+the Student-t interval of that mean. A single sweep has an interval only when
+its level reports one (`output_tok_s_ci95`); otherwise the spread is unknown
+and the row says so (None) rather than pretending to a precision it lacks.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from specops.tools.acceptance_intervals import t975
+from specops.tools.benchmark.models import LatencySummary, LevelResult
+
+from .evidence import Evidence
+from .schema import BenchmarkRow, Interval
+from .servers import ServerTimeline
+
+
+@dataclass(frozen=True)
+class _Sample:
+    seq: int
+    level: LevelResult
+
+
+def benchmark_rows(evidence: Evidence, timeline: ServerTimeline, notes: list[str]) -> list[BenchmarkRow]:
+    groups: dict[tuple[str, int], list[_Sample]] = {}
+    speculative: dict[str, bool] = {}
+    for parsed in evidence.benchmarks:
+        result = parsed.value
+        served = timeline.at(result.port, parsed.call_seq, result.speculative_algorithm)
+        speculative[served.config] = served.speculative or result.speculative_algorithm is not None
+        for level in result.levels:
+            if level.requests_completed == 0:
+                notes.append(f"seq {parsed.seq}: {served.config} at C={level.concurrency} completed no request "
+                             f"({'; '.join(level.errors[:2]) or 'no error given'}); left out of the table")
+                continue
+            groups.setdefault((served.config, level.concurrency), []).append(_Sample(parsed.seq, level))
+    order = list(dict.fromkeys(config for config, _ in groups))
+    return [
+        _row(config, speculative[config], concurrency, groups[(config, concurrency)])
+        for config in order
+        for concurrency in sorted(c for name, c in groups if name == config)
+    ]
+
+
+def _mean(values: list[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return sum(known) / len(known) if known else None
+
+
+def _latency(samples: list[_Sample], pick: Callable[[LevelResult], LatencySummary | None], field: str) -> float | None:
+    return _mean([getattr(summary, field) if (summary := pick(s.level)) is not None else None for s in samples])
+
+
+def throughput_interval(samples: list[float], reported: Interval | None) -> Interval | None:
+    """95% interval of the mean throughput: from repeats, else what a single level reported, else unknown."""
+    if len(samples) >= 2:
+        mean = sum(samples) / len(samples)
+        sd = math.sqrt(sum((v - mean) ** 2 for v in samples) / (len(samples) - 1))
+        half = t975(len(samples) - 1) * sd / math.sqrt(len(samples))
+        return (mean - half, mean + half)
+    return reported
+
+
+def _row(config: str, speculative: bool, concurrency: int, samples: list[_Sample]) -> BenchmarkRow:
+    levels = [s.level for s in samples]
+    tok_s = [level.output_tok_s for level in levels]
+    # A level model that reports its own interval (newer benchmark tool) is used when there is one sweep.
+    reported = getattr(levels[0], "output_tok_s_ci95", None) if len(levels) == 1 else None
+    limited = [level.client.limited for level in levels if level.client is not None]
+    return BenchmarkRow(
+        config=config, speculative=speculative, concurrency=concurrency,
+        achieved_concurrency=sum(level.achieved_concurrency for level in levels) / len(levels),
+        output_tok_s=sum(tok_s) / len(tok_s),
+        output_tok_s_ci95=throughput_interval(tok_s, tuple(reported) if reported else None),
+        samples=len(samples),
+        requests=sum(level.requests_completed for level in levels),
+        requests_failed=sum(level.requests_failed for level in levels),
+        ttft_ms_p50=_latency(samples, lambda l: l.ttft, "p50_ms"),
+        ttft_ms_p90=_latency(samples, lambda l: l.ttft, "p90_ms"),
+        ttft_ms_p99=_latency(samples, lambda l: l.ttft, "p99_ms"),
+        itl_ms_p50=_latency(samples, lambda l: l.itl_per_token, "p50_ms"),
+        itl_ms_p90=_latency(samples, lambda l: l.itl_per_token, "p90_ms"),
+        itl_ms_p99=_latency(samples, lambda l: l.itl_per_token, "p99_ms"),
+        tpot_ms_p50=_latency(samples, lambda l: l.tpot, "p50_ms"),
+        inter_chunk_gap_ms_p50=_latency(samples, lambda l: l.inter_chunk_gap, "p50_ms"),
+        e2e_ms_p50=_latency(samples, lambda l: l.e2e, "p50_ms"),
+        tokens_per_chunk=_mean([level.tokens_per_chunk for level in levels]),
+        accept_length=_mean([level.accept_length for level in levels]),
+        client_limited=any(limited) if limited else None,
+        seqs=[s.seq for s in samples],
+    )

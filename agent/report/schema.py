@@ -1,0 +1,331 @@
+"""The run's report, version 1: what `report.json` holds, field by field.
+
+Every number here was read from a recorded tool result (evidence.py); the
+policy's final answer adds only words (`*_text`, `policy_*`), and claims in
+those words that the evidence contradicts are listed in `flags`.
+agent/report/report-v1.schema.json is generated from these models
+(`python -m specops.agent.report.json_schema`); scripts may rely on it.
+Within version 1, fields are only ever added, as optional ones.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+REPORT_SCHEMA_VERSION = "1"
+
+# Closed for writing (a misspelt field is an error), values once made.
+_CONFIG = ConfigDict(extra="forbid", frozen=True)
+
+Interval = tuple[float, float]
+
+
+class RunSection(BaseModel):
+    model_config = _CONFIG
+
+    id: str
+    goal: str | None
+    status: str = Field(description="How the run ended, as the harness says (completed, failed, budget_exceeded, ...)")
+    policy: str | None = Field(description="The policy that drove the run (playbook, openai-chat:NAME, ...)")
+    policy_status: str | None = Field(description="The final answer's own status (completed, partial, failed, cannot_do)")
+    summary_text: str | None = Field(description="The final answer's summary, in the policy's words")
+    started_at: datetime | None
+    ended_at: datetime | None
+    duration_s: float | None
+
+
+class Versions(BaseModel):
+    model_config = _CONFIG
+
+    sglang: str | None
+    python: str | None
+    huggingface_hub: str | None
+    driver: str | None
+    cuda: str | None = Field(description="Highest CUDA the driver supports")
+
+
+class HostSection(BaseModel):
+    model_config = _CONFIG
+
+    spec: str | None = Field(description="How the host was reached: sim:NAME, ssh://..., local")
+    hostname: str | None
+    os: str | None
+    gpu_count: int | None
+    gpu_model: str | None
+    gpu_memory_total_bytes: int | None = Field(description="All GPUs together")
+    interconnect: str | None = Field(description="nvlink, pcie, mixed or single (nvidia-smi topo -m)")
+    interconnect_summary: str | None
+    cpu: str | None
+    cpu_cores: int | None
+    memory_total: str | None
+    versions: Versions
+    source: Literal["host_facts", "run_start", "none"] = Field(description="Where these facts were read")
+
+
+class DrafterSection(BaseModel):
+    model_config = _CONFIG
+
+    repo_id: str | None
+    revision: str | None
+    sha: str | None = Field(description="The commit the download was pinned to")
+    path: str | None = Field(description="Where it lies on the host (the download's target)")
+    is_dflash: bool | None
+    block_size: int | None = Field(description="From the drafter's config (or SGLang's default when it has none)")
+    block_size_from: str | None
+    served_block_size: int | None = Field(description="speculative_num_draft_tokens of the launched server")
+    draft_layers: int | None
+    target_layer_ids: list[int] | None
+    target: str | None
+    target_compatible: bool | None = Field(description="None: not checked against a target")
+    checks: list[str] = Field(description="What was checked against the target and held")
+    problems: list[str] = Field(description="What did not fit, when the drafter was refused")
+    summary: str | None
+
+
+class ConfigTried(BaseModel):
+    model_config = _CONFIG
+
+    name: str = Field(description="Derived from the server configuration: tp8-ep4, tp8-ep4+dflash, +no-graphs")
+    speculative: bool
+    algorithm: str | None
+    tp: int
+    ep: int
+    dp: int
+    pp: int
+    dp_attention: bool
+    cuda_graphs: bool
+    drafter_path: str | None
+    block_size: int | None
+    port: int
+    launched: bool
+    failure_cause: str | None = Field(description="launch_failed's cause (cuda_graph_failure, out_of_memory, ...) or the error kind")
+    failure: str | None = Field(description="What the tool said happened")
+    ready_after_s: float | None
+    seq: int = Field(description="Transcript seq of the launch's result")
+
+
+class AcceptanceStat(BaseModel):
+    model_config = _CONFIG
+
+    category: str = Field(description="math, code, chat, or overall")
+    prompt_set: str
+    prompts: int = Field(description="Requests that counted")
+    request_mean: float = Field(description="Mean of per-request completion_tokens / spec_verify_ct")
+    request_mean_ci95: Interval | None
+    token_weighted: float = Field(description="sum(completion_tokens) / sum(spec_verify_ct)")
+    token_weighted_ci95: Interval | None
+
+
+class AcceptanceSection(BaseModel):
+    model_config = _CONFIG
+
+    config: str = Field(description="The configuration measured (see configs)")
+    overall: AcceptanceStat
+    categories: list[AcceptanceStat]
+    prompt_counts: dict[str, int]
+    method: str = Field(description="Prompt sets, decoding, formula and intervals, in words")
+    block_size: int | None
+    server_avg_accept_length: float | None
+    warning: str | None = Field(description="Set when the acceptance is too low for the drafter to pay off")
+    failed_requests: int
+    seq: int
+
+
+class BenchmarkRow(BaseModel):
+    """One configuration at one concurrency; several sweeps of the same pair are averaged (`samples`)."""
+
+    model_config = _CONFIG
+
+    config: str
+    speculative: bool
+    concurrency: int = Field(description="Requested: requests kept in flight")
+    achieved_concurrency: float
+    output_tok_s: float = Field(description="Aggregate output tokens per second")
+    output_tok_s_ci95: Interval | None = Field(description="Known when the level reported one or was measured twice or more")
+    samples: int = Field(description="Sweeps that measured this configuration at this level")
+    requests: int
+    requests_failed: int
+    ttft_ms_p50: float | None
+    ttft_ms_p90: float | None
+    ttft_ms_p99: float | None
+    itl_ms_p50: float | None = Field(description="Per token: each chunk gap split over the tokens it carried")
+    itl_ms_p90: float | None
+    itl_ms_p99: float | None
+    tpot_ms_p50: float | None = Field(description="Per request (e2e - ttft) / (tokens - 1)")
+    inter_chunk_gap_ms_p50: float | None = Field(description="Per chunk, as the network sees it")
+    e2e_ms_p50: float | None
+    tokens_per_chunk: float | None
+    accept_length: float | None = Field(description="The server's own average after the level")
+    client_limited: bool | None = Field(description="The benchmark client was busy enough to distort the level")
+    seqs: list[int] = Field(description="Transcript seq of each benchmark result that contributed")
+
+
+class LevelComparison(BaseModel):
+    model_config = _CONFIG
+
+    concurrency: int
+    best_autoregressive: str | None
+    autoregressive_tok_s: float | None
+    best_speculative: str | None
+    speculative_tok_s: float | None
+    speedup: float | None = Field(description="speculative_tok_s / autoregressive_tok_s")
+    speedup_ci95: Interval | None = Field(
+        description="From the two throughput intervals, when both are known: [spec low / AR high, spec high / AR low]"
+    )
+    tpot_speedup: float | None = Field(description="Autoregressive TPOT p50 / speculative TPOT p50 (per-token latency)")
+    winner: Literal["speculative", "autoregressive", "tie"] | None
+    notes: list[str]
+
+
+class Crossing(BaseModel):
+    model_config = _CONFIG
+
+    direction: Literal["stops_paying", "starts_paying"]
+    concurrency: float = Field(description="Where the speedup crosses 1, interpolated in log2(concurrency)")
+    between: tuple[int, int] = Field(description="The measured levels on either side")
+
+
+class Crossover(BaseModel):
+    model_config = _CONFIG
+
+    kind: Literal["between_levels", "beyond_range", "never_wins", "starts_paying_only", "unknown"] = Field(
+        description="between_levels: speculation stops paying between two measured levels; beyond_range: it wins at "
+        "every level measured; never_wins: it loses at every level; starts_paying_only: it loses at low load and "
+        "wins at high load; unknown: no level has both kinds measured"
+    )
+    concurrency: float | None = Field(description="Where speculation stops paying, interpolated (between_levels only)")
+    between: tuple[int, int] | None
+    crossings: list[Crossing] = Field(description="Every change of winner, in concurrency order")
+    statement: str
+    method: str
+
+
+class LoadBand(BaseModel):
+    model_config = _CONFIG
+
+    min_concurrency: int
+    max_concurrency: int
+    config: str = Field(description="The fastest configuration measured at every level of the band")
+    speculative: bool
+    output_tok_s: tuple[float, float] = Field(description="Its throughput at the band's lowest and highest level")
+    runner_up: str | None = Field(description="The best configuration of the other kind at these levels")
+    margin: tuple[float, float] | None = Field(description="Its throughput / the runner-up's, lowest and highest over the band")
+
+
+class Recommendation(BaseModel):
+    model_config = _CONFIG
+
+    bands: list[LoadBand]
+    single_config: str | None = Field(
+        description="If one server must cover every measured load: the configuration whose worst ratio to the "
+        "per-level best is highest (among those measured at every level)"
+    )
+    single_config_worst_ratio: float | None
+    text: str = Field(description="Derived from the comparison")
+    policy_text: str | None = Field(description="The policy's own recommendation, in its words")
+
+
+class Failure(BaseModel):
+    model_config = _CONFIG
+
+    seq: int
+    tool: str
+    kind: str = Field(description="The error kind, or a download's failure cause, or does_not_fit for a disk check")
+    cause: str | None = Field(description="launch_failed's cause (cuda_graph_failure, out_of_memory, ...)")
+    what: str
+    remedy: str | None
+    next_action: str | None = Field(description="The next tool call the run made, with its arguments in short")
+    recovered_by: str | None = Field(description="The later call that succeeded where this failed, and what it changed")
+    recovered_seq: int | None
+    status: Literal["recovered", "unresolved"]
+
+
+class TodoTime(BaseModel):
+    model_config = _CONFIG
+
+    id: str
+    content: str
+    final_status: str
+    in_progress_s: float = Field(description="Seconds the item was in progress (all its spells together)")
+    tool_calls: int = Field(description="Tool calls made while it was in progress")
+    tool_s: float
+
+
+class ToolTime(BaseModel):
+    model_config = _CONFIG
+
+    tool: str
+    calls: int
+    failed: int
+    total_s: float
+    max_s: float
+
+
+class Timing(BaseModel):
+    model_config = _CONFIG
+
+    todos: list[TodoTime]
+    tools: list[ToolTime]
+    tool_total_s: float
+    model_total_s: float = Field(description="Time spent waiting on the policy's responses")
+
+
+class RunningServerNote(BaseModel):
+    model_config = _CONFIG
+
+    config: str
+    port: int
+    pid: int
+
+
+class LeftRunning(BaseModel):
+    model_config = _CONFIG
+
+    servers: list[RunningServerNote] = Field(description="Servers this run launched and never stopped (from the evidence)")
+    downloads: list[str] = Field(description="Downloads last seen running")
+    policy_text: list[str] = Field(description="What the policy says it left running, and why")
+
+
+class Flag(BaseModel):
+    model_config = _CONFIG
+
+    source: Literal["summary", "recommendation", "left_running", "unresolved", "status"]
+    claim: str = Field(description="The policy's words")
+    evidence: str = Field(description="What the recorded results say instead")
+    kind: Literal["contradicted", "unsupported"]
+
+
+class CritiqueAnswers(BaseModel):
+    """The seed's critique, answered: was the baseline the best one, is the method stated, is the advice per load."""
+
+    model_config = _CONFIG
+
+    baseline: str
+    acceptance_method: str
+    recommendation_per_load: str
+
+
+class Report(BaseModel):
+    model_config = _CONFIG
+
+    schema_version: Literal["1"] = REPORT_SCHEMA_VERSION
+    run: RunSection
+    host: HostSection
+    drafter: DrafterSection | None
+    configs: list[ConfigTried]
+    acceptance: AcceptanceSection | None = Field(description="The last acceptance eval; all of them are in acceptance_runs")
+    acceptance_runs: list[AcceptanceSection]
+    benchmarks: list[BenchmarkRow]
+    comparison: list[LevelComparison]
+    crossover: Crossover
+    recommendation: Recommendation
+    failures: list[Failure]
+    timing: Timing
+    left_running: LeftRunning
+    unresolved_text: list[str] = Field(description="What the policy says it could not resolve")
+    flags: list[Flag] = Field(description="The policy's claims that the evidence contradicts or does not support")
+    critique: CritiqueAnswers
+    notes: list[str] = Field(description="Evidence that could not be read, and other caveats")

@@ -1,0 +1,295 @@
+"""run_goal: from a one-line goal to a finished, recorded and reported run.
+
+Order matters: the goal is parsed before anything else (a goal without a usable
+repo id is refused before a file is written or a host opened); then the run's
+directory and its one recorder start (run_start first), logging goes beside the
+transcript, the host is opened (one that does not answer ends the run, nothing
+on it changed), and the agent is driven with agent.iter() until it gives its
+final answer, runs out of budget, or loops. Whatever the ending, the report is
+built from the recorded evidence, the final plan is written to todos.json, and
+run_end closes the transcript.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import anyio
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic_ai import Agent, RunContext
+from pydantic_ai.exceptions import AgentRunError, UnexpectedModelBehavior, UsageLimitExceeded
+from pydantic_ai.models import Model
+
+from specops.prompts.loader import agent_prompts
+from specops.transcripts import (
+    ErrorEvent,
+    NoteEvent,
+    PolicyInfo,
+    PromptVersion,
+    RunEndEvent,
+    RunLogs,
+    RunStartEvent,
+    RunStatus,
+    Usage,
+    configure_logging,
+    read_transcript,
+)
+
+from .approval import ApprovalPolicy, AskYesNo
+from .budget import BudgetExceeded, Budgets, WallClock
+from .deps import AgentDeps
+from .final import FinalAnswer
+from .goal import Goal, parse_goal
+from .guard import LoopDetected, RepeatGuard
+from .host import DEFAULT_HOST, HostNotAnswering, RunHost, open_run_host
+from .policies import default_policy_spec, policy_settings, resolve_policy
+from .questions import ASK_TOOL, QuestionRound, ask_tool, load_answers
+from .recording import Listener, ObservedRecorder, recording_hooks
+from .todo import TodoList
+from .toolset import TODO_TOOL, build_tools, registered_tools, tool_schemas
+
+TRANSCRIPT = "transcript.jsonl"
+TODOS = "todos.json"
+_PACKAGES = ("specops", "pydantic-ai-slim", "pydantic", "openai", "huggingface_hub", "aiohttp", "httpx", "structlog")
+
+
+class RunOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    runs_dir: Path = Path("runs")
+    ask_once: bool = False
+    answers_file: Path | None = None
+    allow_delete: tuple[str, ...] = ()
+    sim_faults: tuple[str, ...] = ()
+    time_scale: float | None = Field(default=None, gt=0)
+    base_url: str | None = None
+    api_key_env: str | None = None
+    max_repeats: int = Field(default=2, ge=1, description="Identical failures of one call before it is refused")
+    tool_retries: int = Field(default=3, ge=0, description="Retries of a tool call with bad arguments")
+    fsync: bool = True
+
+
+@dataclass
+class RunOutcome:
+    run_id: str
+    run_dir: Path
+    status: RunStatus
+    reason: str | None
+    final: FinalAnswer | None
+    report_paths: dict[str, Path] = field(default_factory=dict)
+    duration_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "completed"
+
+    @property
+    def exit_code(self) -> int:
+        return {"completed": 0, "failed": 1, "budget_exceeded": 3, "cancelled": 130}[self.status]
+
+
+def new_run_id() -> str:
+    return datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+
+
+def run_goal(goal: str, **kwargs: Any) -> RunOutcome:
+    """The synchronous entry point (the CLI's); see run_goal_async."""
+    return asyncio.run(run_goal_async(goal, **kwargs))
+
+
+async def run_goal_async(
+    goal: str,
+    *,
+    host: str = DEFAULT_HOST,
+    policy: str | Model | None = None,
+    budgets: Budgets = Budgets(),
+    run_dir: Path | None = None,
+    options: RunOptions = RunOptions(),
+    ask: Callable[[str], str] | None = None,
+    ask_yes_no: AskYesNo | None = None,
+    listeners: tuple[Listener, ...] = (),
+) -> RunOutcome:
+    """Carry out `goal` on `host` with `policy` (a spec, a Model, or None: $SPECOPS_MODEL else the playbook).
+
+    Raises GoalRefused (nothing written) and PolicyUnavailable (nothing written);
+    every later failure ends the run with a recorded status instead. `ask`
+    answers --ask-once questions on a terminal; `ask_yes_no` makes approvals
+    interactive. `run_dir` defaults to options.runs_dir/<run-id>.
+    """
+    parsed = parse_goal(goal)
+    if isinstance(policy, Model):
+        model, policy_name = policy, f"model:{policy.model_name}"
+    else:
+        policy_name = policy or default_policy_spec()
+        model = resolve_policy(policy_name, base_url=options.base_url, api_key_env=options.api_key_env)
+    run_id = run_dir.name if run_dir is not None else new_run_id()
+    run_dir = run_dir if run_dir is not None else options.runs_dir / run_id
+    run_dir.mkdir(parents=True, exist_ok=True)
+    clock = WallClock(budgets.max_wall_s)
+    recorder = ObservedRecorder(run_dir / TRANSCRIPT, run_id, fsync=options.fsync)
+    recorder.listeners = list(listeners)
+    logs = configure_logging(run_dir, redactor=recorder.redactor)
+    try:
+        return await _run(parsed, host, model, policy_name, budgets, run_dir, options, recorder, clock, ask, ask_yes_no)
+    finally:
+        logs.close()
+        recorder.close()
+
+
+async def _run(
+    goal: Goal, host_spec: str, model: Model, policy_name: str, budgets: Budgets, run_dir: Path, options: RunOptions,
+    recorder: ObservedRecorder, clock: WallClock, ask: Callable[[str], str] | None, ask_yes_no: AskYesNo | None,
+) -> RunOutcome:  # fmt: skip
+    api_key_env = options.api_key_env or "OPENAI_API_KEY"
+    if os.environ.get(api_key_env):
+        recorder.add_secret(os.environ[api_key_env], api_key_env)
+    prompts = agent_prompts()
+    specs = registered_tools()
+    recorder.record(
+        RunStartEvent,
+        goal=goal.text,
+        policy=PolicyInfo(name=policy_name, settings={
+            **policy_settings(policy_name, base_url=options.base_url, api_key_env=options.api_key_env),
+            "model_name": model.model_name, "tool_retries": options.tool_retries,
+        }),  # fmt: skip
+        prompts={name: PromptVersion(version=p.version, sha256=p.sha256) for name, p in prompts.items()},
+        tools=tool_schemas(specs),
+        packages=_package_versions(),
+        host={"spec": host_spec},
+        config={
+            "goal": goal.model_dump(mode="json"), "budgets": budgets.model_dump(mode="json"),
+            "options": options.model_dump(mode="json"), "interactive": ask_yes_no is not None,
+        },  # fmt: skip
+    )
+    todos = TodoList(recorder)
+    final: FinalAnswer | None = None
+    status: RunStatus = "failed"
+    reason: str | None = None
+    usage = Usage()
+    cost: float | None = None
+    try:
+        with open_run_host(host_spec, sim_faults=options.sim_faults, time_scale=options.time_scale) as run_host:
+            recorder.record(NoteEvent, text=f"host opened: {json.dumps(run_host.describe(), default=str)}")
+            deps = AgentDeps(
+                tool_context=run_host.context, recorder=recorder, todos=todos, clock=clock,
+                approvals=ApprovalPolicy(recorder, allow_delete=options.allow_delete, ask=ask_yes_no),
+                guard=RepeatGuard(max_repeats=options.max_repeats),
+            )  # fmt: skip
+            agent = _build_agent(model, prompts, specs, options, ask)
+            status, reason, final, usage, cost = await _drive(agent, goal, run_host, deps, budgets, clock)
+    except HostNotAnswering as exc:
+        reason = str(exc)
+        recorder.record(ErrorEvent, where="host", message=reason, kind="host_not_answering")
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        status, reason = "cancelled", "interrupted"
+    report_paths, report_data = _report(recorder, run_dir, final, status)
+    (run_dir / TODOS).write_text(json.dumps(todos.as_json(), indent=2) + "\n", encoding="utf-8")
+    recorder.record(RunEndEvent, status=status, reason=reason, report=report_data, usage=usage, cost_usd=cost,
+                    duration_s=clock.elapsed_s)  # fmt: skip
+    return RunOutcome(run_id=recorder.run_id, run_dir=run_dir, status=status, reason=reason, final=final,
+                      report_paths=report_paths, duration_s=clock.elapsed_s)  # fmt: skip
+
+
+def _build_agent(model: Model, prompts: dict, specs: dict, options: RunOptions, ask: Callable[[str], str] | None) -> Agent:
+    tools = build_tools(specs)
+    own = {TODO_TOOL, *specs}
+    if options.ask_once:
+        answers = load_answers(options.answers_file) if options.answers_file is not None else None
+        tools.append(ask_tool(QuestionRound(ask=ask, answers=answers)))
+        own.add(ASK_TOOL)
+
+    def current_plan(ctx: RunContext[AgentDeps]) -> str:
+        return ctx.deps.todos.render()
+
+    return Agent(
+        model,
+        output_type=FinalAnswer,
+        instructions=[prompts["system"].text, prompts["tools"].text, current_plan],
+        deps_type=AgentDeps,
+        tools=tools,
+        retries={"tools": options.tool_retries, "output": 2},
+        capabilities=[recording_hooks(own)],
+    )
+
+
+def _user_prompt(goal: Goal, run_host: RunHost) -> str:
+    return (
+        f"Goal: {goal.text}\n\nRepo: {goal.repo_id}\nAsked for: {', '.join(goal.intents)}\n"
+        f"Host: {run_host.spec} (home {run_host.context.home}; this run may write under "
+        f"{', '.join(run_host.context.allowed_roots)})"
+    )
+
+
+async def _drive(agent: Agent, goal: Goal, run_host: RunHost, deps: AgentDeps, budgets: Budgets, clock: WallClock):
+    """Step the agent to its end; every way it can end becomes (status, reason, final, usage, cost)."""
+    recorder = deps.recorder
+    final: FinalAnswer | None = None
+    run = None
+    try:
+        with anyio.fail_after(clock.remaining_s()):
+            async with agent.iter(_user_prompt(goal, run_host), deps=deps, usage_limits=budgets.usage_limits()) as run:
+                async for _node in run:
+                    clock.check()
+                final = run.result.output if run.result is not None else None
+    except TimeoutError:
+        return _ended(run, "budget_exceeded", f"the wall-time budget of {budgets.max_wall_s:g} s is spent", None)
+    except (UsageLimitExceeded, BudgetExceeded) as exc:
+        return _ended(run, "budget_exceeded", str(exc), None)
+    except LoopDetected as exc:
+        recorder.record(ErrorEvent, where="loop guard", message=str(exc), kind="loop_detected", details=exc.evidence)
+        return _ended(run, "failed", f"stopped a loop: {exc}", None)
+    except UnexpectedModelBehavior as exc:
+        recorder.record(ErrorEvent, where="model", message=str(exc), kind="unexpected_model_behavior")
+        return _ended(run, "failed", f"the model misbehaved: {exc}", None)
+    except AgentRunError as exc:
+        recorder.record(ErrorEvent, where="agent", message=str(exc), kind=type(exc).__name__)
+        return _ended(run, "failed", str(exc), None)
+    except Exception as exc:  # the model's transport (connection refused, 5xx) and other harness failures
+        recorder.record(ErrorEvent, where="agent", message=f"{type(exc).__name__}: {exc}", kind=type(exc).__name__)
+        return _ended(run, "failed", f"{type(exc).__name__}: {exc}", None)
+    if final is None:
+        return _ended(run, "failed", "the policy ended without a final answer", None)
+    if final.status == "completed":
+        return _ended(run, "completed", None, final)
+    return _ended(run, "failed", f"the policy ended with status {final.status}: {final.summary}", final)
+
+
+def _ended(run: Any, status: RunStatus, reason: str | None, final: FinalAnswer | None):
+    usage = run.usage if run is not None else None
+    cost = float(usage.cost) if usage is not None and usage.cost is not None else None
+    return status, reason, final, Usage.of(usage) if usage is not None else Usage(), cost
+
+
+def _report(recorder: ObservedRecorder, run_dir: Path, final: FinalAnswer | None, status: str):
+    """The report from the evidence so far; a failure to build it is recorded, never fatal."""
+    try:
+        from .report import build_report, write_report
+
+        events = read_transcript(recorder.path).events
+        report = build_report(events, final, status=status)
+        paths = write_report(run_dir, report)
+        data = report.model_dump(mode="json") if isinstance(report, BaseModel) else dict(report)
+        return paths, data
+    except Exception as exc:
+        recorder.record(ErrorEvent, where="report", message=f"{type(exc).__name__}: {exc}", kind="report_failed")
+        return {}, None
+
+
+def _package_versions() -> dict[str, str]:
+    versions = {}
+    for dist in _PACKAGES:
+        try:
+            versions[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            continue
+    return versions

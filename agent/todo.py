@@ -1,0 +1,108 @@
+"""The plan: a todo list in opencode's todowrite style, replaced whole by the model, shown to it every turn.
+
+Rules, checked on every write (a broken one is sent back to the model to fix):
+ids are unique, at most one item is in progress, and a cancelled item says why.
+Each accepted write is a todo_change event; the list is rendered into the
+model's instructions before every request, so the plan it sees is the plan
+the run holds, not what it remembers writing.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from specops.transcripts import NoteEvent, TodoDiff, TodoItem, diff_todos
+from specops.transcripts.todos import TodoPriority, TodoStatus
+
+if TYPE_CHECKING:
+    from specops.transcripts import Recorder
+
+_MARK = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]", "cancelled": "[-]"}
+
+
+class Todo(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(min_length=1, max_length=64, description="Stable id, unique in the list")
+    content: str = Field(min_length=1, max_length=500, description="What this step does, in a few words")
+    status: TodoStatus
+    priority: TodoPriority = "medium"
+    reason: str | None = Field(default=None, max_length=500, description="Why it was cancelled (required then)")
+
+
+class TodoWriteArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    todos: list[Todo] = Field(description="The whole plan; replaces the previous one")
+
+
+class TodoWriteResult(BaseModel):
+    todos: list[Todo]
+    changes: list[TodoDiff]
+    summary: str
+
+
+class TodoRuleBroken(ValueError):
+    """A todowrite the rules refuse; the message says which rule and which items."""
+
+
+def check_rules(todos: list[Todo]) -> None:
+    ids = [t.id for t in todos]
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicates:
+        raise TodoRuleBroken(f"todo ids must be unique; repeated: {', '.join(duplicates)}")
+    running = [t.id for t in todos if t.status == "in_progress"]
+    if len(running) > 1:
+        raise TodoRuleBroken(f"at most one todo may be in_progress; these are: {', '.join(running)}")
+    unexplained = [t.id for t in todos if t.status == "cancelled" and not (t.reason or "").strip()]
+    if unexplained:
+        raise TodoRuleBroken(f"a cancelled todo needs a reason; missing for: {', '.join(unexplained)}")
+
+
+class TodoList:
+    """The run's current plan."""
+
+    def __init__(self, recorder: Recorder | None = None) -> None:
+        self._items: list[Todo] = []
+        self._recorder = recorder
+
+    @property
+    def items(self) -> list[Todo]:
+        return list(self._items)
+
+    def write(self, todos: list[Todo]) -> TodoWriteResult:
+        """Replace the plan after checking the rules (TodoRuleBroken); records the change."""
+        check_rules(todos)
+        before = self._records(self._items)
+        after = self._records(todos)
+        changes = diff_todos(before, after)
+        previous = {t.id: t for t in self._items}
+        self._items = list(todos)
+        if self._recorder is not None:
+            self._recorder.todo_change(after, previous=before)
+            # The transcript's todo record has no reason field: a cancellation's reason goes in a note beside it.
+            for todo in todos:
+                was = previous.get(todo.id)
+                if todo.status == "cancelled" and (was is None or was.status != "cancelled"):
+                    self._recorder.record(NoteEvent, text=f"todo {todo.id} cancelled: {todo.reason}")
+        done = sum(t.status == "completed" for t in todos)
+        return TodoWriteResult(todos=list(todos), changes=changes, summary=f"{done}/{len(todos)} completed")
+
+    def render(self) -> str:
+        """The plan as the model is shown it each turn."""
+        if not self._items:
+            return "Current plan: none yet. Write it with todowrite before any other tool."
+        lines = ["Current plan (todowrite replaces it whole; one item in_progress at a time):"]
+        for t in self._items:
+            why = f" (cancelled: {t.reason})" if t.status == "cancelled" else ""
+            lines.append(f"{_MARK[t.status]} {t.id} [{t.priority}] {t.content}{why}")
+        return "\n".join(lines)
+
+    def as_json(self) -> list[dict[str, object]]:
+        return [t.model_dump(mode="json") for t in self._items]
+
+    @staticmethod
+    def _records(todos: list[Todo]) -> list[TodoItem]:
+        return [TodoItem(id=t.id, content=t.content, status=t.status, priority=t.priority) for t in todos]

@@ -1,0 +1,189 @@
+"""The agent's tools: every registered tool (tools/registry.py) as a pydantic-ai Tool, plus todowrite.
+
+Each tool shows the model its argument model's fields as its parameters (the
+JSON Schema of the args model, not a wrapper around it). A call is:
+
+1. validated into the args model; a ValidationError goes back as ModelRetry
+   with the message, so the model corrects itself;
+2. checked by the wall-clock budget and the loop guard (an identical failing
+   call is refused after the bound), and, for deleting tools, by the approval
+   policy;
+3. run in a thread (tools are synchronous and block on the host);
+4. answered `{"ok": true, "result": ...}`, or `{"ok": false, "error": {kind,
+   what, remedy, details}}` for a ToolError: a failure is information for the
+   model, not an exception.
+
+Every call is recorded as tool_call + tool_result (arguments, result or error,
+duration, host).
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from typing import Any
+
+import anyio.to_thread
+from pydantic import BaseModel, ValidationError
+from pydantic_ai import ModelRetry, RunContext, Tool
+
+from specops.tools.errors import ToolError, ToolErrorRecord
+from specops.tools.registry import REGISTRY, ToolSpec
+from specops.transcripts import ErrorEvent, RetryEvent, ToolCallEvent, ToolResultEvent, ToolSchema
+
+from .deps import AgentDeps
+from .todo import TodoRuleBroken, TodoWriteArgs, TodoWriteResult
+
+# Importing a tool module registers its tools: this is the one list of them.
+TOOL_MODULES = (
+    "specops.tools.facts",
+    "specops.tools.disk",
+    "specops.tools.space",
+    "specops.tools.drafter_config",
+    "specops.tools.download",
+    "specops.tools.sglang",
+    "specops.tools.benchmark",
+    "specops.tools.acceptance",
+    "specops.tools.shell",
+)
+TODO_TOOL = "todowrite"
+# Tools that create a directory the run may later delete as its own (argument naming it).
+_CREATING_TOOLS = {"start_download": "target_dir"}
+
+
+def registered_tools() -> dict[str, ToolSpec]:
+    for module in TOOL_MODULES:
+        importlib.import_module(module)
+    return dict(REGISTRY)
+
+
+def tool_schemas(specs: dict[str, ToolSpec]) -> dict[str, ToolSchema]:
+    """Each tool as the model sees it, for the run_start event."""
+    schemas = {
+        name: ToolSchema.of(s.args, s.result, mutates=s.mutates, description=s.description) for name, s in specs.items()
+    }
+    schemas[TODO_TOOL] = ToolSchema.of(TodoWriteArgs, TodoWriteResult, mutates=False, description=_TODO_DESCRIPTION)
+    return schemas
+
+
+def build_tools(specs: dict[str, ToolSpec]) -> list[Tool[AgentDeps]]:
+    return [todo_tool(), *(registry_tool(spec) for spec in specs.values())]
+
+
+def _validation_message(exc: ValidationError) -> str:
+    lines = []
+    for error in exc.errors(include_url=False):
+        where = ".".join(str(p) for p in error["loc"]) or "(arguments)"
+        lines.append(f"{where}: {error['msg']} (got {error.get('input')!r})")
+    return "; ".join(lines)
+
+
+def parse_args(deps: AgentDeps, ctx: RunContext[AgentDeps], name: str, model: type[BaseModel], raw: dict[str, Any]) -> Any:
+    """The arguments as `model`, or ModelRetry with what is wrong (recorded as a failed call and a retry)."""
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        message = _validation_message(exc)
+        call_id = ctx.tool_call_id or name
+        deps.recorder.record(ToolCallEvent, call_id=call_id, tool=name, args=raw)
+        record = ToolErrorRecord(kind="invalid_arguments", what=message, remedy="correct the arguments and call again")
+        deps.recorder.record(ToolResultEvent, call_id=call_id, tool=name, ok=False, error=record.model_dump(),
+                             duration_s=0.0, host=deps.host_spec)  # fmt: skip
+        deps.recorder.record(RetryEvent, what=f"tool {name}", attempt=ctx.retry + 1, reason=message,
+                             max_attempts=ctx.max_retries + 1 if ctx.max_retries is not None else None)  # fmt: skip
+        raise ModelRetry(f"invalid arguments for {name}: {message}") from None
+
+
+def registry_tool(spec: ToolSpec) -> Tool[AgentDeps]:
+    async def call(ctx: RunContext[AgentDeps], **raw: Any) -> dict[str, Any]:
+        deps = ctx.deps
+        deps.clock.check()
+        deps.acted = True
+        args = parse_args(deps, ctx, spec.name, spec.args, raw)
+        call_id = ctx.tool_call_id or spec.name
+        normalized = args.model_dump(mode="json")
+        deps.recorder.record(ToolCallEvent, call_id=call_id, tool=spec.name, args=raw)
+        started = time.monotonic()
+
+        refusal = deps.guard.before(spec.name, normalized)  # LoopDetected ends the run
+        if refusal is not None:
+            return _answer_error(deps, call_id, spec.name, refusal, started)
+
+        args = deps.approvals.review(spec.name, args, deps.tool_context)
+        created = _new_directory(deps, spec, args)
+        try:
+            result = await anyio.to_thread.run_sync(spec.fn, deps.tool_context, args)
+        except ToolError as exc:
+            deps.guard.failed(spec.name, normalized, exc.record())
+            return _answer_error(deps, call_id, spec.name, exc.record(), started)
+        except Exception as exc:  # a tool bug or a host-layer failure the tool did not type: the run goes on
+            deps.recorder.record(ErrorEvent, where=f"tool {spec.name}", message=str(exc), kind=type(exc).__name__)
+            record = ToolErrorRecord(
+                kind="unexpected_error", what=f"{type(exc).__name__}: {exc}",
+                remedy="the tool failed in a way it does not recognise; try another way or stop with this evidence",
+            )  # fmt: skip
+            deps.guard.failed(spec.name, normalized, record)
+            return _answer_error(deps, call_id, spec.name, record, started)
+        deps.guard.succeeded(spec.name, normalized)
+        if created is not None:
+            deps.approvals.created_paths.add(created)
+        data = result.model_dump(mode="json")
+        deps.recorder.record(ToolResultEvent, call_id=call_id, tool=spec.name, ok=True, result=data,
+                             duration_s=time.monotonic() - started, host=deps.host_spec)  # fmt: skip
+        return {"ok": True, "result": data}
+
+    return Tool.from_schema(
+        call, name=spec.name, description=spec.description, json_schema=spec.args.model_json_schema(), takes_ctx=True
+    )
+
+
+def _new_directory(deps: AgentDeps, spec: ToolSpec, args: BaseModel) -> str | None:
+    """The directory this call will create (it does not exist yet), so the run may later delete it as its own."""
+    field = _CREATING_TOOLS.get(spec.name)
+    if field is None:
+        return None
+    path = deps.tool_context.resolve(str(getattr(args, field)))
+    try:
+        return None if deps.tool_context.host.exists(path) else path
+    except Exception:  # cannot tell: it is not treated as ours
+        return None
+
+
+def _answer_error(deps: AgentDeps, call_id: str, tool: str, record: ToolErrorRecord, started: float) -> dict[str, Any]:
+    error = record.model_dump(mode="json")
+    deps.recorder.record(ToolResultEvent, call_id=call_id, tool=tool, ok=False, error=error,
+                         duration_s=time.monotonic() - started, host=deps.host_spec)  # fmt: skip
+    return {"ok": False, "error": error}
+
+
+_TODO_DESCRIPTION = (
+    "Write the plan: the whole todo list, replacing the previous one. Items {id, content, status "
+    "(pending|in_progress|completed|cancelled), priority (high|medium|low), reason (required when cancelled)}. "
+    "Ids unique; at most one in_progress. Write it before any other tool; update it as each step starts and ends."
+)
+
+
+def todo_tool() -> Tool[AgentDeps]:
+    async def todowrite(ctx: RunContext[AgentDeps], **raw: Any) -> dict[str, Any]:
+        deps = ctx.deps
+        args = parse_args(deps, ctx, TODO_TOOL, TodoWriteArgs, raw)
+        call_id = ctx.tool_call_id or TODO_TOOL
+        deps.recorder.record(ToolCallEvent, call_id=call_id, tool=TODO_TOOL, args=raw)
+        started = time.monotonic()
+        try:
+            result = deps.todos.write(args.todos)
+        except TodoRuleBroken as exc:
+            record = ToolErrorRecord(kind="todo_rule", what=str(exc), remedy="fix the list and write it again")
+            _answer_error(deps, call_id, TODO_TOOL, record, started)
+            deps.recorder.record(RetryEvent, what=f"tool {TODO_TOOL}", attempt=ctx.retry + 1, reason=str(exc),
+                                 max_attempts=ctx.max_retries + 1 if ctx.max_retries is not None else None)  # fmt: skip
+            raise ModelRetry(str(exc)) from None
+        data = result.model_dump(mode="json")
+        deps.recorder.record(ToolResultEvent, call_id=call_id, tool=TODO_TOOL, ok=True, result=data,
+                             duration_s=time.monotonic() - started, host=deps.host_spec)  # fmt: skip
+        return {"ok": True, "result": data}
+
+    return Tool.from_schema(
+        todowrite, name=TODO_TOOL, description=_TODO_DESCRIPTION, json_schema=TodoWriteArgs.model_json_schema(),
+        takes_ctx=True,
+    )  # fmt: skip

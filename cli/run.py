@@ -1,0 +1,116 @@
+"""`specops run "<goal>"`: carry out a goal on a host and report; the terminal follows the plan live.
+
+The default host is `sim:seed-ct200`, a simulated copy of the seed's host started
+for the run at --time-scale (default 100: modelled seconds per real second; the
+measured rates scale back exactly). The default policy is the playbook unless
+--model or $SPECOPS_MODEL names one.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console, Group
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+from ..agent.budget import Budgets
+from ..agent.goal import GoalRefused
+from ..agent.host import DEFAULT_HOST
+from ..agent.policies import PolicyUnavailable
+from ..agent.run import RunOptions, run_goal
+from ..transcripts import EventBase, TodoChangeEvent, ToolCallEvent, ToolResultEvent
+
+_STYLE = {"pending": "dim", "in_progress": "bold yellow", "completed": "green", "cancelled": "strike dim"}
+_MARK = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]", "cancelled": "[-]"}
+
+
+class LiveView:
+    """The plan and the latest tool activity, redrawn as events arrive."""
+
+    def __init__(self) -> None:
+        self.todos: list = []
+        self.activity: list[str] = []
+        self.calls = 0
+        self.failures = 0
+
+    def on_event(self, event: EventBase) -> None:
+        if isinstance(event, TodoChangeEvent):
+            self.todos = list(event.todos)
+        elif isinstance(event, ToolCallEvent):
+            self.calls += 1
+            self.activity.append(f"-> {event.tool}")
+        elif isinstance(event, ToolResultEvent):
+            self.failures += not event.ok
+            verdict = "ok" if event.ok else f"failed: {event.error.kind if event.error else '?'}"
+            self.activity.append(f"<- {event.tool} {verdict} ({event.duration_s:.1f} s)")
+        self.activity = self.activity[-6:]
+
+    def __rich__(self) -> Group:
+        plan = Table(title="Plan", show_header=False, box=None, expand=False)
+        for item in self.todos:
+            plan.add_row(Text(f"{_MARK[item.status]} {item.content}", style=_STYLE[item.status]), item.priority)
+        done = sum(t.status == "completed" for t in self.todos)
+        progress = Text(f"{done}/{len(self.todos)} steps done · {self.calls} tool calls · {self.failures} failed")
+        return Group(plan, progress, Text("\n".join(self.activity), style="cyan"))
+
+
+def run(
+    goal: Annotated[str, typer.Argument(help="The goal in one line, naming the drafter's Hub repo")],
+    host: Annotated[str, typer.Option(help="sim:PROFILE (started for the run), sim:/root, local, ssh://user@host, or an inventory name")] = DEFAULT_HOST,
+    model: Annotated[Optional[str], typer.Option(help="playbook, openai-chat:NAME or PROVIDER:MODEL (default: $SPECOPS_MODEL, else playbook)")] = None,
+    base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible base URL for openai-chat: (default $OPENAI_BASE_URL)")] = None,
+    api_key_env: Annotated[Optional[str], typer.Option(help="Environment variable holding the API key (default OPENAI_API_KEY)")] = None,
+    max_requests: Annotated[int, typer.Option(help="Budget: model requests")] = 80,
+    max_tool_calls: Annotated[int, typer.Option(help="Budget: tool calls")] = 300,
+    max_tokens: Annotated[Optional[int], typer.Option(help="Budget: input + output tokens")] = None,
+    max_cost: Annotated[Optional[float], typer.Option(help="Budget: USD, where the model's price is known")] = None,
+    max_wall: Annotated[float, typer.Option(help="Budget: wall-clock seconds")] = 3600.0,
+    ask_once: Annotated[bool, typer.Option(help="Allow one round of questions before the first action")] = False,
+    answers: Annotated[Optional[Path], typer.Option(help="Answers to those questions (JSON/YAML list or mapping) instead of the terminal")] = None,
+    allow_delete: Annotated[Optional[list[str]], typer.Option(help="A path the run may delete though it did not create it (repeatable)")] = None,
+    sim_fault: Annotated[Optional[list[str]], typer.Option(help="sim:PROFILE hosts: inject a fault NAME:k=v,... (repeatable; see `specops sim faults`)")] = None,
+    time_scale: Annotated[Optional[float], typer.Option(help="sim:PROFILE hosts: modelled seconds per real second (default 100)")] = None,
+    runs_dir: Annotated[Path, typer.Option(help="Where runs/<run-id>/ go")] = Path("runs"),
+    json_out: Annotated[bool, typer.Option("--json", help="Print report.json on stdout (no live display)")] = False,
+) -> None:
+    """Carry out GOAL on HOST: plan, act with the tools, recover, and write runs/<run-id>/ with the report."""
+    err = Console(stderr=True)
+    interactive = ask_once and answers is None and sys.stdin.isatty()
+    options = RunOptions(
+        runs_dir=runs_dir, ask_once=ask_once, answers_file=answers, allow_delete=tuple(allow_delete or ()),
+        sim_faults=tuple(sim_fault or ()), time_scale=time_scale, base_url=base_url, api_key_env=api_key_env,
+    )  # fmt: skip
+    budgets = Budgets(max_requests=max_requests, max_tool_calls=max_tool_calls, max_tokens=max_tokens,
+                      max_cost_usd=max_cost, max_wall_s=max_wall)  # fmt: skip
+    view = LiveView()
+    ask = (lambda q: typer.prompt(q, default="", show_default=False)) if interactive else None
+    ask_yes_no = (lambda q: typer.confirm(q, default=False)) if interactive else None
+    try:
+        if json_out or not err.is_terminal:
+            outcome = run_goal(goal, host=host, policy=model, budgets=budgets, options=options, ask=ask,
+                               ask_yes_no=ask_yes_no, listeners=(view.on_event,))  # fmt: skip
+        else:
+            with Live(view, console=err, refresh_per_second=4, transient=False):
+                outcome = run_goal(goal, host=host, policy=model, budgets=budgets, options=options, ask=ask,
+                                   ask_yes_no=ask_yes_no, listeners=(view.on_event,))  # fmt: skip
+    except (GoalRefused, PolicyUnavailable) as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(code=2) from None
+    report = outcome.report_paths.get("report.json") or outcome.report_paths.get("json")
+    if json_out:
+        if report is not None and Path(report).exists():
+            sys.stdout.write(Path(report).read_text(encoding="utf-8"))
+        else:
+            sys.stdout.write(json.dumps({"run_id": outcome.run_id, "status": outcome.status, "reason": outcome.reason}) + "\n")
+    else:
+        err.print(f"run {outcome.run_id}: [bold]{outcome.status}[/bold]" + (f" — {outcome.reason}" if outcome.reason else ""))
+        if outcome.final is not None:
+            err.print(outcome.final.summary)
+        err.print(f"transcript and report: {outcome.run_dir}")
+    raise typer.Exit(code=outcome.exit_code)

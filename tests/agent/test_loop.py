@@ -1,0 +1,158 @@
+"""The loop with scripted policies on a simulated host: unknown tools, bad arguments, loops, budgets."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from specops.agent.budget import Budgets
+
+from .scripted import PLAN, call, drive, events, finish, last_request, scripted, turn, world_host  # noqa: F401
+
+pytestmark = pytest.mark.timeout(60)
+
+
+async def test_tool_results_are_ok_envelopes_and_recorded(world_host, tmp_path):
+    seen = {}
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        n = turn(messages)
+        if n == 0:
+            return call("todowrite", PLAN)
+        if n == 1:
+            return call("check_disk", {"repo_id": "SubSir/Kimi-K2.6-DFlash-tmp-long", "target": "~/models/dflash"})
+        seen["disk"] = last_request(messages).parts[0].content
+        return finish()
+
+    outcome = await drive(FunctionModel(respond), world_host, tmp_path)
+    assert outcome.status == "completed" and outcome.exit_code == 0
+    assert seen["disk"]["ok"] is True and seen["disk"]["result"]["needed_bytes"] > 0
+    results = {e.tool: e for e in events(outcome, "tool_result")}
+    assert results["check_disk"].ok and results["check_disk"].host == world_host
+    assert results["check_disk"].result == seen["disk"]["result"]
+    assert [e.type for e in events(outcome)][0] == "run_start" and events(outcome)[-1].type == "run_end"
+    start = events(outcome, "run_start")[0]
+    assert {"todowrite", "host_facts", "start_download", "free_space"} <= set(start.tools)
+    assert set(start.prompts) == {"system", "tools"}
+    assert json.loads((outcome.run_dir / "todos.json").read_text())[0]["id"] == "facts"
+
+
+async def test_unknown_tool_is_retried_and_the_run_goes_on(world_host, tmp_path):
+    seen = {}
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        n = turn(messages)
+        if n == 0:
+            return call("launch_rocket", {"when": "now"})
+        seen["reply"] = str(last_request(messages).parts[0].content)
+        return finish()
+
+    outcome = await drive(FunctionModel(respond), world_host, tmp_path)
+    assert outcome.status == "completed"
+    assert "Unknown tool name: 'launch_rocket'" in seen["reply"]
+    retries = events(outcome, "retry")
+    assert [r.what for r in retries] == ["tool launch_rocket"]
+
+
+async def test_bad_arguments_come_back_with_the_validation_message(world_host, tmp_path):
+    seen = {}
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        n = turn(messages)
+        if n == 0:
+            return call("check_disk", {"repo_id": "not a repo", "target": "~/models/x"})
+        if n == 1:
+            seen["retry"] = str(last_request(messages).parts[0].content)
+            return call("check_disk", {"repo_id": "SubSir/Kimi-K2.6-DFlash-tmp-long", "target": "~/models/dflash"})
+        seen["fixed"] = last_request(messages).parts[0].content
+        return finish()
+
+    outcome = await drive(FunctionModel(respond), world_host, tmp_path)
+    assert outcome.status == "completed"
+    assert "repo_id" in seen["retry"] and "not a repo" in seen["retry"]
+    assert seen["fixed"]["ok"] is True
+    failed = [e for e in events(outcome, "tool_result") if not e.ok]
+    assert [(e.tool, e.error.kind) for e in failed] == [("check_disk", "invalid_arguments")]
+    assert events(outcome, "retry")[0].reason.startswith("repo_id")
+
+
+async def test_a_typed_tool_error_is_returned_to_the_model_not_raised(world_host, tmp_path):
+    seen = {}
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if turn(messages) == 0:
+            return call("check_disk", {"repo_id": "nobody/missing", "target": "~/models/x"})
+        seen["error"] = last_request(messages).parts[0].content
+        return finish("failed", "the repo does not exist")
+
+    outcome = await drive(FunctionModel(respond), world_host, tmp_path)
+    assert seen["error"]["ok"] is False
+    assert seen["error"]["error"]["kind"] == "repo_not_found" and seen["error"]["error"]["remedy"]
+    assert outcome.status == "failed" and "failed" in outcome.reason and outcome.exit_code != 0
+
+
+async def test_a_looping_model_is_refused_then_stopped_with_evidence(world_host, tmp_path):
+    replies = []
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if turn(messages) > 0:
+            replies.append(last_request(messages).parts[0].content)
+        return call("check_disk", {"repo_id": "nobody/missing", "target": "~/models/x"})
+
+    outcome = await drive(FunctionModel(respond), world_host, tmp_path, max_repeats=2)
+    assert outcome.status == "failed" and "loop" in outcome.reason
+    kinds = [r["error"]["kind"] for r in replies]
+    assert kinds[:2] == ["repo_not_found", "repo_not_found"]
+    assert kinds[2:] == ["repeated_failure", "repeated_failure"]  # refused, not run; then the run ends
+    assert "change approach" in replies[2]["error"]["remedy"]
+    error = [e for e in events(outcome, "error") if e.kind == "loop_detected"][0]
+    assert error.details["tool"] == "check_disk" and error.details["error_kind"] == "repo_not_found"
+    assert events(outcome)[-1].type == "run_end" and events(outcome)[-1].status == "failed"
+
+
+async def test_a_changed_call_is_not_refused(world_host, tmp_path):
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        n = turn(messages)
+        if n < 4:  # the same missing repo, into a different directory each time
+            return call("check_disk", {"repo_id": "nobody/missing", "target": f"~/models/x{n}"})
+        return finish("failed", "no such repo")
+
+    outcome = await drive(FunctionModel(respond), world_host, tmp_path)
+    kinds = [e.error.kind for e in events(outcome, "tool_result")]
+    assert kinds == ["repo_not_found"] * 4
+
+
+async def test_request_budget_ends_the_run_with_budget_exceeded(world_host, tmp_path):
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return call("todowrite", PLAN)  # a model that never finishes
+
+    outcome = await drive(FunctionModel(respond), world_host, tmp_path, budgets=Budgets(max_requests=3))
+    assert outcome.status == "budget_exceeded" and "request_limit of 3" in outcome.reason
+    assert outcome.exit_code != 0
+    end = events(outcome)[-1]
+    assert end.type == "run_end" and end.status == "budget_exceeded" and end.usage.requests == 3
+    assert (outcome.run_dir / "todos.json").exists()
+    assert end.report is not None and (outcome.run_dir / "report.json").exists()
+
+
+async def test_tool_call_budget_ends_the_run(world_host, tmp_path):
+    check = {"repo_id": "SubSir/Kimi-K2.6-DFlash-tmp-long", "target": "~/models/dflash"}
+    parallel = ModelResponse(parts=[ToolCallPart("todowrite", PLAN), ToolCallPart("check_disk", check)])
+    outcome = await drive(scripted(parallel, parallel), world_host, tmp_path, budgets=Budgets(max_tool_calls=3))
+    assert outcome.status == "budget_exceeded" and "tool_calls_limit" in outcome.reason
+    assert len(events(outcome, "tool_call")) == 2
+
+
+async def test_wall_time_budget_ends_the_run(world_host, tmp_path):
+    async def slow(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        import asyncio
+
+        await asyncio.sleep(5)
+        return finish()
+
+    outcome = await drive(FunctionModel(slow), world_host, tmp_path, budgets=Budgets(max_wall_s=0.5))
+    assert outcome.status == "budget_exceeded" and "wall-time" in outcome.reason
+    assert outcome.duration_s < 4

@@ -1,0 +1,53 @@
+"""What a simulated host says about itself: its clock and its bytes.
+
+A sim host (reached as sim: or over SSH) runs `time_scale` times faster than
+the host it models and stores one byte per `byte_scale` bytes it reports.
+Measuring tools convert what they see into the modelled host's terms (a
+benchmark's tok/s and latencies), so a report on a sim host reads like one on
+the real machine, and says so. On a real host both scales are 1.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import weakref
+
+from pydantic import BaseModel, ConfigDict
+
+from .hosts import Host, RemoteFileNotFound
+
+
+class SimulatedScales(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    sim_root: str | None = None
+    time_scale: float = 1.0
+    byte_scale: int = 1
+
+    @property
+    def simulated(self) -> bool:
+        return self.sim_root is not None
+
+
+_cache: "weakref.WeakKeyDictionary[Host, SimulatedScales]" = weakref.WeakKeyDictionary()
+
+
+def simulated_scales(host: Host) -> SimulatedScales:
+    """The host's scales, read once per Host object (a world's scales do not change)."""
+    cached = _cache.get(host)
+    if cached is not None:
+        return cached
+    probe = host.run(["sh", "-c", 'printf %s "${SPECOPS_SIM_ROOT:-}"'], timeout=30, idempotent=True)
+    root = probe.stdout.strip() if probe.ok else ""
+    scales = SimulatedScales()
+    if root:
+        try:
+            sim = json.loads(host.read_file(posixpath.join(root, ".sim", "world.json"))).get("profile", {}).get("sim", {})
+        except (RemoteFileNotFound, ValueError):
+            sim = {}
+        scales = SimulatedScales(
+            sim_root=root, time_scale=float(sim.get("time_scale", 1.0)), byte_scale=int(sim.get("byte_scale", 1))
+        )
+    _cache[host] = scales
+    return scales
