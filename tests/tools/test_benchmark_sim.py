@@ -56,7 +56,7 @@ def test_throughput_at_every_level_is_within_3_percent_of_the_profile(sim_world)
         server = launch(host, str(sim_world.layout.home), "logs/sglang-ep4.log")
         try:
             result = run_benchmark(
-                ToolContext.for_host(host), BenchmarkArgs(levels=[1, 16, 32], input_len=128, output_len=384, rounds=1)
+                ToolContext.for_host(host), BenchmarkArgs(levels=[1, 16, 32, 64, 128], input_len=128, output_len=384, rounds=1)
             )
         finally:
             host.stop(server)
@@ -72,5 +72,5 @@ def test_throughput_at_every_level_is_within_3_percent_of_the_profile(sim_world)
         assert level.cache_flushed is True and level.accept_length is None
         # Autoregressive: a step is C / T(C) modelled seconds, and TPOT is that step.
         assert level.tpot.p50_ms / 1e3 == pytest.approx(level.concurrency / expected, rel=0.05)
-    assert result.best_at_concurrency == 32
+    assert result.best_at_concurrency == 128
     assert result.time_scale == TIME_SCALE and "faster than the host it models" in result.method

@@ -76,6 +76,7 @@ def parse_bench_serving_line(text: str) -> LevelResult:
         total_input_tokens=int(line.get("total_input_tokens") or 0),
         total_output_tokens=int(line["total_output_tokens"]),
         output_tok_s=float(line["output_throughput"]),
+        output_tok_s_overall=float(line["output_throughput"]),
         request_rate_per_s=float(line.get("request_throughput") or 0.0),
         ttft=_latency(line, "ttft_ms"),
         tpot=_latency(line, "tpot_ms"),

@@ -100,7 +100,14 @@ class LevelResult(BaseModel):
     duration_s: float = Field(description="First dispatch to last response")
     total_input_tokens: int
     total_output_tokens: int = Field(description="From the server's own counts (usage / meta_info), never re-tokenised")
-    output_tok_s: float = Field(description="total_output_tokens / duration_s")
+    output_tok_s: float = Field(
+        description="Tokens streamed while the level's concurrency was held / that steady window (ramp-up and drain "
+        "left out); the overall figure when the window is unknown (no per-chunk counts) or too thin"
+    )
+    output_tok_s_overall: float | None = Field(
+        None, description="total_output_tokens / duration_s: sglang.bench_serving's figure, ramp and drain included"
+    )
+    steady_window_s: float | None = Field(None, description="Length of the steady window; None: output_tok_s is the overall figure")
     request_rate_per_s: float
     ttft: LatencySummary
     tpot: LatencySummary = Field(description="Per request (e2e - ttft) / (output tokens - 1)")

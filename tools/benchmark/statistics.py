@@ -1,7 +1,11 @@
 """From raw request timings (stream_client.py's output) to one LevelResult per concurrency.
 
 Definitions (the ones SGLang's bench_serving and vLLM use, named so a reader cannot mix them up):
-- output tok/s = sum of the server-counted output tokens / (first dispatch .. last response);
+- output tok/s at the level = tokens streamed while the level's concurrency was held (the steady
+  window: from when the requests in flight first reach their peak to when they last leave it),
+  divided by that window; the ramp-up and the drain, where fewer requests run, are left out;
+- overall output tok/s = sum of the server-counted output tokens / (first dispatch .. last response),
+  bench_serving's figure, ramp and drain included;
 - achieved concurrency = sum of request latencies / that duration (measured, not the requested level);
 - TTFT = first streamed chunk carrying output - request start;
 - TPOT = (e2e - TTFT) / (output tokens - 1), per request;
@@ -19,6 +23,8 @@ from typing import Any
 from .models import ClientLoad, LatencySummary, LevelResult
 
 MAX_ERRORS_KEPT = 5
+# A steady window shorter than this share of the level is too thin to stand for it.
+MIN_STEADY_SHARE = 0.2
 # A client that spends most of a core, or whose timers fire this late, distorts sub-ms gaps.
 CLIENT_CPU_LIMIT = 0.85
 CLIENT_LAG_LIMIT_MS = 5.0
@@ -61,12 +67,44 @@ def itl_per_token(chunk_s: Sequence[float], chunk_tokens: Sequence[int]) -> list
     return out
 
 
+def steady_window(requests: Sequence[dict[str, Any]]) -> tuple[float, float] | None:
+    """(start, end) of the span in which the most requests were in flight at once, or None."""
+    events = sorted([(r["start_s"], 1) for r in requests] + [(r["end_s"], -1) for r in requests], key=lambda e: (e[0], e[1]))
+    inflight, peak, first, last_end = 0, 0, None, None
+    for i, (t, step) in enumerate(events):
+        inflight += step
+        if inflight > peak:
+            peak, first, last_end = inflight, t, None
+        if inflight == peak and i + 1 < len(events):
+            last_end = events[i + 1][0]
+    if first is None or last_end is None or last_end <= first:
+        return None
+    return first, last_end
+
+
+def steady_tok_s(requests: Sequence[dict[str, Any]], duration: float) -> tuple[float, float] | None:
+    """(tok/s, window seconds) over the steady window, from per-chunk token counts; None when unknown or too thin."""
+    if not requests or any(r["chunk_tokens"] is None for r in requests):
+        return None
+    window = steady_window(requests)
+    if window is None or window[1] - window[0] < MIN_STEADY_SHARE * duration:
+        return None
+    start, end = window
+    tokens = sum(
+        n
+        for r in requests
+        for offset, n in zip(r["chunk_s"], r["chunk_tokens"])
+        if start < r["start_s"] + offset <= end
+    )
+    return tokens / (end - start), end - start
+
+
 def _in_modelled_time(raw: dict[str, Any], time_scale: float) -> dict[str, Any]:
     def scaled(request: dict[str, Any]) -> dict[str, Any]:
         return {
             **request,
             "start_s": request["start_s"] * time_scale,
-            "end_s": request["end_s"] * time_scale,
+            "end_s": None if request["end_s"] is None else request["end_s"] * time_scale,
             "chunk_s": [t * time_scale for t in request["chunk_s"]],
         }
 
@@ -102,6 +140,8 @@ def level_result(raw: dict[str, Any], *, time_scale: float = 1.0) -> LevelResult
         else:
             itl.extend(itl_per_token(r["chunk_s"], r["chunk_tokens"]))
     output_tokens = sum(r["output_tokens"] for r in ok)
+    overall_tok_s = output_tokens / duration if duration > 0 else 0.0
+    steady = steady_tok_s(ok, duration) if not failed else None
     wall = duration / time_scale
     cpu_fraction = float(raw.get("client_cpu_s", 0.0)) / wall if wall > 0 else 0.0
     lag_p99 = float(raw.get("loop_lag_ms", {}).get("p99", 0.0))
@@ -116,7 +156,9 @@ def level_result(raw: dict[str, Any], *, time_scale: float = 1.0) -> LevelResult
         duration_s=duration,
         total_input_tokens=sum(r["prompt_tokens"] or 0 for r in ok),
         total_output_tokens=output_tokens,
-        output_tok_s=output_tokens / duration if duration > 0 else 0.0,
+        output_tok_s=steady[0] if steady else overall_tok_s,
+        output_tok_s_overall=overall_tok_s,
+        steady_window_s=steady[1] if steady else None,
         request_rate_per_s=len(ok) / duration if duration > 0 else 0.0,
         ttft=summarize(ttft),
         tpot=summarize(tpot),
