@@ -41,6 +41,7 @@ TOOL_MODULES = (
     "specops.tools.space",
     "specops.tools.drafter_config",
     "specops.tools.download",
+    "specops.tools.models_on_host",
     "specops.tools.sglang",
     "specops.tools.benchmark",
     "specops.tools.acceptance",

@@ -1,0 +1,62 @@
+"""The `playbook` policy: a deterministic pydantic-ai FunctionModel that runs the standard DFlash pipeline.
+
+Each model request, the playbook reads the history (the goal, and every tool
+return by tool_call_id), replays its pipeline generator (playbook_pipeline.py)
+from the start over the outcomes already there, and answers with the first
+step that has no outcome yet: tool calls with ids `pb-<step>-<n>`, or, once
+the pipeline returns, the final answer through the output tool. No state lives
+between requests, so a run resumed from its history continues where it was.
+
+    agent = Agent(playbook_model(), output_type=FinalAnswer, tools=...)
+"""
+
+from __future__ import annotations
+
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from specops.agent.final import FinalAnswer
+
+from .playbook_goal import understand
+from .playbook_history import Call, read_history
+from .playbook_pipeline import Pipeline
+
+MODEL_NAME = "playbook"
+
+
+def _call_id(step: int, index: int) -> str:
+    return f"pb-{step}-{index}"
+
+
+def next_action(messages: list[ModelMessage]) -> tuple[int, list[Call]] | FinalAnswer:
+    """The playbook's next step for this history: (its step number, the calls to make now), or the final answer."""
+    history = read_history(messages)
+    program = Pipeline(understand(history.prompt)).run()
+    step = 0
+    try:
+        calls = next(program)
+        while True:
+            ids = [_call_id(step, i) for i in range(len(calls))]
+            if not all(i in history.outcomes for i in ids):
+                return step, list(calls)
+            calls = program.send([history.outcomes[i] for i in ids])
+            step += 1
+    except StopIteration as done:
+        return done.value
+
+
+def playbook_turn(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    action = next_action(messages)
+    if isinstance(action, FinalAnswer):
+        args = action.model_dump(mode="json")
+        if info.output_tools:
+            return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, args, tool_call_id="pb-final")])
+        return ModelResponse(parts=[TextPart(action.model_dump_json())])
+    step, calls = action
+    return ModelResponse(parts=[
+        ToolCallPart(call.tool, call.args, tool_call_id=_call_id(step, i)) for i, call in enumerate(calls)
+    ])
+
+
+def playbook_model() -> FunctionModel:
+    return FunctionModel(playbook_turn, model_name=MODEL_NAME)

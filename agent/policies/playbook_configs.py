@@ -1,0 +1,66 @@
+"""The server configurations the playbook tries: autoregressive layouts from the host, DFlash from the best of them.
+
+Autoregressive candidates follow from the GPU count and what the model is:
+tensor parallel over every GPU with CUDA graphs; for a MoE target, TP with
+expert parallel over all GPUs and over half of them (on PCIe-only hosts EP
+keeps MoE traffic off the slow all-reduce, as the seed found); and pipeline
+parallel, which needs no all-reduce at all. DFlash runs only where SGLang
+allows it (pp = 1, no DP attention), on the best autoregressive layouts, with
+max_running_requests and the CUDA-graph batch raised to the top benchmark level
+(SGLang's DFlash default of 48 running requests would cap the sweep).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from specops.agent.report.naming import base_name
+from specops.tools.sglang.config import ServerConfig
+
+BENCHMARK_LEVELS = (1, 32, 64, 128, 256)
+DFLASH_LAYOUTS = 3  # best autoregressive layouts DFlash is tried on
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A configuration to launch, by the fields of launch_server's `config`."""
+
+    config: dict[str, Any]
+
+    @property
+    def name(self) -> str:
+        return base_name(ServerConfig.model_validate(self.config))
+
+    @property
+    def dflash_allowed(self) -> bool:
+        return self.config.get("pp", 1) == 1 and not self.config.get("enable_dp_attention", False)
+
+    def with_(self, **changes: Any) -> Candidate:
+        return Candidate({**self.config, **changes})
+
+
+def autoregressive_candidates(model_path: str, gpu_count: int, *, moe: bool, interconnect: str | None) -> list[Candidate]:
+    n = max(gpu_count, 1)
+    common = {"model_path": model_path, "trust_remote_code": True}
+    found = [Candidate({**common, "tp": n})]
+    if moe and n > 1:
+        found.append(Candidate({**common, "tp": n, "ep": n}))
+        if n >= 4:
+            found.append(Candidate({**common, "tp": n, "ep": n // 2}))
+    if n > 1 and interconnect != "nvlink":
+        # On NVLink TP all-reduce is cheap and PP only adds bubbles; over PCIe it is worth measuring.
+        found.append(Candidate({**common, "pp": n}))
+    return found
+
+
+def dflash_candidates(ranked: list[Candidate], drafter_path: str, block_size: int, top_level: int) -> list[Candidate]:
+    """DFlash on the best allowed layouts (best first), CUDA graphs on."""
+    allowed = [c for c in ranked if c.dflash_allowed][:DFLASH_LAYOUTS]
+    return [
+        c.with_(
+            speculative_algorithm="DFLASH", drafter_path=drafter_path, block_size=block_size,
+            max_running_requests=top_level, cuda_graph_max_bs=top_level, cuda_graphs=True,
+        )
+        for c in allowed
+    ]

@@ -1,0 +1,88 @@
+"""Which goals the playbook carries out, and what it reads from one: the drafter repo, the intents, the target's name.
+
+The playbook knows one job: take a DFlash drafter from the Hub to measured (and,
+if asked, served) speculative decoding on the host, with its autoregressive
+baseline. Goals asking for something else (training, quantizing, upgrading
+software, ...) or naming no repo are answered `cannot_do` with the reason,
+before any tool runs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+from specops.agent.goal import Goal, GoalRefused, Intent, parse_goal
+
+# Work outside the playbook's pipeline, by the words a goal would use for it.
+_OUT_OF_SCOPE: dict[str, tuple[str, ...]] = {
+    "train or fine-tune a model": ("fine-tune", "finetune", "fine tune", "train ", "training", "distill"),
+    "quantize or convert weights": ("quantiz", "convert ", "gguf", "awq", "merge ", "prune"),
+    "install or upgrade software": ("install", "upgrade", "update sglang", "pip "),
+    "serve with another speculative method": ("eagle", "medusa", "ngram", "lookahead"),
+}
+# A drafter repo name is the target's name with a suffix like these.
+_DRAFTER_SUFFIX = re.compile(r"[-_.](dflash|draft|drafter|spec|eagle3?)\b.*$", re.IGNORECASE)
+_GOAL_FIELD = re.compile(r"\{[^{}]*\"repo_id\"[^{}]*\}")
+
+
+@dataclass(frozen=True)
+class Understood:
+    goal: Goal | None
+    cannot_do: str | None = None  # why, when the playbook cannot carry it out
+
+    @property
+    def intents(self) -> tuple[Intent, ...]:
+        return self.goal.intents if self.goal else ()
+
+    def wants(self, *intents: Intent) -> bool:
+        return any(i in self.intents for i in intents)
+
+
+def _goal_line(prompt: str) -> str:
+    """The goal's own text: the loop may wrap it ('Goal: ...', then the parsed goal as JSON)."""
+    for line in prompt.splitlines():
+        stripped = line.strip()
+        if stripped.lower().startswith("goal:"):
+            return stripped[5:].strip()
+    return prompt.strip()
+
+
+def _parsed_by_loop(prompt: str) -> Goal | None:
+    """The goal as the loop parsed it, when the prompt carries it as JSON ({"repo_id": ..., "intents": [...]})."""
+    for match in _GOAL_FIELD.finditer(prompt):
+        try:
+            data = json.loads(match.group(0))
+            return Goal(text=data.get("text") or _goal_line(prompt), repo_id=data["repo_id"],
+                        intents=tuple(data.get("intents") or ("deploy", "evaluate", "benchmark")))
+        except (ValueError, KeyError, TypeError):
+            continue
+    return None
+
+
+def understand(prompt: str) -> Understood:
+    text = _goal_line(prompt)
+    lowered = f" {text.lower()} "
+    for job, words in _OUT_OF_SCOPE.items():
+        hit = next((w for w in words if w in lowered), None)
+        if hit is not None:
+            return Understood(goal=None, cannot_do=(
+                f"the goal asks to {job} ('{hit.strip()}'): the playbook only downloads a DFlash drafter, checks it "
+                "against its target, measures acceptance, benchmarks it against the autoregressive baseline and "
+                "deploys it; use a model policy (--model) or do that step by hand"
+            ))
+    goal = _parsed_by_loop(prompt)
+    if goal is None:
+        try:
+            goal = parse_goal(text)
+        except GoalRefused as exc:
+            return Understood(goal=None, cannot_do=str(exc))
+    return Understood(goal=goal)
+
+
+def target_name_for(drafter_repo: str) -> str | None:
+    """The target a drafter's name points at: `Kimi-K2.6-DFlash-tmp-long` -> `Kimi-K2.6`; None when it does not."""
+    name = drafter_repo.split("/")[-1]
+    stripped = _DRAFTER_SUFFIX.sub("", name)
+    return stripped if stripped and stripped != name else None

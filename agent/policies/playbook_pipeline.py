@@ -1,0 +1,483 @@
+"""The playbook's pipeline, written as one generator: it yields the tool calls it wants and receives their outcomes.
+
+    facts -> target on the host -> drafter config (Hub) -> disk (room made safely)
+    -> download, detached; meanwhile the autoregressive baseline, config by config
+    -> wait for the download (recovering by cause) -> drafter config (local)
+    -> DFlash on the allowed layouts: acceptance once, a sweep each, CUDA graphs off
+       when graphs-on loses at high load -> recommendation -> deploy or clean up
+
+Because it is a generator over outcomes, the same code runs again from the
+start on every model request (playbook.py replays it over the history), so it
+must be deterministic: it decides only from the goal and the outcomes.
+A `Stop` ends the pipeline early with a status; servers it started are then
+stopped and the plan closed before the final answer.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Generator
+from typing import Any
+
+from specops.agent.final import FinalAnswer
+
+from .playbook_configs import BENCHMARK_LEVELS, Candidate, autoregressive_candidates, dflash_candidates
+from .playbook_goal import Understood, target_name_for
+from .playbook_history import Call, Outcome
+from .playbook_plan import Plan
+from .playbook_recovery import (
+    MAKE_ROOM,
+    MAX_DOWNLOAD_RESTARTS,
+    RESTART,
+    STOP,
+    SWITCH_METHOD,
+    GiveUp,
+    Retry,
+    after_launch_failure,
+)
+from .playbook_summary import Sweep, compare, comparison_lines, recommend
+
+Steps = Generator[list[Call], list[Outcome], Any]
+
+DEFAULT_PORT = 30000
+TRANSIENT = ("host_unavailable", "hub_unavailable")
+BENCH = {"input_len": 128, "output_len": 64, "duration_s": 1.0, "warmup_requests": 1}  # a quick, time-bounded sweep
+ACCEPTANCE = {"prompts_per_category": 8, "max_new_tokens": 256}
+WAIT = {"timeout_s": 3600.0, "poll_s": 1.0}
+
+
+class Stop(Exception):
+    def __init__(self, status: str, why: str) -> None:
+        super().__init__(why)
+        self.status = status
+        self.why = why
+
+
+class Pipeline:
+    def __init__(self, understood: Understood) -> None:
+        self.u = understood
+        self.plan = Plan()
+        self.done: list[str] = []  # what happened, in order, for the summary
+        self.handled: list[str] = []  # failures met and how each was handled
+        self.unresolved: list[str] = []
+        self.running: dict[int, dict[str, Any]] = {}  # pid -> RunningServer of servers up now
+        self.left_running: list[str] = []
+        self.port = DEFAULT_PORT
+        self.ar: dict[str, Sweep] = {}
+        self.spec: dict[str, Sweep] = {}
+        self.ar_candidates: dict[str, Candidate] = {}
+        self.spec_candidates: dict[str, Candidate] = {}
+        self.levels = list(BENCHMARK_LEVELS)
+        self.crash_level: int | None = None
+        self.acceptance: dict[str, Any] | None = None
+        self.download: dict[str, Any] | None = None  # the current DownloadHandle
+        self.download_state: str | None = None
+        self.download_restarts = 0
+        self.last_give_up: str | None = None  # error kind of the last launch given up on
+
+    # -- calling tools ------------------------------------------------------------------------------
+
+    def call(self, tool: str, **args: Any) -> Steps:
+        """One tool call; the plan goes with it when it changed."""
+        calls = [self.plan.write_call()] if self.plan.dirty else []
+        calls.append(Call(tool, args))
+        outcomes = yield calls
+        return outcomes[-1]
+
+    def look(self, tool: str, **args: Any) -> Steps:
+        """A read-only call, retried once when the host or the Hub stopped answering."""
+        out = yield from self.call(tool, **args)
+        if out.kind in TRANSIENT:
+            self.handled.append(f"{tool}: {out.describe()}; retried once")
+            out = yield from self.call(tool, **args)
+            if out.kind in TRANSIENT:
+                raise Stop("failed", f"{tool} failed twice, the host or Hub is not answering: {out.describe()} "
+                                     f"({out.error.get('remedy', '')})")
+        return out
+
+    # -- the run --------------------------------------------------------------------------------------
+
+    def run(self) -> Steps:
+        if self.u.cannot_do or self.u.goal is None:
+            return FinalAnswer(status="cannot_do", summary=f"Cannot do this goal: {self.u.cannot_do}",
+                               unresolved=[str(self.u.cannot_do)])
+        self._write_plan()
+        status = "completed"
+        stopped: Stop | None = None
+        try:
+            yield from self._pipeline()
+        except Stop as stop:
+            stopped, status = stop, stop.status
+            self.unresolved.append(stop.why)
+        yield from self._stop_all()
+        self.plan.close(f"not reached: {stopped.why}" if stopped else "not needed for this goal")
+        if self.plan.dirty:
+            yield [self.plan.write_call()]
+        if stopped is None and self.unresolved:
+            status = "partial"
+        return self._answer(status)
+
+    def _write_plan(self) -> None:
+        repo = self.u.goal.repo_id
+        p = self.plan
+        p.add("facts", "Read the host: GPUs and interconnect, disks, SGLang and huggingface_hub versions, servers")
+        p.add("target", f"Find the target model of {repo} on the host")
+        p.add("drafter", f"Read {repo}'s config from the Hub and check it against the target (block size, layers)")
+        p.add("disk", "Check disk for the download; use another mount or free only provably safe space")
+        p.add("download", f"Download {repo} (detached)")
+        if self._benchmarking:
+            p.add("baseline", "Benchmark the autoregressive configurations while the drafter downloads")
+        p.add("dflash", "Launch DFlash on the layouts SGLang allows (no PP, no DP attention), block size from the config")
+        p.add("acceptance", "Measure acceptance length on the first DFlash server (per category, both means)")
+        if self._benchmarking:
+            p.add("dflash_bench", "Benchmark DFlash at the same levels; CUDA graphs off if graphs-on loses at high load")
+            p.add("compare", "Compare DFlash with the best autoregressive config at each concurrency", "medium")
+        if self.u.wants("deploy"):
+            p.add("deploy", "Relaunch the recommended configuration and leave it running", "medium")
+        p.add("cleanup", "Stop every other server this run started; leave the host as found", "medium")
+
+    @property
+    def _benchmarking(self) -> bool:
+        return self.u.wants("benchmark", "compare", "deploy")
+
+    def _pipeline(self) -> Steps:
+        self.plan.start("facts")
+        facts = yield from self._facts()
+        self.plan.start("target")
+        target = yield from self._target(facts)
+        self.plan.start("drafter")
+        yield from self._drafter_config({"repo_id": self.u.goal.repo_id}, target)
+        self.plan.start("disk")
+        target_dir = yield from self._make_room(f"~/models/{self.u.goal.repo_id.split('/')[-1]}")
+        self.plan.start("download")
+        yield from self._start_download(target_dir, self._download_method(facts))
+        ar_candidates = autoregressive_candidates(
+            target["path"], facts["gpu_count"], moe=bool(target.get("num_experts")),
+            interconnect=(facts.get("interconnect") or {}).get("interconnect"),
+        )
+        if self._benchmarking:
+            self.plan.start("baseline")
+            for candidate in ar_candidates:
+                yield from self._measure(candidate, speculative=False)
+                if self.download_state == "running":
+                    yield from self._poll_download()
+            self.plan.complete("baseline")
+        self.plan.start("download")
+        path = yield from self._finish_download()
+        self.plan.start("dflash")
+        config = yield from self._drafter_config({"path": path}, target)
+        # As launched (what recovery changed, e.g. mem_fraction_static, carries over), best peak first.
+        launched = [self.ar_candidates.get(c.name, c) for c in ar_candidates]
+        ranked = sorted(launched, key=lambda c: -max(self.ar.get(c.name, {0: 0.0}).values()))
+        yield from self._dflash(dflash_candidates(ranked, path, config["block_size"], max(self.levels)))
+        if self._benchmarking:
+            self.plan.start("compare")
+            self.plan.complete("compare")
+        if self.u.wants("deploy"):
+            self.plan.start("deploy")
+            yield from self._deploy()
+        self.plan.start("cleanup")
+
+    # -- steps ----------------------------------------------------------------------------------------
+
+    def _facts(self) -> Steps:
+        out = yield from self.look("host_facts")
+        if not out.ok:
+            raise Stop("failed", f"could not read the host: {out.describe()}")
+        facts = out.result
+        if not facts.get("gpu_count"):
+            raise Stop("failed", "the host has no GPU nvidia-smi can see: nothing to serve on")
+        if not facts.get("sglang_version"):
+            raise Stop("failed", "SGLang is not installed for the host's python3: install it, then run again")
+        link = (facts.get("interconnect") or {}).get("interconnect", "unknown")
+        self.done.append(f"host: {facts['gpu_count']}x {facts.get('gpu_model')} ({link}), SGLang {facts['sglang_version']}")
+        return facts
+
+    def _target(self, facts: dict[str, Any]) -> Steps:
+        wanted = target_name_for(self.u.goal.repo_id)
+        out = yield from self.look("find_models")
+        models = [m for m in out.result.get("models", []) if "DFlashDraftModel" not in m.get("architectures", [])] if out.ok else []
+        if not out.ok:
+            self.handled.append(f"find_models: {out.describe()}; looked at running servers instead")
+        chosen = None
+        if wanted:
+            named = [m for m in models if wanted.lower() in (m["name"].lower(), (m.get("repo_id") or "").split("/")[-1].lower())]
+            chosen = min(named, key=lambda m: m["source"] != "directory", default=None)
+        if chosen is None:
+            served = [s.get("model_path") for s in facts.get("serving", []) if s.get("model_path")]
+            chosen = next((m for m in models if m["path"] in served), None)
+            if chosen is None and served:
+                chosen = {"name": posixpath.basename(served[0]), "path": served[0], "num_experts": None}
+        if chosen is None:
+            have = ", ".join(f"{m['name']} ({m['path']})" for m in models) or "none"
+            raise Stop("failed", f"no target model for {self.u.goal.repo_id} on the host"
+                                 f"{f' (looked for {wanted})' if wanted else ''}; models there: {have}. "
+                                 "Download the target model first, or name its path in the goal")
+        self.done.append(f"target: {chosen['name']} at {chosen['path']}")
+        return chosen
+
+    def _drafter_config(self, drafter: dict[str, Any], target: dict[str, Any]) -> Steps:
+        out = yield from self.look("read_drafter_config", drafter=drafter, target={"path": target["path"]})
+        if not out.ok:
+            where = "downloaded" if "path" in drafter else "on the Hub"
+            raise Stop("failed", f"the drafter {where} cannot be used with {target['name']}: {out.describe()} "
+                                 f"— {out.error.get('remedy', '')}")
+        config = out.result
+        self.done.append(f"drafter config ({'local' if 'path' in drafter else 'Hub'}): {config.get('summary', '')}")
+        return config
+
+    def _make_room(self, target_dir: str) -> Steps:
+        """The directory to download into, after making sure it fits (another mount, or safe space freed)."""
+        repo = self.u.goal.repo_id
+        check = yield from self.look("check_disk", repo_id=repo, target=target_dir)
+        if not check.ok:
+            raise Stop("failed", f"could not size the download: {check.describe()} — {check.error.get('remedy', '')}")
+        if check.result["verdict"] == "fits":
+            return target_dir
+        first = check.result
+        self.handled.append(f"disk: {first['summary']}")
+        allowed = [a["mount"] for a in first.get("alternatives", []) if a.get("allowed")]
+        if allowed:
+            other = f"{allowed[0]['mount_point'].rstrip('/')}/models/{repo.split('/')[-1]}"
+            again = yield from self.look("check_disk", repo_id=repo, target=other)
+            if again.ok and again.result["verdict"] == "fits":
+                self.handled[-1] += f"; downloading to {other} on {allowed[0]['mount_point']} instead"
+                return other
+        listing = yield from self.look("list_freeable")
+        if not listing.ok:
+            raise Stop("failed", f"the download does not fit and freeable space could not be listed: {listing.describe()}")
+        items = listing.result["items"]
+        safe = sorted((i for i in items if i["safety"] == "safe" and i["mount_point"] == first["mount"]["mount_point"]),
+                      key=lambda i: -i["size_bytes"])
+        chosen, total = [], 0
+        for item in safe:
+            if total >= first["shortfall_bytes"]:
+                break
+            chosen.append(item)
+            total += item["size_bytes"]
+        if not chosen or total < first["shortfall_bytes"]:
+            # Freeing all the safe items together may free more (shared blobs): the dry run says.
+            chosen = safe
+        if chosen:
+            ids = [i["id"] for i in chosen]
+            dry = yield from self.call("free_space", ids=ids, dry_run=True)
+            if dry.ok and dry.result["expected_freed_bytes"] >= first["shortfall_bytes"]:
+                freed = yield from self.call("free_space", ids=ids, dry_run=False)
+                if not freed.ok:
+                    raise Stop("failed", f"freeing safe space failed: {freed.describe()}")
+                again = yield from self.look("check_disk", repo_id=repo, target=target_dir)
+                if again.ok and again.result["verdict"] == "fits":
+                    self.handled[-1] += f"; {freed.result['summary']} (only items classed safe: {', '.join(ids)})"
+                    return target_dir
+        would = [i for i in items if i["safety"] == "needs_approval"]
+        listed = "; ".join(f"{i['path']} ({i['size']}, {i['reason']})" for i in would) or "nothing"
+        raise Stop("failed", f"{repo} needs {first['needed']} on {first['mount']['mount_point']} "
+                             f"({first['free']} free) and the space that is safe to free is not enough; "
+                             f"it would take deleting what needs approval: {listed}. Nothing was deleted. "
+                             "Rerun with --allow-delete PATH for what may go, or free space on the host")
+
+    def _download_method(self, facts: dict[str, Any]) -> str:
+        """`hf download`, unless host_facts found that it does not work: then the library, without asking."""
+        hf = next((c for c in facts.get("clis", []) if c.get("name") == "hf"), None)
+        if hf is None or hf.get("works", True):
+            return "hf"
+        self.handled.append(f"the hf CLI does not work on the host ({hf.get('detail', '')}): downloading with the "
+                            "huggingface_hub library instead")
+        return "library"
+
+    def _start_download(self, target_dir: str, method: str) -> Steps:
+        out = yield from self.call("start_download", repo_id=self.u.goal.repo_id, target_dir=target_dir,
+                                   method=method, retry_backoff_s=10.0)
+        if not out.ok:
+            raise Stop("failed", f"the download could not start: {out.describe()} — {out.error.get('remedy', '')}")
+        self.download, self.download_state = out.result, "running"
+
+    def _poll_download(self) -> Steps:
+        out = yield from self.look("download_status", handle=self.download)
+        if out.ok and out.result["state"] != "running":
+            yield from self._download_ended(out.result)
+
+    def _download_ended(self, status: dict[str, Any]) -> Steps:
+        """React to a finished or failed download: switch method, make room, restart, or stop."""
+        if status["state"] == "finished":
+            self.download_state = "finished"
+            return
+        failure = status.get("failure") or {}
+        cause = failure.get("cause", "unknown")
+        self.download_state = "failed"
+        handle = self.download
+        if cause in STOP:
+            raise Stop("failed", f"{failure.get('what')} — {failure.get('remedy')}")
+        if self.download_restarts >= MAX_DOWNLOAD_RESTARTS:
+            raise Stop("failed", f"the download failed {self.download_restarts + 1} times, last: {failure.get('what')}")
+        self.download_restarts += 1
+        method = handle["method"]
+        if cause == SWITCH_METHOD:
+            method = "library" if method != "library" else "hf"
+            self.handled.append(f"download: {failure.get('what')}; restarted with the {method} method")
+        elif cause == MAKE_ROOM:
+            self.handled.append(f"download: {failure.get('what')}; made room again")
+            yield from self._make_room(handle["target_dir"])
+        elif cause in RESTART:
+            self.handled.append(f"download: {failure.get('what')}; restarted (complete files are kept)")
+        yield from self._start_download(handle["target_dir"], method)
+
+    def _finish_download(self) -> Steps:
+        waits = 0
+        while self.download_state == "running":
+            waits += 1
+            out = yield from self.look("wait_download", handle=self.download, **WAIT)
+            if not out.ok:
+                raise Stop("failed", f"could not follow the download: {out.describe()}")
+            if out.result["timed_out"]:
+                if waits >= 2:
+                    raise Stop("partial", f"the download is still running after {waits} waits: "
+                                          f"{out.result['status']['progress_human']}")
+                continue
+            yield from self._download_ended(out.result["status"])
+        self.plan.complete("download")
+        self.done.append(f"downloaded {self.u.goal.repo_id} to {self.download['target_dir']} ({self.download['expected_human']})")
+        return self.download["target_dir"]
+
+    # -- servers --------------------------------------------------------------------------------------
+
+    def _launch(self, candidate: Candidate) -> Steps:
+        """Launch with the recovery rules; the RunningServer, or None when it would not come up."""
+        if "port" not in candidate.config:
+            candidate = candidate.with_(port=self.port)
+        tried: list[Candidate] = []
+        while True:
+            tried.append(candidate)
+            out = yield from self.call("launch_server", config=candidate.config)
+            if out.ok:
+                self.running[out.result["pid"]] = out.result
+                self.port = candidate.config["port"]
+                return out.result, candidate
+            if out.kind == "host_unavailable":
+                raise Stop("failed", f"the host dropped while launching {candidate.name}: {out.describe()}")
+            rule = after_launch_failure(candidate, out, tried)
+            if isinstance(rule, GiveUp):
+                self.last_give_up = out.kind
+                self.handled.append(f"launch {candidate.name}: {rule.reason}; moved on")
+                return None, candidate
+            self.handled.append(f"launch {candidate.name}: {out.describe()[:300]}; retried with {rule.change}")
+            candidate = rule.candidate
+
+    def _stop(self, server: dict[str, Any]) -> Steps:
+        out = yield from self.call("stop_server", server=server)
+        self.running.pop(server["pid"], None)
+        if not out.ok and out.kind != "server_not_ours":
+            self.unresolved.append(f"stopping the server on port {server['port']}: {out.describe()}")
+
+    def _stop_all(self) -> Steps:
+        for server in list(self.running.values()):
+            if any(f"pid {server['pid']}" in left for left in self.left_running):
+                continue
+            yield from self._stop(server)
+
+    def _benchmark(self, server: dict[str, Any], name: str, levels: list[int]) -> Steps:
+        out = yield from self.call("benchmark", port=server["port"], levels=levels, **BENCH)
+        if not out.ok:
+            self.handled.append(f"benchmark {name}: {out.describe()}")
+            return {}
+        sweep = {lv["concurrency"]: lv["output_tok_s"] for lv in out.result["levels"] if lv["requests_completed"] > 0
+                 and lv["requests_failed"] == 0}
+        failed = [lv["concurrency"] for lv in out.result["levels"] if lv["requests_failed"] > 0]
+        if failed:
+            status = yield from self.look("server_status", server=server)
+            down = status.ok and not status.result.get("up")
+            self.handled.append(f"benchmark {name}: requests failed at C={failed[0]}"
+                                + ("; the server died under load, levels from there not counted" if down else ""))
+            if down:
+                self.crash_level = min(failed[0], self.crash_level or failed[0])
+        return sweep
+
+    def _measure(self, candidate: Candidate, *, speculative: bool, acceptance: bool = False) -> Steps:
+        server, launched = yield from self._launch(candidate)
+        if server is None:
+            return None
+        name = launched.name
+        if acceptance:
+            self.plan.start("acceptance")
+            out = yield from self.call("acceptance", port=server["port"], **ACCEPTANCE)
+            if out.ok:
+                self.acceptance = out.result
+                self.plan.complete("acceptance")
+            else:
+                self.handled.append(f"acceptance on {name}: {out.describe()}")
+            self.plan.start("dflash_bench" if self._benchmarking else "dflash")
+        if self._benchmarking:
+            levels = [c for c in self.levels if self.crash_level is None or c < self.crash_level] if speculative else self.levels
+            sweep = yield from self._benchmark(server, name, levels)
+            if sweep:
+                (self.spec if speculative else self.ar)[name] = sweep
+                (self.spec_candidates if speculative else self.ar_candidates)[name] = launched
+        yield from self._stop(server)
+        return launched
+
+    def _dflash(self, candidates: list[Candidate]) -> Steps:
+        launched_any = False
+        for candidate in candidates:
+            launched = yield from self._measure(candidate, speculative=True, acceptance=self.acceptance is None)
+            launched_any = launched_any or launched is not None
+            if launched is not None and not self._benchmarking:
+                break  # acceptance only: one DFlash server is enough
+            if launched is None and self.last_give_up in ("sglang_too_old", "unsupported_flags"):
+                break  # the installed SGLang cannot run DFlash at all: the other layouts would fail the same way
+        if not launched_any:
+            raise Stop("partial" if self.ar else "failed",
+                       "no DFlash server came up: " + (self.handled[-1] if self.handled else "no layout allowed"))
+        if not self._benchmarking or not self.spec:
+            return
+        # CUDA graphs off for the best graphs-on DFlash layout when it loses to the best baseline at the top level.
+        top = max(self.levels)
+        graphs_on = {n: s for n, s in self.spec.items() if self.spec_candidates[n].config.get("cuda_graphs", True)}
+        best_ar_top = max((s[top] for s in self.ar.values() if top in s), default=None)
+        if graphs_on and best_ar_top is not None:
+            name = max(graphs_on, key=lambda n: max(graphs_on[n].values()))
+            if graphs_on[name].get(top, 0.0) < best_ar_top:
+                self.handled.append(f"{name} with CUDA graphs loses to the best baseline at C={top} "
+                                    f"({graphs_on[name].get(top, 0.0):.1f} vs {best_ar_top:.1f} tok/s): tried CUDA graphs off")
+                off = self.spec_candidates[name].with_(cuda_graphs=False, cuda_graph_max_bs=None)
+                if off.name not in self.spec:
+                    yield from self._measure(off, speculative=True)
+
+    def _deploy(self) -> Steps:
+        verdicts = compare(self.ar, self.spec)
+        choice = recommend(verdicts).deploy
+        candidate = self.spec_candidates.get(choice) or self.ar_candidates.get(choice) if choice else None
+        if candidate is None:
+            self.unresolved.append("nothing to deploy: no configuration was measured")
+            return
+        if self.crash_level is not None and candidate.config.get("speculative_algorithm"):
+            cap = max([c for c in self.levels if c < self.crash_level] or [1])
+            candidate = candidate.with_(max_running_requests=cap, cuda_graph_max_bs=min(cap, candidate.config.get("cuda_graph_max_bs") or cap))
+        server, launched = yield from self._launch(candidate)
+        if server is None:
+            self.unresolved.append(f"could not relaunch {candidate.name} to leave it running")
+            return
+        self.left_running.append(f"{launched.name} on port {server['port']} (pid {server['pid']}): the recommended "
+                                 "configuration, left running as the goal asked")
+        self.plan.complete("deploy")
+
+    # -- the answer -----------------------------------------------------------------------------------
+
+    def _answer(self, status: str) -> FinalAnswer:
+        verdicts = compare(self.ar, self.spec)
+        parts = [f"Goal: {self.u.goal.text}"] + self.done
+        if self.acceptance:
+            overall = self.acceptance.get("overall", {})
+            parts.append(f"acceptance length (overall): request mean {overall.get('request_mean', 0):.2f}, "
+                         f"token weighted {overall.get('token_weighted', 0):.2f}")
+        parts += comparison_lines(verdicts)
+        if self.handled:
+            parts.append("what went wrong and how it was handled: " + " | ".join(self.handled))
+        if not self.left_running:
+            parts.append("every server this run started was stopped")
+        return FinalAnswer(
+            status=status,
+            summary="\n".join(parts),
+            recommendation=recommend(verdicts).text if (self.ar or self.spec) else None,
+            left_running=self.left_running,
+            unresolved=self.unresolved,
+        )

@@ -1,0 +1,82 @@
+"""The playbook's todo plan: the items for the goal's intents, one in progress at a time, each closed with a reason.
+
+The plan changes as the pipeline moves (start, complete, cancel); the pipeline
+attaches the new list as a todowrite call beside its next tool call, so the
+plan shown to a reader is always the one the next action belongs to.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from .playbook_history import Call
+
+Status = Literal["pending", "in_progress", "completed", "cancelled"]
+TODO_TOOL = "todowrite"
+
+
+@dataclass
+class _Item:
+    id: str
+    content: str
+    priority: str = "high"
+    status: Status = "pending"
+    reason: str | None = None
+
+
+@dataclass
+class Plan:
+    items: list[_Item] = field(default_factory=list)
+    dirty: bool = True
+
+    def add(self, id: str, content: str, priority: str = "high") -> None:
+        self.items.append(_Item(id, content, priority))
+        self.dirty = True
+
+    def _item(self, id: str) -> _Item:
+        return next(i for i in self.items if i.id == id)
+
+    def has(self, id: str) -> bool:
+        return any(i.id == id for i in self.items)
+
+    def start(self, id: str) -> None:
+        """Mark `id` in progress; whatever was in progress is done (the pipeline moves one step at a time)."""
+        if not self.has(id):
+            return
+        for item in self.items:
+            if item.status == "in_progress" and item.id != id:
+                item.status = "completed"
+        item = self._item(id)
+        if item.status != "in_progress":
+            item.status = "in_progress"
+            self.dirty = True
+
+    def complete(self, id: str) -> None:
+        if self.has(id) and self._item(id).status in ("pending", "in_progress"):
+            self._item(id).status = "completed"
+            self.dirty = True
+
+    def cancel(self, id: str, reason: str) -> None:
+        if self.has(id) and self._item(id).status in ("pending", "in_progress"):
+            item = self._item(id)
+            item.status, item.reason = "cancelled", reason[:480]
+            self.dirty = True
+
+    def close(self, reason: str) -> None:
+        """At the end: what is in progress is done, what never started is cancelled with `reason`."""
+        for item in self.items:
+            if item.status == "in_progress":
+                self.complete(item.id)
+            elif item.status == "pending":
+                self.cancel(item.id, reason)
+
+    def write_call(self) -> Call:
+        self.dirty = False
+        todos = []
+        for item in self.items:
+            todo = {"id": item.id, "content": item.content, "status": item.status, "priority": item.priority}
+            if item.reason:
+                todo["reason"] = item.reason
+            todos.append(todo)
+        return Call(TODO_TOOL, {"todos": todos})

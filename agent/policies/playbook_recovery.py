@@ -1,0 +1,80 @@
+"""The playbook's recovery rules: from a failed launch or download, the next thing to try (or to stop).
+
+Each rule reads the typed error the tool returned and changes what caused the
+failure, never repeating a call that failed the same way: a new call differs
+in the setting the cause points at. The one exception is a plain crash at
+start (NCCL, a dying child), which SGLang's own advice is to relaunch once.
+Every rule is bounded; past the bound the playbook records the failure and
+moves on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .playbook_configs import Candidate
+from .playbook_history import Outcome
+
+MAX_LAUNCH_TRIES = 3  # per configuration, counting the first
+MEM_FRACTION_STEPS = (0.9, 0.93, 0.95)
+REDUCED_CONTEXT = 32768
+PORT_STEP = 1
+MAX_DOWNLOAD_RESTARTS = 2
+
+
+@dataclass(frozen=True)
+class Retry:
+    """Launch this instead; `change` says what was changed and why, for the final answer."""
+
+    candidate: Candidate
+    change: str
+
+
+@dataclass(frozen=True)
+class GiveUp:
+    reason: str
+
+
+def after_launch_failure(candidate: Candidate, failure: Outcome, tried: list[Candidate]) -> Retry | GiveUp:
+    """What to launch next after `candidate` failed with `failure`; `tried` holds every launch of it so far."""
+    details = failure.details
+    cause = str(details.get("cause", failure.kind))
+    if len(tried) >= MAX_LAUNCH_TRIES:
+        return GiveUp(f"{candidate.name}: {len(tried)} launches failed, the last with {cause}: {failure.error.get('what', '')}")
+    config = candidate.config
+    seen = [t.config for t in tried]
+
+    def fresh(change: str, **fields: object) -> Retry | GiveUp:
+        nxt = candidate.with_(**fields)
+        if nxt.config in seen:
+            return GiveUp(f"{candidate.name}: {cause} again after {change}; nothing else to change")
+        return Retry(nxt, change)
+
+    if failure.kind in ("sglang_rule_violation", "sglang_too_old", "unsupported_flags", "sglang_not_installed"):
+        return GiveUp(f"{candidate.name}: {failure.describe()}")
+    if cause == "port_in_use":
+        port = int(config.get("port", 30000)) + PORT_STEP
+        return fresh(f"port {config.get('port', 30000)} is taken: port {port}", port=port)
+    if cause == "cuda_graph_failure" and config.get("cuda_graphs", True):
+        return fresh("CUDA graphs failed to capture: CUDA graphs off", cuda_graphs=False, cuda_graph_max_bs=None)
+    if cause == "out_of_memory":
+        if details.get("memory") == "weights_do_not_fit":
+            return GiveUp(f"{candidate.name}: the weights do not fit in GPU memory at this parallelism "
+                          f"({failure.error.get('what', '')}); free the GPU memory other processes hold")
+        current = config.get("mem_fraction_static")
+        higher = next((f for f in MEM_FRACTION_STEPS if current is None or f > current), None)
+        if higher is not None:
+            return fresh(f"the static memory pool was too small: mem_fraction_static {higher}", mem_fraction_static=higher)
+        if config.get("context_length") is None:
+            return fresh(f"still short of memory: context_length {REDUCED_CONTEXT}", context_length=REDUCED_CONTEXT)
+        return GiveUp(f"{candidate.name}: out of memory at mem_fraction_static {current} and a reduced context")
+    if cause == "crash" and len(tried) == 1:
+        return Retry(candidate, "crashed while starting (no specific cause in the log): relaunched once, as SGLang advises")
+    return GiveUp(f"{candidate.name}: {failure.describe()}")
+
+
+# Download causes (tools/download_models.DownloadCause) and what the playbook does about each.
+SWITCH_METHOD = "cli_unusable"
+MAKE_ROOM = "no_space"
+RESTART = ("throttled", "partial", "killed", "unknown")
+STOP = ("gated", "not_found")

@@ -1,0 +1,91 @@
+"""The playbook's account of the measurements: per concurrency, the best speculative against the best autoregressive.
+
+The report computes its own comparison from the recorded tool results; this is
+the policy's reading of the same numbers in words, for the final answer: who
+wins at each level, where speculation stops paying, and what to serve for which
+load.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+Sweep = dict[int, float]  # concurrency -> output tok/s
+
+
+@dataclass(frozen=True)
+class LevelVerdict:
+    concurrency: int
+    best_ar: tuple[str, float] | None
+    best_spec: tuple[str, float] | None
+
+    @property
+    def speedup(self) -> float | None:
+        if self.best_ar is None or self.best_spec is None or self.best_ar[1] <= 0:
+            return None
+        return self.best_spec[1] / self.best_ar[1]
+
+
+def _best(results: dict[str, Sweep], level: int) -> tuple[str, float] | None:
+    at = [(name, sweep[level]) for name, sweep in results.items() if level in sweep]
+    return max(at, key=lambda pair: pair[1], default=None)
+
+
+def compare(ar: dict[str, Sweep], spec: dict[str, Sweep]) -> list[LevelVerdict]:
+    levels = sorted({c for sweep in (*ar.values(), *spec.values()) for c in sweep})
+    return [LevelVerdict(c, _best(ar, c), _best(spec, c)) for c in levels]
+
+
+def comparison_lines(verdicts: list[LevelVerdict]) -> list[str]:
+    lines = []
+    for v in verdicts:
+        ar = f"{v.best_ar[0]} {v.best_ar[1]:.1f} tok/s" if v.best_ar else "no autoregressive result"
+        spec = f"{v.best_spec[0]} {v.best_spec[1]:.1f} tok/s" if v.best_spec else "no DFlash result"
+        ratio = f" ({v.speedup:.2f}x)" if v.speedup is not None else ""
+        lines.append(f"C={v.concurrency}: DFlash best {spec} vs autoregressive best {ar}{ratio}")
+    return lines
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    text: str
+    deploy: str | None  # the configuration to leave running for a deploy goal
+    spec_wins_at: list[int]
+    spec_loses_at: list[int]
+
+
+def recommend(verdicts: list[LevelVerdict]) -> Recommendation:
+    both = [v for v in verdicts if v.speedup is not None]
+    wins = [v.concurrency for v in both if v.speedup > 1.0]
+    loses = [v.concurrency for v in both if v.speedup <= 1.0]
+    ar_only = [v for v in verdicts if v.best_ar is not None]
+    peak_ar = max(ar_only, key=lambda v: v.best_ar[1], default=None)
+    if not both:
+        if peak_ar is None:
+            return Recommendation("nothing was measured, so there is nothing to recommend", None, [], [])
+        return Recommendation(
+            f"no DFlash measurement to compare with: serve {peak_ar.best_ar[0]} (peak {peak_ar.best_ar[1]:.1f} tok/s "
+            f"at C={peak_ar.concurrency}) until the drafter can be measured", peak_ar.best_ar[0], [], [])
+    if not wins:
+        return Recommendation(
+            f"DFlash did not beat the best autoregressive configuration at any measured concurrency "
+            f"({', '.join(f'C={c}' for c in loses)}): serve {peak_ar.best_ar[0]} without speculation",
+            peak_ar.best_ar[0], [], loses)
+    spec_at_low = next(v for v in both if v.concurrency == wins[0])
+    if not loses:
+        best = max(both, key=lambda v: v.best_spec[1])
+        return Recommendation(
+            f"DFlash beats the best autoregressive configuration at every measured concurrency "
+            f"(up to C={both[-1].concurrency}): serve {best.best_spec[0]} for all loads measured",
+            best.best_spec[0], wins, [])
+    first_loss = min(loses)
+    below = [c for c in wins if c < first_loss]
+    crossover = f"between C={max(below)} and C={first_loss}" if below else f"below C={first_loss} (mixed: DFlash wins again higher up)"
+    ar_high = next(v for v in both if v.concurrency == max(loses))
+    text = (
+        f"serve {spec_at_low.best_spec[0]} (DFlash) for low load: it wins at {', '.join(f'C={c}' for c in wins)} "
+        f"({spec_at_low.speedup:.2f}x at C={spec_at_low.concurrency}); from C={first_loss} on the best autoregressive "
+        f"configuration is faster ({ar_high.best_ar[0]}: {ar_high.best_ar[1]:.1f} vs {ar_high.best_spec[1]:.1f} tok/s at "
+        f"C={ar_high.concurrency}), so serve {ar_high.best_ar[0]} for high-throughput load; the crossover lies {crossover}"
+    )
+    return Recommendation(text, spec_at_low.best_spec[0], wins, loses)

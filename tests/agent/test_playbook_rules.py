@@ -1,0 +1,206 @@
+"""The playbook on synthetic histories: each recovery rule picks the right next call, and goals it cannot do end at once.
+
+A scripted world answers each tool call from a table (tool -> a function of the
+arguments), so a test sets up exactly the failure it is about and reads the
+calls the playbook made in answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pydantic_ai.messages import ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart, UserPromptPart
+from pydantic_ai.models import ModelRequestParameters
+from pydantic_ai.models.function import AgentInfo
+from pydantic_ai.tools import ToolDefinition
+
+from specops.agent.policies.playbook import playbook_turn
+from specops.agent.policies.playbook_configs import Candidate, autoregressive_candidates
+from specops.agent.policies.playbook_goal import target_name_for, understand
+from specops.agent.policies.playbook_history import Outcome
+from specops.agent.policies.playbook_recovery import GiveUp, Retry, after_launch_failure
+
+GOAL = "Goal: https://huggingface.co/SubSir/Kimi-K2.6-DFlash-tmp-long -- download, evaluate, deploy, benchmark"
+INFO = AgentInfo(function_tools=[], allow_text_output=False, output_tools=[ToolDefinition(name="final_result")],
+                 model_settings=None, model_request_parameters=ModelRequestParameters(), instructions=None)
+KIMI = "/root/models/Kimi-K2.6"
+Answer = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def ok(result: dict[str, Any]) -> dict[str, Any]:
+    return {"ok": True, "result": result}
+
+
+def err(kind: str, **details: Any) -> dict[str, Any]:
+    return {"ok": False, "error": {"kind": kind, "what": f"{kind} happened", "remedy": "do something", "details": details}}
+
+
+def _launch(args: dict[str, Any]) -> dict[str, Any]:
+    port = args["config"].get("port", 30000)
+    return ok({"pid": 100 + port, "port": port, "config": args["config"]})
+
+
+def _bench(args: dict[str, Any]) -> dict[str, Any]:
+    return ok({"levels": [{"concurrency": c, "output_tok_s": 10.0 * c, "requests_completed": c, "requests_failed": 0}
+                          for c in args["levels"]]})
+
+
+HEALTHY: dict[str, Answer] = {
+    "todowrite": lambda a: ok({"todos": a["todos"]}),
+    "host_facts": lambda a: ok({"gpu_count": 8, "gpu_model": "GPU", "sglang_version": "0.5.10", "interconnect":
+                               {"interconnect": "pcie"}, "clis": [{"name": "hf", "works": True}], "serving": []}),
+    "find_models": lambda a: ok({"models": [{"name": "Kimi-K2.6", "path": KIMI, "source": "directory",
+                                             "architectures": ["KimiK25ForConditionalGeneration"], "num_experts": 384}]}),
+    "read_drafter_config": lambda a: ok({"block_size": 8, "summary": "DFlash drafter, block_size 8"}),
+    "check_disk": lambda a: ok({"verdict": "fits", "summary": "fits"}),
+    "start_download": lambda a: ok({"method": a["method"], "target_dir": a["target_dir"], "expected_human": "8 GB"}),
+    "download_status": lambda a: ok({"state": "running"}),
+    "wait_download": lambda a: ok({"timed_out": False, "status": {"state": "finished"}}),
+    "launch_server": _launch,
+    "benchmark": _bench,
+    "stop_server": lambda a: ok({}),
+    "acceptance": lambda a: ok({"overall": {"request_mean": 3.7, "token_weighted": 3.8}}),
+}
+
+
+def drive(answers: dict[str, Answer], *, goal: str = GOAL, max_steps: int = 120) -> tuple[list[tuple[str, dict]], dict | None]:
+    """Run the playbook against scripted answers; the calls it made (in order) and its final answer's args."""
+    table = {**HEALTHY, **answers}
+    messages: list = [ModelRequest(parts=[UserPromptPart(goal)])]
+    calls: list[tuple[str, dict]] = []
+    for _ in range(max_steps):
+        response = playbook_turn(messages, INFO)
+        messages.append(response)
+        parts = [p for p in response.parts if isinstance(p, ToolCallPart)]
+        if parts[0].tool_name == "final_result":
+            return calls, parts[0].args
+        returns = []
+        for part in parts:
+            calls.append((part.tool_name, part.args))
+            returns.append(ToolReturnPart(part.tool_name, table[part.tool_name](part.args), tool_call_id=part.tool_call_id))
+        messages.append(ModelRequest(parts=returns))
+    raise AssertionError("the playbook did not finish")
+
+
+def tools_of(calls: list[tuple[str, dict]]) -> list[str]:
+    return [name for name, _ in calls if name != "todowrite"]
+
+
+def test_plan_first_then_the_whole_pipeline_with_every_todo_closed():
+    calls, final = drive({})
+    assert calls[0][0] == "todowrite" and tools_of(calls)[:4] == ["host_facts", "find_models", "read_drafter_config", "check_disk"]
+    names = tools_of(calls)
+    # The baseline runs while the download is in flight: launches come between start and wait.
+    assert names.index("start_download") < names.index("launch_server") < names.index("wait_download")
+    last_plan = [args for name, args in calls if name == "todowrite"][-1]["todos"]
+    assert all(t["status"] in ("completed", "cancelled") for t in last_plan)
+    assert all(t.get("reason") for t in last_plan if t["status"] == "cancelled")
+    assert final["status"] == "completed" and len(final["left_running"]) == 1  # a deploy goal leaves one running
+    launches = [a["config"] for n, a in calls if n == "launch_server"]
+    assert not any(c.get("pp", 1) > 1 and c.get("speculative_algorithm") for c in launches)  # no DFlash on PP
+    dflash = [c for c in launches if c.get("speculative_algorithm") == "DFLASH"]
+    assert dflash and all(c["block_size"] == 8 and c["max_running_requests"] == 256 for c in dflash)
+
+
+def test_goal_it_cannot_do_ends_at_once():
+    calls, final = drive({}, goal="Goal: fine-tune SubSir/Kimi-K2.6-DFlash-tmp-long on my chat logs")
+    assert calls == [] and final["status"] == "cannot_do" and "fine-tune" in final["summary"]
+
+
+def test_not_a_drafter_stops_before_any_download():
+    calls, final = drive({"read_drafter_config": lambda a: err("not_a_drafter")})
+    assert "start_download" not in tools_of(calls) and "check_disk" not in tools_of(calls)
+    assert final["status"] == "failed" and "not_a_drafter" in final["summary"] + " ".join(final["unresolved"])
+
+
+def test_port_in_use_moves_to_the_next_port_and_keeps_it():
+    def launch(args):
+        return err("launch_failed", cause="port_in_use") if args["config"].get("port", 30000) == 30000 else _launch(args)
+
+    calls, final = drive({"launch_server": launch})
+    ports = [a["config"]["port"] for n, a in calls if n == "launch_server"]
+    assert ports[:2] == [30000, 30001] and set(ports[2:]) == {30001}
+    assert final["status"] == "completed"
+
+
+def test_out_of_memory_raises_the_static_pool_and_cuda_graph_failure_turns_graphs_off():
+    def launch(args):
+        c = args["config"]
+        if (c.get("mem_fraction_static") or 0) < 0.9:
+            return err("launch_failed", cause="out_of_memory", memory="pool_too_small")
+        if c.get("speculative_algorithm") and c.get("cuda_graphs", True):
+            return err("launch_failed", cause="cuda_graph_failure")
+        return _launch(args)
+
+    calls, _ = drive({"launch_server": launch})
+    configs = [a["config"] for n, a in calls if n == "launch_server"]
+    assert configs[0].get("mem_fraction_static") is None and configs[1]["mem_fraction_static"] == 0.9
+    spec = [c for c in configs if c.get("speculative_algorithm")]
+    assert spec[0]["cuda_graphs"] and not spec[1]["cuda_graphs"] and spec[1]["tp"] == spec[0]["tp"]
+    # Never the same failing launch twice.
+    failing = [str(sorted(c.items())) for c in configs if not launch({"config": c})["ok"]]
+    assert failing and len(failing) == len(set(failing))
+
+
+def test_broken_cli_download_switches_to_the_library_and_no_space_makes_room_first():
+    waits = iter([{"state": "failed", "failure": {"cause": "cli_unusable", "what": "hf printed its help"}},
+                  {"state": "finished"}])
+    calls, final = drive({"download_status": lambda a: ok({"state": "running"}),
+                          "wait_download": lambda a: ok({"timed_out": False, "status": next(waits)})})
+    methods = [a["method"] for n, a in calls if n == "start_download"]
+    assert methods == ["hf", "library"] and final["status"] == "completed"
+
+
+def test_disk_that_does_not_fit_frees_only_safe_items_dry_run_first():
+    checks = iter(["does_not_fit", "fits"])
+    listing = {"items": [
+        {"id": "cache:a@1", "safety": "safe", "size_bytes": 50, "mount_point": "/", "path": "/c/a", "size": "50", "reason": "cache"},
+        {"id": "dir:/root/models/Kimi-K2.6", "safety": "needs_approval", "size_bytes": 500, "mount_point": "/",
+         "path": KIMI, "size": "500", "reason": "someone's model"}]}
+    calls, final = drive({
+        "check_disk": lambda a: ok({"verdict": next(checks), "summary": "s", "shortfall_bytes": 10, "needed": "n",
+                                    "free": "f", "mount": {"mount_point": "/"}, "alternatives": []}),
+        "list_freeable": lambda a: ok(listing),
+        "free_space": lambda a: ok({"expected_freed_bytes": 50, "summary": "freed 50"}),
+    })
+    frees = [a for n, a in calls if n == "free_space"]
+    assert [f["dry_run"] for f in frees] == [True, False] and all(f["ids"] == ["cache:a@1"] for f in frees)
+    assert tools_of(calls).index("free_space") < tools_of(calls).index("start_download")
+
+
+def test_only_approval_items_stops_and_says_what_it_would_free():
+    calls, final = drive({
+        "check_disk": lambda a: ok({"verdict": "does_not_fit", "summary": "s", "shortfall_bytes": 10, "needed": "9.6G",
+                                    "free": "3G", "mount": {"mount_point": "/"}, "alternatives": []}),
+        "list_freeable": lambda a: ok({"items": [{"id": "dir:x", "safety": "needs_approval", "size_bytes": 500,
+                                                  "mount_point": "/", "path": KIMI, "size": "550G", "reason": "r"}]}),
+    })
+    assert "free_space" not in tools_of(calls) and "start_download" not in tools_of(calls)
+    assert final["status"] == "failed" and KIMI in " ".join(final["unresolved"])
+
+
+def test_host_unavailable_is_retried_once_then_stops():
+    calls, final = drive({"host_facts": lambda a: err("host_unavailable")})
+    assert tools_of(calls) == ["host_facts", "host_facts"] and final["status"] == "failed"
+
+
+def test_recovery_rules_directly():
+    base = Candidate({"model_path": KIMI, "tp": 8, "port": 30000})
+    crash = Outcome(ok=False, error={"kind": "launch_failed", "details": {"cause": "crash"}})
+    assert isinstance(after_launch_failure(base, crash, [base]), Retry)  # one relaunch after a bare crash
+    assert isinstance(after_launch_failure(base, crash, [base, base]), GiveUp)
+    weights = Outcome(ok=False, error={"kind": "launch_failed", "details": {"cause": "out_of_memory", "memory": "weights_do_not_fit"}})
+    assert isinstance(after_launch_failure(base, weights, [base]), GiveUp)
+    too_old = Outcome(ok=False, error={"kind": "sglang_too_old"})
+    assert isinstance(after_launch_failure(base, too_old, [base]), GiveUp)
+
+
+def test_candidates_and_names():
+    names = [c.name for c in autoregressive_candidates(KIMI, 8, moe=True, interconnect="pcie")]
+    assert names == ["tp8", "tp8-ep8", "tp8-ep4", "pp8"]
+    assert [c.name for c in autoregressive_candidates(KIMI, 8, moe=False, interconnect="nvlink")] == ["tp8"]
+    assert target_name_for("SubSir/Kimi-K2.6-DFlash-tmp-long") == "Kimi-K2.6"
+    assert target_name_for("org/plain-model") is None
+    assert understand("Goal: quantize org/model to int4").cannot_do
+    assert understand(GOAL).goal.repo_id == "SubSir/Kimi-K2.6-DFlash-tmp-long"

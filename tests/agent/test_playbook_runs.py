@@ -1,0 +1,71 @@
+"""The playbook through the real agent loop on simulated worlds: the seed's run, a goal it cannot do, a bad drafter."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from specops.agent.run import RunOptions, run_goal
+
+SEED_GOAL = ("https://huggingface.co/SubSir/Kimi-K2.6-DFlash-tmp-long -- try to download, evaluate accept lens, "
+             "then deply, then benchmark")
+
+
+def _tools(run_dir) -> list[tuple[str, dict, dict]]:
+    """(tool, args, result event) of every call in the transcript, in order."""
+    events = [json.loads(line) for line in (run_dir / "transcript.jsonl").read_text().splitlines()]
+    calls = {e["call_id"]: e for e in events if e["type"] == "tool_call"}
+    return [(e["tool"], calls[e["call_id"]]["args"], e) for e in events if e["type"] == "tool_result"]
+
+
+@pytest.mark.timeout(400)
+def test_seed_run_recovers_from_full_disk_and_broken_cli(tmp_path):
+    outcome = run_goal(SEED_GOAL, host="sim:seed-ct200", policy="playbook",
+                       options=RunOptions(runs_dir=tmp_path, sim_faults=("full_disk", "broken_cli"), fsync=False))
+    assert outcome.status == "completed", outcome.reason
+    final = outcome.final
+    tools = _tools(outcome.run_dir)
+    names = [t for t, _, _ in tools if t != "todowrite"]
+    assert tools[0][0] == "todowrite"
+    # Full disk: checked, only safe items freed (dry run first), checked again, then the download.
+    assert names.index("check_disk") < names.index("free_space") < names.index("start_download")
+    frees = [a for t, a, _ in tools if t == "free_space"]
+    assert [f.get("dry_run", True) for f in frees] == [True, False]
+    # Broken CLI: the download went through the library and finished.
+    assert any(a["method"] == "library" for t, a, _ in tools if t == "start_download")
+    assert "hf CLI does not work" in final.summary or "restarted with the library" in final.summary
+    # Baseline measured while downloading; DFlash only on layouts SGLang allows.
+    watched = [t for t in tools if t[0] != "todowrite"]
+    finished_at = next(i for i, (t, _, r) in enumerate(watched) if r["ok"] and (
+        (t == "download_status" and r["result"]["state"] == "finished")
+        or (t == "wait_download" and r["result"]["status"]["state"] == "finished")))
+    assert names.index("start_download") < names.index("benchmark") < finished_at
+    launches = [a["config"] for t, a, r in tools if t == "launch_server" and r["ok"]]
+    assert any(c.get("pp", 1) == 8 for c in launches)
+    assert not any(c.get("speculative_algorithm") and c.get("pp", 1) > 1 for c in launches)
+    report = json.loads((outcome.run_dir / "report.json").read_text())
+    assert report["acceptance"]["overall"]["request_mean"] > 3.0
+    kinds = {(b["speculative"], b["config"]) for b in report["benchmarks"]}
+    assert any(spec for spec, _ in kinds) and any(not spec for spec, _ in kinds)
+    # The seed's finding: DFlash wins at low load and loses the peak; said in words, crossover included.
+    assert "wins at C=1" in final.recommendation and "crossover" in final.recommendation
+    assert len(final.left_running) == 1 and "left running" in final.left_running[0]
+
+
+@pytest.mark.timeout(60)
+def test_goal_it_cannot_do(tmp_path):
+    outcome = run_goal("fine-tune SubSir/Kimi-K2.6-DFlash-tmp-long on my logs", host="sim:seed-ct200",
+                       policy="playbook", options=RunOptions(runs_dir=tmp_path, fsync=False))
+    assert outcome.final is not None and outcome.final.status == "cannot_do"
+    assert [t for t, _, _ in _tools(outcome.run_dir)] == []
+
+
+@pytest.mark.timeout(90)
+def test_incompatible_drafter_stops_with_nothing_downloaded(tmp_path):
+    outcome = run_goal("deploy and benchmark SubSir/Kimi-K2.6-DFlash-bad-layers", host="sim:seed-ct200",
+                       policy="playbook", options=RunOptions(runs_dir=tmp_path, fsync=False))
+    assert outcome.final is not None and outcome.final.status == "failed"
+    names = [t for t, _, _ in _tools(outcome.run_dir)]
+    assert "start_download" not in names and "launch_server" not in names
+    assert "incompatible_drafter" in " ".join(outcome.final.unresolved)
