@@ -4,7 +4,9 @@ The reference server waits 40 ms, then sends a 4-token chunk every 8 ms: TTFT,
 inter-chunk gap, ITL per token (2 ms) and tok/s are known, so the client's own
 error is measured, both where it runs on the host and here through a forward.
 The sim backend's ports are virtual (only its serving simulator registers one), so
-this file reaches the world over ssh://, whose ports are the machine's own.
+this file reaches the world over ssh://, whose ports are the machine's own. The
+world runs at time scale 1: the tool converts a faster sim host's figures to
+modelled time, and the reference server keeps real time.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from specops.tools.benchmark.reference_server import __file__ as REFERENCE_SERVE
 from specops.tools.context import ToolContext
 from specops.tools.hosts import LocalHost
 
-from .worlds import ssh_host, world  # noqa: F401  (fixtures)
+from .worlds import reach, start_world
 
 pytestmark = [pytest.mark.timeout(90), pytest.mark.timing]
 TTFT_MS, CHUNK_MS, PER_CHUNK, OUTPUT = 40.0, 8.0, 4, 160
@@ -33,7 +35,13 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def ctx(ssh_host):  # noqa: F811
+def ssh_host():
+    with start_world(time_scale=1.0) as world, reach(world, "ssh") as host:
+        yield host
+
+
+@pytest.fixture(scope="module")
+def ctx(ssh_host):
     return ToolContext.for_host(ssh_host)
 
 
