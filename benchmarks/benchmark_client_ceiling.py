@@ -3,16 +3,28 @@
 Both clients drive the same server with known timing (tools/benchmark/reference_server.py)
 in the same run:
 1. timing error: the server waits TTFT_MS, then sends one token every CHUNK_MS;
-   each client's measured TTFT, ITL and tok/s against those known values;
+   each client's measured tok/s, TTFT and ITL against those known values;
 2. ingest ceiling: the server streams as fast as it can (--chunk-ms 0); the tok/s
-   a client ingests is its ceiling here (the server shares the machine's cores, so
-   this is a lower bound of the client's true ceiling).
-Printed: both clients' figures and the ratio ours / peer.
+   a client ingests is its ceiling here. The server shares the machine's cores, so
+   this is a lower bound of the client's true ceiling; the server's own CPU share is
+   printed beside it to show which side was the limit. A few rounds, the clients
+   alternating, and the median: one round lasts seconds and the peer's varies widely.
+Printed: both clients' figures and the ratio ours / peer of the median ingest ceilings.
+Our client is one asyncio process (one core at most); GuideLLM spreads its requests
+over several worker processes, so on a machine with spare cores it can ingest more.
 
-The peer is installed in a separate venv under /tmp (it pulls torch: ~6.5 GB),
-never into the project's: `python3 -m venv /tmp/peer-venv && /tmp/peer-venv/bin/pip
-install guidellm`. Offline it needs a tokenizer: a tiny WordLevel tokenizer is
-written to /tmp and passed to it.
+Same definitions for both, so the figures compare:
+- tok/s: server-counted output tokens (usage) / first dispatch .. last response
+  (our `output_tok_s_overall`; GuideLLM's output_token_count / benchmark duration);
+- TTFT: median, request start to the first streamed token;
+- ITL: median; ours is each chunk gap over the tokens it carried, GuideLLM's is per
+  request (last token - first token) / (tokens - 1), weighted by tokens: with one
+  token per chunk both stand for the same known CHUNK_MS.
+Our client takes one warm-up request per run; GuideLLM takes none (its default).
+
+The peer is installed in its own venv under /tmp (it pulls torch: ~6 GB), never into
+the project's; this script installs it when missing and reuses it after. Offline it
+needs a tokenizer: benchmarks/peer/byte_tokenizer.py writes one.
 
     .venv/bin/python benchmarks/benchmark_client_ceiling.py
 """
@@ -20,12 +32,14 @@ written to /tmp and passed to it.
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from pydantic import BaseModel
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -34,10 +48,35 @@ from specops.tools.benchmark.statistics import level_result  # noqa: E402
 from specops.tools.benchmark.sweep import CLIENT_SCRIPT  # noqa: E402
 
 REFERENCE_SERVER = ROOT / "tools" / "benchmark" / "reference_server.py"
+BYTE_TOKENIZER = ROOT / "benchmarks" / "peer" / "byte_tokenizer.py"
 PEER_VENV = Path("/tmp/peer-venv")
+# The version this comparison was made with (GuideLLM's JSON layout changes between releases).
+PEER_PACKAGE = "guidellm==0.8.1"
 TTFT_MS, CHUNK_MS = 50.0, 5.0
 CONCURRENCY, OUTPUT, REQUESTS = 16, 200, 64
 CEILING_CONCURRENCY, CEILING_OUTPUT, CEILING_REQUESTS = 32, 4000, 64
+# A ceiling run lasts seconds and the peer's varies by tens of percent between runs: take the median of a few.
+CEILING_ROUNDS = 3
+PROMPT_TOKENS = 64
+
+
+class ClientFigures(BaseModel):
+    """One client's run against the reference server."""
+
+    completed: int
+    failed: int
+    output_tokens: int
+    duration_s: float
+    tok_s: float
+    ttft_p50_ms: float
+    itl_p50_ms: float
+    client_cpu: float | None  # CPU seconds / duration; None where the client does not report it
+    server_cpu: float | None = None  # the reference server's CPU seconds / duration over the same run
+    warnings: list[str] = []
+
+
+class PeerUnavailable(RuntimeError):
+    """The peer could not be installed or produced no figures; the message says why."""
 
 
 def free_port() -> int:
@@ -56,127 +95,203 @@ def start_reference(chunk_ms: float) -> tuple[subprocess.Popen, int]:
     return proc, port
 
 
-def ours(port: int, concurrency: int, output: int, requests: int) -> dict:
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of one process so far, from /proc (utime and stime, in clock ticks)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def ours(port: int, concurrency: int, output: int, requests: int) -> ClientFigures:
     config = {
         "base_url": f"http://127.0.0.1:{port}", "api": "openai", "model": None, "output_len": output,
-        "prompts": {"kind": "random_ids", "input_len": 64, "seed": 1}, "ignore_eos": True, "temperature": 0.0,
+        "prompts": {"kind": "random_ids", "input_len": PROMPT_TOKENS, "seed": 1}, "ignore_eos": True, "temperature": 0.0,
         "levels": [{"concurrency": concurrency, "num_requests": requests, "duration_s": None, "warmup_requests": 1,
                     "flush_cache": False}],
     }
     done = subprocess.run([sys.executable, str(CLIENT_SCRIPT)], input=json.dumps(config), capture_output=True, text=True, timeout=600)
-    level = level_result(json.loads(done.stdout)["levels"][0])
-    return {
-        "tok_s": level.output_tok_s, "ttft_p50_ms": level.ttft.p50_ms, "itl_p50_ms": level.itl_per_token.p50_ms
-        if level.itl_per_token else level.inter_chunk_gap.p50_ms, "cpu": level.client.cpu_fraction,
-    }
+    raw = json.loads(done.stdout or "{}")
+    if done.returncode != 0 or "levels" not in raw:
+        raise RuntimeError(f"our client exited {done.returncode}: {raw.get('fatal')}\n{done.stderr[-2000:]}")
+    level = level_result(raw["levels"][0])
+    itl = level.itl_per_token or level.inter_chunk_gap
+    assert level.output_tok_s_overall is not None and level.ttft.p50_ms is not None and itl and itl.p50_ms is not None
+    return ClientFigures(
+        completed=level.requests_completed, failed=level.requests_failed, output_tokens=level.total_output_tokens,
+        duration_s=level.duration_s, tok_s=level.output_tok_s_overall, ttft_p50_ms=level.ttft.p50_ms,
+        itl_p50_ms=itl.p50_ms, client_cpu=level.client.cpu_fraction if level.client else None,
+        warnings=level.errors,
+    )
 
 
 def ensure_peer() -> Path:
-    guidellm = PEER_VENV / "bin" / "guidellm"
-    if not guidellm.exists():
+    """GuideLLM's CLI in PEER_VENV, installed there first when it is missing or broken."""
+    python, guidellm = PEER_VENV / "bin" / "python", PEER_VENV / "bin" / "guidellm"
+    probe = [str(python), "-c", "import guidellm, tokenizers, transformers"]
+    if guidellm.exists() and subprocess.run(probe, capture_output=True).returncode == 0:
+        return guidellm
+    print(f"installing {PEER_PACKAGE} into {PEER_VENV} (pulls torch and transformers, ~6 GB: minutes)...", flush=True)
+    try:
         subprocess.run([sys.executable, "-m", "venv", str(PEER_VENV)], check=True)
-        subprocess.run([str(PEER_VENV / "bin" / "pip"), "install", "--quiet", "guidellm"], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "--quiet", PEER_PACKAGE], check=True)
+    except (subprocess.CalledProcessError, OSError) as exc:
+        raise PeerUnavailable(f"could not install {PEER_PACKAGE} into {PEER_VENV} ({exc}); pip's messages are above") from exc
+    if subprocess.run(probe, capture_output=True).returncode != 0 or not guidellm.exists():
+        raise PeerUnavailable(f"{PEER_PACKAGE} installed into {PEER_VENV}, but `{' '.join(probe)}` fails or bin/guidellm is missing")
     return guidellm
 
 
-def tiny_tokenizer(directory: Path) -> Path:
-    """A WordLevel tokenizer (built with the peer venv's `tokenizers`) that transformers' AutoTokenizer loads."""
-    code = (
-        "import sys, json\n"
-        "from tokenizers import Tokenizer, models, pre_tokenizers\n"
-        "vocab = {'[UNK]': 0, **{f'w{i}': i + 1 for i in range(5000)}, 'tok': 5001}\n"
-        "t = Tokenizer(models.WordLevel(vocab, unk_token='[UNK]'))\n"
-        "t.pre_tokenizer = pre_tokenizers.Whitespace()\n"
-        "t.save(sys.argv[1] + '/tokenizer.json')\n"
-        "json.dump({'tokenizer_class': 'PreTrainedTokenizerFast', 'unk_token': '[UNK]', 'model_max_length': 100000},"
-        " open(sys.argv[1] + '/tokenizer_config.json', 'w'))\n"
-    )
-    directory.mkdir(parents=True, exist_ok=True)
-    subprocess.run([str(PEER_VENV / "bin" / "python"), "-c", code, str(directory)], check=True)
+def byte_tokenizer(directory: Path) -> Path:
+    """A tokenizer directory for the peer (it tokenizes its own prompts; offline, none can come from the Hub)."""
+    done = subprocess.run([str(PEER_VENV / "bin" / "python"), str(BYTE_TOKENIZER), str(directory)], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise PeerUnavailable(f"could not write the peer's tokenizer:\n{done.stderr[-2000:]}")
     return directory
 
 
-def peer(guidellm: Path, tokenizer: Path, port: int, concurrency: int, output: int, requests: int, work: Path) -> dict:
-    out = work / f"guidellm-{port}.json"
+def last_lines(text: str, count: int) -> str:
+    return "\n".join([line for line in text.splitlines() if line.strip()][-count:])
+
+
+def first_backend_error(log: Path) -> str:
+    """GuideLLM logs a failed request's exception only at DEBUG level, into its log file: the first one, or ''."""
+    if not log.exists():
+        return ""
+    for line in log.read_text(errors="replace").splitlines():
+        if "Backend exception" in line:
+            # The file holds one JSON record per line; its text ends with the exception's own line.
+            text = json.loads(line)["text"] if line.startswith("{") else line
+            return f"{text.splitlines()[0]}\n{last_lines(text, 1)}"
+    return ""
+
+
+def peer(guidellm: Path, tokenizer: Path, port: int, concurrency: int, output: int, requests: int, work: Path) -> ClientFigures:
+    run_dir = Path(tempfile.mkdtemp(prefix="guidellm-", dir=work))  # its own: GuideLLM appends to its log file
+    out, log = run_dir / "benchmarks.json", run_dir / "guidellm.log"
     argv = [
         str(guidellm), "run",
         "--backend", f"kind=openai_http,target=http://127.0.0.1:{port},model=reference,request_format=/v1/completions",
         "--profile", f"kind=concurrent,streams={concurrency}",
         "--constraint", f"kind=max_requests,count={requests}",
-        "--data", f"kind=synthetic_text,prompt_tokens=64,output_tokens={output}",
+        "--data", f"kind=synthetic_text,prompt_tokens={PROMPT_TOKENS},output_tokens={output}",
         "--tokenizer", f"kind=huggingface_auto,model={tokenizer}",
         "--output", f"kind=json,path={out}",
         "--disable-console-interactive",
     ]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=900, env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"})
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(run_dir), "HF_HUB_OFFLINE": "1",
+           "GUIDELLM__LOGGING__LOG_FILE": str(log), "GUIDELLM__LOGGING__LOG_FILE_LEVEL": "DEBUG"}
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=600, env=env, cwd=run_dir)
+    except subprocess.TimeoutExpired as exc:
+        raise PeerUnavailable(f"guidellm did not finish in {exc.timeout} s") from exc
     if done.returncode != 0 or not out.exists():
-        raise RuntimeError(f"guidellm exited {done.returncode}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+        cause = first_backend_error(log)
+        raise PeerUnavailable(
+            f"guidellm exited {done.returncode}: {last_lines(done.stderr or done.stdout, 3)}"
+            + (f"\nfirst failed request, from its log:\n{cause}" if cause else "")
+        )
     benchmark = json.loads(out.read_text())["benchmarks"][0]
     metrics = benchmark["metrics"]
-    if not metrics["output_tokens_per_second"]["successful"]["count"]:
-        errored = benchmark["requests"].get("errored") or [{}]
-        raise RuntimeError(f"guidellm completed no request; first error: {errored[0].get('error')}")
+    totals = metrics["request_totals"]
+    if not totals["successful"]:
+        raise PeerUnavailable(f"guidellm completed no request ({totals}); first error: {first_backend_error(log)}")
 
-    def median(name: str) -> float:
-        return float(metrics[name]["successful"]["median"])
+    def successful(name: str) -> dict:
+        return metrics[name]["successful"]
 
-    return {
-        "tok_s": float(metrics["output_tokens_per_second"]["successful"]["mean"]),
-        "ttft_p50_ms": median("time_to_first_token_ms"),
-        "itl_p50_ms": median("inter_token_latency_ms"),
-        "cpu": None,
-    }
-
-
-def row(name: str, figures: dict, ideal: dict) -> str:
-    def err(key: str) -> str:
-        return f"{100 * (figures[key] / ideal[key] - 1):+6.1f}%" if figures.get(key) and ideal.get(key) else "   n/a"
-
-    return (
-        f"{name:<10}{figures['tok_s']:>10.0f} {err('tok_s')}{figures['ttft_p50_ms']:>10.2f} {err('ttft_p50_ms')}"
-        f"{figures['itl_p50_ms']:>9.3f} {err('itl_p50_ms')}"
+    tokens = int(successful("output_token_count")["total_sum"])
+    return ClientFigures(
+        completed=totals["successful"], failed=totals["errored"] + totals["incomplete"], output_tokens=tokens,
+        duration_s=benchmark["duration"], tok_s=tokens / benchmark["duration"],
+        ttft_p50_ms=successful("time_to_first_token_ms")["median"], itl_p50_ms=successful("inter_token_latency_ms")["median"],
+        client_cpu=None, warnings=[w["message"] for w in benchmark.get("warnings") or []],
     )
 
 
-def main() -> None:
+def with_server_cpu(server: subprocess.Popen, measure) -> ClientFigures:
+    """Runs one client and adds the server's CPU share over that client's measured duration."""
+    before = cpu_seconds(server.pid)
+    figures = measure()
+    return figures.model_copy(update={"server_cpu": (cpu_seconds(server.pid) - before) / figures.duration_s})
+
+
+def error(measured: float, known: float) -> str:
+    return f"{100 * (measured / known - 1):+6.1f}%"
+
+
+def share(fraction: float | None) -> str:
+    return f"{fraction:>6.0%}" if fraction is not None else "   n/a"
+
+
+def median(values: list[float]) -> float:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+
+def print_results(results: dict[str, dict[str, list[ClientFigures]]], peer_error: str | None) -> None:
     decode_s = (OUTPUT - 1) * CHUNK_MS / 1e3
-    ideal = {"tok_s": CONCURRENCY * OUTPUT / (TTFT_MS / 1e3 + decode_s), "ttft_p50_ms": TTFT_MS, "itl_p50_ms": CHUNK_MS}
-    print(f"known timing: TTFT {TTFT_MS} ms, one token every {CHUNK_MS} ms, C={CONCURRENCY}, {OUTPUT} tokens, {REQUESTS} requests")
-    guidellm, peer_error = None, None
-    try:
-        guidellm = ensure_peer()
-    except (subprocess.CalledProcessError, OSError) as exc:
-        peer_error = f"could not install guidellm into {PEER_VENV}: {exc}"
-    with tempfile.TemporaryDirectory() as tmp:
-        work = Path(tmp)
-        tokenizer = tiny_tokenizer(work / "tokenizer") if guidellm else None
-        results: dict[str, dict[str, dict]] = {"timing": {}, "ceiling": {}}
-        for mode, chunk_ms, c, n, reqs in (("timing", CHUNK_MS, CONCURRENCY, OUTPUT, REQUESTS),
-                                           ("ceiling", 0.0, CEILING_CONCURRENCY, CEILING_OUTPUT, CEILING_REQUESTS)):
-            server, port = start_reference(chunk_ms)
-            try:
-                results[mode]["specops"] = ours(port, c, n, reqs)
-                if guidellm and tokenizer and peer_error is None:
-                    try:
-                        results[mode]["guidellm"] = peer(guidellm, tokenizer, port, c, n, reqs, work)
-                    except (RuntimeError, KeyError, subprocess.TimeoutExpired, json.JSONDecodeError) as exc:
-                        peer_error = f"guidellm run failed: {exc}"
-            finally:
-                server.terminate()
-                server.wait()
-    print(f"{'client':<10}{'tok/s':>10} {'err':>7}{'TTFT p50':>10} {'err':>7}{'ITL p50':>9} {'err':>7}")
-    for name, figures in results["timing"].items():
-        print(row(name, figures, ideal))
-    print(f"\ningest ceiling: server streams as fast as it can, C={CEILING_CONCURRENCY}, {CEILING_OUTPUT} tokens per request")
-    for name, figures in results["ceiling"].items():
-        cpu = f" (client CPU {figures['cpu']:.0%} of a core)" if figures.get("cpu") is not None else ""
-        print(f"{name:<10}{figures['tok_s']:>10.0f} tok/s{cpu}")
-    if "guidellm" in results["ceiling"]:
-        ratio = results["ceiling"]["specops"]["tok_s"] / results["ceiling"]["guidellm"]["tok_s"]
-        print(f"ratio specops / guidellm ingest ceiling: {ratio:.2f}")
+    ideal_tok_s = CONCURRENCY * OUTPUT / (TTFT_MS / 1e3 + decode_s)
+    print(f"timing error: the server waits {TTFT_MS:g} ms, then sends one token every {CHUNK_MS:g} ms; "
+          f"C={CONCURRENCY}, {OUTPUT} tokens, {REQUESTS} requests (ideal {ideal_tok_s:.0f} tok/s)")
+    print(f"{'client':<10}{'done':>6}{'tok/s':>9}{'err':>8}{'TTFT p50':>10}{'err':>8}{'ITL p50':>9}{'err':>8}")
+    for name, (f,) in results["timing"].items():
+        print(f"{name:<10}{f.completed:>6}{f.tok_s:>9.0f}{error(f.tok_s, ideal_tok_s):>8}{f.ttft_p50_ms:>10.2f}"
+              f"{error(f.ttft_p50_ms, TTFT_MS):>8}{f.itl_p50_ms:>9.3f}{error(f.itl_p50_ms, CHUNK_MS):>8}")
+    print(f"\ningest ceiling: the server streams as fast as it can; C={CEILING_CONCURRENCY}, "
+          f"{CEILING_OUTPUT} tokens per request, {CEILING_REQUESTS} requests; {CEILING_ROUNDS} rounds, clients alternating")
+    print(f"{'client':<10}{'round':>6}{'done':>6}{'tokens':>9}{'seconds':>9}{'tok/s':>9}{'client CPU':>12}{'server CPU':>12}")
+    for round_index in range(CEILING_ROUNDS):
+        for name, rounds in results["ceiling"].items():
+            if round_index < len(rounds):
+                f = rounds[round_index]
+                print(f"{name:<10}{round_index + 1:>6}{f.completed:>6}{f.output_tokens:>9}{f.duration_s:>9.2f}{f.tok_s:>9.0f}"
+                      f"{share(f.client_cpu):>12}{share(f.server_cpu):>12}")
+    print(f"(CPU: seconds / run duration; 100% = one core of this machine's {os.cpu_count()})")
+    ceilings = {name: median([f.tok_s for f in rounds]) for name, rounds in results["ceiling"].items()}
+    for name, tok_s in ceilings.items():
+        print(f"{name} ingest ceiling, median of {len(results['ceiling'][name])}: {tok_s:.0f} tok/s")
+    if "guidellm" in ceilings:
+        ratios = [o.tok_s / g.tok_s for o, g in zip(results["ceiling"]["specops"], results["ceiling"]["guidellm"])]
+        print(f"ratio specops / guidellm ingest ceiling: {ceilings['specops'] / ceilings['guidellm']:.2f} "
+              f"(per round {min(ratios):.2f} .. {max(ratios):.2f})")
+    for mode, by_client in results.items():
+        for name, rounds in by_client.items():
+            for warning in sorted({w for f in rounds for w in f.warnings}):
+                print(f"{mode} {name} warning: {warning}")
     if peer_error:
         print(f"\npeer: {peer_error}")
 
+
+def main() -> None:
+    guidellm: Path | None = None
+    peer_error: str | None = None
+    results: dict[str, dict[str, list[ClientFigures]]] = {"timing": {}, "ceiling": {}}
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        try:
+            guidellm = ensure_peer()
+            tokenizer = byte_tokenizer(work / "tokenizer")
+        except PeerUnavailable as exc:
+            guidellm, peer_error = None, str(exc)
+        for mode, chunk_ms, c, n, reqs, rounds in (
+            ("timing", CHUNK_MS, CONCURRENCY, OUTPUT, REQUESTS, 1),
+            ("ceiling", 0.0, CEILING_CONCURRENCY, CEILING_OUTPUT, CEILING_REQUESTS, CEILING_ROUNDS),
+        ):
+            server, port = start_reference(chunk_ms)
+            try:
+                for _ in range(rounds):
+                    results[mode].setdefault("specops", []).append(with_server_cpu(server, lambda: ours(port, c, n, reqs)))
+                    if guidellm is None:
+                        continue
+                    try:
+                        figures = with_server_cpu(server, lambda: peer(guidellm, tokenizer, port, c, n, reqs, work))
+                        results[mode].setdefault("guidellm", []).append(figures)
+                    except PeerUnavailable as exc:
+                        guidellm, peer_error = None, f"guidellm run failed ({mode}): {exc}"
+            finally:
+                server.terminate()
+                server.wait()
+    print_results(results, peer_error)
 
 if __name__ == "__main__":
     main()
