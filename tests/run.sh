@@ -39,4 +39,4 @@ fi
 # cores with them; the rest run in parallel (one file per worker, so module
 # fixtures such as a simulated world are built once per file).
 .venv/bin/python -m pytest -m timing "$@"
-.venv/bin/python -m pytest -m "not timing" -n 3 --dist loadfile "$@"
+.venv/bin/python -m pytest -m "not timing" -n 4 --dist loadfile "$@"

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from specops.agent.run import RunOptions, run_goal_async
+from specops.sim.profiles import load_profile
 
 from .scripted import GOAL, call, events, scripted
 
@@ -20,8 +21,10 @@ def _closed_port() -> int:
         return s.getsockname()[1]  # closed again when we return: nothing listens there
 
 
-@pytest.mark.parametrize("host", [f"ssh://root@127.0.0.1:{_closed_port()}", "sim:/nonexistent/world"])
+@pytest.mark.parametrize("host", ["ssh://root@127.0.0.1:{closed_port}", "sim:/nonexistent/world"])
 async def test_a_host_that_does_not_answer_ends_the_run(host, tmp_path):
+    # The port is found when the test runs, not when it is collected (parallel workers collect apart).
+    host = host.format(closed_port=_closed_port())
     outcome = await run_goal_async(GOAL, host=host, policy=scripted(call("host_facts")), run_dir=tmp_path / "run",
                                    options=RunOptions(fsync=False))  # fmt: skip
     assert outcome.status == "failed" and outcome.exit_code != 0
@@ -39,7 +42,8 @@ async def test_sim_profile_starts_a_world_for_the_run_and_closes_it(tmp_path):
     )  # fmt: skip
     assert outcome.status == "completed"
     note = [n.text for n in events(outcome, "note") if n.text.startswith("host opened")][0]
-    assert '"time_scale": 100.0' in note and "missing_repo" in note
+    fast = load_profile("seed-ct200").sim.fast_time_scale  # the profile's quick-run scale, unless told
+    assert f'"time_scale": {fast}' in note and "missing_repo" in note
     root = Path(note.split('"root": "')[1].split('"')[0])
     assert not root.exists()  # the world the run started is gone with it
     assert events(outcome, "tool_result")[0].error.kind == "repo_not_found"

@@ -186,9 +186,18 @@ def test_df_formatting_matches_gnu_df_on_a_real_filesystem(tmp_path, fixtures):
     world = build_host(tmp_path / "host", profile, faults=[], hub_url=NO_HUB, fixtures=fixtures,
                        mount_backing={"/data": backing})
     gnu_df = shutil.which("df", path="/usr/bin:/bin")
+
+    def gnu(flags):
+        return subprocess.run([gnu_df, *flags, str(backing)], capture_output=True, text=True).stdout.splitlines()
+
     for flags in (["-B1"], ["-k"], ["-h"], ["-H"], ["-BM"], ["-B1500"], ["-P"], ["-i"]):
-        ours = sh(world, "df", *flags, str(Path(world.root) / "data")).stdout.splitlines()
-        theirs = subprocess.run([gnu_df, *flags, str(backing)], capture_output=True, text=True).stdout.splitlines()
+        # The filesystem under tmp_path is shared with whatever else runs: compare while it holds still.
+        for _ in range(20):
+            before = gnu(flags)
+            ours = sh(world, "df", *flags, str(Path(world.root) / "data")).stdout.splitlines()
+            theirs = gnu(flags)
+            if before == theirs:
+                break
         assert ours[0].split()[1:-2] == theirs[0].split()[1:-2], flags
         assert ours[1].split()[1:-1] == theirs[1].split()[1:-1], flags
 
