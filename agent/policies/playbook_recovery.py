@@ -73,7 +73,7 @@ def after_launch_failure(candidate: Candidate, failure: Outcome, tried: list[Can
     return GiveUp(f"{candidate.name}: {failure.describe()}")
 
 
-# Download causes (tools/download_models.DownloadCause) and what the playbook does about each.
+# Download causes (tools/download/models.DownloadCause) and what the playbook does about each.
 SWITCH_METHOD = "cli_unusable"
 MAKE_ROOM = "no_space"
 RESTART = ("throttled", "partial", "killed", "unknown")

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ValidationError
 from specops.tools.acceptance import AcceptanceResult
 from specops.tools.benchmark.models import BenchmarkResult
 from specops.tools.disk import DiskCheck
-from specops.tools.download_models import DownloadHandle, DownloadStatus, WaitDownloadResult
+from specops.tools.download.models import DownloadHandle, DownloadStatus, WaitDownloadResult
 from specops.tools.drafter_config import DrafterConfig
 from specops.tools.facts import HostFacts
 from specops.tools.sglang.config import ServerConfig

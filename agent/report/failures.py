@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from specops.tools.download_models import DownloadState
+from specops.tools.download.models import DownloadState
 from specops.tools.sglang.config import ServerConfig
 
 from .evidence import Evidence, Launch, ToolExchange

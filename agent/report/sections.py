@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from specops.agent.final import FinalAnswer
 from specops.tools.acceptance import CategoryAcceptance
-from specops.tools.download_models import DownloadState
+from specops.tools.download.models import DownloadState
 
 from .evidence import Evidence
 from .naming import ConfigNames

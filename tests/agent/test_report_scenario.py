@@ -19,7 +19,7 @@ from specops.tools.acceptance import AcceptanceResult, CategoryAcceptance
 from specops.tools.acceptance_intervals import request_mean_interval, token_weighted_interval
 from specops.tools.benchmark.models import BenchmarkResult, ClientLoad, LatencySummary, LevelResult
 from specops.tools.disk import DiskCheck, Mount
-from specops.tools.download_models import (
+from specops.tools.download.models import (
     DownloadCause,
     DownloadFailure,
     DownloadHandle,

@@ -15,7 +15,7 @@ from specops.sim.faults import SlowDownload
 from specops.sim.hub.fixtures import load_fixtures
 from specops.tools.context import ToolContext
 from specops.tools.download import download_status, start_download, wait_download
-from specops.tools.download_models import (
+from specops.tools.download.models import (
     DownloadCause,
     DownloadState,
     DownloadStatusArgs,

@@ -13,7 +13,7 @@ from specops.sim.hub.fixtures import load_fixtures
 from specops.sim.hub.runner import HubEmulatorThread
 from specops.tools.context import ToolContext
 from specops.tools.download import download_status, start_download, wait_download
-from specops.tools.download_models import DownloadState, DownloadStatusArgs, StartDownloadArgs, WaitDownloadArgs
+from specops.tools.download.models import DownloadState, DownloadStatusArgs, StartDownloadArgs, WaitDownloadArgs
 from specops.tools.hosts import LocalHost
 
 pytestmark = pytest.mark.timeout(60)

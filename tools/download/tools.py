@@ -13,10 +13,10 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime
 
-from .context import ToolContext
-from .download_causes import REMEDIES, attempts_started, cause_in, clean, evidence, final_exit, last_attempt
-from .download_command import DOWNLOAD_ENV, downloader_argv, supervised_argv
-from .download_models import (
+from ..context import ToolContext
+from .causes import REMEDIES, attempts_started, cause_in, clean, evidence, final_exit, last_attempt
+from .command import DOWNLOAD_ENV, downloader_argv, supervised_argv
+from .models import (
     DownloadCause,
     DownloadFailure,
     DownloadHandle,
@@ -27,10 +27,10 @@ from .download_models import (
     WaitDownloadArgs,
     WaitDownloadResult,
 )
-from .download_sizes import expected_files
-from .download_target import Progress, config_parses, free_space, human_bytes, measure, scan_target, snapshot
-from .hub import host_hub_endpoint, list_repo
-from .registry import tool
+from .sizes import expected_files
+from .target import Progress, config_parses, free_space, human_bytes, measure, scan_target, snapshot
+from ..hub import host_hub_endpoint, list_repo
+from ..registry import tool
 
 LOG_DIR = "~/.specops/downloads"
 _MISSING_SHOWN = 20

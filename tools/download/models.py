@@ -19,8 +19,8 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from .hosts import DetachedProcess
-from .inputs import HostPath, RepoId, Revision
+from ..hosts import DetachedProcess
+from ..inputs import HostPath, RepoId, Revision
 
 # Glob patterns as `hf download --include/--exclude` take them: path characters and * ? [ ]; no shell meaning
 # matters since they travel as argv words, but nothing a real repo path lacks is let through either.

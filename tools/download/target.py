@@ -15,10 +15,10 @@ import json
 import posixpath
 from dataclasses import dataclass
 
-from .download_models import ExpectedFile
-from .hosts import DetachedProcess, Host, RemoteFileNotFound
-from .hosts._shell import leader_alive
-from .hosts.base import HELPER_TIMEOUT_S
+from .models import ExpectedFile
+from ..hosts import DetachedProcess, Host, RemoteFileNotFound
+from ..hosts._shell import leader_alive
+from ..hosts.base import HELPER_TIMEOUT_S
 
 _PARTIALS_DIR = ".cache/huggingface/download/"
 

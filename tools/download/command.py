@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 
-from .download_causes import TRANSIENT
-from .download_models import DownloadMethod
+from .causes import TRANSIENT
+from .models import DownloadMethod
 
 # Runs the download up to `attempts` times. An attempt that fails with a transient
 # error (TRANSIENT found in its part of the log) is followed by another after a wait;

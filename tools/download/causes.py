@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from .download_models import DownloadCause
+from .models import DownloadCause
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
@@ -43,7 +43,7 @@ _NOT_FOUND = re.compile(
 _THROTTLE = re.compile(THROTTLE)
 _NETWORK = re.compile(NETWORK)
 
-# Markers the supervisor writes (download_command.SUPERVISOR).
+# Markers the supervisor writes (command.SUPERVISOR).
 _ATTEMPT = re.compile(r"^\[specops-download\] attempt (\d+) of (\d+)$", re.M)
 _FINAL = re.compile(r"^\[specops-download\] finished: exit (\d+)$", re.M)
 

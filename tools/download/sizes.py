@@ -18,8 +18,8 @@ from huggingface_hub.errors import GatedRepoError, HfHubHTTPError, RepositoryNot
 from pydantic import SecretStr
 from tenacity import retry, retry_if_exception, stop_after_attempt, wait_exponential
 
-from .download_models import ExpectedFile
-from .hub import HubUnavailable, RepoListing, RepoNotFound
+from .models import ExpectedFile
+from ..hub import HubUnavailable, RepoListing, RepoNotFound
 
 _PARALLEL_HEADS = 8
 
