@@ -68,10 +68,26 @@ def run_line(argv: Sequence[str], *, cwd: str | None = None, env: Mapping[str, s
     return f"exec sh -c {shlex.quote(inner)}"
 
 
+def env_exports(env: Mapping[str, str] | None) -> str:
+    """`export K='v'` lines for a shell to read from its stdin: values never appear in a command line.
+
+    A detached process lives long, and anything in its (or its launcher's) argv
+    shows in every `ps` on the host: tokens travel this way instead.
+    """
+    return "".join(f"export {k}={shlex.quote(v)}\n" for k, v in check_env(env).items())
+
+
+READ_EXPORTS = 'eval "$(cat)"; '
+
+
 def detached_line(
     argv: Sequence[str], *, log_path: str, cwd: str | None = None, env: Mapping[str, str] | None = None
 ) -> str:
-    """A line that starts argv in its own session, output appended to log_path, and prints its pid."""
+    """A line that starts argv in its own session, output appended to log_path, and prints its pid.
+
+    With `env`, the line exports it itself; start_detached passes secrets by
+    stdin instead (env_exports) and leaves `env` empty.
+    """
     words = " ".join(shlex.quote(w) for w in check_argv(argv))
     log = shlex.quote(log_path)
     log_dir = shlex.quote(log_path.rsplit("/", 1)[0] or "/") if "/" in log_path else None

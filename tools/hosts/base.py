@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 
-from ._shell import check_argv, detached_line, leader_alive, live_group_members
+from ._shell import READ_EXPORTS, check_argv, detached_line, env_exports, leader_alive, live_group_members
 from .errors import CommandFailed, RemoteFileNotFound
 from .results import CommandResult, DetachedProcess
 
@@ -113,8 +113,9 @@ class Host(ABC):
         connection: a second copy of a server is not harmless.
         """
         words = check_argv(argv)
-        line = detached_line(words, log_path=log_path, cwd=cwd, env=env)
-        result = self.run(["sh", "-c", line], timeout=HELPER_TIMEOUT_S)
+        exports = env_exports(env)
+        line = (READ_EXPORTS if exports else "") + detached_line(words, log_path=log_path, cwd=cwd)
+        result = self.run(["sh", "-c", line], timeout=HELPER_TIMEOUT_S, stdin=exports or None)
         pid_text = result.stdout.strip()
         if not result.ok or not pid_text.isdigit():
             raise CommandFailed(result, f"could not start {words[0]} detached")

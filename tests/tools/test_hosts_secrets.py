@@ -1,0 +1,39 @@
+"""Secrets given to a detached process reach it by stdin, never by a command line `ps` would show."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from specops.tools.hosts import Host, LocalHost, open_host
+
+from .sshd import sshd  # noqa: F401  (fixture)
+
+SECRET = "hf_notarealtoken0123456789"
+
+
+def _check(host: Host, tmp_path) -> None:
+    out = tmp_path / "seen"
+    proc = host.start_detached(
+        ["sh", "-c", f'printf %s "$HF_TOKEN" > {out}; sleep 2'], log_path=str(tmp_path / "log"), env={"HF_TOKEN": SECRET}
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while not out.exists() and time.monotonic() < deadline:
+            table = host.run(["ps", "-eo", "args"], timeout=10).stdout
+            assert SECRET not in table
+            time.sleep(0.02)
+        assert out.read_text() == SECRET
+        assert SECRET not in host.run(["ps", "-eo", "args"], timeout=10).stdout
+    finally:
+        host.stop(proc)
+
+
+def test_local_detached_env_stays_out_of_ps(tmp_path):
+    _check(LocalHost(), tmp_path)
+
+
+def test_ssh_detached_env_stays_out_of_ps(sshd, tmp_path):  # noqa: F811
+    with open_host(sshd.url, **sshd.options()) as host:
+        _check(host, tmp_path)
