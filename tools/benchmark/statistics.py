@@ -84,7 +84,8 @@ def steady_window(requests: Sequence[dict[str, Any]]) -> tuple[float, float] | N
 
 def steady_tok_s(requests: Sequence[dict[str, Any]], duration: float) -> tuple[float, float] | None:
     """(tok/s, window seconds) over the steady window, from per-chunk token counts; None when unknown or too thin."""
-    if not requests or any(r["chunk_tokens"] is None for r in requests):
+    # Per-chunk counts must add up to the server's own count, or they cannot place tokens in time.
+    if not requests or any(r["chunk_tokens"] is None or sum(r["chunk_tokens"]) != r["output_tokens"] for r in requests):
         return None
     window = steady_window(requests)
     if window is None or window[1] - window[0] < MIN_STEADY_SHARE * duration:

@@ -1,0 +1,52 @@
+"""Level statistics: the steady window, its fallbacks, and a simulated host's clock converted."""
+
+from __future__ import annotations
+
+import pytest
+
+from specops.tools.benchmark.statistics import level_result, steady_tok_s, steady_window
+
+
+def request(start: float, *, tokens: int = 10, length: float = 1.0, per_chunk: list[int] | None = None) -> dict:
+    """One request streaming `tokens` one per chunk, evenly over `length` seconds."""
+    return {
+        "start_s": start,
+        "end_s": start + length,
+        "chunk_s": [length * (i + 1) / tokens for i in range(tokens)],
+        "chunk_tokens": per_chunk if per_chunk is not None else [1] * tokens,
+        "output_tokens": tokens,
+        "prompt_tokens": 4,
+        "spec_verify_ct": None,
+        "error": None,
+    }
+
+
+# A closed loop at C=2: the second request starts half a second late (the ramp), then each
+# finished request is replaced at once; the last ones drain.
+LOOP = [request(0.0), request(0.5), request(1.0), request(1.5), request(2.0)]
+
+
+def test_the_steady_window_leaves_out_ramp_and_drain():
+    assert steady_window(LOOP) == (0.5, 2.5)
+    tok_s, window = steady_tok_s(LOOP, duration=3.0)
+    assert (tok_s, window) == (pytest.approx(20.0), 2.0)  # two requests at 10 tok/s each
+    level = level_result({"concurrency": 2, "duration_s": 3.0, "requests": LOOP})
+    assert level.output_tok_s == pytest.approx(20.0)
+    assert level.output_tok_s_overall == pytest.approx(50 / 3.0)  # ramp and drain included
+    assert level.steady_window_s == pytest.approx(2.0)
+
+
+def test_without_trustworthy_chunk_counts_the_overall_figure_stands():
+    miscounted = [request(0.0), request(0.5, per_chunk=[2] * 10)]  # says 20 tokens, the server counted 10
+    assert steady_tok_s(miscounted, duration=1.5) is None
+    level = level_result({"concurrency": 2, "duration_s": 1.5, "requests": miscounted})
+    assert level.steady_window_s is None and level.output_tok_s == pytest.approx(20 / 1.5)
+
+
+def test_a_simulated_hosts_fast_clock_is_converted_to_modelled_time():
+    fast = level_result({"concurrency": 2, "duration_s": 3.0, "requests": LOOP, "client_cpu_s": 1.5}, time_scale=10)
+    real = level_result({"concurrency": 2, "duration_s": 3.0, "requests": LOOP, "client_cpu_s": 1.5})
+    assert fast.output_tok_s == pytest.approx(real.output_tok_s / 10)
+    assert fast.ttft.p50_ms == pytest.approx(real.ttft.p50_ms * 10)
+    assert fast.duration_s == pytest.approx(30.0)
+    assert fast.client.cpu_fraction == real.client.cpu_fraction == pytest.approx(0.5)  # the client's load stays wall-clock
