@@ -35,8 +35,9 @@ if [ "$(id -u)" = "0" ] && [ -z "${SPECOPS_TEST_SMALL_FS:-}" ]; then
   fi
 fi
 
-# Tests that measure time run alone, so that no other test shares the two
-# cores with them; the rest run in parallel (one file per worker, so module
-# fixtures such as a simulated world are built once per file).
-.venv/bin/python -m pytest -m timing "$@"
-.venv/bin/python -m pytest -m "not timing" -n 4 --dist loadfile "$@"
+# Tests that measure time, or use the one small tmpfs, run alone (`serial`),
+# so that no other test shares the two cores or the tmpfs with them; the rest
+# run in parallel (one file per worker, so module fixtures such as a simulated
+# world are built once per file).
+.venv/bin/python -m pytest -m serial "$@"
+.venv/bin/python -m pytest -m "not serial" -n 4 --dist loadfile "$@"

@@ -73,6 +73,7 @@ def small_fs() -> Iterator[Path]:
         mount_dir.rmdir()
 
 
+@pytest.mark.serial  # the small tmpfs is one for the whole run: no other test may fill it meanwhile
 def test_download_into_a_full_real_filesystem_fails_with_enospc(tmp_path, fixtures, hub, small_fs):
     profile = load_profile("seed-ct200")
     data = MountSpec(mount_point="/data", device="/dev/sdb1", fstype="tmpfs", size_gib=1, used_gib=0)

@@ -103,7 +103,7 @@ def test_cut_hf_download_recovers_byte_identical(fixtures, tmp_path):
         assert hashlib.sha256(data).hexdigest() == hashlib.sha256(b"".join(f.iter_stored_bytes(1024))).hexdigest()
 
 
-@pytest.mark.timing
+@pytest.mark.serial
 def test_transfer_takes_size_over_rate(fixtures, tmp_path):
     f = fixtures["z-lab/Qwen3-8B-DFlash-b16"].revision().file("model.safetensors")
     time_scale = 20.0
@@ -115,7 +115,7 @@ def test_transfer_takes_size_over_rate(fixtures, tmp_path):
     assert 0.8 * expected < took < 2.0 * expected + 0.5
 
 
-@pytest.mark.timing
+@pytest.mark.serial
 def test_concurrent_transfers_share_the_link(fixtures, tmp_path):
     main = fixtures[DRAFTER].revision()
     shards = [f for f in main.files if f.is_lfs]
@@ -134,7 +134,7 @@ def test_concurrent_transfers_share_the_link(fixtures, tmp_path):
     assert 0.85 * together < took < 2.0 * together + 0.5
 
 
-@pytest.mark.timing
+@pytest.mark.serial
 def test_slow_download_fault_sets_the_rate(fixtures, tmp_path):
     with HubEmulatorThread(fixtures, faults=[SlowDownload(mb_s=5)], time_scale=400, download_mb_s=1000) as hub:
         assert hub.emulator.link.bytes_per_second == stored_bytes_per_second(5, 400, 1024)

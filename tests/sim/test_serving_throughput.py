@@ -12,7 +12,7 @@ import pytest
 
 from .serving_calibration import check_autoregressive_calibration
 
-pytestmark = pytest.mark.timing  # measures time: run alone (tests/run.sh)
+pytestmark = pytest.mark.serial  # measures time: run alone (tests/run.sh)
 
 
 @pytest.mark.timeout(60)

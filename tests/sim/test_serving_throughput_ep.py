@@ -17,7 +17,7 @@ from .serving_calibration import CHAT, CODE, MATH, PROFILE, TIME_SCALE, check_au
 from .serving_client import generate, measure_throughput
 from .serving_world import stop_server
 
-pytestmark = pytest.mark.timing  # measures time: run alone (tests/run.sh)
+pytestmark = pytest.mark.serial  # measures time: run alone (tests/run.sh)
 
 
 @pytest.mark.timeout(60)

@@ -24,7 +24,7 @@ from specops.tools.hosts import LocalHost
 
 from .worlds import reach, start_world
 
-pytestmark = [pytest.mark.timeout(90), pytest.mark.timing]
+pytestmark = [pytest.mark.timeout(90), pytest.mark.serial]
 TTFT_MS, CHUNK_MS, PER_CHUNK, OUTPUT = 40.0, 8.0, 4, 160
 
 

@@ -21,7 +21,7 @@ from specops.tools.context import ToolContext
 
 from .worlds import reach, start_world
 
-pytestmark = [pytest.mark.timeout(120), pytest.mark.timing]
+pytestmark = [pytest.mark.timeout(120), pytest.mark.serial]
 
 TIME_SCALE = 3.0
 OUTPUT = 256

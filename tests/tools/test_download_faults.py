@@ -164,6 +164,7 @@ def small_fs():
         shutil.rmtree(own, ignore_errors=True)
 
 
+@pytest.mark.serial  # the small tmpfs is one for the whole run: no other test may fill it meanwhile
 def test_full_real_filesystem_is_no_space_with_df_figures(small_fs):
     profile = load_profile("seed-ct200")
     data = MountSpec(mount_point="/data", device="/dev/sdb1", fstype="tmpfs", size_gib=1, used_gib=0)
