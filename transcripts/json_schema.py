@@ -40,19 +40,26 @@ def render() -> str:
     return json.dumps(transcript_json_schema(), indent=2, sort_keys=True) + "\n"
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def schema_file_main(path: Path, text: str, module: str, argv: list[str] | None = None) -> int:
+    """The command line of a committed schema file: rewrite it, or with --check exit 1 when it is stale.
+
+    Shared by every committed JSON Schema of the project (transcripts, reports).
+    """
+    parser = argparse.ArgumentParser(description=f"Rewrite {path.name} from its models, or check that it is current.")
     parser.add_argument("--check", action="store_true", help="fail if the committed file differs from the models")
     args = parser.parse_args(argv)
-    text = render()
     if args.check:
-        if not SCHEMA_PATH.exists() or SCHEMA_PATH.read_text(encoding="utf-8") != text:
-            print(f"{SCHEMA_PATH} is stale: run python -m specops.transcripts.json_schema", file=sys.stderr)
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            print(f"{path} is stale: run python -m {module}", file=sys.stderr)
             return 1
         return 0
-    SCHEMA_PATH.write_text(text, encoding="utf-8")
-    print(SCHEMA_PATH)
+    path.write_text(text, encoding="utf-8")
+    print(path)
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return schema_file_main(SCHEMA_PATH, render(), "specops.transcripts.json_schema", argv)
 
 
 if __name__ == "__main__":

@@ -9,11 +9,12 @@ a test fails when the two differ.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 from typing import Any
+
+from specops.transcripts.json_schema import schema_file_main
 
 from .schema import REPORT_SCHEMA_VERSION, Report
 
@@ -40,18 +41,7 @@ def render() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="fail if the committed file differs from the model")
-    args = parser.parse_args(argv)
-    text = render()
-    if args.check:
-        if not SCHEMA_PATH.exists() or SCHEMA_PATH.read_text(encoding="utf-8") != text:
-            print(f"{SCHEMA_PATH} is stale: run python -m specops.agent.report.json_schema", file=sys.stderr)
-            return 1
-        return 0
-    SCHEMA_PATH.write_text(text, encoding="utf-8")
-    print(SCHEMA_PATH)
-    return 0
+    return schema_file_main(SCHEMA_PATH, render(), "specops.agent.report.json_schema", argv)
 
 
 if __name__ == "__main__":
