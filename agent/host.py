@@ -10,10 +10,14 @@ does not answer is HostNotAnswering, with the reason, and nothing on it changed.
 
 from __future__ import annotations
 
+import os
+
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
+
+from pydantic import SecretStr
 
 from specops.tools.context import ToolContext
 from specops.tools.hosts import Host, HostError, open_host
@@ -37,6 +41,12 @@ class RunHost:
         return {"spec": self.spec, "opened": self.host.spec, **({"sim": self.sim} if self.sim else {})}
 
 
+def hub_token_from_env() -> SecretStr | None:
+    """The Hub token the tools may use (HF_TOKEN, as huggingface_hub reads it); the recorder redacts it."""
+    token = os.environ.get("HF_TOKEN") or os.environ.get("HUGGING_FACE_HUB_TOKEN")
+    return SecretStr(token) if token else None
+
+
 def is_sim_profile(spec: str) -> bool:
     return spec.startswith(SIM_PREFIX) and not spec[len(SIM_PREFIX) :].startswith("/")
 
@@ -55,7 +65,7 @@ def open_run_host(spec: str, *, sim_faults: Sequence[str] = (), time_scale: floa
         except (HostError, ValueError, OSError) as exc:
             raise HostNotAnswering(f"cannot open host {spec}: {exc}") from None
         try:
-            context = ToolContext.for_host(host)
+            context = ToolContext.for_host(host, hub_token=hub_token_from_env())
         except Exception as exc:  # the first command: a host that does not answer fails here
             host.close()
             raise HostNotAnswering(f"host {spec} does not answer: {exc}") from None

@@ -5,12 +5,9 @@ from __future__ import annotations
 from typing import Annotated, Optional
 
 import typer
-from pydantic import ValidationError
 
 from ..tools.acceptance import AcceptanceArgs, measure_acceptance
-from ..tools.context import ToolContext
-from ..tools.errors import ToolError
-from ..tools.hosts import HostError, open_host
+from .tool_call import call_tool, tool_args
 
 
 def _ci(interval) -> str:
@@ -30,21 +27,13 @@ def accept(
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON")] = False,
 ) -> None:
     """Acceptance length per category and overall: request mean and token weighted, with 95% intervals."""
-    try:
-        fields = {"categories": category} if category else {}
-        args = AcceptanceArgs(
-            port=port, prompts_per_category=prompts_per_category, max_new_tokens=max_new_tokens, ignore_eos=ignore_eos,
-            concurrency=concurrency, break_even_accept_length=break_even, prompt_template=template, **fields,
-        )
-    except ValidationError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(code=2) from None
-    try:
-        with open_host(host) as opened:
-            result = measure_acceptance(ToolContext.for_host(opened), args)
-    except (ToolError, HostError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(code=1) from None
+    fields = {"categories": category} if category else {}
+    args = tool_args(
+        AcceptanceArgs,
+        port=port, prompts_per_category=prompts_per_category, max_new_tokens=max_new_tokens, ignore_eos=ignore_eos,
+        concurrency=concurrency, break_even_accept_length=break_even, prompt_template=template, **fields,
+    )  # fmt: skip
+    result = call_tool(host, measure_acceptance, args)
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
         return

@@ -5,12 +5,9 @@ from __future__ import annotations
 from typing import Annotated, Optional
 
 import typer
-from pydantic import ValidationError
 
 from ..tools.benchmark import BenchmarkArgs, run_benchmark
-from ..tools.context import ToolContext
-from ..tools.errors import ToolError
-from ..tools.hosts import HostError, open_host
+from .tool_call import call_tool, tool_args
 
 
 def _levels(text: str) -> list[int]:
@@ -58,21 +55,13 @@ def bench(
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON")] = False,
 ) -> None:
     """Concurrency sweep against an OpenAI-compatible or SGLang server: tok/s, TTFT, TPOT, ITL, E2E, accept length."""
-    try:
-        args = BenchmarkArgs(
-            port=port, levels=_levels(levels), prompts=prompts, input_len=input_len, output_len=output_len,
-            rounds=rounds, requests_per_level=requests, duration_s=duration, warmup_requests=warmup, api=api,
-            model=model, client=client, ignore_eos=not eos, flush_cache=not no_flush,
-        )
-    except ValidationError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(code=2) from None
-    try:
-        with open_host(host) as opened:
-            result = run_benchmark(ToolContext.for_host(opened), args)
-    except (ToolError, HostError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(code=1) from None
+    args = tool_args(
+        BenchmarkArgs,
+        port=port, levels=_levels(levels), prompts=prompts, input_len=input_len, output_len=output_len,
+        rounds=rounds, requests_per_level=requests, duration_s=duration, warmup_requests=warmup, api=api,
+        model=model, client=client, ignore_eos=not eos, flush_cache=not no_flush,
+    )  # fmt: skip
+    result = call_tool(host, run_benchmark, args)
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
     else:

@@ -29,6 +29,7 @@ from .inputs import HostPath, RepoId, Revision
 from .parsers.df import DF_ARGS, PSEUDO_FSTYPES, parse_df
 from .probing import probe
 from .registry import tool
+from .simulated import simulated_scales
 
 GIB = 1024**3
 # Where `hf download --local-dir` keeps what it has not finished: resumed on the next run, so it counts as there.
@@ -118,8 +119,7 @@ def mount_of(host: Host, path: str) -> tuple[Mount, str]:
 
 def simulated_root(host: Host) -> str | None:
     """The root directory of a simulated host (sim: or ssh into one), None on a real host."""
-    done = probe(host, ["sh", "-c", 'printf %s "${SPECOPS_SIM_ROOT:-}"'])
-    return done.stdout.strip() or None if done.ok else None
+    return simulated_scales(host).sim_root
 
 
 class StorageScale(BaseModel):

@@ -105,7 +105,7 @@ def list_repo(
     except GatedRepoError:
         raise RepoGated(
             f"{repo_id} is gated on {endpoint}: it needs a token with access granted",
-            remedy="set HF_TOKEN (or pass --hub-token-env) to a token whose account was granted access, then retry",
+            remedy="set HF_TOKEN, in the environment specops runs in, to a token whose account was granted access, then retry",
             details={"repo_id": repo_id},
         ) from None
     except RepositoryNotFoundError:

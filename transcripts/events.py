@@ -10,7 +10,7 @@ transcripts/schema/transcript-v1.schema.json is generated from these models
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, Union, get_args
 
 from pydantic import AfterValidator, BaseModel, Field, TypeAdapter, model_validator
 from pydantic_ai.messages import ModelMessage, ModelResponse
@@ -185,20 +185,6 @@ class RunEndEvent(EventBase):
     duration_s: float = Field(ge=0)
 
 
-EVENT_TYPES: tuple[type[EventBase], ...] = (
-    RunStartEvent,
-    ModelRequestEvent,
-    ModelResponseEvent,
-    ToolCallEvent,
-    ToolResultEvent,
-    TodoChangeEvent,
-    RetryEvent,
-    ApprovalEvent,
-    ErrorEvent,
-    NoteEvent,
-    RunEndEvent,
-)
-
 Event = Annotated[
     Union[
         RunStartEvent,
@@ -218,4 +204,6 @@ Event = Annotated[
 
 EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
 
+# Every event type, in the union's order.
+EVENT_TYPES: tuple[type[EventBase], ...] = get_args(get_args(Event)[0])
 EVENT_TYPE_NAMES: tuple[str, ...] = tuple(cls.model_fields["type"].default for cls in EVENT_TYPES)

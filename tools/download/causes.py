@@ -115,7 +115,7 @@ REMEDIES: dict[DownloadCause, str] = {
     ),
     DownloadCause.GATED: (
         "the repo is gated: request access on the Hub and set a token whose account was granted access "
-        "(HF_TOKEN / --hub-token-env), then start again"
+        "(HF_TOKEN in the environment specops runs in), then start again"
     ),
     DownloadCause.NOT_FOUND: "check the repo id, revision and include patterns; a private repo needs a token that can read it",
     DownloadCause.THROTTLED: "the Hub rate-limited every attempt: wait a few minutes (or use a token) and start again",
