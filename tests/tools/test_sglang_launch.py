@@ -16,6 +16,7 @@ from collections.abc import Iterator
 import pytest
 
 from specops.sim.faults import CudaGraphDrafter, OldSglang, OutOfMemory, PortInUse, ServerCrashAtStart
+from specops.sim.profiles import load_profile
 from specops.tools.context import ToolContext
 from specops.tools.hosts import Host
 from specops.tools.sglang import (
@@ -37,7 +38,7 @@ from specops.tools.sglang import (
     stop_server,
 )
 
-from .worlds import ctx, host, sim_host, ssh_host, start_world  # noqa: F401
+from .worlds import ctx, host, reach, sim_host, ssh_host, start_world  # noqa: F401
 
 SCALE = 400.0
 DRAFTER_REPO = "SubSir/Kimi-K2.6-DFlash-tmp-long"
@@ -179,9 +180,17 @@ def test_tp4_does_not_fit_the_weights_and_says_so(world, ctx):
     assert "Load weight begin" in d["log_tail"] and not _gpu_pids(ctx.host)
 
 
-def test_a_launch_that_outlasts_its_timeout_is_stopped_and_says_timeout(ctx):
-    with pytest.raises(LaunchFailed) as failed:
-        launch_server(ctx, LaunchArgs(config=_ep4(ctx), ready_timeout_s=0.3))
-    d = failed.value.details
-    assert failed.value.cause == "timeout" and d["stopped"] is True and "ready_timeout_s" in failed.value.remedy
-    assert not _gpu_pids(ctx.host)
+@pytest.mark.parametrize("backend", ["sim", "ssh"])
+def test_a_launch_that_outlasts_its_timeout_is_stopped_and_says_timeout(backend):
+    # A load of a minute of real time against a 0.3 s timeout: however slow a readiness poll
+    # is on a busy machine, the server cannot be ready before the deadline.
+    seed = load_profile("seed-ct200")
+    slow = seed.model_copy(update={"serving": seed.serving.model_copy(update={
+        "target": seed.serving.target.model_copy(update={"load_seconds": 60 * SCALE})})})  # fmt: skip
+    with start_world(slow, time_scale=SCALE) as slow_world, reach(slow_world, backend) as slow_host:
+        ctx = ToolContext.for_host(slow_host)
+        with pytest.raises(LaunchFailed) as failed:
+            launch_server(ctx, LaunchArgs(config=_ep4(ctx), ready_timeout_s=0.3))
+        d = failed.value.details
+        assert failed.value.cause == "timeout" and d["stopped"] is True and "ready_timeout_s" in failed.value.remedy
+        assert not _gpu_pids(ctx.host)
