@@ -15,9 +15,10 @@ SECRET = "hf_notarealtoken0123456789"
 
 def _check(host: Host, tmp_path) -> None:
     out = tmp_path / "seen"
-    proc = host.start_detached(
-        ["sh", "-c", f'printf %s "$HF_TOKEN" > {out}; sleep 2'], log_path=str(tmp_path / "log"), env={"HF_TOKEN": SECRET}
-    )
+    # Written aside and renamed, so that `seen` appears only with its content
+    # (a redirect creates the file before printf has written to it).
+    script = f'printf %s "$HF_TOKEN" > {out}.part && mv {out}.part {out}; sleep 2'
+    proc = host.start_detached(["sh", "-c", script], log_path=str(tmp_path / "log"), env={"HF_TOKEN": SECRET})
     try:
         deadline = time.monotonic() + 10
         while not out.exists() and time.monotonic() < deadline:
