@@ -19,17 +19,22 @@ def _levels(text: str) -> list[int]:
 
 def _print_table(result) -> None:
     typer.echo(f"{result.host} port {result.port}  api {result.api}  client {result.client}  server {result.server_version}")
-    typer.echo(f"{'C':>5} {'ach.C':>7} {'tok/s':>9} {'req/s':>7} {'TTFT p50':>9} {'TPOT p50':>9} {'ITL/tok p50':>11} "
-               f"{'gap p50':>8} {'E2E p99':>9} {'tok/chunk':>9} {'accept':>7} {'err':>4}")
+    typer.echo(f"{'C':>5} {'ach.C':>7} {'tok/s':>9} {'+-95%':>6} {'req/s':>7} {'TTFT p50':>9} {'TPOT p50':>9} "
+               f"{'ITL/tok p50':>11} {'gap p50':>8} {'E2E p99':>9} {'tok/chunk':>9} {'accept':>7} {'err':>4}  flags")
     for lv in result.levels:
+        spread = "-"
+        if lv.output_tok_s_ci95 is not None and lv.output_tok_s > 0:
+            spread = f"{50 * (lv.output_tok_s_ci95[1] - lv.output_tok_s_ci95[0]) / lv.output_tok_s:.1f}%"
+        flags = [name for name, on in (("unstable", lv.unstable), ("client-bound", lv.client and lv.client.limited)) if on]
+
         def ms(summary) -> str:
             return f"{summary.p50_ms:.2f}" if summary is not None and summary.p50_ms is not None else "-"
         e2e = f"{lv.e2e.p99_ms:.0f}" if lv.e2e.p99_ms is not None else "-"
         typer.echo(
-            f"{lv.concurrency:>5} {lv.achieved_concurrency:>7.1f} {lv.output_tok_s:>9.1f} {lv.request_rate_per_s:>7.2f} "
+            f"{lv.concurrency:>5} {lv.achieved_concurrency:>7.1f} {lv.output_tok_s:>9.1f} {spread:>6} {lv.request_rate_per_s:>7.2f} "
             f"{ms(lv.ttft):>9} {ms(lv.tpot):>9} {ms(lv.itl_per_token):>11} {ms(lv.inter_chunk_gap):>8} {e2e:>9} "
             f"{(lv.tokens_per_chunk or 0):>9.2f} {(f'{lv.accept_length:.2f}' if lv.accept_length else '-'):>7} "
-            f"{lv.requests_failed:>4}"
+            f"{lv.requests_failed:>4}  {','.join(flags) or '-'}"
         )
     for warning in result.warnings:
         typer.echo(f"warning: {warning}")

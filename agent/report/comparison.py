@@ -58,6 +58,8 @@ def compare_levels(rows: Sequence[BenchmarkRow]) -> list[LevelComparison]:
         for row in (ar, spec):
             if row is not None and row.client_limited:
                 notes.append(f"{row.config}: the benchmark client was near saturation; the level may measure the client")
+            if row is not None and row.unstable:
+                notes.append(f"{row.config}: unstable level (throughput interval wider than +-10%)")
             if row is not None and row.requests_failed:
                 notes.append(f"{row.config}: {row.requests_failed} requests failed")
         comparisons.append(LevelComparison(

@@ -73,6 +73,7 @@ def _row(config: str, speculative: bool, concurrency: int, samples: list[_Sample
     # A level model that reports its own interval (newer benchmark tool) is used when there is one sweep.
     reported = getattr(levels[0], "output_tok_s_ci95", None) if len(levels) == 1 else None
     limited = [level.client.limited for level in levels if level.client is not None]
+    unstable = [level.unstable for level in levels if hasattr(level, "unstable")]
     return BenchmarkRow(
         config=config, speculative=speculative, concurrency=concurrency,
         achieved_concurrency=sum(level.achieved_concurrency for level in levels) / len(levels),
@@ -93,5 +94,6 @@ def _row(config: str, speculative: bool, concurrency: int, samples: list[_Sample
         tokens_per_chunk=_mean([level.tokens_per_chunk for level in levels]),
         accept_length=_mean([level.accept_length for level in levels]),
         client_limited=any(limited) if limited else None,
+        unstable=any(unstable) if unstable else None,
         seqs=[s.seq for s in samples],
     )

@@ -160,6 +160,9 @@ class BenchmarkRow(BaseModel):
     tokens_per_chunk: float | None
     accept_length: float | None = Field(description="The server's own average after the level")
     client_limited: bool | None = Field(description="The benchmark client was busy enough to distort the level")
+    unstable: bool | None = Field(
+        None, description="The level's throughput interval was wider than +-10%: the figure moved while measured"
+    )
     seqs: list[int] = Field(description="Transcript seq of each benchmark result that contributed")
 
 

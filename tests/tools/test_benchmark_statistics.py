@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from specops.tools.benchmark.statistics import level_result, steady_tok_s, steady_window
+from specops.tools.benchmark.statistics import batch_means_interval, level_result, steady_tok_s, steady_window
 
 
 def request(start: float, *, tokens: int = 10, length: float = 1.0, per_chunk: list[int] | None = None) -> dict:
@@ -28,7 +28,7 @@ LOOP = [request(0.0), request(0.5), request(1.0), request(1.5), request(2.0)]
 
 def test_the_steady_window_leaves_out_ramp_and_drain():
     assert steady_window(LOOP) == (0.5, 2.5)
-    tok_s, window = steady_tok_s(LOOP, duration=3.0)
+    tok_s, window, _ = steady_tok_s(LOOP, duration=3.0)
     assert (tok_s, window) == (pytest.approx(20.0), 2.0)  # two requests at 10 tok/s each
     level = level_result({"concurrency": 2, "duration_s": 3.0, "requests": LOOP})
     assert level.output_tok_s == pytest.approx(20.0)
@@ -50,3 +50,37 @@ def test_a_simulated_hosts_fast_clock_is_converted_to_modelled_time():
     assert fast.ttft.p50_ms == pytest.approx(real.ttft.p50_ms * 10)
     assert fast.duration_s == pytest.approx(30.0)
     assert fast.client.cpu_fraction == real.client.cpu_fraction == pytest.approx(0.5)  # the client's load stays wall-clock
+
+
+def _closed_loop(concurrency: int, seconds: float, *, slow_after: float | None = None) -> list[dict]:
+    """`concurrency` streams of 1-token chunks every 10 ms, replaced as they end; 4x slower after `slow_after`."""
+    requests = []
+    for lane in range(concurrency):
+        start = lane * 0.001
+        while start < seconds:
+            gap = 0.04 if slow_after is not None and start >= slow_after else 0.01
+            requests.append(request(start, tokens=20, length=20 * gap))
+            start += 20 * gap
+    return requests
+
+
+def test_a_steady_level_has_a_narrow_interval_around_its_figure():
+    level = level_result({"concurrency": 4, "duration_s": 4.0, "requests": _closed_loop(4, 4.0)})
+    low, high = level.output_tok_s_ci95
+    assert low <= level.output_tok_s <= high
+    assert (high - low) / 2 < 0.05 * level.output_tok_s
+    assert not level.unstable
+
+
+def test_a_level_whose_rate_moves_is_flagged_unstable():
+    level = level_result({"concurrency": 4, "duration_s": 4.0, "requests": _closed_loop(4, 4.0, slow_after=2.0)})
+    assert level.output_tok_s_ci95 is not None
+    assert level.unstable
+
+
+def test_batch_means_interval_is_the_t_interval_of_the_slice_rates():
+    # Slices of 1 s carrying 10, 10, ..., 10 and then 30 tokens: mean 12.5, sd sqrt(50)
+    chunks = [(i + 0.5, 10) for i in range(7)] + [(7.5, 30)]
+    low, high = batch_means_interval(chunks, 0.0, 8.0, batches=8)
+    assert (low + high) / 2 == pytest.approx(12.5)
+    assert (high - low) / 2 == pytest.approx(2.365 * 50**0.5 / 8**0.5, rel=1e-3)  # t(0.975, 7) * sd / sqrt(n)

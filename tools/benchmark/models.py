@@ -104,6 +104,12 @@ class LevelResult(BaseModel):
         description="Tokens streamed while the level's concurrency was held / that steady window (ramp-up and drain "
         "left out); the overall figure when the window is unknown (no per-chunk counts) or too thin"
     )
+    output_tok_s_ci95: tuple[float, float] | None = Field(
+        None, description="95% batch-means interval of output_tok_s over the steady window (None: no steady window)"
+    )
+    unstable: bool = Field(
+        False, description="The interval's half-width exceeds 10% of output_tok_s: the level's figure moved while measured"
+    )
     output_tok_s_overall: float | None = Field(
         None, description="total_output_tokens / duration_s: sglang.bench_serving's figure, ramp and drain included"
     )

@@ -13,6 +13,13 @@ Definitions (the ones SGLang's bench_serving and vLLM use, named so a reader can
   counted once per token (SGLang's native backend does the same);
 - inter-chunk gap: the same gaps, counted once per chunk.
 Percentiles interpolate linearly between order statistics (numpy's default).
+
+The throughput's 95% interval is a batch-means interval: the steady window is cut into
+STEADY_BATCHES equal slices, each slice's tok/s is one sample, and a Student-t interval
+is taken over them (slices long enough to be nearly independent; one sweep gives it, no
+repeat needed). A level whose interval is wider than UNSTABLE_HALF_WIDTH of its figure
+is flagged unstable: the figure moved during the window (a server warming up or
+stalling, a client falling behind) and should not be compared to a few per cent.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..acceptance_intervals import t975
 from .models import ClientLoad, LatencySummary, LevelResult
 
 MAX_ERRORS_KEPT = 5
@@ -28,6 +36,8 @@ MIN_STEADY_SHARE = 0.2
 # A client that spends most of a core, or whose timers fire this late, distorts sub-ms gaps.
 CLIENT_CPU_LIMIT = 0.85
 CLIENT_LAG_LIMIT_MS = 5.0
+STEADY_BATCHES = 8
+UNSTABLE_HALF_WIDTH = 0.10
 
 
 def percentile(sorted_values: Sequence[float], q: float) -> float:
@@ -82,8 +92,33 @@ def steady_window(requests: Sequence[dict[str, Any]]) -> tuple[float, float] | N
     return first, last_end
 
 
-def steady_tok_s(requests: Sequence[dict[str, Any]], duration: float) -> tuple[float, float] | None:
-    """(tok/s, window seconds) over the steady window, from per-chunk token counts; None when unknown or too thin."""
+def _window_tokens(requests: Sequence[dict[str, Any]]) -> list[tuple[float, int]]:
+    """(absolute time, tokens) of every streamed chunk."""
+    return [(r["start_s"] + offset, n) for r in requests for offset, n in zip(r["chunk_s"], r["chunk_tokens"])]
+
+
+def batch_means_interval(chunks: Sequence[tuple[float, int]], start: float, end: float,
+                         batches: int = STEADY_BATCHES) -> tuple[float, float] | None:  # fmt: skip
+    """95% t-interval of tok/s from `batches` equal slices of (start, end]; None when a slice would be empty-handed."""
+    width = (end - start) / batches
+    if width <= 0:
+        return None
+    counts = [0] * batches
+    for t, n in chunks:
+        if start < t <= end:
+            counts[min(int((t - start) / width), batches - 1)] += n
+    rates = [c / width for c in counts]
+    mean = sum(rates) / batches
+    sd = (sum((r - mean) ** 2 for r in rates) / (batches - 1)) ** 0.5
+    half = t975(batches - 1) * sd / batches**0.5
+    return (max(0.0, mean - half), mean + half)
+
+
+def steady_tok_s(
+    requests: Sequence[dict[str, Any]], duration: float
+) -> tuple[float, float, tuple[float, float] | None] | None:
+    """(tok/s, window seconds, 95% interval) over the steady window, from per-chunk token counts; None when
+    unknown or too thin."""
     # Per-chunk counts must add up to the server's own count, or they cannot place tokens in time.
     if not requests or any(r["chunk_tokens"] is None or sum(r["chunk_tokens"]) != r["output_tokens"] for r in requests):
         return None
@@ -91,13 +126,9 @@ def steady_tok_s(requests: Sequence[dict[str, Any]], duration: float) -> tuple[f
     if window is None or window[1] - window[0] < MIN_STEADY_SHARE * duration:
         return None
     start, end = window
-    tokens = sum(
-        n
-        for r in requests
-        for offset, n in zip(r["chunk_s"], r["chunk_tokens"])
-        if start < r["start_s"] + offset <= end
-    )
-    return tokens / (end - start), end - start
+    chunks = _window_tokens(requests)
+    tokens = sum(n for t, n in chunks if start < t <= end)
+    return tokens / (end - start), end - start, batch_means_interval(chunks, start, end)
 
 
 def _in_modelled_time(raw: dict[str, Any], time_scale: float) -> dict[str, Any]:
@@ -148,6 +179,8 @@ def level_result(raw: dict[str, Any], *, time_scale: float = 1.0) -> LevelResult
     lag_p99 = float(raw.get("loop_lag_ms", {}).get("p99", 0.0))
     states = ((raw.get("server_info") or {}).get("internal_states") or [{}])
     accept = states[0].get("avg_spec_accept_length") if states and isinstance(states[0], dict) else None
+    interval = steady[2] if steady else None
+    figure = steady[0] if steady else overall_tok_s
     return LevelResult(
         concurrency=int(raw["concurrency"]),
         achieved_concurrency=sum(e2e) / duration if duration > 0 else 0.0,
@@ -157,7 +190,9 @@ def level_result(raw: dict[str, Any], *, time_scale: float = 1.0) -> LevelResult
         duration_s=duration,
         total_input_tokens=sum(r["prompt_tokens"] or 0 for r in ok),
         total_output_tokens=output_tokens,
-        output_tok_s=steady[0] if steady else overall_tok_s,
+        output_tok_s=figure,
+        output_tok_s_ci95=interval,
+        unstable=interval is not None and figure > 0 and (interval[1] - interval[0]) / 2 > UNSTABLE_HALF_WIDTH * figure,
         output_tok_s_overall=overall_tok_s,
         steady_window_s=steady[1] if steady else None,
         request_rate_per_s=len(ok) / duration if duration > 0 else 0.0,
