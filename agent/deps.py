@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from specops.tools.context import ToolContext
 from specops.transcripts import Recorder
@@ -11,6 +11,7 @@ from .approval import ApprovalPolicy
 from .budget import WallClock
 from .guard import RepeatGuard
 from .todo import TodoList
+from .tool_runner import LiveTools, ToolRunner
 
 
 @dataclass
@@ -21,6 +22,7 @@ class AgentDeps:
     approvals: ApprovalPolicy
     guard: RepeatGuard
     clock: WallClock
+    tools: ToolRunner = field(default_factory=LiveTools)  # how calls are carried out: live, or served by replay
     acted: bool = False  # a host tool has been called: the --ask-once round is over
 
     @property

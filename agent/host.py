@@ -6,16 +6,21 @@ time scale asked for, and closes it afterwards (servers it runs stop with it).
 `sim:/path` attaches to a world `specops sim up` started; `local`, `ssh://...`
 and inventory names are opened as they are. A host that cannot be opened or
 does not answer is HostNotAnswering, with the reason, and nothing on it changed.
+
+The run records what it opened in a `host opened: {...}` note (the world's
+directory, its Hub, the home and writable roots); `reopen_run_host` uses it to
+bring a killed run's host back for `specops resume`.
 """
 
 from __future__ import annotations
 
+import json
 import os
-
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlparse
 
 from pydantic import SecretStr
 
@@ -24,6 +29,7 @@ from specops.tools.hosts import Host, HostError, open_host
 
 SIM_PREFIX = "sim:"
 DEFAULT_HOST = "sim:seed-ct200"
+HOST_OPENED = "host opened: "  # the note that records what a run opened, JSON after this prefix
 
 
 class HostNotAnswering(RuntimeError):
@@ -38,7 +44,28 @@ class RunHost:
     sim: dict[str, Any] = field(default_factory=dict)  # the world's summary when the run started one
 
     def describe(self) -> dict[str, Any]:
-        return {"spec": self.spec, "opened": self.host.spec, **({"sim": self.sim} if self.sim else {})}
+        return {
+            "spec": self.spec, "opened": self.host.spec, "home": self.context.home,
+            "allowed_roots": list(self.context.allowed_roots), **({"sim": self.sim} if self.sim else {}),
+        }  # fmt: skip
+
+    def opened_note(self) -> str:
+        return HOST_OPENED + json.dumps(self.describe(), default=str)
+
+
+# How a run gets its host: (spec, sim faults, time scale) -> a context manager yielding the RunHost.
+HostOpener = Callable[[str, Sequence[str], "float | None"], AbstractContextManager[RunHost]]
+
+
+def parse_host_opened(text: str) -> dict[str, Any] | None:
+    """What a `host opened:` note recorded, or None for any other note."""
+    if not text.startswith(HOST_OPENED):
+        return None
+    try:
+        described = json.loads(text[len(HOST_OPENED) :])
+    except ValueError:
+        return None
+    return described if isinstance(described, dict) else None
 
 
 def hub_token_from_env() -> SecretStr | None:
@@ -60,22 +87,56 @@ def open_run_host(spec: str, *, sim_faults: Sequence[str] = (), time_scale: floa
     elif sim_faults or time_scale is not None:
         raise HostNotAnswering(f"--sim-fault and --time-scale apply to sim:PROFILE hosts only, not {spec!r}")
     try:
-        try:
-            host = open_host(world.host_spec if world is not None else spec)
-        except (HostError, ValueError, OSError) as exc:
-            raise HostNotAnswering(f"cannot open host {spec}: {exc}") from None
-        try:
-            context = ToolContext.for_host(host, hub_token=hub_token_from_env())
-        except Exception as exc:  # the first command: a host that does not answer fails here
-            host.close()
-            raise HostNotAnswering(f"host {spec} does not answer: {exc}") from None
-        try:
-            yield RunHost(spec=spec, host=host, context=context, sim=world.summary() if world is not None else {})
-        finally:
-            host.close()
+        open_spec = world.host_spec if world is not None else spec
+        with _opened(spec, open_spec, world.summary() if world is not None else {}) as run_host:
+            yield run_host
     finally:
         if world is not None:
             world.close()
+
+
+@contextmanager
+def reopen_run_host(described: dict[str, Any]) -> Iterator[RunHost]:
+    """The host a killed run had opened (its `host opened` note), for resuming it.
+
+    A `sim:PROFILE` world was started by the run itself and died with it, but its tree is still on disk:
+    it is reopened (its Hub started again, on the same port when free) and closed at the end as the run
+    would have. Any other host is opened again as it is.
+    """
+    spec = str(described.get("spec", ""))
+    sim = described.get("sim") or {}
+    if not (is_sim_profile(spec) and sim.get("root")):
+        with open_run_host(spec) as run_host:
+            yield run_host
+        return
+    from specops.sim.world.world import SimWorld
+
+    try:
+        world = SimWorld.reopen(sim["root"], hub_port=urlparse(str(sim.get("hub_url", ""))).port or 0)
+    except (FileNotFoundError, ValueError, RuntimeError) as exc:
+        raise HostNotAnswering(f"cannot reopen the simulated host of {spec} at {sim['root']}: {exc}") from None
+    try:
+        with _opened(spec, world.host_spec, world.summary()) as run_host:
+            yield run_host
+    finally:
+        world.close()
+
+
+@contextmanager
+def _opened(spec: str, open_spec: str, sim: dict[str, Any]) -> Iterator[RunHost]:
+    try:
+        host = open_host(open_spec)
+    except (HostError, ValueError, OSError) as exc:
+        raise HostNotAnswering(f"cannot open host {spec}: {exc}") from None
+    try:
+        context = ToolContext.for_host(host, hub_token=hub_token_from_env())
+    except Exception as exc:  # the first command: a host that does not answer fails here
+        host.close()
+        raise HostNotAnswering(f"host {spec} does not answer: {exc}") from None
+    try:
+        yield RunHost(spec=spec, host=host, context=context, sim=sim)
+    finally:
+        host.close()
 
 
 def _start_world(profile: str, sim_faults: Sequence[str], time_scale: float | None):

@@ -8,6 +8,10 @@ on it changed), and the agent is driven with agent.iter() until it gives its
 final answer, runs out of budget, or loops. Whatever the ending, the report is
 built from the recorded evidence, the final plan is written to todos.json, and
 run_end closes the transcript.
+
+Replay, resume and fork (agent/replay/) drive this same loop; `RunSeams` holds
+what they change (how tool calls are carried out, how the host is opened, which
+recorder writes) and `carry_out` is the part they share after run_start.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import json
 import os
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib import metadata
@@ -28,6 +32,7 @@ import anyio
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_ai import Agent, RunContext
 from pydantic_ai.exceptions import AgentRunError, UnexpectedModelBehavior, UsageLimitExceeded
+from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models import Model
 
 from specops.prompts.loader import agent_prompts
@@ -51,11 +56,12 @@ from .deps import AgentDeps
 from .final import FinalAnswer
 from .goal import Goal, parse_goal
 from .guard import LoopDetected, RepeatGuard
-from .host import DEFAULT_HOST, HostNotAnswering, RunHost, open_run_host
+from .host import DEFAULT_HOST, HostNotAnswering, HostOpener, RunHost, open_run_host
 from .policies import default_policy_spec, policy_settings, resolve_policy
 from .questions import ASK_TOOL, QuestionRound, ask_tool, load_answers
 from .recording import Listener, ObservedRecorder, recording_hooks
 from .todo import TodoList
+from .tool_runner import LiveTools, ToolRunner
 from .toolset import TODO_TOOL, build_tools, registered_tools, tool_schemas
 
 TRANSCRIPT = "transcript.jsonl"
@@ -98,6 +104,32 @@ class RunOutcome:
         return {"completed": 0, "failed": 1, "budget_exceeded": 3, "cancelled": 130}[self.status]
 
 
+def _open_live_host(spec: str, sim_faults: Sequence[str], time_scale: float | None):
+    return open_run_host(spec, sim_faults=sim_faults, time_scale=time_scale)
+
+
+# Makes the run's recorder: (transcript path, run id, fsync) -> recorder.
+RecorderFactory = Callable[[Path, str, bool], ObservedRecorder]
+
+
+def _new_recorder(path: Path, run_id: str, fsync: bool) -> ObservedRecorder:
+    return ObservedRecorder(path, run_id, fsync=fsync)
+
+
+@dataclass
+class RunSeams:
+    """What replay, resume and fork change about a run; the defaults make a live run."""
+
+    tools: ToolRunner = field(default_factory=LiveTools)
+    open_host: HostOpener = _open_live_host
+    make_recorder: RecorderFactory = _new_recorder
+    config: dict[str, Any] = field(default_factory=dict)  # added to run_start's config (replay_of, forked_from)
+
+
+# Called once the host is open and deps are made, before the agent runs (resume restores state here).
+Prepare = Callable[[AgentDeps, RunHost], Awaitable[None]]
+
+
 def new_run_id() -> str:
     return datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
 
@@ -118,14 +150,17 @@ async def run_goal_async(
     ask: Callable[[str], str] | None = None,
     ask_yes_no: AskYesNo | None = None,
     listeners: tuple[Listener, ...] = (),
+    seams: RunSeams | None = None,
 ) -> RunOutcome:
     """Carry out `goal` on `host` with `policy` (a spec, a Model, or None: $SPECOPS_MODEL else the playbook).
 
     Raises GoalRefused (nothing written) and PolicyUnavailable (nothing written);
     every later failure ends the run with a recorded status instead. `ask`
     answers --ask-once questions on a terminal; `ask_yes_no` makes approvals
-    interactive. `run_dir` defaults to options.runs_dir/<run-id>.
+    interactive. `run_dir` defaults to options.runs_dir/<run-id>. `seams` (replay, fork) change how tools
+    run, how the host is opened and which recorder writes.
     """
+    seams = seams or RunSeams()
     parsed = parse_goal(goal)
     if isinstance(policy, Model):
         model, policy_name = policy, f"model:{policy.model_name}"
@@ -136,23 +171,31 @@ async def run_goal_async(
     run_dir = run_dir if run_dir is not None else options.runs_dir / run_id
     run_dir.mkdir(parents=True, exist_ok=True)
     clock = WallClock(budgets.max_wall_s)
-    recorder = ObservedRecorder(run_dir / TRANSCRIPT, run_id, fsync=options.fsync)
+    recorder = seams.make_recorder(run_dir / TRANSCRIPT, run_id, options.fsync)
     recorder.listeners = list(listeners)
     logs = configure_logging(run_dir, redactor=recorder.redactor)
     try:
-        return await _run(parsed, host, model, policy_name, budgets, run_dir, options, recorder, clock, ask, ask_yes_no)
+        add_key_secret(recorder, options)
+        _record_start(parsed, host, model, policy_name, budgets, options, recorder, ask_yes_no, seams)
+        parts = RunParts(goal=parsed, host_spec=host, model=model, budgets=budgets, run_dir=run_dir, options=options,
+                         recorder=recorder, clock=clock, ask=ask, ask_yes_no=ask_yes_no, seams=seams)  # fmt: skip
+        return await carry_out(parts)
     finally:
         logs.close()
         recorder.close()
 
 
-async def _run(
-    goal: Goal, host_spec: str, model: Model, policy_name: str, budgets: Budgets, run_dir: Path, options: RunOptions,
-    recorder: ObservedRecorder, clock: WallClock, ask: Callable[[str], str] | None, ask_yes_no: AskYesNo | None,
-) -> RunOutcome:  # fmt: skip
+def add_key_secret(recorder: ObservedRecorder, options: RunOptions) -> None:
+    """The policy's API key is redacted wherever it would appear."""
     api_key_env = options.api_key_env or "OPENAI_API_KEY"
     if os.environ.get(api_key_env):
         recorder.add_secret(os.environ[api_key_env], api_key_env)
+
+
+def _record_start(
+    goal: Goal, host_spec: str, model: Model, policy_name: str, budgets: Budgets, options: RunOptions,
+    recorder: ObservedRecorder, ask_yes_no: AskYesNo | None, seams: RunSeams,
+) -> None:  # fmt: skip
     prompts = agent_prompts()
     specs = registered_tools()
     recorder.record(
@@ -168,30 +211,62 @@ async def _run(
         host={"spec": host_spec},
         config={
             "goal": goal.model_dump(mode="json"), "budgets": budgets.model_dump(mode="json"),
-            "options": options.model_dump(mode="json"), "interactive": ask_yes_no is not None,
+            "options": options.model_dump(mode="json"), "interactive": ask_yes_no is not None, **seams.config,
         },  # fmt: skip
     )
-    todos = TodoList(recorder)
+
+
+@dataclass
+class RunParts:
+    """A run after its run_start: everything carry_out needs."""
+
+    goal: Goal
+    host_spec: str
+    model: Model
+    budgets: Budgets
+    run_dir: Path
+    options: RunOptions
+    recorder: ObservedRecorder
+    clock: WallClock
+    ask: Callable[[str], str] | None = None
+    ask_yes_no: AskYesNo | None = None
+    seams: RunSeams = field(default_factory=RunSeams)
+    todos: TodoList | None = None  # the plan so far (resume); a new, empty one by default
+    history: list[ModelMessage] | None = None  # continue this conversation instead of sending the goal
+    prepare: Prepare | None = None
+
+
+async def carry_out(parts: RunParts) -> RunOutcome:
+    """Open the host, drive the agent to its end, report, and record run_end; every ending is a RunOutcome."""
+    recorder, options, clock = parts.recorder, parts.options, parts.clock
+    prompts = agent_prompts()
+    specs = registered_tools()
+    todos = parts.todos if parts.todos is not None else TodoList(recorder)
     final: FinalAnswer | None = None
     status: RunStatus = "failed"
     reason: str | None = None
     usage = Usage()
     cost: float | None = None
     try:
-        with open_run_host(host_spec, sim_faults=options.sim_faults, time_scale=options.time_scale) as run_host:
-            recorder.record(NoteEvent, text=f"host opened: {json.dumps(run_host.describe(), default=str)}")
+        with parts.seams.open_host(parts.host_spec, options.sim_faults, options.time_scale) as run_host:
+            recorder.record(NoteEvent, text=run_host.opened_note())
             deps = AgentDeps(
                 tool_context=run_host.context, recorder=recorder, todos=todos, clock=clock,
-                approvals=ApprovalPolicy(recorder, allow_delete=options.allow_delete, ask=ask_yes_no),
-                guard=RepeatGuard(max_repeats=options.max_repeats),
+                approvals=ApprovalPolicy(recorder, allow_delete=options.allow_delete, ask=parts.ask_yes_no),
+                guard=RepeatGuard(max_repeats=options.max_repeats), tools=parts.seams.tools,
             )  # fmt: skip
-            agent = _build_agent(model, prompts, specs, options, ask)
-            status, reason, final, usage, cost = await _drive(agent, goal, run_host, deps, budgets, clock)
+            if parts.prepare is not None:
+                await parts.prepare(deps, run_host)
+            agent = _build_agent(parts.model, prompts, specs, options, parts.ask)
+            status, reason, final, usage, cost = await _drive(
+                agent, parts.goal, run_host, deps, parts.budgets, clock, parts.history
+            )
     except HostNotAnswering as exc:
         reason = str(exc)
         recorder.record(ErrorEvent, where="host", message=reason, kind="host_not_answering")
     except (KeyboardInterrupt, asyncio.CancelledError):
         status, reason = "cancelled", "interrupted"
+    run_dir = parts.run_dir
     report_paths, report_data = _report(recorder, run_dir, final, status)
     (run_dir / TODOS).write_text(json.dumps(todos.as_json(), indent=2) + "\n", encoding="utf-8")
     recorder.record(RunEndEvent, status=status, reason=reason, report=report_data, usage=usage, cost_usd=cost,
@@ -230,14 +305,22 @@ def _user_prompt(goal: Goal, run_host: RunHost) -> str:
     )
 
 
-async def _drive(agent: Agent, goal: Goal, run_host: RunHost, deps: AgentDeps, budgets: Budgets, clock: WallClock):
-    """Step the agent to its end; every way it can end becomes (status, reason, final, usage, cost)."""
+async def _drive(
+    agent: Agent, goal: Goal, run_host: RunHost, deps: AgentDeps, budgets: Budgets, clock: WallClock,
+    history: list[ModelMessage] | None = None,
+):  # fmt: skip
+    """Step the agent to its end; every way it can end becomes (status, reason, final, usage, cost).
+
+    With `history` the conversation continues from it (resume) instead of starting from the goal:
+    pending tool calls at its end are carried out first, as pydantic-ai does for an interrupted run.
+    """
     recorder = deps.recorder
     final: FinalAnswer | None = None
     run = None
+    prompt = _user_prompt(goal, run_host) if history is None else None
     try:
         with anyio.fail_after(clock.remaining_s()):
-            async with agent.iter(_user_prompt(goal, run_host), deps=deps, usage_limits=budgets.usage_limits()) as run:
+            async with agent.iter(prompt, deps=deps, usage_limits=budgets.usage_limits(), message_history=history) as run:
                 async for _node in run:
                     clock.check()
                 final = run.result.output if run.result is not None else None

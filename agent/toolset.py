@@ -8,7 +8,8 @@ JSON Schema of the args model, not a wrapper around it). A call is:
 2. checked by the wall-clock budget and the loop guard (an identical failing
    call is refused after the bound), and, for deleting tools, by the approval
    policy;
-3. run in a thread (tools are synchronous and block on the host);
+3. carried out by the run's ToolRunner (`deps.tools`, tool_runner.py): live on
+   the host by default, served from a transcript by replay;
 4. answered `{"ok": true, "result": ...}`, or `{"ok": false, "error": {kind,
    what, remedy, details}}` for a ToolError: a failure is information for the
    model, not an exception.
@@ -23,7 +24,6 @@ import importlib
 import time
 from typing import Any
 
-import anyio.to_thread
 from pydantic import BaseModel, ValidationError
 from pydantic_ai import ModelRetry, RunContext, Tool
 
@@ -33,6 +33,7 @@ from specops.transcripts import ErrorEvent, RetryEvent, ToolCallEvent, ToolResul
 
 from .deps import AgentDeps
 from .todo import TodoRuleBroken, TodoWriteArgs, TodoWriteResult
+from .tool_runner import ToolRequest
 
 # Importing a tool module registers its tools: this is the one list of them.
 TOOL_MODULES = (
@@ -48,8 +49,6 @@ TOOL_MODULES = (
     "specops.tools.shell",
 )
 TODO_TOOL = "todowrite"
-# Tools that create a directory the run may later delete as its own (argument naming it).
-_CREATING_TOOLS = {"start_download": "target_dir"}
 
 
 def registered_tools() -> dict[str, ToolSpec]:
@@ -111,9 +110,8 @@ def registry_tool(spec: ToolSpec) -> Tool[AgentDeps]:
             return _answer_error(deps, call_id, spec.name, refusal, started)
 
         args = deps.approvals.review(spec.name, args, deps.tool_context)
-        created = _new_directory(deps, spec, args)
         try:
-            result = await anyio.to_thread.run_sync(spec.fn, deps.tool_context, args)
+            done = await deps.tools.run(ToolRequest(call_id, spec, args, raw), deps.tool_context)
         except ToolError as exc:
             deps.guard.failed(spec.name, normalized, exc.record())
             return _answer_error(deps, call_id, spec.name, exc.record(), started)
@@ -126,9 +124,9 @@ def registry_tool(spec: ToolSpec) -> Tool[AgentDeps]:
             deps.guard.failed(spec.name, normalized, record)
             return _answer_error(deps, call_id, spec.name, record, started)
         deps.guard.succeeded(spec.name, normalized)
-        if created is not None:
-            deps.approvals.created_paths.add(created)
-        data = result.model_dump(mode="json")
+        if done.created is not None:
+            deps.approvals.created_paths.add(done.created)
+        data = done.result
         deps.recorder.record(ToolResultEvent, call_id=call_id, tool=spec.name, ok=True, result=data,
                              duration_s=time.monotonic() - started, host=deps.host_spec)  # fmt: skip
         return {"ok": True, "result": data}
@@ -136,18 +134,6 @@ def registry_tool(spec: ToolSpec) -> Tool[AgentDeps]:
     return Tool.from_schema(
         call, name=spec.name, description=spec.description, json_schema=spec.args.model_json_schema(), takes_ctx=True
     )
-
-
-def _new_directory(deps: AgentDeps, spec: ToolSpec, args: BaseModel) -> str | None:
-    """The directory this call will create (it does not exist yet), so the run may later delete it as its own."""
-    field = _CREATING_TOOLS.get(spec.name)
-    if field is None:
-        return None
-    path = deps.tool_context.resolve(str(getattr(args, field)))
-    try:
-        return None if deps.tool_context.host.exists(path) else path
-    except Exception:  # cannot tell: it is not treated as ours
-        return None
 
 
 def _answer_error(deps: AgentDeps, call_id: str, tool: str, record: ToolErrorRecord, started: float) -> dict[str, Any]:

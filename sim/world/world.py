@@ -98,6 +98,35 @@ class SimWorld:
             raise
         return cls(state, hub, owns_root=owns_root)
 
+    @classmethod
+    def reopen(cls, root: Path | str, *, hub_port: int = 0) -> SimWorld:
+        """Bring back a world whose process ended (killed) from its tree: a new Hub emulator, the same host.
+
+        The host's files, servers still running and registries are left as they are; the Hub (a thread of
+        the dead process) is started again, on `hub_port` when it is free (so a download still running on
+        the host finds it where it was), else on a new port, and world.json points the host at it. The
+        reopened world owns the tree as the one that built it did: closing it removes the tree.
+        """
+        state = WorldState.load(root)
+        hub = None
+        for port in dict.fromkeys((hub_port, 0)):
+            candidate = HubEmulatorThread(
+                load_fixtures(), faults=list(state.faults), byte_scale=state.byte_scale,
+                time_scale=state.time_scale, download_mb_s=state.profile.network.download_mb_s, port=port,
+            )  # fmt: skip
+            try:
+                candidate.start()
+            except (OSError, RuntimeError, TimeoutError):
+                continue
+            hub = candidate
+            break
+        if hub is None:
+            raise RuntimeError(f"could not start a Hub emulator for the world at {root}")
+        state.hub_url = hub.url
+        state.env["HF_ENDPOINT"] = hub.url
+        state.save()
+        return cls(state, hub, owns_root=True)
+
     @property
     def root(self) -> Path:
         return Path(self.state.root)
