@@ -24,6 +24,8 @@ def accept(
     concurrency: Annotated[int, typer.Option(help="Requests in flight")] = 8,
     break_even: Annotated[Optional[float], typer.Option(help="The accept length the drafter needs to beat the baseline")] = None,
     template: Annotated[str, typer.Option(help="How a prompt becomes /generate text; {prompt} is replaced")] = "{prompt}",
+    thinking: Annotated[str, typer.Option(
+        help="auto (both modes when the model's chat template has a thinking switch), raw, on, off or both")] = "auto",
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON")] = False,
 ) -> None:
     """Acceptance length per category and overall: request mean and token weighted, with 95% intervals."""
@@ -31,7 +33,8 @@ def accept(
     args = tool_args(
         AcceptanceArgs,
         port=port, prompts_per_category=prompts_per_category, max_new_tokens=max_new_tokens, ignore_eos=ignore_eos,
-        concurrency=concurrency, break_even_accept_length=break_even, prompt_template=template, **fields,
+        concurrency=concurrency, break_even_accept_length=break_even, prompt_template=template, thinking=thinking,
+        **fields,
     )  # fmt: skip
     result = call_tool(host, measure_acceptance, args)
     if as_json:
@@ -39,9 +42,10 @@ def accept(
         return
     typer.echo(f"{result.host} port {result.port}  {result.speculative_algorithm} block {result.block_size}  "
                f"server {result.server_version}")
-    typer.echo(f"{'category':<9} {'n':>4} {'request mean':>12} {'95% (t)':>14} {'token wtd':>10} {'95% (boot)':>14}")
-    for row in [*result.categories, result.overall]:
-        typer.echo(f"{row.category:<9} {row.prompts:>4} {row.request_mean:>12.3f} {_ci(row.request_mean_ci95):>14} "
+    typer.echo(f"{'category':<22} {'n':>4} {'request mean':>12} {'95% (t)':>14} {'token wtd':>10} {'95% (boot)':>14}")
+    for row in [*result.categories, *(result.overall_by_thinking or [result.overall])]:
+        label = f"{row.category}, thinking {row.thinking}" if row.thinking else row.category
+        typer.echo(f"{label:<22} {row.prompts:>4} {row.request_mean:>12.3f} {_ci(row.request_mean_ci95):>14} "
                    f"{row.token_weighted:>10.3f} {_ci(row.token_weighted_ci95):>14}")
     if result.warning:
         typer.echo(f"warning: {result.warning}")

@@ -8,20 +8,27 @@ literature averages (acceptance_intervals.py): request mean and token weighted,
 each with a 95% interval, plus a `method` line that says exactly what was done.
 A warm-up request is discarded and the prefix cache flushed before the eval.
 Requests run from here through host.forward(port): only meta_info matters, not timing.
+
+Thinking: a reasoning model's acceptance differs a lot with thinking on or off, so
+when the served model's chat template has a thinking switch (chat_template.py), the
+eval renders every prompt with that template twice, thinking on (the model's
+default) and off, and reports each mode; `overall` is thinking on. Otherwise the
+prompt text goes as it is (or through `prompt_template`).
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 import tenacity
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from specops.prompts.acceptance import CATEGORIES, Category, load_prompt_set
 
 from .acceptance_intervals import BOOTSTRAP_RESAMPLES, request_mean_interval, token_weighted_interval
+from .chat_template import ChatTemplate, ChatTemplateError, read_chat_template
 from .context import ToolContext
 from .errors import ToolError
 from .hosts import PortNotListening
@@ -31,6 +38,8 @@ from .registry import tool
 # Below this a drafter hardly ever beats the same server without speculation (verify cost > gain).
 DEFAULT_MIN_USEFUL_ACCEPT_LENGTH = 1.5
 _TRANSIENT_STATUS = (429, 500, 502, 503, 504)
+Thinking = Literal["auto", "raw", "on", "off", "both"]
+ThinkingMode = Literal["on", "off"]
 
 
 class NotSpeculative(ToolError):
@@ -49,6 +58,12 @@ class AcceptanceRequestsFailed(ToolError):
     kind = "acceptance_requests_failed"
 
 
+class NoChatTemplate(ToolError):
+    """Thinking on/off was asked for, but the served model has no chat template with a thinking switch."""
+
+    kind = "no_chat_template"
+
+
 class _Transient(Exception):
     pass
 
@@ -64,6 +79,11 @@ class AcceptanceArgs(BaseModel):
     concurrency: int = Field(8, ge=1, le=256, description="Eval requests in flight at once")
     prompt_template: str = Field(
         "{prompt}", max_length=4000, description="How each prompt becomes /generate text, e.g. a chat template; {prompt} is replaced"
+    )
+    thinking: Thinking = Field(
+        "auto",
+        description="auto: both modes when the served model's chat template has a thinking switch, else raw; raw: "
+        "prompt_template only; on / off / both: render with the model's chat template, thinking on and/or off",
     )
     break_even_accept_length: float | None = Field(
         None, ge=1.0, le=64.0, description="The tau the drafter needs to beat the baseline (e.g. from TPOT ratios)"
@@ -85,11 +105,18 @@ class AcceptanceArgs(BaseModel):
             raise ValueError("prompt_template must contain {prompt} exactly once")
         return value
 
+    @model_validator(mode="after")
+    def _one_template(self) -> AcceptanceArgs:
+        if self.thinking in ("on", "off", "both") and self.prompt_template != "{prompt}":
+            raise ValueError("thinking on/off renders the model's own chat template: leave prompt_template unset")
+        return self
+
 
 class CategoryAcceptance(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     category: str = Field(description="math, code, chat or overall")
+    thinking: ThinkingMode | None = Field(None, description="on / off: rendered with the chat template so; None: raw text")
     prompt_set: str
     prompts: int = Field(description="Requests that counted")
     request_mean: float = Field(description="Mean of per-request completion_tokens / spec_verify_ct")
@@ -112,8 +139,11 @@ class AcceptanceResult(BaseModel):
     server_version: str | None
     max_new_tokens: int
     temperature: float
-    categories: list[CategoryAcceptance]
-    overall: CategoryAcceptance
+    categories: list[CategoryAcceptance] = Field(description="Per category, and per thinking mode when measured")
+    overall: CategoryAcceptance = Field(description="Every request pooled; thinking on when both modes were measured")
+    overall_by_thinking: list[CategoryAcceptance] = Field(
+        default_factory=list, description="The overall figure of each thinking mode measured (empty: raw text only)"
+    )
     failed_requests: int
     errors: list[str]
     server_avg_accept_length: float | None = Field(description="internal_states[0].avg_spec_accept_length, for comparison")
@@ -121,14 +151,16 @@ class AcceptanceResult(BaseModel):
     warning: str | None = Field(description="Set when the measured acceptance is too low for the drafter to pay off")
 
 
-def _summary(category: str, prompt_set: str, rows: list[tuple[int, int]]) -> CategoryAcceptance:
+def _summary(
+    category: str, prompt_set: str, rows: list[tuple[int, int]], thinking: ThinkingMode | None = None
+) -> CategoryAcceptance:
     completion = [c for c, _ in rows]
     verify = [v for _, v in rows]
     per_request = [c / v for c, v in rows]
     mean, mean_ci = request_mean_interval(per_request)
     weighted, weighted_ci = token_weighted_interval(completion, verify)
     return CategoryAcceptance(
-        category=category, prompt_set=prompt_set, prompts=len(rows),
+        category=category, thinking=thinking, prompt_set=prompt_set, prompts=len(rows),
         request_mean=mean, request_mean_ci95=mean_ci, token_weighted=weighted, token_weighted_ci95=weighted_ci,
         completion_tokens=sum(completion), verify_steps=sum(verify),
         min_request=min(per_request), max_request=max(per_request),
@@ -158,39 +190,74 @@ async def _generate(client: httpx.AsyncClient, text: str, args: AcceptanceArgs) 
     return await attempt()
 
 
-async def _evaluate(base_url: str, args: AcceptanceArgs, jobs: list[tuple[str, str]]) -> tuple[dict, list, list]:
-    """(server info, [(category, meta_info)], errors)."""
+def _server_info(base_url: str) -> dict[str, Any]:
+    response = httpx.get(f"{base_url}/get_server_info", timeout=30)
+    return response.json() if response.status_code == 200 else {}
+
+
+Job = tuple[tuple[ThinkingMode | None, str], str]  # ((thinking mode, category), text to send)
+
+
+async def _evaluate(base_url: str, args: AcceptanceArgs, warmup: str, jobs: list[Job]) -> tuple[dict, list, list]:
+    """(server info after the eval, [((mode, category), meta_info)], errors)."""
+    info: dict[str, Any] = {}
     limits = httpx.Limits(max_connections=args.concurrency)
     async with httpx.AsyncClient(base_url=base_url, timeout=args.request_timeout_s, limits=limits) as client:
-        info_response = await client.get("/get_server_info")
-        info = info_response.json() if info_response.status_code == 200 else {}
         # Warm-up, discarded: the first request pays for graph capture and allocation on a real server.
-        await _generate(client, args.prompt_template.replace("{prompt}", "Hello."), args)
+        await _generate(client, warmup, args)
         if args.flush_cache:
             await client.post("/flush_cache")
         gate = asyncio.Semaphore(args.concurrency)
-        results: list[tuple[str, dict]] = []
+        results: list[tuple[tuple[ThinkingMode | None, str], dict]] = []
         errors: list[str] = []
 
-        async def run(category: str, prompt: str) -> None:
+        async def run(key: tuple[ThinkingMode | None, str], text: str) -> None:
             async with gate:
                 try:
-                    results.append((category, await _generate(client, args.prompt_template.replace("{prompt}", prompt), args)))
+                    results.append((key, await _generate(client, text, args)))
                 except (httpx.HTTPError, _Transient, ValueError, KeyError) as exc:
-                    errors.append(f"{category}: {type(exc).__name__}: {exc}")
+                    errors.append(f"{key[1]}{f' (thinking {key[0]})' if key[0] else ''}: {type(exc).__name__}: {exc}")
 
-        await asyncio.gather(*(run(c, p) for c, p in jobs))
+        await asyncio.gather(*(run(key, text) for key, text in jobs))
         after = await client.get("/get_server_info")
         if after.status_code == 200:
-            info["internal_states"] = after.json().get("internal_states")
+            info = after.json()
     return info, results, errors
 
 
-def _method(args: AcceptanceArgs, sets: dict[str, str]) -> str:
-    template = "raw prompt text (no chat template)" if args.prompt_template == "{prompt}" else f"template {args.prompt_template!r}"
+def _modes(args: AcceptanceArgs, template: ChatTemplate | None, model_dir: str | None) -> list[ThinkingMode | None]:
+    """The thinking modes to measure; [None] is raw text."""
+    if args.thinking == "raw" or (args.thinking == "auto" and (args.prompt_template != "{prompt}" or template is None
+                                                               or not template.has_thinking_switch)):  # fmt: skip
+        return [None]
+    if template is None or not template.has_thinking_switch:
+        raise NoChatTemplate(
+            f"thinking {args.thinking} was asked for, but the served model ({model_dir or 'path unknown'}) has "
+            f"{'no chat template' if template is None else 'a chat template without a thinking switch'}",
+            remedy="measure with thinking 'raw' (and a prompt_template if the model needs one)",
+            details={"model_path": model_dir},
+        )
+    return {"on": ["on"], "off": ["off"], "both": ["on", "off"]}[args.thinking] if args.thinking != "auto" else ["on", "off"]
+
+
+def _text(args: AcceptanceArgs, template: ChatTemplate | None, mode: ThinkingMode | None, prompt: str) -> str:
+    if mode is None:
+        return args.prompt_template.replace("{prompt}", prompt)
+    assert template is not None
+    return template.render(prompt, thinking=mode == "on")
+
+
+def _method(args: AcceptanceArgs, sets: dict[str, str], template: ChatTemplate | None, modes: list) -> str:
+    if modes != [None] and template is not None:
+        both = " and ".join(f"thinking {m}" for m in modes)
+        template_text = f"each prompt rendered with the model's chat template ({template.source}), {both}"
+    elif args.prompt_template == "{prompt}":
+        template_text = "raw prompt text (no chat template)"
+    else:
+        template_text = f"template {args.prompt_template!r}"
     return (
         f"Prompt sets {', '.join(sets.values())} (prompts/acceptance, original prompts in the style of "
-        f"GSM8K/MATH, HumanEval/MBPP and MT-Bench/Alpaca), {template}, sent to native /generate at temperature 0, "
+        f"GSM8K/MATH, HumanEval/MBPP and MT-Bench/Alpaca), {template_text}, sent to native /generate at temperature 0, "
         f"max_new_tokens {args.max_new_tokens}, ignore_eos {args.ignore_eos}, {args.concurrency} in flight; one warm-up "
         f"request discarded{', /flush_cache before the eval' if args.flush_cache else ''}. Per request tau = "
         "meta_info.completion_tokens / meta_info.spec_verify_ct (accepted drafts + the bonus token per verify step). "
@@ -204,14 +271,25 @@ def _method(args: AcceptanceArgs, sets: dict[str, str]) -> str:
 def measure_acceptance(ctx: ToolContext, args: AcceptanceArgs) -> AcceptanceResult:
     """Acceptance length (tau) of the speculative server on `port`, per category (math, code, chat) and overall:
     request mean and token weighted, each with a 95% interval, the method, and a warning when tau is too low
-    for the drafter to pay off."""
+    for the drafter to pay off. With a reasoning model, thinking on and off are measured apart."""
     sets = {c: load_prompt_set(c) for c in args.categories}
-    jobs = [(c, p) for c, s in sets.items() for p in s.prompts[: args.prompts_per_category]]
     try:
         with ctx.host.forward(args.port) as (address, local_port):
-            info, results, errors = asyncio.run(_evaluate(f"http://{address}:{local_port}", args, jobs))
+            base_url = f"http://{address}:{local_port}"
+            info = _server_info(base_url)
+            model_dir = info.get("model_path") if isinstance(info.get("model_path"), str) else None
+            template = read_chat_template(ctx.host, model_dir) if model_dir and args.thinking != "raw" else None
+            modes = _modes(args, template, model_dir)
+            jobs: list[Job] = [
+                ((mode, c), _text(args, template, mode, p)) for mode in modes for c, s in sets.items()
+                for p in s.prompts[: args.prompts_per_category]
+            ]  # fmt: skip
+            warmup = _text(args, template, modes[0], "Hello.")
+            after, results, errors = asyncio.run(_evaluate(base_url, args, warmup, jobs))
     except PortNotListening as exc:
         raise AcceptanceServerUnreachable(str(exc), remedy="start the speculative server and wait until /health answers 200") from None
+    except ChatTemplateError as exc:
+        raise NoChatTemplate(str(exc), remedy="measure with thinking 'raw', or fix the model's chat template") from None
     except (httpx.HTTPError, _Transient, ValueError, KeyError) as exc:
         raise AcceptanceServerUnreachable(
             f"the server on port {args.port} did not answer the warm-up request: {exc}",
@@ -223,10 +301,10 @@ def measure_acceptance(ctx: ToolContext, args: AcceptanceArgs) -> AcceptanceResu
             remedy="launch it with --speculative-algorithm and a draft model, then measure again",
             details={"speculative_algorithm": info.get("speculative_algorithm")},
         )
-    rows: dict[str, list[tuple[int, int]]] = {c: [] for c in sets}
-    for category, meta in results:
+    rows: dict[tuple[ThinkingMode | None, str], list[tuple[int, int]]] = {(m, c): [] for m in modes for c in sets}
+    for key, meta in results:
         if meta["spec_verify_ct"] > 0:
-            rows[category].append((int(meta["completion_tokens"]), int(meta["spec_verify_ct"])))
+            rows[key].append((int(meta["completion_tokens"]), int(meta["spec_verify_ct"])))
     if len(errors) > len(jobs) // 10 or any(len(r) < 2 for r in rows.values()):
         raise AcceptanceRequestsFailed(
             f"{len(errors)} of {len(jobs)} eval requests failed, e.g. {errors[0] if errors else 'none counted'}",
@@ -234,10 +312,12 @@ def measure_acceptance(ctx: ToolContext, args: AcceptanceArgs) -> AcceptanceResu
             details={"errors": errors[:10]},
         )
     names = {c: s.name for c, s in sets.items()}
-    categories = [_summary(c, names[c], rows[c]) for c in sets]
-    overall = _summary("overall", " + ".join(names.values()), [row for c in sets for row in rows[c]])
+    categories = [_summary(c, names[c], rows[(m, c)], m) for m in modes for c in sets]
+    overalls = [
+        _summary("overall", " + ".join(names.values()), [row for c in sets for row in rows[(m, c)]], m) for m in modes
+    ]  # fmt: skip
     floor = max(DEFAULT_MIN_USEFUL_ACCEPT_LENGTH, args.break_even_accept_length or 0.0)
-    low = min(overall.request_mean, overall.token_weighted)
+    low = min(min(o.request_mean, o.token_weighted) for o in overalls)
     warning = None
     if low < floor:
         reason = (
@@ -250,7 +330,7 @@ def measure_acceptance(ctx: ToolContext, args: AcceptanceArgs) -> AcceptanceResu
             "Check the drafter matches the target, the CUDA-graph mode (tau 1.00 means drafts are never accepted), "
             "and thinking/chat-template settings."
         )
-    states = info.get("internal_states") or [{}]
+    states = after.get("internal_states") or info.get("internal_states") or [{}]
     server_tau = states[0].get("avg_spec_accept_length") if isinstance(states[0], dict) else None
     return AcceptanceResult(
         host=ctx.host.spec, port=args.port,
@@ -258,8 +338,8 @@ def measure_acceptance(ctx: ToolContext, args: AcceptanceArgs) -> AcceptanceResu
         block_size=info.get("speculative_num_draft_tokens"),
         server_version=info.get("version"),
         max_new_tokens=args.max_new_tokens, temperature=0.0,
-        categories=categories, overall=overall,
+        categories=categories, overall=overalls[0], overall_by_thinking=overalls if modes != [None] else [],
         failed_requests=len(errors), errors=errors[:5],
         server_avg_accept_length=float(server_tau) if server_tau is not None else None,
-        method=_method(args, names), warning=warning,
+        method=_method(args, names, template, modes), warning=warning,
     )

@@ -42,9 +42,13 @@ def _acceptance(acceptance: AcceptanceSection | None) -> str:
         return "no acceptance eval was run: no acceptance length is reported"
     o = acceptance.overall
     counts = ", ".join(f"{k} {v}" for k, v in acceptance.prompt_counts.items())
+    modes = "".join(
+        f" Thinking {m.thinking}: request mean {m.request_mean:.2f}, token weighted {m.token_weighted:.2f}."
+        for m in acceptance.overall_by_thinking
+    )
     return (
         f"On {acceptance.config}: request mean {o.request_mean:.2f}, token weighted {o.token_weighted:.2f} over "
-        f"{o.prompts} prompts ({counts}). Method: {acceptance.method}"
+        f"{o.prompts} prompts ({counts}).{modes} Method: {acceptance.method}"
     )
 
 

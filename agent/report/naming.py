@@ -74,3 +74,9 @@ def _differences(first: ServerConfig, other: ServerConfig) -> list[tuple[str, ob
     a = first.model_dump(mode="json", exclude=set(_NOT_IDENTITY))
     b = other.model_dump(mode="json", exclude=set(_NOT_IDENTITY))
     return [(k, b[k]) for k in b if a.get(k) != b[k] and k != "model_path"] or [("model", b["model_path"])]
+
+
+def stat_label(stat: object) -> str:
+    """An acceptance figure's row name: `math`, or `math, thinking off` when thinking modes were measured apart."""
+    category, thinking = getattr(stat, "category"), getattr(stat, "thinking", None)
+    return f"{category}, thinking {thinking}" if thinking else category

@@ -111,6 +111,7 @@ class AcceptanceStat(BaseModel):
     model_config = _CONFIG
 
     category: str = Field(description="math, code, chat, or overall")
+    thinking: str | None = Field(None, description="on / off: prompts rendered with the chat template so; None: raw text")
     prompt_set: str
     prompts: int = Field(description="Requests that counted")
     request_mean: float = Field(description="Mean of per-request completion_tokens / spec_verify_ct")
@@ -123,8 +124,11 @@ class AcceptanceSection(BaseModel):
     model_config = _CONFIG
 
     config: str = Field(description="The configuration measured (see configs)")
-    overall: AcceptanceStat
-    categories: list[AcceptanceStat]
+    overall: AcceptanceStat = Field(description="Every request pooled; thinking on when both modes were measured")
+    categories: list[AcceptanceStat] = Field(description="Per category, and per thinking mode when measured")
+    overall_by_thinking: list[AcceptanceStat] = Field(
+        default_factory=list, description="The overall figure of each thinking mode (empty: raw text only)"
+    )
     prompt_counts: dict[str, int]
     method: str = Field(description="Prompt sets, decoding, formula and intervals, in words")
     block_size: int | None

@@ -14,6 +14,7 @@ from specops.tools.download.models import DownloadState
 
 from .evidence import Evidence
 from .naming import ConfigNames
+from .naming import stat_label
 from .schema import (
     AcceptanceSection,
     AcceptanceStat,
@@ -131,7 +132,7 @@ def configs_tried(evidence: Evidence, names: ConfigNames) -> list[ConfigTried]:
 
 def _stat(c: CategoryAcceptance) -> AcceptanceStat:
     return AcceptanceStat(
-        category=c.category, prompt_set=c.prompt_set, prompts=c.prompts, request_mean=c.request_mean,
+        category=c.category, thinking=c.thinking, prompt_set=c.prompt_set, prompts=c.prompts, request_mean=c.request_mean,
         request_mean_ci95=c.request_mean_ci95, token_weighted=c.token_weighted, token_weighted_ci95=c.token_weighted_ci95,
     )
 
@@ -143,7 +144,8 @@ def acceptance_sections(evidence: Evidence, timeline: ServerTimeline) -> list[Ac
         served = timeline.at(a.port, parsed.call_seq, a.speculative_algorithm)
         sections.append(AcceptanceSection(
             config=served.config, overall=_stat(a.overall), categories=[_stat(c) for c in a.categories],
-            prompt_counts={c.category: c.prompts for c in a.categories}, method=a.method, block_size=a.block_size,
+            overall_by_thinking=[_stat(o) for o in a.overall_by_thinking],
+            prompt_counts={stat_label(c): c.prompts for c in a.categories}, method=a.method, block_size=a.block_size,
             server_avg_accept_length=a.server_avg_accept_length, warning=a.warning,
             failed_requests=a.failed_requests, seq=parsed.seq,
         ))

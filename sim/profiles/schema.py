@@ -152,13 +152,20 @@ class SpeculativeConfig(_Strict):
     accept_length: dict[PromptKind, float] = Field(
         description="Mean tokens per verify step (bonus token included) by prompt kind"
     )
+    accept_length_thinking_off: dict[PromptKind, float] | None = Field(
+        default=None,
+        description="The same with the target's thinking switched off in its chat template (a prompt ending in an "
+        "empty think block); None: thinking makes no difference to this drafter",
+    )
     accept_spread: float = Field(default=0.35, ge=0, description="Std-dev of per-request acceptance length")
     provenance: Provenance
     note: str = ""
 
-    @field_validator("accept_length")
+    @field_validator("accept_length", "accept_length_thinking_off")
     @classmethod
-    def _all_kinds(cls, v: dict[str, float]) -> dict[str, float]:
+    def _all_kinds(cls, v: dict[str, float] | None) -> dict[str, float] | None:
+        if v is None:
+            return v
         missing = set(PROMPT_KINDS) - set(v)
         if missing:
             raise ValueError(f"accept_length lacks {sorted(missing)}")

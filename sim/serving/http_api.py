@@ -19,7 +19,7 @@ from aiohttp import web
 
 from .engine import Engine, GenerationRequest
 from .metrics import render_metrics
-from .prompt_kind import classify_prompt
+from .prompt_kind import classify_prompt, thinking_switched_off
 from .tokenizer import count_chat_tokens, count_text_tokens, message_text, synthetic_ids, synthetic_text
 
 EOS_TOKEN_ID = 163586  # Kimi K2's <|im_end|>
@@ -114,7 +114,7 @@ class Api:
             prompt_tokens=prompt_tokens,
             max_new_tokens=max_new,
             kind=kind,
-            sampler=engine.model.sampler(kind, material),
+            sampler=engine.model.sampler(kind, material, thinking_off=thinking_switched_off(prompt_text)),
             stop_after=stop_after,
             block_size=engine.model.block_size,
         )

@@ -182,6 +182,7 @@ class PerformanceModel:
     prefill_tok_s: float
     accept_length: dict[PromptKind, float] | None
     accept_spread: float
+    accept_length_thinking_off: dict[PromptKind, float] | None = None
     collapsed: bool = False  # CUDA-graph fault: acceptance 1, speculative step cost
 
     @property
@@ -191,14 +192,17 @@ class PerformanceModel:
     def prefill_seconds(self, input_tokens: int) -> float:
         return input_tokens / self.prefill_tok_s
 
-    def sampler(self, kind: PromptKind, seed_material: Sequence[object]) -> AcceptanceSampler | None:
+    def sampler(
+        self, kind: PromptKind, seed_material: Sequence[object], *, thinking_off: bool = False
+    ) -> AcceptanceSampler | None:
         if not self.speculative:
             return None
         rng = random.Random("|".join(map(str, seed_material)))
         if self.collapsed:
             return AcceptanceSampler(1.0, self.block_size, rng)
         assert self.accept_length is not None
-        tau = rng.gauss(self.accept_length[kind], self.accept_spread)
+        table = self.accept_length_thinking_off if thinking_off and self.accept_length_thinking_off else self.accept_length
+        tau = rng.gauss(table[kind], self.accept_spread)
         tau = min(max(tau, 1.0), float(self.block_size))
         return AcceptanceSampler(tau, self.block_size, rng)
 
@@ -217,6 +221,7 @@ def build_performance_model(
             prefill_tok_s=serving.target.prefill_tok_s,
             accept_length=dict(spec.accept_length),
             accept_spread=spec.accept_spread,
+            accept_length_thinking_off=dict(spec.accept_length_thinking_off) if spec.accept_length_thinking_off else None,
             collapsed=collapsed,
         )
     return PerformanceModel(

@@ -6,6 +6,10 @@ A simple keyword classifier, documented so that evals can reason about it:
 - chat: everything else.
 Each marker found scores one point; the higher score wins, code wins a tie with math,
 and no points at all is chat.
+
+Thinking: a prompt rendered with a reasoning model's chat template and thinking
+switched off ends in an empty think block (`<think></think>`); the model answers at
+once and the drafter sees different text (profiles give its acceptance separately).
 """
 
 from __future__ import annotations
@@ -36,3 +40,10 @@ def classify_prompt(text: str) -> PromptKind:
     if code == 0 and math == 0:
         return "chat"
     return "code" if code >= math else "math"
+
+
+_THINKING_OFF = re.compile(r"<think>\s*</think>\s*$")
+
+
+def thinking_switched_off(text: str) -> bool:
+    return bool(_THINKING_OFF.search(text))
