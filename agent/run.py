@@ -124,6 +124,7 @@ class RunSeams:
     open_host: HostOpener = _open_live_host
     make_recorder: RecorderFactory = _new_recorder
     config: dict[str, Any] = field(default_factory=dict)  # added to run_start's config (replay_of, forked_from)
+    policy_name: str | None = None  # recorded in run_start instead of the model's own (replay: the recorded one)
 
 
 # Called once the host is open and deps are made, before the agent runs (resume restores state here).
@@ -167,6 +168,7 @@ async def run_goal_async(
     else:
         policy_name = policy or default_policy_spec()
         model = resolve_policy(policy_name, base_url=options.base_url, api_key_env=options.api_key_env)
+    policy_name = seams.policy_name or policy_name
     run_id = run_dir.name if run_dir is not None else new_run_id()
     run_dir = run_dir if run_dir is not None else options.runs_dir / run_id
     run_dir.mkdir(parents=True, exist_ok=True)

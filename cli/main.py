@@ -5,6 +5,7 @@ import typer
 from .accept import accept
 from .bench import bench
 from .doctor import doctor
+from .replay import replay
 from .run import run
 from .sim import sim_app
 
@@ -19,6 +20,7 @@ app.add_typer(sim_app, name="sim")
 app.command("doctor")(doctor)
 app.command("bench")(bench)
 app.command("accept")(accept)
+app.command("replay")(replay)
 
 if __name__ == "__main__":
     app()

@@ -1,0 +1,184 @@
+"""Comparing the events a replay produces with the recorded ones, as they are written.
+
+The stream is cut at model turns (model_request, model_response) and run
+start/end, which must come in the same order. Between two turns, tool calls
+may run concurrently and finish in any order, so the events there are matched
+as a set: each must equal one recorded event of that stretch not yet matched.
+What an event is compared on depends on its type (`_essence`); everything
+passes through the Masker first. Live comparisons (real tools) look only at
+what changes the run's course: the calls made, ok vs error and the error kind,
+the plan, the status, not at measured numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from specops.transcripts import Event
+
+from .divergence import Divergence
+from .masking import Masker
+
+_TURNS = frozenset({"run_start", "model_request", "model_response", "run_end"})
+_OUTPUT_TOOL = "final_result"
+
+
+@dataclass
+class _Stretch:
+    turn: Event
+    rest: list[Event] = field(default_factory=list)
+
+
+def _stretches(events: list[Event]) -> list[_Stretch]:
+    out: list[_Stretch] = []
+    for event in events:
+        if event.type in _TURNS or not out:
+            out.append(_Stretch(event))
+        else:
+            out[-1].rest.append(event)
+    return out
+
+
+class EventComparator:
+    """Feed it each replayed event (`check`), then `finish`; the first Divergence is returned, else None.
+
+    `until`: compare only events before this seq (a fork hands over there).
+    """
+
+    def __init__(self, recorded: list[Event], masker: Masker, *, until: int | None = None) -> None:
+        self._stretches = _stretches(recorded)
+        self._masker = masker
+        self._live = masker.live
+        self._until = until
+        self._index = -1
+        self._pending: list[Event] = []
+        self._last_seq = -1
+
+    def check(self, got: Event) -> Divergence | None:
+        if self._until is not None and got.seq >= self._until:
+            return None
+        self._last_seq = got.seq
+        if got.type in _TURNS:
+            if self._pending:
+                return self._diverged(self._pending[0], got, f"expected a {self._pending[0].type} before this {got.type}")
+            self._index += 1
+            if self._index >= len(self._stretches):
+                return self._diverged(None, got, f"the recording ended, but today's code went on with a {got.type}")
+            stretch = self._stretches[self._index]
+            self._pending = list(stretch.rest)
+            return self._compare(stretch.turn, got)
+        for i, candidate in enumerate(self._pending):
+            if candidate.type == got.type and self._essence(candidate) == self._essence(got):
+                del self._pending[i]
+                return None
+        like = [e for e in self._pending if e.type == got.type and _same_subject(e, got)]
+        like = like or [e for e in self._pending if e.type == got.type]
+        if like:
+            return self._compare(like[0], got) or self._diverged(like[0], got, f"{got.type} differs")
+        expected = self._pending[0] if self._pending else self._next_turn()
+        what = f"expected {expected.type}" if expected is not None else "the recording has nothing more here"
+        return self._diverged(expected, got, f"{what}, got {_label(got)}")
+
+    def finish(self) -> Divergence | None:
+        """After the replayed run ended: what of the recording it never reached."""
+        if self._until is not None:
+            return None
+        missing = self._pending[0] if self._pending else self._next_turn()
+        if missing is None:
+            return None
+        return self._diverged(missing, None, f"the replay ended, but the recording goes on with {_label(missing)}")
+
+    # -- comparing one pair ------------------------------------------------------------------------
+
+    def _compare(self, expected: Event, got: Event) -> Divergence | None:
+        if expected.type != got.type:
+            return self._diverged(expected, got, f"expected {_label(expected)}, got {_label(got)}")
+        want, have = self._essence(expected), self._essence(got)
+        if want == have:
+            return None
+        return Divergence(seq=expected.seq, why=_why(expected, want, have), expected=want, got=have)
+
+    def _essence(self, event: Event) -> dict[str, Any]:
+        """What an event is compared on, masked."""
+        data = event.model_dump(mode="json", exclude={"seq", "ts", "run_id", "schema_version"})
+        kind = event.type
+        if kind == "run_start":
+            data = {"goal": data["goal"], "policy": data["policy"]["name"]}
+            if not self._live:
+                data["host"] = event.host.get("spec")  # type: ignore[union-attr]
+        elif kind == "model_request":
+            if self._live:  # the tool results in it are live ones
+                data = {"type": kind}
+            else:
+                data = {"history": data["history"], "messages": data["messages"]}
+        elif kind == "model_response":
+            data = {"parts": [_part(p, self._live) for p in data["response"].get("parts", [])]}
+        elif kind == "tool_result":
+            error = data.get("error") or {}
+            data = {"call_id": data["call_id"], "tool": data["tool"], "ok": data["ok"], "error_kind": error.get("kind")}
+            if not self._live:
+                data.update(result=event.result, error=error)  # type: ignore[union-attr]
+        elif kind == "note":
+            text = data["text"]
+            data = {"text": text.split(":", 1)[0] if self._live or text.startswith("host opened:") else text}
+        elif kind == "error":
+            data = {"where": data["where"], "kind": data["kind"], **({} if self._live else {"message": data["message"]})}
+        elif kind == "run_end":
+            data = {"status": data["status"], **({} if self._live else {"reason": data["reason"]})}
+        elif kind == "approval":
+            data = {"asked": data["asked"], "approved": data["approved"], "by": data["by"]}
+        return self._masker(data)
+
+    def _next_turn(self) -> Event | None:
+        following = self._index + 1
+        return self._stretches[following].turn if following < len(self._stretches) else None
+
+    def _diverged(self, expected: Event | None, got: Event | None, why: str) -> Divergence:
+        seq = expected.seq if expected is not None else (got.seq if got is not None else self._last_seq + 1)
+        return Divergence(
+            seq=seq, why=why,
+            expected=self._essence(expected) | {"type": expected.type} if expected is not None else None,
+            got=self._essence(got) | {"type": got.type} if got is not None else None,
+        )  # fmt: skip
+
+
+def _part(part: dict[str, Any], live: bool) -> dict[str, Any]:
+    """A response part as compared: the call (tool, id, arguments) or the text; live, not the final answer's prose."""
+    kind = part.get("part_kind")
+    if kind == "tool-call":
+        args = part.get("args")
+        if live and part.get("tool_name") == _OUTPUT_TOOL and isinstance(args, dict):
+            args = {"status": args.get("status")}
+        return {"tool": part.get("tool_name"), "id": part.get("tool_call_id"), "args": args}
+    if kind == "text":
+        return {"text": None if live else part.get("content")}
+    return {"part_kind": kind}
+
+
+def _same_subject(a: Event, b: Event) -> bool:
+    return getattr(a, "call_id", None) == getattr(b, "call_id", None) and getattr(a, "tool", None) == getattr(b, "tool", None)
+
+
+def _label(event: Event) -> str:
+    tool = getattr(event, "tool", None)
+    return f"{event.type} {tool}" if tool else event.type
+
+
+def _why(expected: Event, want: dict[str, Any], have: dict[str, Any]) -> str:
+    if expected.type == "model_response":
+        calls = lambda d: [p.get("tool") or p.get("part_kind") or "text" for p in d.get("parts", [])]  # noqa: E731
+        if calls(want) != calls(have):
+            return f"the policy answered differently: recorded {calls(want)}, today {calls(have)}"
+        return "the policy called the same tools with different arguments"
+    if expected.type == "tool_result":
+        if want.get("ok") != have.get("ok") or want.get("error_kind") != have.get("error_kind"):
+            return (f"{want.get('tool')} ended differently: recorded "
+                    f"{'ok' if want.get('ok') else want.get('error_kind')}, today {'ok' if have.get('ok') else have.get('error_kind')}")
+        return f"{want.get('tool')} returned a different result"
+    if expected.type == "tool_call":
+        return f"{_label(expected)} was called with different arguments"
+    if expected.type == "model_request":
+        return "the model was sent different messages (prompt, instructions or history)"
+    changed = sorted(k for k in set(want) | set(have) if want.get(k) != have.get(k))
+    return f"{expected.type} differs in {', '.join(changed)}"

@@ -1,0 +1,44 @@
+"""The replayed run's recorder: it writes the run's own transcript and checks each event against the recording.
+
+The first divergence is kept and raised (ReplayDiverged) from the call that
+recorded it, which ends the replayed run there; the recorder then stays quiet,
+so the run's own error handling can record its ending without raising again.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..recording import ObservedRecorder
+from .comparator import EventComparator
+from .divergence import Divergence, ReplayDiverged
+
+
+class ComparingRecorder(ObservedRecorder):
+    comparator: EventComparator
+    divergence: Divergence | None
+
+    @classmethod
+    def factory(cls, comparator: EventComparator):
+        def make(path: Path, run_id: str, fsync: bool) -> ComparingRecorder:
+            recorder = cls(path, run_id, fsync=fsync)
+            recorder.comparator = comparator
+            recorder.divergence = None
+            return recorder
+
+        return make
+
+    def record(self, event_type, /, **fields):  # type: ignore[no-untyped-def]
+        event = super().record(event_type, **fields)
+        if self.divergence is None:
+            divergence = self.comparator.check(event)
+            if divergence is not None:
+                self.divergence = divergence
+                raise ReplayDiverged(divergence)
+        return event
+
+    def finish(self) -> Divergence | None:
+        """The first divergence, including recorded events the replay never reached."""
+        if self.divergence is None:
+            self.divergence = self.comparator.finish()
+        return self.divergence

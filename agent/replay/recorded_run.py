@@ -1,0 +1,108 @@
+"""A recorded run, read once and indexed for replay: its start, its host, its model turns and tool calls."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from specops.transcripts import (
+    Event,
+    ModelRequestEvent,
+    ModelResponseEvent,
+    NoteEvent,
+    RunEndEvent,
+    RunStartEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    TranscriptReadResult,
+    read_transcript,
+)
+
+from ..host import parse_host_opened
+from ..run import TRANSCRIPT
+
+
+class NotATranscript(ValueError):
+    """RUN names neither a run directory with a transcript nor a transcript file."""
+
+
+def transcript_path(run: str | Path) -> Path:
+    """The transcript of RUN: a run directory (its transcript.jsonl[.gz]) or a transcript file."""
+    path = Path(run)
+    if path.is_dir():
+        for name in (TRANSCRIPT, TRANSCRIPT + ".gz"):
+            if (path / name).is_file():
+                return path / name
+        raise NotATranscript(f"{path} holds no {TRANSCRIPT}: name a run directory (runs/<run-id>) or a transcript file")
+    if not path.is_file():
+        raise NotATranscript(f"{path} does not exist: name a run directory (runs/<run-id>) or its {TRANSCRIPT}")
+    return path
+
+
+@dataclass
+class ToolPair:
+    call: ToolCallEvent
+    result: ToolResultEvent | None  # None: the run stopped while the call ran
+
+
+@dataclass
+class RecordedRun:
+    read: TranscriptReadResult
+    start: RunStartEvent
+    host: dict[str, Any]  # what the run's `host opened` note recorded ({} when none)
+    requests: list[ModelRequestEvent] = field(default_factory=list)
+    responses: list[ModelResponseEvent] = field(default_factory=list)
+    tools: list[ToolPair] = field(default_factory=list)
+    end: RunEndEvent | None = None
+
+    @classmethod
+    def load(cls, run: str | Path) -> RecordedRun:
+        read = read_transcript(transcript_path(run))
+        if not read.events or not isinstance(read.events[0], RunStartEvent):
+            raise NotATranscript(f"{read.path} does not start with run_start: it is not a whole run's transcript")
+        recorded = cls(read=read, start=read.events[0], host={})
+        by_call: dict[str, ToolPair] = {}
+        for event in read.events:
+            if isinstance(event, NoteEvent) and not recorded.host:
+                recorded.host = parse_host_opened(event.text) or {}
+            elif isinstance(event, ModelRequestEvent):
+                recorded.requests.append(event)
+            elif isinstance(event, ModelResponseEvent):
+                recorded.responses.append(event)
+            elif isinstance(event, ToolCallEvent):
+                pair = ToolPair(call=event, result=None)
+                recorded.tools.append(pair)
+                by_call[event.call_id] = pair
+            elif isinstance(event, ToolResultEvent):
+                pair = by_call.get(event.call_id)
+                if pair is not None and pair.result is None:
+                    pair.result = event
+            elif isinstance(event, RunEndEvent):
+                recorded.end = event
+        return recorded
+
+    @property
+    def events(self) -> list[Event]:
+        return self.read.events
+
+    @property
+    def run_id(self) -> str:
+        return self.start.run_id
+
+    @property
+    def policy(self) -> str:
+        return self.start.policy.name
+
+    @property
+    def is_playbook(self) -> bool:
+        """The playbook is code, not a model: replay runs today's playbook instead of serving its answers."""
+        return self.policy == "playbook"
+
+    @property
+    def sim_root(self) -> str:
+        return str((self.host.get("sim") or {}).get("root", ""))
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return self.start.config

@@ -1,0 +1,74 @@
+"""Serving a recorded run's tool results instead of running tools: the replay's ToolRunner.
+
+Each call takes the first recorded call not yet served with the same tool and
+(masked) arguments, in order, and gets what that call returned: its result, or
+its typed error raised again. Calls the recorded run never carried out (refused
+by the loop guard, arguments rejected) are not served: today's loop makes those
+answers itself. A call with no recorded counterpart is RecordedResultMissing;
+the comparator has normally reported the divergence at its tool_call already.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from specops.tools.context import ToolContext
+from specops.tools.errors import ToolError
+
+from ..tool_runner import ToolDone, ToolRequest
+from .masking import Masker
+from .recorded_run import RecordedRun, ToolPair
+
+# Outcomes the loop produced without running the tool.
+_NOT_RUN = frozenset({"repeated_failure", "invalid_arguments", "todo_rule"})
+UNEXPECTED = "unexpected_error"
+
+
+class RecordedResultMissing(Exception):
+    """A tool call the recording has no result for (a different call, or one more than recorded)."""
+
+
+class RecordedToolError(ToolError):
+    """A recorded tool's typed failure, raised again with the recorded kind, what, remedy and details."""
+
+    def __init__(self, record: dict[str, Any]) -> None:
+        super().__init__(str(record.get("what", "")), remedy=str(record.get("remedy", "")), details=record.get("details") or {})
+        self.kind = str(record.get("kind", "tool_error"))  # type: ignore[misc]
+
+
+def _unexpected(what: str) -> Exception:
+    """A recorded tool bug, raised again with its original exception type's name (the loop records `kind` from it)."""
+    name, _, message = what.partition(": ")
+    exc_type = type(name if name.isidentifier() else "RecordedToolFailure", (Exception,), {})
+    return exc_type(message if name.isidentifier() else what)
+
+
+class RecordedTools:
+    def __init__(self, recorded: RecordedRun, masker: Masker) -> None:
+        self._masker = masker
+        self._pairs: list[ToolPair] = [
+            p for p in recorded.tools
+            if p.result is not None and not (p.result.error is not None and p.result.error.kind in _NOT_RUN)
+        ]  # fmt: skip
+        self._used = [False] * len(self._pairs)
+
+    async def run(self, request: ToolRequest, context: ToolContext) -> ToolDone:
+        wanted = self._masker(request.raw_args)
+        for i, pair in enumerate(self._pairs):
+            if self._used[i] or pair.call.tool != request.tool:
+                continue
+            if self._masker(pair.call.args) != wanted:
+                continue
+            self._used[i] = True
+            result = pair.result
+            assert result is not None
+            if result.ok:
+                return ToolDone(result=result.result if isinstance(result.result, dict) else {"value": result.result})
+            error = result.error.model_dump(mode="json") if result.error is not None else {}
+            if error.get("kind") == UNEXPECTED:
+                raise _unexpected(str(error.get("what", "")))
+            raise RecordedToolError(error)
+        raise RecordedResultMissing(
+            f"the recording has no result for {request.tool}({request.raw_args}): today's code made a call "
+            "the recorded run did not make"
+        )

@@ -1,0 +1,47 @@
+"""`specops replay RUN`: re-drive today's agent code from a recorded run; exit 1 at the first divergence.
+
+    specops replay runs/<id>                              offline: recorded tool results, no model, no host
+    specops replay runs/<id> --live-tools --host H        recorded policy (or today's playbook), real tools on H
+    specops replay runs/<id> --from N --model M --host H  fork: the recorded run up to event N, then policy M
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+
+from ..agent.goal import GoalRefused
+from ..agent.policies import PolicyUnavailable
+from ..agent.replay import NotATranscript, ReplayRefused, replay as replay_run
+from ..transcripts import TranscriptCorrupt
+
+
+def replay(
+    run: Annotated[Path, typer.Argument(help="A run directory (runs/<run-id>) or its transcript.jsonl")],
+    live_tools: Annotated[bool, typer.Option("--live-tools", help="Run the tools for real against --host instead of serving the recorded results")] = False,
+    host: Annotated[Optional[str], typer.Option(help="The fresh host for --live-tools and --from (e.g. sim:seed-ct200)")] = None,
+    from_event: Annotated[Optional[int], typer.Option("--from", help="Fork: replay up to this event (seq), then continue with --model")] = None,
+    model: Annotated[Optional[str], typer.Option(help="Fork: the live policy after --from (playbook, openai-chat:NAME, PROVIDER:MODEL)")] = None,
+    runs_dir: Annotated[Path, typer.Option(help="Where the new run of --live-tools / --from goes")] = Path("runs"),
+) -> None:
+    """Replay RUN with today's code; print the first divergence and exit 1, or one line and exit 0."""
+    err = Console(stderr=True, highlight=False)
+    if (live_tools or from_event is not None) and host is None:
+        err.print("[red]error:[/red] --live-tools and --from run real tools: name the fresh host with --host (e.g. sim:seed-ct200)")
+        raise typer.Exit(code=2)
+    if model is not None and from_event is None:
+        err.print("[red]error:[/red] --model picks the policy after a fork: pass --from N with it")
+        raise typer.Exit(code=2)
+    try:
+        result = replay_run(
+            run, live_host=host if (live_tools or from_event is not None) else None, fork_at=from_event,
+            fork_model=model, runs_dir=runs_dir,
+        )  # fmt: skip
+    except (NotATranscript, ReplayRefused, TranscriptCorrupt, GoalRefused, PolicyUnavailable) as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(code=2) from None
+    typer.echo(result.summary())
+    raise typer.Exit(code=0 if result.ok else 1)
