@@ -1,0 +1,111 @@
+"""How close the benchmark tool comes to the truth, at every calibrated level of sim:seed-ct200.
+
+The simulator knows the truth: the profile's throughput curve for the configuration
+it serves (specops.sim.serving.performance). Each configuration is launched on one
+sim world at time scale 3 (the simulator stays far below its chunk ceiling and
+leaves the client room on two cores) and swept by the benchmark tool, client on the
+host, at C = 1, 32, 64, 128, 192, 256 with one round of 256-token answers per level.
+Printed per level: truth, measured, error, the tool's own 95% interval, and
+whether the level was flagged unstable or client-bound.
+
+Random-id prompts are chat to the simulator, so a DFlash server's truth is its
+curve scaled by the chat acceptance over the mean one (the curve is stated at the
+mean over prompt kinds).
+
+    .venv/bin/python benchmarks/benchmark_accuracy.py [--configs ep4,dflash_ep4] [--time-scale 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from specops.sim.profiles import load_profile  # noqa: E402
+from specops.sim.serving.performance import Launch, build_performance_model  # noqa: E402
+from specops.sim.world.world import SimWorld  # noqa: E402
+from specops.tools.benchmark import BenchmarkArgs, run_benchmark  # noqa: E402
+from specops.tools.context import ToolContext  # noqa: E402
+from specops.tools.hosts import open_host  # noqa: E402
+
+LEVELS = [1, 32, 64, 128, 192, 256]
+OUTPUT = 256
+# name: (launch flags, the Launch the simulator sees)
+CONFIGS = {
+    "ep4": (["--tp", "8", "--ep", "4"], Launch(tp=8, ep=4)),
+    "ep8": (["--tp", "8", "--ep", "8"], Launch(tp=8, ep=8)),
+    "tp8_tuned": (["--tp", "8"], Launch(tp=8)),
+    "pp8": (["--pp-size", "8"], Launch(pp=8)),
+    "dflash_ep4": (["--tp", "8", "--ep", "4", "--speculative-algorithm", "DFLASH"], Launch(tp=8, ep=4, speculative_algorithm="DFLASH")),
+}
+
+
+def truth_curve(profile, name: str):
+    flags, launch = CONFIGS[name]
+    model = build_performance_model(profile.serving, launch, 8 if launch.speculative_algorithm else 1)
+    if not model.speculative:
+        return model.step_time.throughput
+    spec = model.choice.speculative
+    scale = spec.accept_length["chat"] / spec.mean_accept_length
+    return lambda c: model.step_time.throughput(c) * scale
+
+
+def sweep(world: SimWorld, host, name: str) -> list:
+    home = str(world.layout.home)
+    flags = list(CONFIGS[name][0])
+    if "DFLASH" in flags:
+        flags += ["--speculative-draft-model-path", f"{home}/models/dflash"]
+    log = f"logs/sglang-{name}.log"
+    server = host.start_detached(
+        ["python3", "-m", "sglang.launch_server", "--model-path", f"{home}/models/Kimi-K2.6", "--port", "30000",
+         "--max-running-requests", "256", *flags],
+        log_path=log,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while "The server is fired up and ready to roll!" not in host.tail(log, 200):
+            if not host.is_running(server) or time.monotonic() > deadline:
+                raise RuntimeError(f"{name} did not start:\n{host.tail(log, 40)}")
+            time.sleep(0.05)
+        args = BenchmarkArgs(levels=LEVELS, input_len=128, output_len=OUTPUT, rounds=1)
+        return run_benchmark(ToolContext.for_host(host), args).levels
+    finally:
+        host.stop(server)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--configs", default=",".join(CONFIGS), help="comma separated, of: " + ", ".join(CONFIGS))
+    parser.add_argument("--time-scale", type=float, default=3.0)
+    options = parser.parse_args()
+    profile = load_profile("seed-ct200")
+    # Loading takes 2 s of wall time whatever the time scale, so the sweep is what is timed.
+    fast_load = profile.model_copy(update={"serving": profile.serving.model_copy(update={
+        "target": profile.serving.target.model_copy(update={"load_seconds": 2 * options.time_scale})})})
+    print(f"benchmark tool vs the simulator's truth on seed-ct200, time scale {options.time_scale:g}, "
+          f"{OUTPUT}-token answers, one round per level, client on the host")
+    print(f"{'config':<12}{'C':>5}{'truth':>9}{'measured':>10}{'error':>8}{'95% interval':>18}  flags")
+    worst = 0.0
+    with SimWorld.start(fast_load, time_scale=options.time_scale) as world, open_host(world.host_spec) as host:
+        home = str(world.layout.home)
+        host.run(["hf", "download", "SubSir/Kimi-K2.6-DFlash-tmp-long", "--local-dir", f"{home}/models/dflash"],
+                 timeout=300).check()
+        for name in options.configs.split(","):
+            truth = truth_curve(profile, name)
+            for level in sweep(world, host, name):
+                expected = truth(level.concurrency)
+                error = level.output_tok_s / expected - 1
+                worst = max(worst, abs(error))
+                ci = level.output_tok_s_ci95
+                interval = f"{ci[0]:.0f}-{ci[1]:.0f}" if ci else "-"
+                flags = [f for f, on in (("unstable", level.unstable), ("client-bound", level.client and level.client.limited)) if on]
+                print(f"{name:<12}{level.concurrency:>5}{expected:>9.1f}{level.output_tok_s:>10.1f}{100 * error:>+7.1f}%"
+                      f"{interval:>18}  {','.join(flags) or '-'}")
+    print(f"largest error: {100 * worst:.1f}%")
+
+
+if __name__ == "__main__":
+    main()
