@@ -13,9 +13,10 @@ from .critique import answer_critique
 from .evidence import gather_evidence
 from .failures import list_failures
 from .naming import ConfigNames
+from .payoff import payoff_warning
 from .recommendation import recommend
 from .rows import benchmark_rows
-from .schema import Report
+from .schema import AcceptanceSection, LevelComparison, Report
 from .sections import acceptance_sections, configs_tried, drafter_section, host_section, left_running, run_section
 from .servers import ServerTimeline
 from .timing import time_spent
@@ -32,7 +33,7 @@ def build_report(events: Sequence[Event], final: FinalAnswer | None, *, status: 
     comparisons = compare_levels(rows)
     crossover = find_crossover(comparisons)
     recommendation = recommend(rows, final.recommendation if final else None)
-    acceptance = acceptance_sections(evidence, timeline)
+    acceptance = [_with_payoff(section, comparisons) for section in acceptance_sections(evidence, timeline)]
     failures = list_failures(evidence)
     running = left_running(evidence, timeline, final)
     flags = check_claims(final, status=status, rows=rows, comparisons=comparisons, crossover=crossover,
@@ -60,3 +61,11 @@ def build_report(events: Sequence[Event], final: FinalAnswer | None, *, status: 
         critique=answer_critique(rows, comparisons, latest_acceptance, recommendation),
         notes=notes,
     )
+
+
+def _with_payoff(section: AcceptanceSection, comparisons: Sequence[LevelComparison]) -> AcceptanceSection:
+    """The section, its warning extended when the measured acceptance does not pay off on this host."""
+    slower = payoff_warning(section, comparisons)
+    if slower is None:
+        return section
+    return section.model_copy(update={"warning": f"{section.warning} {slower}" if section.warning else slower})
