@@ -89,6 +89,7 @@ def _row(config: str, speculative: bool, concurrency: int, samples: list[_Sample
         itl_ms_p90=_latency(samples, lambda l: l.itl_per_token, "p90_ms"),
         itl_ms_p99=_latency(samples, lambda l: l.itl_per_token, "p99_ms"),
         tpot_ms_p50=_latency(samples, lambda l: l.tpot, "p50_ms"),
+        tpot_per_chunk_ms_p50=_latency(samples, lambda l: getattr(l, "tpot_per_chunk", None), "p50_ms"),
         inter_chunk_gap_ms_p50=_latency(samples, lambda l: l.inter_chunk_gap, "p50_ms"),
         e2e_ms_p50=_latency(samples, lambda l: l.e2e, "p50_ms"),
         tokens_per_chunk=_mean([level.tokens_per_chunk for level in levels]),

@@ -159,6 +159,9 @@ class BenchmarkRow(BaseModel):
     itl_ms_p90: float | None
     itl_ms_p99: float | None
     tpot_ms_p50: float | None = Field(description="Per request (e2e - ttft) / (tokens - 1)")
+    tpot_per_chunk_ms_p50: float | None = Field(
+        None, description="Per request (e2e - ttft) / (chunks - 1): a verify step under speculative decoding"
+    )
     inter_chunk_gap_ms_p50: float | None = Field(description="Per chunk, as the network sees it")
     e2e_ms_p50: float | None
     tokens_per_chunk: float | None

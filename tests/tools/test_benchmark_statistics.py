@@ -84,3 +84,13 @@ def test_batch_means_interval_is_the_t_interval_of_the_slice_rates():
     low, high = batch_means_interval(chunks, 0.0, 8.0, batches=8)
     assert (low + high) / 2 == pytest.approx(12.5)
     assert (high - low) / 2 == pytest.approx(2.365 * 50**0.5 / 8**0.5, rel=1e-3)  # t(0.975, 7) * sd / sqrt(n)
+
+
+def test_tpot_is_reported_per_token_and_per_chunk():
+    # Speculative-like: 12 tokens in 4 chunks of 3 over 0.4 s after the first chunk at 0.1 s.
+    spec = {"start_s": 0.0, "end_s": 0.4, "chunk_s": [0.1, 0.2, 0.3, 0.4], "chunk_tokens": [3, 3, 3, 3],
+            "output_tokens": 12, "prompt_tokens": 4, "spec_verify_ct": 4, "error": None}
+    level = level_result({"concurrency": 1, "duration_s": 0.4, "requests": [spec]})
+    assert level.tpot.p50_ms == pytest.approx(300 / 11)  # per token
+    assert level.tpot_per_chunk.p50_ms == pytest.approx(100.0)  # per chunk: one verify step
+    assert level.itl_per_token.p50_ms == pytest.approx(100 / 3) and level.inter_chunk_gap.p50_ms == pytest.approx(100.0)

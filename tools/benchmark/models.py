@@ -116,7 +116,10 @@ class LevelResult(BaseModel):
     steady_window_s: float | None = Field(None, description="Length of the steady window; None: output_tok_s is the overall figure")
     request_rate_per_s: float
     ttft: LatencySummary
-    tpot: LatencySummary = Field(description="Per request (e2e - ttft) / (output tokens - 1)")
+    tpot: LatencySummary = Field(description="Per request (e2e - ttft) / (output tokens - 1): per token")
+    tpot_per_chunk: LatencySummary | None = Field(
+        None, description="Per request (e2e - ttft) / (chunks - 1): per streamed chunk, a verify step under speculation"
+    )
     itl_per_token: LatencySummary | None = Field(
         description="Each chunk gap divided over the tokens that chunk carried; None when the server gave no per-chunk counts"
     )

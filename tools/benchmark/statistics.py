@@ -8,7 +8,9 @@ Definitions (the ones SGLang's bench_serving and vLLM use, named so a reader can
   bench_serving's figure, ramp and drain included;
 - achieved concurrency = sum of request latencies / that duration (measured, not the requested level);
 - TTFT = first streamed chunk carrying output - request start;
-- TPOT = (e2e - TTFT) / (output tokens - 1), per request;
+- TPOT = (e2e - TTFT) / (output tokens - 1), per request (per token);
+- TPOT per chunk = (e2e - TTFT) / (chunks - 1), per request: under speculative decoding a
+  chunk is one verify step, so this is the step time a request saw;
 - ITL per token: each gap between chunks divided evenly over the tokens the later chunk carries,
   counted once per token (SGLang's native backend does the same);
 - inter-chunk gap: the same gaps, counted once per chunk.
@@ -156,7 +158,7 @@ def level_result(raw: dict[str, Any], *, time_scale: float = 1.0) -> LevelResult
     failed = [r for r in requests if r not in ok]
     errors = [r["error"] or "no token count from the server (no usage in the stream)" for r in failed]
     duration = float(raw["duration_s"])
-    ttft, tpot, e2e, itl, gaps = [], [], [], [], []
+    ttft, tpot, tpot_chunk, e2e, itl, gaps = [], [], [], [], [], []
     per_chunk_known = True
     chunks = 0
     for r in ok:
@@ -165,6 +167,8 @@ def level_result(raw: dict[str, Any], *, time_scale: float = 1.0) -> LevelResult
         e2e.append(latency)
         if r["output_tokens"] > 1:
             tpot.append((latency - first) / (r["output_tokens"] - 1))
+        if len(r["chunk_s"]) > 1:
+            tpot_chunk.append((latency - first) / (len(r["chunk_s"]) - 1))
         gaps.extend(chunk_gaps(r["chunk_s"]))
         chunks += len(r["chunk_s"])
         if r["chunk_tokens"] is None:
@@ -198,6 +202,7 @@ def level_result(raw: dict[str, Any], *, time_scale: float = 1.0) -> LevelResult
         request_rate_per_s=len(ok) / duration if duration > 0 else 0.0,
         ttft=summarize(ttft),
         tpot=summarize(tpot),
+        tpot_per_chunk=summarize(tpot_chunk),
         itl_per_token=summarize(itl) if per_chunk_known and ok else None,
         inter_chunk_gap=summarize(gaps) if ok else None,
         e2e=summarize(e2e),
