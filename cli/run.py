@@ -1,8 +1,8 @@
 """`specops run "<goal>"`: carry out a goal on a host and report; the terminal follows the plan live.
 
 The default host is `sim:seed-ct200`, a simulated copy of the seed's host started
-for the run at --time-scale (default 100: modelled seconds per real second; the
-measured rates scale back exactly). The default policy is the playbook unless
+for the run at --time-scale (default: the profile's quick-run scale; modelled
+seconds per real second, measured rates scale back exactly). The default policy is the playbook unless
 --model or $SPECOPS_MODEL names one.
 """
 
@@ -14,50 +14,15 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.console import Console, Group
+from rich.console import Console
 from rich.live import Live
-from rich.table import Table
-from rich.text import Text
 
 from ..agent.budget import Budgets
 from ..agent.goal import GoalRefused
 from ..agent.host import DEFAULT_HOST
 from ..agent.policies import PolicyUnavailable
 from ..agent.run import RunOptions, run_goal
-from ..transcripts import EventBase, TodoChangeEvent, ToolCallEvent, ToolResultEvent
-
-_STYLE = {"pending": "dim", "in_progress": "bold yellow", "completed": "green", "cancelled": "strike dim"}
-_MARK = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]", "cancelled": "[-]"}
-
-
-class LiveView:
-    """The plan and the latest tool activity, redrawn as events arrive."""
-
-    def __init__(self) -> None:
-        self.todos: list = []
-        self.activity: list[str] = []
-        self.calls = 0
-        self.failures = 0
-
-    def on_event(self, event: EventBase) -> None:
-        if isinstance(event, TodoChangeEvent):
-            self.todos = list(event.todos)
-        elif isinstance(event, ToolCallEvent):
-            self.calls += 1
-            self.activity.append(f"-> {event.tool}")
-        elif isinstance(event, ToolResultEvent):
-            self.failures += not event.ok
-            verdict = "ok" if event.ok else f"failed: {event.error.kind if event.error else '?'}"
-            self.activity.append(f"<- {event.tool} {verdict} ({event.duration_s:.1f} s)")
-        self.activity = self.activity[-6:]
-
-    def __rich__(self) -> Group:
-        plan = Table(title="Plan", show_header=False, box=None, expand=False)
-        for item in self.todos:
-            plan.add_row(Text(f"{_MARK[item.status]} {item.content}", style=_STYLE[item.status]), item.priority)
-        done = sum(t.status == "completed" for t in self.todos)
-        progress = Text(f"{done}/{len(self.todos)} steps done · {self.calls} tool calls · {self.failures} failed")
-        return Group(plan, progress, Text("\n".join(self.activity), style="cyan"))
+from .live_view import LiveView
 
 
 def run(
@@ -75,7 +40,7 @@ def run(
     answers: Annotated[Optional[Path], typer.Option(help="Answers to those questions (JSON/YAML list or mapping) instead of the terminal")] = None,
     allow_delete: Annotated[Optional[list[str]], typer.Option(help="A path the run may delete though it did not create it (repeatable)")] = None,
     sim_fault: Annotated[Optional[list[str]], typer.Option(help="sim:PROFILE hosts: inject a fault NAME:k=v,... (repeatable; see `specops sim faults`)")] = None,
-    time_scale: Annotated[Optional[float], typer.Option(help="sim:PROFILE hosts: modelled seconds per real second (default 100)")] = None,
+    time_scale: Annotated[Optional[float], typer.Option(help="sim:PROFILE hosts: modelled seconds per real second (default: the profile's quick-run scale)")] = None,
     runs_dir: Annotated[Path, typer.Option(help="Where runs/<run-id>/ go")] = Path("runs"),
     json_out: Annotated[bool, typer.Option("--json", help="Print report.json on stdout (no live display)")] = False,
 ) -> None:
