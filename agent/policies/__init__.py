@@ -1,6 +1,7 @@
 """Policies: who decides the next step. A model spec becomes a pydantic-ai Model.
 
     playbook               the built-in deterministic pipeline (a FunctionModel); the default
+    playbook:K=V;K=V       the playbook with settings (playbook_settings.py), e.g. playbook:levels=1,64
     openai-chat:NAME       any OpenAI-compatible Chat Completions server (SGLang, vLLM, ...)
     PROVIDER:MODEL         any other model string pydantic-ai knows (anthropic:..., google:...)
 """
@@ -12,8 +13,7 @@ import os
 from pydantic_ai.models import Model, infer_model
 
 from .openai_chat import OPENAI_CHAT_PREFIX, openai_chat_model
-
-PLAYBOOK = "playbook"
+from .playbook_settings import PLAYBOOK, PlaybookSettingsError, is_playbook_spec, parse_playbook_spec
 MODEL_ENV = "SPECOPS_MODEL"
 
 
@@ -28,10 +28,13 @@ def default_policy_spec() -> str:
 
 def resolve_policy(spec: str | None = None, *, base_url: str | None = None, api_key_env: str | None = None) -> Model:
     spec = spec or default_policy_spec()
-    if spec == PLAYBOOK:
+    if is_playbook_spec(spec):
         from .playbook import playbook_model  # written beside this module; imported only when asked for
 
-        return playbook_model()
+        try:
+            return playbook_model(parse_playbook_spec(spec))
+        except PlaybookSettingsError as exc:
+            raise PolicyUnavailable(str(exc)) from None
     if spec.startswith(OPENAI_CHAT_PREFIX):
         try:
             return openai_chat_model(spec[len(OPENAI_CHAT_PREFIX) :], base_url=base_url, api_key_env=api_key_env)
@@ -51,6 +54,11 @@ def resolve_policy(spec: str | None = None, *, base_url: str | None = None, api_
 def policy_settings(spec: str, *, base_url: str | None, api_key_env: str | None) -> dict[str, object]:
     """What the run_start event records about the policy (never the key itself)."""
     settings: dict[str, object] = {"spec": spec}
+    if is_playbook_spec(spec):
+        try:
+            settings["playbook"] = parse_playbook_spec(spec).model_dump(mode="json")
+        except PlaybookSettingsError:
+            pass
     if spec.startswith(OPENAI_CHAT_PREFIX):
         settings["base_url"] = base_url or os.environ.get("OPENAI_BASE_URL")
         settings["api_key_env"] = api_key_env or "OPENAI_API_KEY"

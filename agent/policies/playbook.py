@@ -20,6 +20,7 @@ from specops.agent.final import FinalAnswer
 from .playbook_goal import understand
 from .playbook_history import Call, read_history
 from .playbook_pipeline import Pipeline
+from .playbook_settings import PlaybookSettings
 
 MODEL_NAME = "playbook"
 
@@ -28,10 +29,12 @@ def _call_id(step: int, index: int) -> str:
     return f"pb-{step}-{index}"
 
 
-def next_action(messages: list[ModelMessage]) -> tuple[int, list[Call]] | FinalAnswer:
+def next_action(
+    messages: list[ModelMessage], settings: PlaybookSettings | None = None
+) -> tuple[int, list[Call]] | FinalAnswer:
     """The playbook's next step for this history: (its step number, the calls to make now), or the final answer."""
     history = read_history(messages)
-    program = Pipeline(understand(history.prompt)).run()
+    program = Pipeline(understand(history.prompt), settings or PlaybookSettings()).run()
     step = 0
     try:
         calls = next(program)
@@ -45,8 +48,8 @@ def next_action(messages: list[ModelMessage]) -> tuple[int, list[Call]] | FinalA
         return done.value
 
 
-def playbook_turn(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-    action = next_action(messages)
+def playbook_turn(messages: list[ModelMessage], info: AgentInfo, settings: PlaybookSettings | None = None) -> ModelResponse:
+    action = next_action(messages, settings)
     if isinstance(action, FinalAnswer):
         args = action.model_dump(mode="json")
         if info.output_tools:
@@ -58,5 +61,11 @@ def playbook_turn(messages: list[ModelMessage], info: AgentInfo) -> ModelRespons
     ])
 
 
-def playbook_model() -> FunctionModel:
-    return FunctionModel(playbook_turn, model_name=MODEL_NAME)
+def playbook_model(settings: PlaybookSettings | None = None) -> FunctionModel:
+    """The playbook with `settings` (the full job by default); the model name is its spec (`playbook:levels=1,64`)."""
+    settings = settings or PlaybookSettings()
+
+    def turn(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return playbook_turn(messages, info, settings)
+
+    return FunctionModel(turn, model_name=settings.spec())

@@ -54,9 +54,11 @@ def autoregressive_candidates(model_path: str, gpu_count: int, *, moe: bool, int
     return found
 
 
-def dflash_candidates(ranked: list[Candidate], drafter_path: str, block_size: int, top_level: int) -> list[Candidate]:
-    """DFlash on the best allowed layouts (best first), CUDA graphs on."""
-    allowed = [c for c in ranked if c.dflash_allowed][:DFLASH_LAYOUTS]
+def dflash_candidates(
+    ranked: list[Candidate], drafter_path: str, block_size: int, top_level: int, layouts: int = DFLASH_LAYOUTS
+) -> list[Candidate]:
+    """DFlash on the `layouts` best allowed layouts (best first), CUDA graphs on."""
+    allowed = [c for c in ranked if c.dflash_allowed][:layouts]
     return [
         c.with_(
             speculative_algorithm="DFLASH", drafter_path=drafter_path, block_size=block_size,

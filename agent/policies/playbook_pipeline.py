@@ -21,7 +21,7 @@ from typing import Any
 
 from specops.agent.final import FinalAnswer
 
-from .playbook_configs import BENCHMARK_LEVELS, Candidate, autoregressive_candidates, dflash_candidates
+from .playbook_configs import Candidate, autoregressive_candidates, dflash_candidates
 from .playbook_goal import Understood, target_name_for
 from .playbook_history import Call, Outcome
 from .playbook_plan import Plan
@@ -35,14 +35,13 @@ from .playbook_recovery import (
     Retry,
     after_launch_failure,
 )
+from .playbook_settings import PlaybookSettings
 from .playbook_summary import Sweep, compare, comparison_lines, recommend
 
 Steps = Generator[list[Call], list[Outcome], Any]
 
 DEFAULT_PORT = 30000
 TRANSIENT = ("host_unavailable", "hub_unavailable")
-BENCH = {"input_len": 128, "output_len": 64, "duration_s": 1.0, "warmup_requests": 1}  # a quick, time-bounded sweep
-ACCEPTANCE = {"prompts_per_category": 8, "max_new_tokens": 256}
 WAIT = {"timeout_s": 3600.0, "poll_s": 1.0}
 
 
@@ -54,8 +53,9 @@ class Stop(Exception):
 
 
 class Pipeline:
-    def __init__(self, understood: Understood) -> None:
+    def __init__(self, understood: Understood, settings: PlaybookSettings | None = None) -> None:
         self.u = understood
+        self.settings = settings or PlaybookSettings()
         self.plan = Plan()
         self.done: list[str] = []  # what happened, in order, for the summary
         self.handled: list[str] = []  # failures met and how each was handled
@@ -67,7 +67,7 @@ class Pipeline:
         self.spec: dict[str, Sweep] = {}
         self.ar_candidates: dict[str, Candidate] = {}
         self.spec_candidates: dict[str, Candidate] = {}
-        self.levels = list(BENCHMARK_LEVELS)
+        self.levels = list(self.settings.levels)
         self.crash_level: int | None = None
         self.acceptance: dict[str, Any] | None = None
         self.download: dict[str, Any] | None = None  # the current DownloadHandle
@@ -154,7 +154,7 @@ class Pipeline:
         ar_candidates = autoregressive_candidates(
             target["path"], facts["gpu_count"], moe=bool(target.get("num_experts")),
             interconnect=(facts.get("interconnect") or {}).get("interconnect"),
-        )
+        )[: self.settings.ar_layouts]
         if self._benchmarking:
             self.plan.start("baseline")
             for candidate in ar_candidates:
@@ -169,7 +169,8 @@ class Pipeline:
         # As launched (what recovery changed, e.g. mem_fraction_static, carries over), best peak first.
         launched = [self.ar_candidates.get(c.name, c) for c in ar_candidates]
         ranked = sorted(launched, key=lambda c: -max(self.ar.get(c.name, {0: 0.0}).values()))
-        yield from self._dflash(dflash_candidates(ranked, path, config["block_size"], max(self.levels)))
+        yield from self._dflash(dflash_candidates(ranked, path, config["block_size"], max(self.levels),
+                                                  layouts=self.settings.dflash_layouts))
         if self._benchmarking:
             self.plan.start("compare")
             self.plan.complete("compare")
@@ -376,7 +377,7 @@ class Pipeline:
             yield from self._stop(server)
 
     def _benchmark(self, server: dict[str, Any], name: str, levels: list[int]) -> Steps:
-        out = yield from self.call("benchmark", port=server["port"], levels=levels, **BENCH)
+        out = yield from self.call("benchmark", port=server["port"], levels=levels, **self.settings.bench_args)
         if not out.ok:
             self.handled.append(f"benchmark {name}: {out.describe()}")
             return {}
@@ -392,14 +393,15 @@ class Pipeline:
                 self.crash_level = min(failed[0], self.crash_level or failed[0])
         return sweep
 
-    def _measure(self, candidate: Candidate, *, speculative: bool, acceptance: bool = False) -> Steps:
+    def _measure(self, candidate: Candidate, *, speculative: bool, acceptance: bool = False,
+                 levels: list[int] | None = None) -> Steps:
         server, launched = yield from self._launch(candidate)
         if server is None:
             return None
         name = launched.name
         if acceptance:
             self.plan.start("acceptance")
-            out = yield from self.call("acceptance", port=server["port"], **ACCEPTANCE)
+            out = yield from self.call("acceptance", port=server["port"], **self.settings.acceptance_args)
             if out.ok:
                 self.acceptance = out.result
                 self.plan.complete("acceptance")
@@ -407,8 +409,9 @@ class Pipeline:
                 self.handled.append(f"acceptance on {name}: {out.describe()}")
             self.plan.start("dflash_bench" if self._benchmarking else "dflash")
         if self._benchmarking:
-            levels = [c for c in self.levels if self.crash_level is None or c < self.crash_level] if speculative else self.levels
-            sweep = yield from self._benchmark(server, name, levels)
+            levels = levels or self.levels
+            levels = [c for c in levels if self.crash_level is None or c < self.crash_level] if speculative else levels
+            sweep = (yield from self._benchmark(server, name, levels)) if levels else {}
             if sweep:
                 (self.spec if speculative else self.ar)[name] = sweep
                 (self.spec_candidates if speculative else self.ar_candidates)[name] = launched
@@ -433,14 +436,17 @@ class Pipeline:
         top = max(self.levels)
         graphs_on = {n: s for n, s in self.spec.items() if self.spec_candidates[n].config.get("cuda_graphs", True)}
         best_ar_top = max((s[top] for s in self.ar.values() if top in s), default=None)
-        if graphs_on and best_ar_top is not None:
+        if graphs_on and best_ar_top is not None and self.settings.graphs_off_retry:
             name = max(graphs_on, key=lambda n: max(graphs_on[n].values()))
             if graphs_on[name].get(top, 0.0) < best_ar_top:
                 self.handled.append(f"{name} with CUDA graphs loses to the best baseline at C={top} "
                                     f"({graphs_on[name].get(top, 0.0):.1f} vs {best_ar_top:.1f} tok/s): tried CUDA graphs off")
                 off = self.spec_candidates[name].with_(cuda_graphs=False, cuda_graph_max_bs=None)
+                # Graphs off can only help where graphs on lost: measure those levels, not the whole sweep again.
+                best_ar = {c: max((s[c] for s in self.ar.values() if c in s), default=0.0) for c in self.levels}
+                losing = [c for c in self.levels if graphs_on[name].get(c, 0.0) < best_ar[c]]
                 if off.name not in self.spec:
-                    yield from self._measure(off, speculative=True)
+                    yield from self._measure(off, speculative=True, levels=losing)
 
     def _deploy(self) -> Steps:
         verdicts = compare(self.ar, self.spec)

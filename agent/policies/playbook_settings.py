@@ -1,0 +1,93 @@
+"""The playbook's settings: how wide it measures (levels, layouts) and how long each benchmark level runs.
+
+The defaults are the full job (every autoregressive layout, DFlash on the three
+best, five concurrency levels). A narrower playbook is asked for in the policy
+spec, so that it is recorded in the transcript's run_start with the policy:
+
+    playbook                                   the defaults
+    playbook:levels=1,64;dflash_layouts=1      two levels, DFlash on the best layout only
+
+Eval scenarios use narrow settings to stay fast; the findings they check do not
+need the full sweep.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from .playbook_configs import BENCHMARK_LEVELS, DFLASH_LAYOUTS
+
+PLAYBOOK = "playbook"
+SPEC_SEPARATOR = ";"
+
+
+class PlaybookSettingsError(ValueError):
+    """A `playbook:...` spec that does not parse; the message names the key and the accepted form."""
+
+
+class PlaybookSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    levels: tuple[int, ...] = Field(default=BENCHMARK_LEVELS, min_length=1, description="Concurrency levels, ascending")
+    ar_layouts: int | None = Field(default=None, ge=1, description="At most this many autoregressive layouts (None: all)")
+    dflash_layouts: int = Field(default=DFLASH_LAYOUTS, ge=1, description="DFlash on this many of the best autoregressive layouts")
+    graphs_off_retry: bool = Field(default=True, description="Try CUDA graphs off when graphs-on DFlash loses at the top level")
+    # Each level: requests for this many (wall) seconds, then the in-flight ones finish (at C=256 one round of
+    # 64 tokens outlasts it anyway). 64 tokens keep prefill and per-request overhead ~2% of a request at C=1.
+    bench_duration_s: float = Field(default=0.5, gt=0, le=3600)
+    bench_input_len: int = Field(default=128, ge=1)
+    bench_output_len: int = Field(default=64, ge=2)
+    # SGLang warms the server up at launch; the steady window excludes the ramp, so no per-level warm-up.
+    bench_warmup_requests: int = Field(default=0, ge=0)
+    acceptance_prompts: int = Field(default=8, ge=1, le=64, description="Prompts per category for acceptance")
+    acceptance_max_new_tokens: int = Field(default=256, ge=16)
+
+    @field_validator("levels")
+    @classmethod
+    def _ascending(cls, levels: tuple[int, ...]) -> tuple[int, ...]:
+        if any(c < 1 for c in levels) or list(levels) != sorted(set(levels)):
+            raise ValueError(f"levels must be distinct positive concurrencies in ascending order, got {list(levels)}")
+        return levels
+
+    @property
+    def bench_args(self) -> dict[str, object]:
+        return {"input_len": self.bench_input_len, "output_len": self.bench_output_len,
+                "duration_s": self.bench_duration_s, "warmup_requests": self.bench_warmup_requests}
+
+    @property
+    def acceptance_args(self) -> dict[str, object]:
+        return {"prompts_per_category": self.acceptance_prompts, "max_new_tokens": self.acceptance_max_new_tokens}
+
+    def spec(self) -> str:
+        """The policy spec that gives these settings (`playbook` for the defaults)."""
+        changed = self.model_dump(exclude_defaults=True)
+        if not changed:
+            return PLAYBOOK
+        parts = [f"{k}={','.join(map(str, v)) if isinstance(v, tuple) else v}" for k, v in changed.items()]
+        return f"{PLAYBOOK}:{SPEC_SEPARATOR.join(parts)}"
+
+
+def is_playbook_spec(spec: str) -> bool:
+    return spec == PLAYBOOK or spec.startswith(PLAYBOOK + ":")
+
+
+def parse_playbook_spec(spec: str) -> PlaybookSettings:
+    """`playbook` or `playbook:key=value;key=value` (levels as `1,32,64`) -> PlaybookSettings."""
+    if not is_playbook_spec(spec):
+        raise PlaybookSettingsError(f"not a playbook spec: {spec!r}")
+    _, _, rest = spec.partition(":")
+    values: dict[str, object] = {}
+    for pair in filter(None, (p.strip() for p in rest.split(SPEC_SEPARATOR))):
+        key, eq, value = pair.partition("=")
+        key = key.strip()
+        if not eq or key not in PlaybookSettings.model_fields:
+            raise PlaybookSettingsError(
+                f"playbook setting {pair!r}: expected key=value with key one of {', '.join(PlaybookSettings.model_fields)}"
+            )
+        values[key] = [v.strip() for v in value.split(",")] if key == "levels" else value.strip()
+        if key == "ar_layouts" and value.strip().lower() in ("", "none", "all"):
+            values[key] = None
+    try:
+        return PlaybookSettings.model_validate(values)
+    except ValidationError as exc:
+        raise PlaybookSettingsError(f"bad playbook settings in {spec!r}: {exc.errors()[0]['msg']}") from None
