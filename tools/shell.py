@@ -22,7 +22,7 @@ READ_ONLY: dict[str, tuple[str, ...]] = {
     "free": (), "nproc": (), "uname": (), "hostname": (), "uptime": (), "whoami": (), "id": (), "date": (),
     "nvidia-smi": ("-r", "--gpu-reset", "-pm", "--persistence-mode", "-pl", "--power-limit", "-e", "--ecc-config",
                    "-c", "--compute-mode", "-mig", "--multi-instance-gpu", "-ac", "-rac", "-lgc", "-rgc"),
-    "ps": (), "pgrep": (), "top": (), "ss": (), "lsof": (), "lsblk": (), "findmnt": (), "mount": ("-o", "-t", "--bind"),
+    "ps": (), "pgrep": (), "top": (), "ss": (), "lsof": (), "lsblk": (), "findmnt": (), "mount": (),
     "grep": (), "which": (), "readlink": (), "realpath": (), "sha256sum": (), "md5sum": (),
     "find": ("-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf", "-fls"),
     "python3": (), "python": (), "pip": ("install", "uninstall", "download", "wheel"),
@@ -32,13 +32,38 @@ READ_ONLY: dict[str, tuple[str, ...]] = {
 # python and pip are read-only only in these forms.
 _PYTHON_READ_ONLY = (("--version",), ("-V",), ("-m", "pip", "list"), ("-m", "pip", "show"), ("-m", "pip", "freeze"))
 # What would print secrets: the environment, Hub tokens, SSH keys, credential files.
-_SECRET_FILES = {"token", "stored_tokens", ".netrc", "credentials", "environ", ".git-credentials"}
+_SECRET_FILES = {"token", "stored_tokens", ".netrc", "credentials", "environ", ".git-credentials", ".env"}
 _SECRET_PROGRAMS = ("env", "printenv", "set", "export", "declare")
+# Directories whose files are all secrets: naming anything under them is refused. (The Hugging Face
+# cache is not one: its token files are caught by name, and its model files are what the agent sizes.)
+_SECRET_DIRS = (".ssh", ".config/gcloud", ".aws", ".docker")
+# Programs that are read-only only without positional arguments (with one they set something).
+_NO_OPERANDS = {"hostname": ("-F", "--file", "-b", "--boot"), "mount": ()}
 
 
 def _names_a_secret(arg: str) -> bool:
     name = posixpath.basename(arg.rstrip("/"))
-    return name in _SECRET_FILES or name.startswith(("id_rsa", "id_ed25519", "id_ecdsa")) or ".ssh/" in arg or arg.endswith(".ssh")
+    if name in _SECRET_FILES or name.startswith(("id_rsa", "id_ed25519", "id_ecdsa")):
+        return True
+    path = arg.rstrip("/")
+    return any(path.endswith(d) or f"{d}/" in path for d in _SECRET_DIRS)
+
+
+def reveals_secrets(argv: list[str]) -> bool:
+    """Would print secrets: the environment (`env`, `ps e`), token or key files, or a recursive grep that
+    could reach them."""
+    program = argv[0].rsplit("/", 1)[-1]
+    if program in _SECRET_PROGRAMS or any(_names_a_secret(arg) for arg in argv[1:]):
+        return True
+    # BSD-style ps options (no dash) with `e` print each process's environment: tokens included.
+    if program == "ps" and any(not arg.startswith("-") and "e" in arg for arg in argv[1:]):
+        return True
+    # A recursive grep of a home or / reads token files whatever it is pointed at.
+    if program == "grep" and any(arg in ("-r", "-R", "--recursive", "--dereference-recursive", "--directories=recurse")
+                                 or (arg.startswith("-") and not arg.startswith("--") and ("r" in arg or "R" in arg))
+                                 for arg in argv[1:]):  # fmt: skip
+        return True
+    return False
 
 OUTPUT_CAP_BYTES = 64 * 1024
 
@@ -81,6 +106,14 @@ def is_read_only(argv: list[str]) -> bool:
         return len(argv) > 1 and argv[1] in ("list", "show", "freeze", "--version")
     if program == "hf":
         return len(argv) > 1 and (argv[1] in ("version", "env", "--help", "--version") or argv[1:3] == ["cache", "ls"])
+    if program == "date":  # `date -s X`, `date --set=X` or `date MMDDhhmm` set the clock; `date +%s` only formats
+        return all(arg.startswith("+") or arg in ("-u", "--utc", "--universal", "-R", "--rfc-email") or
+                   arg.startswith(("-I", "--iso-8601", "--rfc-3339")) for arg in argv[1:])  # fmt: skip
+    if program in _NO_OPERANDS:
+        setting = _NO_OPERANDS[program]
+        return all(arg.startswith("-") and arg.split("=")[0] not in setting for arg in argv[1:]) and (
+            program != "mount" or all(arg in ("-l", "--show-labels") for arg in argv[1:])
+        )
     forbidden = READ_ONLY[program]
     return not any(arg == bad or arg.startswith(bad + "=") for arg in argv[1:] for bad in forbidden)
 
@@ -99,7 +132,7 @@ def shell(ctx: ToolContext, args: ShellArgs) -> ShellResult:
     No shell is involved: pass argv as a list. Output is capped at 64 KiB per stream.
     """
     program = args.argv[0].rsplit("/", 1)[-1]
-    if program in _SECRET_PROGRAMS or any(_names_a_secret(arg) for arg in args.argv[1:]):
+    if reveals_secrets(args.argv):
         raise ShellCommandRefused(
             f"{' '.join(args.argv)!r} would print secrets (environment, tokens or keys)",
             remedy="ask for the specific non-secret fact instead (e.g. `hf auth whoami` is not available either: "
