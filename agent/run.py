@@ -125,6 +125,7 @@ class RunSeams:
     make_recorder: RecorderFactory = _new_recorder
     config: dict[str, Any] = field(default_factory=dict)  # added to run_start's config (replay_of, forked_from)
     policy_name: str | None = None  # recorded in run_start instead of the model's own (replay: the recorded one)
+    write_report: bool = True  # False: the report is built for run_end, but no files (offline replay: a temp dir)
 
 
 # Called once the host is open and deps are made, before the agent runs (resume restores state here).
@@ -269,7 +270,7 @@ async def carry_out(parts: RunParts) -> RunOutcome:
     except (KeyboardInterrupt, asyncio.CancelledError):
         status, reason = "cancelled", "interrupted"
     run_dir = parts.run_dir
-    report_paths, report_data = _report(recorder, run_dir, final, status)
+    report_paths, report_data = _report(recorder, run_dir, final, status, write=parts.seams.write_report)
     (run_dir / TODOS).write_text(json.dumps(todos.as_json(), indent=2) + "\n", encoding="utf-8")
     recorder.record(RunEndEvent, status=status, reason=reason, report=report_data, usage=usage, cost_usd=cost,
                     duration_s=clock.elapsed_s)  # fmt: skip
@@ -355,14 +356,14 @@ def _ended(run: Any, status: RunStatus, reason: str | None, final: FinalAnswer |
     return status, reason, final, Usage.of(usage) if usage is not None else Usage(), cost
 
 
-def _report(recorder: ObservedRecorder, run_dir: Path, final: FinalAnswer | None, status: str):
+def _report(recorder: ObservedRecorder, run_dir: Path, final: FinalAnswer | None, status: str, *, write: bool = True):
     """The report from the evidence so far; a failure to build it is recorded, never fatal."""
     try:
         from .report import build_report, write_report
 
         events = read_transcript(recorder.path).events
         report = build_report(events, final, status=status)
-        paths = write_report(run_dir, report)
+        paths = write_report(run_dir, report) if write else {}
         data = report.model_dump(mode="json") if isinstance(report, BaseModel) else dict(report)
         return paths, data
     except Exception as exc:

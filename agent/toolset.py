@@ -30,6 +30,7 @@ from pydantic_ai import ModelRetry, RunContext, Tool
 from specops.tools.errors import ToolError, ToolErrorRecord
 from specops.tools.registry import REGISTRY, ToolSpec
 from specops.transcripts import ErrorEvent, RetryEvent, ToolCallEvent, ToolResultEvent, ToolSchema
+from specops.transcripts.records import json_schema_of
 
 from .deps import AgentDeps
 from .todo import TodoRuleBroken, TodoWriteArgs, TodoWriteResult
@@ -132,7 +133,7 @@ def registry_tool(spec: ToolSpec) -> Tool[AgentDeps]:
         return {"ok": True, "result": data}
 
     return Tool.from_schema(
-        call, name=spec.name, description=spec.description, json_schema=spec.args.model_json_schema(), takes_ctx=True
+        call, name=spec.name, description=spec.description, json_schema=json_schema_of(spec.args), takes_ctx=True
     )
 
 
@@ -171,6 +172,6 @@ def todo_tool() -> Tool[AgentDeps]:
         return {"ok": True, "result": data}
 
     return Tool.from_schema(
-        todowrite, name=TODO_TOOL, description=_TODO_DESCRIPTION, json_schema=TodoWriteArgs.model_json_schema(),
+        todowrite, name=TODO_TOOL, description=_TODO_DESCRIPTION, json_schema=json_schema_of(TodoWriteArgs),
         takes_ctx=True,
     )  # fmt: skip

@@ -109,6 +109,7 @@ class Recorder:
         # The last request's serialised messages, to store the next one as a continuation of it.
         self._request_lock = threading.Lock()
         self._last_request: tuple[int, list[dict[str, Any]]] | None = None
+        self._last_objects: list[ModelMessage] = []  # the message objects of the last request, for _serialise
         self._fd: int | None = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         self._size = os.fstat(self._fd).st_size
 
@@ -159,8 +160,8 @@ class Recorder:
         The comparison is on the serialised form, so a history that was
         trimmed, compacted or changed in place is stored whole where it differs.
         """
-        sent = dump_messages(messages)
         with self._request_lock:
+            sent = self._serialise(messages)
             shared = 0
             if self._last_request is not None:
                 previous_seq, previous = self._last_request
@@ -170,7 +171,22 @@ class Recorder:
             history = HistoryRef(seq=previous_seq, count=shared) if shared else None
             event = self.record(ModelRequestEvent, history=history, messages=sent[shared:], settings=dict(settings or {}))
             self._last_request = (event.seq, sent)
+            self._last_objects = list(messages)
             return event
+
+    def _serialise(self, messages: Sequence[ModelMessage]) -> list[dict[str, Any]]:
+        """The messages' JSON; the leading ones that are the very objects the last request sent reuse its JSON.
+
+        A history grows by appending, so without this every turn would serialise the whole
+        conversation again (quadratic in the run's length: most of a long replay's time).
+        The last message sent before is always serialised again, in case it was completed in place.
+        """
+        previous = self._last_request[1] if self._last_request is not None else []
+        reused = 0
+        limit = min(len(messages), len(self._last_objects), len(previous)) - 1
+        while reused < limit and messages[reused] is self._last_objects[reused]:
+            reused += 1
+        return previous[:reused] + dump_messages(messages[reused:])
 
     def model_response(self, response: ModelResponse, *, duration_s: float) -> ModelResponseEvent:
         return self.record(

@@ -8,7 +8,9 @@ tools/, so the agent converts its objects into these records (usually through
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import json
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -54,9 +56,17 @@ class ToolSchema(BaseModel):
 
     @classmethod
     def of(cls, args: type[BaseModel], result: type[BaseModel], *, mutates: bool, description: str = "") -> ToolSchema:
-        return cls(
-            args=args.model_json_schema(), result=result.model_json_schema(), mutates=mutates, description=description
-        )
+        return cls(args=json_schema_of(args), result=json_schema_of(result), mutates=mutates, description=description)
+
+
+def json_schema_of(model: type[BaseModel]) -> dict[str, Any]:
+    """`model`'s JSON Schema, a fresh copy each time; generated once per class (it is slow, and every run asks)."""
+    return json.loads(_json_schema_text(model))
+
+
+@functools.lru_cache(maxsize=256)
+def _json_schema_text(model: type[BaseModel]) -> str:
+    return json.dumps(model.model_json_schema())
 
 
 class Usage(BaseModel):

@@ -12,6 +12,7 @@ the plan, the status, not at measured numbers.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,6 +55,7 @@ class EventComparator:
         self._index = -1
         self._pending: list[Event] = []
         self._last_seq = -1
+        self._keys: dict[int, tuple[Event, str]] = {}
 
     def check(self, got: Event) -> Divergence | None:
         if self._until is not None and got.seq >= self._until:
@@ -68,8 +70,9 @@ class EventComparator:
             stretch = self._stretches[self._index]
             self._pending = list(stretch.rest)
             return self._compare(stretch.turn, got)
+        have = self._key(got)
         for i, candidate in enumerate(self._pending):
-            if candidate.type == got.type and self._essence(candidate) == self._essence(got):
+            if candidate.type == got.type and self._key(candidate) == have:
                 del self._pending[i]
                 return None
         like = [e for e in self._pending if e.type == got.type and _same_subject(e, got)]
@@ -94,13 +97,24 @@ class EventComparator:
     def _compare(self, expected: Event, got: Event) -> Divergence | None:
         if expected.type != got.type:
             return self._diverged(expected, got, f"expected {_label(expected)}, got {_label(got)}")
-        want, have = self._essence(expected), self._essence(got)
-        if want == have:
+        if self._key(expected) == self._key(got):
             return None
+        want, have = self._essence(expected), self._essence(got)
         return Divergence(seq=expected.seq, why=_why(expected, want, have), expected=want, got=have)
 
+    def _key(self, event: Event) -> str:
+        """What an event is compared on, masked, as one string (cached: recorded events are compared often)."""
+        key = self._keys.get(id(event))
+        if key is None or key[0] is not event:
+            key = (event, self._masker.canonical(self._raw_essence(event)))
+            self._keys[id(event)] = key
+        return key[1]
+
     def _essence(self, event: Event) -> dict[str, Any]:
-        """What an event is compared on, masked."""
+        """What an event is compared on, masked, as JSON (for the divergence's diff)."""
+        return json.loads(self._key(event))
+
+    def _raw_essence(self, event: Event) -> dict[str, Any]:
         data = event.model_dump(mode="json", exclude={"seq", "ts", "run_id", "schema_version"})
         kind = event.type
         if kind == "run_start":
@@ -128,7 +142,7 @@ class EventComparator:
             data = {"status": data["status"], **({} if self._live else {"reason": data["reason"]})}
         elif kind == "approval":
             data = {"asked": data["asked"], "approved": data["approved"], "by": data["by"]}
-        return self._masker(data)
+        return data
 
     def _next_turn(self) -> Event | None:
         following = self._index + 1

@@ -62,9 +62,8 @@ def recorded_host(recorded: RecordedRun) -> dict[str, Any]:
     return described
 
 
-def offline_opener(recorded: RecordedRun):
-    """A HostOpener that yields the recorded host, offline."""
-    described = recorded_host(recorded)
+def offline_opener(described: dict[str, Any]):
+    """A HostOpener that yields the described host (`recorded_host`), offline."""
 
     @contextmanager
     def open_offline(spec: str, sim_faults: Sequence[str], time_scale: float | None) -> Iterator[RunHost]:

@@ -30,7 +30,7 @@ def recorded_model(recorded: RecordedRun, *, new_root: Callable[[], str] | None 
     responses = [event.response for event in recorded.responses]
     served = 0
 
-    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    async def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         nonlocal served
         if served >= len(responses):
             raise RecordedResponsesExhausted(
@@ -40,7 +40,9 @@ def recorded_model(recorded: RecordedRun, *, new_root: Callable[[], str] | None 
         served += 1
         if new_root is not None:
             data = translate_sim_root(data, recorded.sim_root, new_root())
-        return ModelResponse(parts=load_response(data).parts)
+        recorded_response = load_response(data)
+        # The recorded usage, so budgets count as they did (and FunctionModel does not estimate it anew).
+        return ModelResponse(parts=recorded_response.parts, usage=recorded_response.usage)
 
     model_name = recorded.responses[0].model_name if recorded.responses else None
     return FunctionModel(respond, model_name=model_name or recorded.policy)

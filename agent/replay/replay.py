@@ -39,7 +39,7 @@ from .comparator import EventComparator
 from .comparing_recorder import ComparingRecorder
 from .divergence import Divergence, ReplayDiverged
 from .masking import Masker
-from .offline_host import offline_opener
+from .offline_host import offline_opener, recorded_host
 from .recorded_model import HandoverModel, recorded_model
 from .recorded_run import RecordedRun
 from .recorded_tools import RecordedTools
@@ -119,8 +119,8 @@ async def replay_async(
         policy_name = fork_model or PLAYBOOK
     seams = RunSeams(
         tools=LiveTools() if live else RecordedTools(recorded, masker),
-        open_host=_capturing(_live_opener if live else offline_opener(recorded), opened),
-        make_recorder=make_recorder, config=config, policy_name=policy_name,
+        open_host=_capturing(_live_opener if live else offline_opener(recorded_host(recorded)), opened),
+        make_recorder=make_recorder, config=config, policy_name=policy_name, write_report=live,
     )  # fmt: skip
     options, budgets = _recorded_settings(recorded, live)
     with _run_dir(live, runs_dir, run_id) as run_dir:
