@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import jsonschema
 import pytest
 from matplotlib.image import imread
 
@@ -49,12 +50,7 @@ def test_schema_documents_the_fields_scripts_rely_on():
 def test_report_json_is_valid_against_the_schema(written):
     report, paths = written
     document = json.loads(paths["json"].read_text(encoding="utf-8"))
-    try:
-        import jsonschema
-    except ImportError:  # not a dependency: the pydantic model the schema is generated from stands in
-        jsonschema = None
-    if jsonschema is not None:
-        jsonschema.validate(document, json.loads(SCHEMA_PATH.read_text(encoding="utf-8")))
+    jsonschema.validate(document, json.loads(SCHEMA_PATH.read_text(encoding="utf-8")))
     assert Report.model_validate(document) == report
     assert document["acceptance"]["overall"]["request_mean"] == report.acceptance.overall.request_mean
     assert {"config", "speculative", "concurrency", "output_tok_s", "ttft_ms_p50", "itl_ms_p50"} <= set(
