@@ -156,3 +156,37 @@ async def test_wall_time_budget_ends_the_run(world_host, tmp_path):
     outcome = await drive(FunctionModel(slow), world_host, tmp_path, budgets=Budgets(max_wall_s=0.5))
     assert outcome.status == "budget_exceeded" and "wall-time" in outcome.reason
     assert outcome.duration_s < 4
+
+
+def _priced(tokens: int, cost: str | None):
+    """A model that never finishes and reports `tokens` input tokens (and `cost` USD) per response."""
+    from decimal import Decimal
+
+    from pydantic_ai.usage import RequestUsage
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        usage = RequestUsage(input_tokens=tokens, output_tokens=10, cost=Decimal(cost) if cost is not None else None)
+        return ModelResponse(parts=[ToolCallPart("todowrite", PLAN)], usage=usage)
+
+    return FunctionModel(respond)
+
+
+async def test_token_budget_ends_the_run(world_host, tmp_path):
+    outcome = await drive(_priced(4000, None), world_host, tmp_path, budgets=Budgets(max_tokens=10_000))
+    assert outcome.status == "budget_exceeded" and "total_tokens_limit" in outcome.reason
+    end = events(outcome)[-1]
+    assert end.usage.requests == 3 and end.usage.input_tokens == 12_000  # the third response crossed it
+    assert end.report is not None
+
+
+async def test_cost_budget_ends_the_run_where_the_price_is_known(world_host, tmp_path):
+    outcome = await drive(_priced(100, "0.40"), world_host, tmp_path, budgets=Budgets(max_cost_usd=1.0))
+    assert outcome.status == "budget_exceeded" and "cost" in outcome.reason
+    end = events(outcome)[-1]
+    assert end.usage.requests == 3 and end.cost_usd == pytest.approx(1.2)
+
+
+async def test_an_unknown_price_never_stops_a_run(world_host, tmp_path):
+    outcome = await drive(_priced(100, None), world_host, tmp_path, budgets=Budgets(max_cost_usd=0.01, max_requests=4))
+    assert outcome.status == "budget_exceeded" and "request_limit" in outcome.reason  # the request budget, not cost
+    assert events(outcome)[-1].cost_usd is None
