@@ -6,6 +6,7 @@ from .accept import accept
 from .bench import bench
 from .doctor import doctor
 from .replay import replay
+from .resume import resume
 from .run import run
 from .sim import sim_app
 
@@ -21,6 +22,8 @@ app.command("doctor")(doctor)
 app.command("bench")(bench)
 app.command("accept")(accept)
 app.command("replay")(replay)
+app.command("resume")(resume)
+from .eval import eval_command; app.command("eval")(eval_command)  # noqa: E402,E702
 
 if __name__ == "__main__":
     app()

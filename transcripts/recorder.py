@@ -92,6 +92,10 @@ class Recorder:
             next_seq=read.next_seq, last_ts=read.events[-1].ts,
         )  # fmt: skip
         recorder.resumed_from = read
+        # The next request is stored as a continuation of the last one recorded, as it would have been.
+        last_request = next((e for e in reversed(read.events) if isinstance(e, ModelRequestEvent)), None)
+        if last_request is not None:
+            recorder._last_request = (last_request.seq, read.messages_sent(last_request))
         return recorder
 
     def _open(

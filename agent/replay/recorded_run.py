@@ -50,7 +50,8 @@ class ToolPair:
 class RecordedRun:
     read: TranscriptReadResult
     start: RunStartEvent
-    host: dict[str, Any]  # what the run's `host opened` note recorded ({} when none)
+    host: dict[str, Any]  # what the run's first `host opened` note recorded ({} when none)
+    last_host: dict[str, Any] = field(default_factory=dict)  # the latest one (a resumed run reopens its host)
     requests: list[ModelRequestEvent] = field(default_factory=list)
     responses: list[ModelResponseEvent] = field(default_factory=list)
     tools: list[ToolPair] = field(default_factory=list)
@@ -64,8 +65,11 @@ class RecordedRun:
         recorded = cls(read=read, start=read.events[0], host={})
         by_call: dict[str, ToolPair] = {}
         for event in read.events:
-            if isinstance(event, NoteEvent) and not recorded.host:
-                recorded.host = parse_host_opened(event.text) or {}
+            if isinstance(event, NoteEvent):
+                described = parse_host_opened(event.text)
+                if described is not None:
+                    recorded.host = recorded.host or described
+                    recorded.last_host = described
             elif isinstance(event, ModelRequestEvent):
                 recorded.requests.append(event)
             elif isinstance(event, ModelResponseEvent):

@@ -1,0 +1,211 @@
+"""`specops resume RUN`: a run that was killed (kill -9 included) carries on where its transcript stops.
+
+- The transcript is continued in place (Recorder.resume: a torn last line is
+  cut off, seq goes on), so the run stays one run with one run_start and one
+  run_end; a note says where it resumed.
+- The host comes back: a `sim:PROFILE` world the run had started is reopened
+  from its directory (its Hub restarted), any other host is opened again.
+- The conversation is rebuilt from the transcript (history.py) and the agent
+  continues it with live tools: work whose results were recorded is not done
+  again (the playbook reads its progress from that history; a model sees it).
+  Calls that were cut off mid-way are carried out again; those of the same turn
+  that had finished get their recorded results.
+- The plan, the loop guard's memory of failures, and the API key's redaction
+  are restored; servers the run left up are health-checked, and downloads it
+  started are looked at, before the agent goes on (notes in the transcript).
+- Budgets start afresh for the resumed part (the wall clock included).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from specops.tools.context import ToolContext
+from specops.tools.errors import ToolError
+from specops.transcripts import NoteEvent, TodoChangeEvent, configure_logging
+from specops.transcripts.todos import TodoItem
+
+from ..budget import WallClock
+from ..deps import AgentDeps
+from ..goal import parse_goal
+from ..host import RunHost, reopen_run_host
+from ..policies import PolicyUnavailable, resolve_policy
+from ..recording import Listener, ObservedRecorder
+from ..run import RunOutcome, RunParts, RunSeams, add_key_secret, carry_out
+from ..todo import Todo, TodoList
+from ..tool_runner import LiveTools, ToolDone, ToolRequest
+from ..toolset import TODO_TOOL, registered_tools
+from .history import rebuild_history
+from .recorded_run import RecordedRun, transcript_path
+from .replay import _recorded_settings
+
+_NOT_RUN = frozenset({"repeated_failure", "invalid_arguments", "todo_rule"})
+
+
+class ResumeRefused(ValueError):
+    """The run cannot be resumed (it ended, or its policy cannot be made again); the message says what to do."""
+
+
+def resume(run: str | Path, **kwargs: Any) -> RunOutcome:
+    return asyncio.run(resume_async(run, **kwargs))
+
+
+async def resume_async(run: str | Path, *, model: str | None = None, listeners: Sequence[Listener] = ()) -> RunOutcome:
+    """Continue the killed run RUN (its directory or transcript); `model` replaces its policy spec if given."""
+    path = transcript_path(run)
+    if path.suffix == ".gz":
+        raise ResumeRefused(f"{path} is a compressed (golden) transcript: resume continues a run directory's transcript.jsonl")
+    recorded = RecordedRun.load(path)
+    if recorded.end is not None:
+        raise ResumeRefused(f"run {recorded.run_id} already ended ({recorded.end.status}): there is nothing to resume; "
+                            "replay it with `specops replay`, or fork it with `specops replay --from N`")  # fmt: skip
+    spec = model or str(recorded.start.policy.settings.get("spec") or recorded.policy)
+    options, budgets = _recorded_settings(recorded, live=True)
+    try:
+        policy = resolve_policy(spec, base_url=options.base_url, api_key_env=options.api_key_env)
+    except PolicyUnavailable as exc:
+        raise ResumeRefused(f"the run's policy {spec!r} cannot be made again ({exc}): pass --model") from None
+    history = rebuild_history(recorded)
+    run_dir = path.parent
+    recorder = ObservedRecorder.resume(path, fsync=options.fsync)
+    recorder.listeners = list(listeners)
+    logs = configure_logging(run_dir, redactor=recorder.redactor)
+    try:
+        add_key_secret(recorder, options)
+        read = recorder.resumed_from
+        recorder.record(NoteEvent, text=(
+            f"resumed after event {recorded.events[-1].seq}" + (" (its torn last line was dropped)" if read and read.torn_tail else "")
+            + f"; policy {spec}; {len(history.pending)} call(s) of the last turn to carry out"
+        ))  # fmt: skip
+        todos = _restored_plan(recorded, recorder)
+        host_described = recorded.last_host or {"spec": recorded.start.host.get("spec", "")}
+
+        def open_host(spec_: str, sim_faults: Sequence[str], time_scale: float | None):  # noqa: ARG001
+            return reopen_run_host(host_described)
+
+        parts = RunParts(
+            goal=parse_goal(recorded.start.goal), host_spec=str(recorded.start.host.get("spec", "")), model=policy,
+            budgets=budgets, run_dir=run_dir, options=options, recorder=recorder, clock=WallClock(budgets.max_wall_s),
+            seams=RunSeams(tools=_FinishedCalls(history.done), open_host=open_host), todos=todos,
+            history=history.messages, prepare=lambda deps, run_host: _prepare(recorded, deps, run_host),
+        )  # fmt: skip
+        return await carry_out(parts)
+    finally:
+        logs.close()
+        recorder.close()
+
+
+class _FinishedCalls(LiveTools):
+    """Live tools, except that calls of the interrupted turn which had finished get their recorded result once."""
+
+    def __init__(self, done: dict[str, Any]) -> None:
+        self._done = dict(done)
+
+    async def run(self, request: ToolRequest, context: ToolContext) -> ToolDone:
+        result = self._done.pop(request.call_id, None)
+        if result is None or result.tool != request.tool:
+            return await super().run(request, context)
+        if result.ok:
+            return ToolDone(result=result.result if isinstance(result.result, dict) else {"value": result.result})
+        from .recorded_tools import RecordedToolError
+
+        raise RecordedToolError(result.error.model_dump(mode="json") if result.error is not None else {})
+
+
+class _RestoredTodoList(TodoList):
+    def __init__(self, recorder: ObservedRecorder, items: list[Todo]) -> None:
+        super().__init__(recorder)
+        self._items = list(items)  # the plan as last recorded; the next write records its change from it
+
+
+def _restored_plan(recorded: RecordedRun, recorder: ObservedRecorder) -> TodoList:
+    last = next((e for e in reversed(recorded.events) if isinstance(e, TodoChangeEvent)), None)
+    items: list[TodoItem] = list(last.todos) if last is not None else []
+    return _RestoredTodoList(recorder, [Todo(id=t.id, content=t.content, status=t.status, priority=t.priority) for t in items])
+
+
+async def _prepare(recorded: RecordedRun, deps: AgentDeps, run_host: RunHost) -> None:
+    """Before the agent goes on: the loop guard's memory, and what is still running on the host."""
+    specs = registered_tools()
+    for pair in recorded.tools:
+        spec = specs.get(pair.call.tool)
+        if spec is None or pair.call.tool == TODO_TOOL or pair.result is None:
+            continue
+        if pair.result.error is not None and pair.result.error.kind in _NOT_RUN:
+            continue
+        try:
+            normalized = spec.args.model_validate(pair.call.args).model_dump(mode="json")
+        except Exception:
+            continue
+        if pair.result.ok:
+            deps.guard.succeeded(spec.name, normalized)
+        elif pair.result.error is not None:
+            from specops.tools.errors import ToolErrorRecord
+
+            deps.guard.failed(spec.name, normalized, ToolErrorRecord(**pair.result.error.model_dump(mode="json")))
+    for server in _servers_left_up(recorded):
+        status = await _look(deps, run_host, "server_status", {"server": server})
+        up = isinstance(status, dict) and status.get("up")
+        deps.recorder.record(NoteEvent, text=(
+            f"resume: the server on port {server.get('port')} (pid {server.get('pid')}) that this run launched "
+            + ("is up (health check passed); it is reused" if up else f"is not up ({_said(status)})")
+        ))  # fmt: skip
+    for handle in _downloads_started(recorded):
+        status = await _look(deps, run_host, "download_status", {"handle": handle})
+        state = status.get("state") if isinstance(status, dict) else None
+        deps.recorder.record(NoteEvent, text=(
+            f"resume: the download of {handle.get('repo_id')} into {handle.get('target_dir')} is "
+            + (f"{state} ({status.get('progress_human', '')})" if state else f"unknown ({_said(status)})")
+        ))  # fmt: skip
+
+
+async def _look(deps: AgentDeps, run_host: RunHost, tool: str, raw: dict[str, Any]) -> dict[str, Any] | str:
+    """A read-only tool run by the harness itself (not the policy): its result, or why it failed."""
+    spec = registered_tools()[tool]
+    try:
+        args = spec.args.model_validate(raw)
+        done = await LiveTools().run(ToolRequest(call_id=f"resume-{tool}", spec=spec, args=args, raw_args=raw), run_host.context)
+    except ToolError as exc:
+        return f"{exc.kind}: {exc.what}"
+    except Exception as exc:  # a check must never stop the resume
+        return f"{type(exc).__name__}: {exc}"
+    return done.result
+
+
+def _said(status: dict[str, Any] | str) -> str:
+    return status if isinstance(status, str) else json.dumps(status, default=str)[:200]
+
+
+def _servers_left_up(recorded: RecordedRun) -> list[dict[str, Any]]:
+    """Servers the run launched and did not stop, by pid."""
+    up: dict[int, dict[str, Any]] = {}
+    for pair in recorded.tools:
+        result = pair.result
+        if result is None or not result.ok or not isinstance(result.result, dict):
+            continue
+        if pair.call.tool == "launch_server" and "pid" in result.result:
+            up[result.result["pid"]] = result.result
+        elif pair.call.tool == "stop_server":
+            server = pair.call.args.get("server") or {}
+            up.pop(server.get("pid"), None)
+    return list(up.values())
+
+
+def _downloads_started(recorded: RecordedRun) -> list[dict[str, Any]]:
+    """The last download the run started, when no result says it ended."""
+    handle: dict[str, Any] | None = None
+    for pair in recorded.tools:
+        result = pair.result
+        if result is None or not result.ok or not isinstance(result.result, dict):
+            continue
+        if pair.call.tool == "start_download":
+            handle = result.result
+        elif pair.call.tool in ("download_status", "wait_download"):
+            status = result.result.get("status", result.result)
+            if isinstance(status, dict) and status.get("state") not in (None, "running"):
+                handle = None
+    return [handle] if handle is not None else []
