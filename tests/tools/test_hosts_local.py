@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import socketserver
 import threading
@@ -115,4 +116,48 @@ def test_forward_reaches_a_local_server_and_refuses_a_closed_port(host):
             server.shutdown()
     with pytest.raises(PortNotListening, match=f"port {port}"):
         with host.forward(port):
+            pass
+
+
+def test_a_given_environment_and_directory_are_what_commands_and_paths_see(tmp_path):
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    with LocalHost(env={"HOME": str(home), "MARK": "given"}, cwd=work) as host:
+        result = host.run(["sh", "-c", 'pwd; echo "$HOME $MARK $EXTRA"'], timeout=10, env={"EXTRA": "added", "MARK": "call"})
+        assert result.stdout == f"{work}\n{home} call added\n", "the call's env wins over the host's"
+        host.write_file("~/notes/a.txt", b"in the home")
+        host.write_file("rel.txt", b"in the directory")
+        assert (home / "notes" / "a.txt").read_bytes() == b"in the home"
+        assert (work / "rel.txt").read_bytes() == b"in the directory"
+        assert host.exists("rel.txt") and host.read_file("~/notes/a.txt") == b"in the home"
+        assert host.run(["cat", "rel.txt"], timeout=10).stdout == "in the directory"
+        assert host.run(["pwd"], timeout=10, cwd="~/notes").stdout == f"{home / 'notes'}\n"
+        with pytest.raises(ValueError, match="not a shell identifier"):
+            LocalHost(env={"BAD NAME": "x"})
+
+
+def test_a_sim_worlds_environment_maps_its_virtual_ports_through_the_registry(tmp_path):
+    from specops.sim.world.layout import WorldLayout
+    from specops.sim.world.ports import PortEntry, write_entry
+
+    layout = WorldLayout(tmp_path / "world")
+    host = LocalHost(env={"SPECOPS_SIM_ROOT": str(layout.root)})
+    with socketserver.ThreadingTCPServer(("127.0.0.1", 0), _Echo) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        real = server.server_address[1]
+        try:
+            write_entry(layout, 30000, PortEntry(pid=os.getpid(), real_port=real, owner="test"))
+            assert host.port_on_host(30000) == real
+            with host.forward(30000) as address:
+                assert address == ("127.0.0.1", real)
+                with socket.create_connection(address, timeout=5) as conn:
+                    conn.sendall(b"ping")
+                    assert conn.recv(100) == b"echo:ping"
+        finally:
+            server.shutdown()
+    # A port no process of the world holds is not listening, whatever this machine has on that number.
+    assert host.port_on_host(30001) == 30001
+    with pytest.raises(PortNotListening, match="port 30001 .*simulated host"):
+        with host.forward(30001):
             pass

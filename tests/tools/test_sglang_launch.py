@@ -121,12 +121,25 @@ def test_dflash_on_ep4_takes_block_size_8_from_the_drafter_then_restarts_without
         stop_server(ctx, StopArgs(server=server))
 
 
-def test_over_ssh_a_launch_is_ready(world, ssh_host):
-    ctx = ToolContext.for_host(ssh_host)
-    server = launch_server(ctx, LaunchArgs(config=_ep4(ctx), ready_timeout_s=30))
-    assert server.port == 30000
-    stop_server(ctx, StopArgs(server=server))
-    assert not _gpu_pids(ctx.host)
+@pytest.mark.parametrize("backend", ["ssh", "local"])
+def test_launch_status_restart_and_stop_over_ssh_and_locally(world, backend):
+    with reach(world, backend) as host:
+        ctx = ToolContext.for_host(host)
+        server = launch_server(ctx, LaunchArgs(config=_ep4(ctx), ready_timeout_s=30))
+        try:
+            assert server.port == 30000 and server.host == host.spec
+            assert host.port_on_host(30000) != 30000  # the world's virtual port, served elsewhere on this machine
+            status = server_status(ctx, StatusArgs(server=server))
+            assert status.up and status.process_running and status.info.max_running_requests != 96
+            restarted = restart_server(ctx, RestartArgs(server=server, changes={"max_running_requests": 96},
+                                                        ready_timeout_s=30))
+            assert restarted.stopped.gpu_released and restarted.server.pid != server.pid
+            server = restarted.server
+            assert server_status(ctx, StatusArgs(server=server)).info.max_running_requests == 96
+        finally:
+            stopped = stop_server(ctx, StopArgs(server=server))
+        assert stopped.was_running and stopped.port_free and stopped.gpu_released
+        assert not _gpu_pids(ctx.host) and not server_status(ctx, StatusArgs(port=30000)).up
 
 
 def test_an_interpreter_without_sglang_is_named(ctx):

@@ -2,8 +2,11 @@
 
 `world` is a seed-ct200 world (time scale 50) per test module; `sim_host` reaches it
 through the sim backend, `ssh_host` through a real sshd whose sessions land on it,
-and `host` is parametrized over both, so one test proves a tool on sim: and ssh://.
-Tests that need faults start their own world with `start_world(...)`.
+`local_host` as the `local` backend (a LocalHost whose commands get the world's
+environment, PATH and HOME included, and start in its home, as a shell on that
+host would), and `host` is parametrized over all three, so one test proves a tool
+on sim:, ssh:// and local. Tests that need faults start their own world with
+`start_world(...)`.
 """
 
 from __future__ import annotations
@@ -15,11 +18,12 @@ import pytest
 
 from specops.sim.world.world import SimWorld
 from specops.tools.context import ToolContext
-from specops.tools.hosts import Host, open_host
+from specops.tools.hosts import Host, LocalHost, open_host
 
 from .sshd import require_sshd
 
 FAST = 50.0
+BACKENDS = ("sim", "ssh", "local")
 
 
 @contextmanager
@@ -30,8 +34,11 @@ def start_world(profile: str = "seed-ct200", *, faults=(), time_scale: float = F
 
 @contextmanager
 def reach(world: SimWorld, backend: str) -> Iterator[Host]:
-    """A Host on `world` through the `sim` backend or over real SSH."""
-    if backend == "sim":
+    """A Host on `world` through the `sim` backend, over real SSH, or as the `local` backend."""
+    if backend == "local":
+        with LocalHost(env=world.state.env, cwd=world.layout.home) as host:
+            yield host
+    elif backend == "sim":
         with open_host(world.host_spec) as host:
             yield host
     elif backend == "ssh":
@@ -61,7 +68,13 @@ def ssh_host(world) -> Iterator[Host]:
         yield h
 
 
-@pytest.fixture(scope="module", params=["sim", "ssh"])
+@pytest.fixture(scope="module")
+def local_host(world) -> Iterator[Host]:
+    with reach(world, "local") as h:
+        yield h
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
 def host(request, world) -> Iterator[Host]:
     with reach(world, request.param) as h:
         yield h

@@ -1,4 +1,12 @@
-"""The machine this process runs on, as a Host: subprocesses in their own process groups."""
+"""The machine this process runs on, as a Host: subprocesses in their own process groups.
+
+`LocalHost(env=..., cwd=...)` runs every command with `env` on top of this
+process's environment and from `cwd` (relative paths resolve there, `~` to the
+HOME that `env` sets): the local host as a login shell with that environment
+would see it. An environment that carries SPECOPS_SIM_ROOT is a simulated
+host's (started with `specops sim up`): its ports are virtual, and forward()
+and port_on_host() look them up in that world's port registry, as SshHost does.
+"""
 
 from __future__ import annotations
 
@@ -34,19 +42,35 @@ def _exit_code(returncode: int) -> int:
     return 128 - returncode if returncode < 0 else returncode
 
 
+_SIM_ROOT_VARIABLE = "SPECOPS_SIM_ROOT"
+
+
 class LocalHost(Host):
-    def __init__(self, spec: str = "local") -> None:
+    def __init__(
+        self, spec: str = "local", *, env: Mapping[str, str] | None = None, cwd: str | Path | None = None
+    ) -> None:
+        """`env`: variables every command gets on top of this process's environment (a command's own
+        `env` still wins); `cwd`: where commands start and relative paths resolve (default: here)."""
         self.spec = spec
+        self._base_env: dict[str, str] = check_env(env)
+        self._base_cwd: Path | None = None if cwd is None else Path(cwd).expanduser()
 
     # Sim hosts change these two: the world's environment and home.
     def _environment(self, env: Mapping[str, str] | None) -> dict[str, str]:
-        return {**os.environ, **check_env(env)}
+        return {**os.environ, **self._base_env, **check_env(env)}
 
     def _path(self, path: str) -> Path:
-        return Path(path).expanduser()
+        home = self._base_env.get("HOME")
+        if home is not None and (path == "~" or path.startswith("~/")):
+            p = Path(home + path[1:])
+        else:
+            p = Path(path).expanduser()
+        return self._base_cwd / p if self._base_cwd is not None and not p.is_absolute() else p
 
     def _cwd(self, cwd: str | None) -> str | None:
-        return None if cwd is None else str(self._path(cwd))
+        if cwd is None:
+            return None if self._base_cwd is None else str(self._base_cwd)
+        return str(self._path(cwd))
 
     def run(
         self,
@@ -179,9 +203,33 @@ class LocalHost(Host):
 
     # -- ports ------------------------------------------------------------------------------
 
+    def _sim_root(self) -> str:
+        """The simulated world this host's environment belongs to, or "" on a real machine."""
+        return self._environment(None).get(_SIM_ROOT_VARIABLE, "")
+
     def _listening_port(self, port: int) -> int:
-        """The real loopback port that serves `port` on this host (here: the port itself)."""
-        return port
+        """The real loopback port that serves `port` on this host: the port itself, or a sim world's mapping."""
+        root = self._sim_root()
+        if not root:
+            return port
+        from specops.sim.world.layout import WorldLayout  # the simulator is only imported for sim environments
+        from specops.sim.world.ports import read_entry
+
+        entry = read_entry(WorldLayout(Path(root)), port)
+        if entry is None or entry.real_port is None:
+            raise PortNotListening(
+                f"nothing listens on port {port} of {self.spec} (the simulated host at {root}): "
+                "is the server up? check its log",
+                host=self.spec,
+                port=port,
+            )
+        return entry.real_port
+
+    def port_on_host(self, port: int) -> int:
+        try:
+            return self._listening_port(port)
+        except PortNotListening:
+            return port
 
     @contextmanager
     def forward(self, port: int) -> Iterator[tuple[str, int]]:
