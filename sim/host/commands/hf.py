@@ -11,11 +11,12 @@ import sys
 
 from ...faults import FaultName
 from ...world.state import WorldState
+from ..disk.write_guard import guarded_environment
 from ._world import current_world
 
 
 def hf_env(world: WorldState) -> dict[str, str]:
-    env = dict(os.environ)
+    env = guarded_environment(dict(os.environ))  # a download into a full virtual mount fails with ENOSPC
     env["HF_ENDPOINT"] = world.hub_url  # the host reaches no other Hub
     env["HF_HUB_DISABLE_TELEMETRY"] = "1"
     env["HF_HUB_DISABLE_UPDATE_CHECK"] = "1"

@@ -1,7 +1,8 @@
 """`python`, `python3`, `python3.X`: the host's interpreter.
 
 `--version` answers with the profile's Python; everything else runs the real
-interpreter with the host's site directory (its `sglang`) on PYTHONPATH. This
+interpreter with the host's site directory (its `sglang`) and the disk-full
+guard (disk/write_guard.py) on PYTHONPATH. This
 runs before every `python -c` and `python -m sglang.launch_server`, so it reads
 world.json with `json` alone instead of loading the typed WorldState.
 """
@@ -14,6 +15,7 @@ import sys
 from pathlib import Path
 
 from ...world.layout import WorldLayout
+from ..disk.write_guard import guarded_environment
 from . import ROOT_VARIABLE
 
 
@@ -23,7 +25,7 @@ def run(argv: list[str]) -> int:
     if argv and argv[0] in ("--version", "-V"):
         print(f"Python {state['profile']['software']['python']}")
         return 0
-    env = dict(os.environ)
+    env = guarded_environment(dict(os.environ))  # writes into a full virtual mount fail with ENOSPC
     if (layout.site_dir / "sglang").is_dir():
         site = str(layout.site_dir)
         rest = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != site]
