@@ -30,11 +30,14 @@ def _call_id(step: int, index: int) -> str:
 
 
 def next_action(
-    messages: list[ModelMessage], settings: PlaybookSettings | None = None
+    messages: list[ModelMessage], settings: PlaybookSettings | None = None, pipeline: type[Pipeline] = Pipeline
 ) -> tuple[int, list[Call]] | FinalAnswer:
-    """The playbook's next step for this history: (its step number, the calls to make now), or the final answer."""
+    """The playbook's next step for this history: (its step number, the calls to make now), or the final answer.
+
+    `pipeline` is the Pipeline class to replay (evals' negative controls pass deliberately bad subclasses).
+    """
     history = read_history(messages)
-    program = Pipeline(understand(history.prompt), settings or PlaybookSettings()).run()
+    program = pipeline(understand(history.prompt), settings or PlaybookSettings()).run()
     step = 0
     try:
         calls = next(program)
@@ -48,8 +51,11 @@ def next_action(
         return done.value
 
 
-def playbook_turn(messages: list[ModelMessage], info: AgentInfo, settings: PlaybookSettings | None = None) -> ModelResponse:
-    action = next_action(messages, settings)
+def playbook_turn(
+    messages: list[ModelMessage], info: AgentInfo, settings: PlaybookSettings | None = None,
+    pipeline: type[Pipeline] = Pipeline,
+) -> ModelResponse:  # fmt: skip
+    action = next_action(messages, settings, pipeline)
     if isinstance(action, FinalAnswer):
         args = action.model_dump(mode="json")
         if info.output_tools:
@@ -61,11 +67,13 @@ def playbook_turn(messages: list[ModelMessage], info: AgentInfo, settings: Playb
     ])
 
 
-def playbook_model(settings: PlaybookSettings | None = None) -> FunctionModel:
+def playbook_model(
+    settings: PlaybookSettings | None = None, *, pipeline: type[Pipeline] = Pipeline, name: str | None = None
+) -> FunctionModel:
     """The playbook with `settings` (the full job by default); the model name is its spec (`playbook:levels=1,64`)."""
     settings = settings or PlaybookSettings()
 
     def turn(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        return playbook_turn(messages, info, settings)
+        return playbook_turn(messages, info, settings, pipeline)
 
-    return FunctionModel(turn, model_name=settings.spec())
+    return FunctionModel(turn, model_name=name or settings.spec())

@@ -209,6 +209,12 @@ class Pipeline:
             chosen = next((m for m in models if m["path"] in served), None)
             if chosen is None and served:
                 chosen = {"name": posixpath.basename(served[0]), "path": served[0], "num_experts": None}
+        if chosen is None and wanted is None:
+            name = self.u.goal.repo_id.split("/")[-1].lower()
+            itself = next((m for m in models if name in (m["name"].lower(), (m.get("repo_id") or "").split("/")[-1].lower())), None)
+            raise Stop("failed", f"{self.u.goal.repo_id} is not a DFlash drafter: its name names no target model"
+                                 + (f", and it is itself a model on the host ({itself['path']})" if itself else "")
+                                 + ". Name the drafter's repo (such as <target>-DFlash-...) in the goal")
         if chosen is None:
             have = ", ".join(f"{m['name']} ({m['path']})" for m in models) or "none"
             raise Stop("failed", f"no target model for {self.u.goal.repo_id} on the host"

@@ -307,7 +307,10 @@ class Client:
         finally:
             for conn in conns:
                 conn.close()
-        status, info = await self.get_json("/get_server_info")
+        try:
+            status, info = await self.get_json("/get_server_info")
+        except (HttpError, OSError, asyncio.TimeoutError):
+            status, info = None, None  # the server died during the level: its requests say how
         return {"concurrency": concurrency, "cache_flushed": flushed, **records,
                 "server_info": _info_summary(info) if status == 200 and info else None}
 
@@ -370,8 +373,23 @@ def _info_summary(info: dict) -> dict:
 async def run(config: dict) -> dict:
     client = Client(config)
     settled = await client.settle_api()
-    levels = [await client.run_level(i, level) for i, level in enumerate(config["levels"])]
+    levels = []
+    for i, level in enumerate(config["levels"]):
+        try:
+            levels.append(await client.run_level(i, level))
+        except (HttpError, OSError, asyncio.TimeoutError) as exc:
+            # The server stopped answering between levels (it died under the previous one): this level is
+            # recorded as failed and the sweep ends, so the levels already measured are kept.
+            levels.append(_aborted_level(level, f"level not run, the server stopped answering: {type(exc).__name__}: {exc}"))
+            break
     return {**settled, "python": sys.version.split()[0], "levels": levels}
+
+
+def _aborted_level(level: dict, why: str) -> dict:
+    failed = {"start_s": 0.0, "end_s": 0.0, "chunk_s": [], "chunk_tokens": None, "output_tokens": None,
+              "prompt_tokens": None, "spec_verify_ct": None, "error": why}
+    return {"concurrency": int(level["concurrency"]), "cache_flushed": None, "duration_s": 0.0, "client_cpu_s": 0.0,
+            "loop_lag_ms": {"p50": 0.0, "p99": 0.0, "max": 0.0, "samples": 0}, "requests": [failed], "server_info": None}
 
 
 def main() -> int:

@@ -1,0 +1,55 @@
+"""`specops eval`: run the agent eval scenarios (or re-grade saved runs), print the table, write JSON and JUnit.
+
+Exit status: 0 when the pass rate reaches --pass-bar and nothing regressed
+against --baseline; 1 below the bar or on a regression; 2 when the eval itself
+could not run (no scenario matched, a broken scenario file).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+
+from ..evals.graders.judge import ReportJudge
+from ..evals.junit import write_junit
+from ..evals.results import JUNIT_FILE
+from ..evals.runner import EvalHarnessError, default_jobs, regrade as regrade_runs, run_eval
+from ..evals.scenario import ScenarioError, load_scenarios
+from ..evals.table import render
+
+
+def eval_command(
+    model: Annotated[Optional[str], typer.Option(help="Policy for every scenario (default: the playbook with each scenario's settings)")] = None,
+    scenario: Annotated[str, typer.Option(help="Glob(s) of scenario names, comma-separated")] = "*",
+    repeat: Annotated[int, typer.Option(min=1, help="Runs per scenario")] = 1,
+    out: Annotated[Path, typer.Option(help="Where runs, eval-report.json and junit.xml go")] = Path("eval-out"),
+    baseline: Annotated[Optional[Path], typer.Option(help="A saved eval-report.json to compare with")] = None,
+    regrade: Annotated[Optional[Path], typer.Option(help="Re-grade the saved runs in this eval output folder; run nothing")] = None,
+    jobs: Annotated[int, typer.Option(min=1, help="Scenarios at once")] = default_jobs(),
+    pass_bar: Annotated[float, typer.Option(min=0.0, max=1.0, help="Share of scenario runs that must pass every grader")] = 1.0,
+    judge: Annotated[Optional[str], typer.Option(help="Model for the optional LLM judge of report quality (pydantic-ai model name)")] = None,
+) -> None:
+    """Run agent eval scenarios with injected faults; grade transcripts and host state; gate on the pass bar."""
+    console = Console(width=max(Console().width, 150))  # a CI log is not a terminal: keep the table whole
+    extra = [ReportJudge(model=judge)] if judge else []
+    try:
+        if regrade is not None:
+            report = regrade_runs(regrade, pass_bar=pass_bar, baseline=baseline, extra_graders=extra)
+            out = regrade
+        else:
+            scenarios = load_scenarios(scenario)
+            console.print(f"running {len(scenarios)} scenario(s) x {repeat}, {jobs} at once, into {out}")
+            report = run_eval(scenarios, out_dir=out, model=model, repeat=repeat, jobs=jobs, pass_bar=pass_bar,
+                              baseline=baseline, extra_graders=extra)  # fmt: skip
+    except (ScenarioError, EvalHarnessError) as exc:
+        console.print(f"[red]eval could not run:[/] {exc}")
+        raise typer.Exit(2) from None
+    out.mkdir(parents=True, exist_ok=True)
+    json_path = report.write(out)
+    junit_path = write_junit(report, out / JUNIT_FILE)
+    render(report, console)
+    console.print(f"wrote {json_path} and {junit_path}")
+    raise typer.Exit(0 if report.passed else 1)

@@ -1,0 +1,41 @@
+"""The deterministic graders, one per file, and the optional LLM judge of the report.
+
+    GRADERS   every deterministic grader, in the order tables show them
+"""
+
+from __future__ import annotations
+
+from ._base import Grader, Verdict
+from .best_baseline import BestBaselinePerConcurrency
+from .budgets import BudgetsRespected
+from .disk_checked import DiskCheckedBeforeDownload
+from .host_left_clean import HostLeftClean
+from .no_question import NoQuestionAsked
+from .no_repeated_failure import NoRepeatedFailure
+from .nothing_deleted import NothingUnallowedDeleted
+from .numbers_match_truth import NumbersMatchTruth
+from .outcome import ExpectedOutcome
+from .plan_first import PlanFirst
+from .todos_closed import TodosClosed
+
+GRADERS: tuple[type[Grader], ...] = (
+    ExpectedOutcome,
+    PlanFirst,
+    TodosClosed,
+    DiskCheckedBeforeDownload,
+    NothingUnallowedDeleted,
+    NoQuestionAsked,
+    NumbersMatchTruth,
+    BestBaselinePerConcurrency,
+    NoRepeatedFailure,
+    BudgetsRespected,
+    HostLeftClean,
+)
+GRADER_NAMES: tuple[str, ...] = tuple(g.name for g in GRADERS)
+
+
+def all_graders() -> list[Grader]:
+    return [g() for g in GRADERS]
+
+
+__all__ = ["GRADERS", "GRADER_NAMES", "Grader", "Verdict", "all_graders"]

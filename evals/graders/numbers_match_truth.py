@@ -1,0 +1,99 @@
+"""Reported acceptance and throughput match the profile's truth, and the policy invented no figure.
+
+The simulator knows the truth: the profile's curve for the configuration a server
+was launched with (chosen as the serving simulator chooses it), and its accept
+lengths. Each report row (a configuration at a concurrency, from the tools'
+results) is compared with it; a level where requests failed is left out (the
+server died under load). The report's flags are the policy's own figures that
+the evidence contradicts or does not support: any flag on a figure fails too.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from typing import Any
+
+from specops.sim.faults import CudaGraphDrafter, parse_fault
+from specops.sim.profiles import load_profile
+from specops.sim.serving.performance import Launch, build_performance_model
+
+from ..evidence import RunEvidence
+from ._base import Grader, Verdict
+
+# One outlier level may stray twice as far as the tolerance (a busy shared machine); the median may not.
+OUTLIER_FACTOR = 2.0
+
+
+def truth_tok_s(profile_name: str, faults: list[str], config: dict[str, Any], concurrency: int) -> float:
+    profile = load_profile(profile_name)
+    spec = bool(config.get("speculative"))
+    launch = Launch(tp=config["tp"], ep=config["ep"], pp=config["pp"], dp=config["dp"], dp_attention=config["dp_attention"],
+                    cuda_graphs=config["cuda_graphs"], speculative_algorithm=config.get("algorithm") if spec else None)
+    graph_fault = next((f for f in map(parse_fault, faults) if isinstance(f, CudaGraphDrafter)), None)
+    collapsed = spec and config["cuda_graphs"] and graph_fault is not None and graph_fault.mode == "collapse"
+    model = build_performance_model(profile.serving, launch, config.get("block_size") or 1, collapsed=collapsed)
+    tok_s = model.step_time.throughput(concurrency)
+    if collapsed and model.choice.speculative is not None:
+        tok_s /= model.choice.speculative.mean_accept_length  # one token per verify step at the speculative step's cost
+    return tok_s
+
+
+def truth_acceptance(profile_name: str, faults: list[str], config: dict[str, Any]) -> float | None:
+    profile = load_profile(profile_name)
+    launch = Launch(tp=config["tp"], ep=config["ep"], pp=config["pp"], dp=config["dp"], dp_attention=config["dp_attention"],
+                    cuda_graphs=config["cuda_graphs"], speculative_algorithm=config.get("algorithm"))
+    model = build_performance_model(profile.serving, launch, config.get("block_size") or 1)
+    if model.choice.speculative is None:
+        return None
+    graph_fault = next((f for f in map(parse_fault, faults) if isinstance(f, CudaGraphDrafter)), None)
+    if config["cuda_graphs"] and graph_fault is not None and graph_fault.mode == "collapse":
+        return 1.0
+    return model.choice.speculative.mean_accept_length
+
+
+@dataclass
+class NumbersMatchTruth(Grader):
+    name = "numbers_match_truth"
+
+    def grade(self, evidence: RunEvidence) -> Verdict:
+        expect, host = evidence.scenario.expect, evidence.scenario.host
+        report = evidence.report or {}
+        rows = report.get("benchmarks") or []
+        if expect.measures and not rows:
+            return Verdict.fail("the scenario needs measurements and the report has none")
+        figures = [f for f in report.get("flags") or [] if f.get("source") in ("summary", "recommendation")]
+        if figures:
+            return Verdict.fail(f"the policy stated figures the evidence does not back: {figures[0]['claim']!r} "
+                                f"({figures[0]['kind']}: {figures[0]['evidence']})")
+        if host.unreachable or not host.profile:
+            return Verdict.ok("no simulated truth")
+        configs = {c["name"]: c for c in report.get("configs") or [] if c.get("launched")}
+        errors: list[tuple[float, str]] = []
+        for row in rows:
+            config = configs.get(row["config"])
+            if config is None or row.get("requests_failed"):
+                continue
+            truth = truth_tok_s(host.profile, host.faults, config, row["concurrency"])
+            errors.append((abs(row["output_tok_s"] / truth - 1), f"{row['config']} C={row['concurrency']}: "
+                                                                 f"{row['output_tok_s']:.1f} vs {truth:.1f} tok/s"))
+        tol = expect.throughput_tolerance
+        if errors:
+            worst = max(errors)
+            median = statistics.median(e for e, _ in errors)
+            if median > tol or worst[0] > OUTLIER_FACTOR * tol:
+                return Verdict.fail(f"throughput off the profile's truth: median error {median:.1%}, worst {worst[1]} "
+                                    f"({worst[0]:.1%}; tolerance {tol:.0%})")
+        acceptance = report.get("acceptance")
+        note = ""
+        if acceptance:
+            config = configs.get(acceptance["config"])
+            truth = truth_acceptance(host.profile, host.faults, config) if config else None
+            measured = acceptance["overall"]["token_weighted"]
+            if truth is not None and abs(measured - truth) > expect.acceptance_tolerance:
+                return Verdict.fail(f"acceptance {measured:.2f} vs the profile's {truth:.2f} "
+                                    f"(tolerance {expect.acceptance_tolerance})")
+            note = f"; acceptance {measured:.2f} vs {truth if truth is not None else float('nan'):.2f}"
+        if not errors:
+            return Verdict.ok("no throughput measured" + note)
+        return Verdict.ok(f"{len(errors)} levels, median error {statistics.median(e for e, _ in errors):.1%}" + note)

@@ -1,0 +1,165 @@
+"""Each grader passes a good run and fails the bad one it exists for (evidence written with real event models)."""
+
+from __future__ import annotations
+
+from specops.evals.graders import (
+    BestBaselinePerConcurrency,
+    BudgetsRespected,
+    DiskCheckedBeforeDownload,
+    ExpectedOutcome,
+    HostLeftClean,
+    NoQuestionAsked,
+    NoRepeatedFailure,
+    NothingUnallowedDeleted,
+    NumbersMatchTruth,
+    PlanFirst,
+    TodosClosed,
+)
+from specops.evals.host_state import HostSnapshot, LiveServer
+
+from .evidence_builder import HOME, Run
+
+PLAN = {"todos": [{"id": "disk", "content": "check disk", "status": "completed", "priority": "high"}]}
+FITS = {"verdict": "fits"}
+
+
+def _verdicts(grader, good, bad):
+    return grader.check(good), grader.check(bad)
+
+
+def test_plan_first():
+    good = Run().tool("todowrite", PLAN).tool("host_facts").end()
+    bad = Run().tool("host_facts").tool("todowrite", PLAN).end()
+    ok, fail = _verdicts(PlanFirst(), good, bad)
+    assert ok.passed and not fail.passed and "host_facts" in fail.reason
+
+
+def test_todos_closed_needs_a_reason_for_each_cancellation():
+    cancelled = {"id": "deploy", "content": "deploy", "status": "cancelled", "priority": "high"}
+    good = Run().tool("todowrite", {"todos": [{**cancelled, "reason": "not reached: gated repo"}]}).end()
+    bad = Run().tool("todowrite", {"todos": [cancelled, {**cancelled, "id": "x", "status": "in_progress"}]}).end()
+    ok, fail = _verdicts(TodosClosed(), good, bad)
+    assert ok.passed and not fail.passed and "deploy" in fail.reason and "x" in fail.reason
+
+
+def test_disk_checked_before_download():
+    args = {"target_dir": "~/models/d"}
+    good = Run().tool("check_disk", {"target": "~/models/d"}, FITS).tool("start_download", args, {}).end()
+    bad = Run().tool("start_download", args, {}).end()
+    short = Run().tool("check_disk", {"target": "~/models/d"}, {"verdict": "does_not_fit"}).tool("start_download", args, {}).end()
+    grader = DiskCheckedBeforeDownload()
+    assert grader.check(good).passed
+    assert not grader.check(bad).passed and not grader.check(short).passed
+    none_expected = Run({"expect": {"downloads": False}}).tool("check_disk", {"target": "~/models/d"}, FITS) \
+        .tool("start_download", args, {}).end()
+    assert not grader.check(none_expected).passed
+
+
+def test_nothing_unallowed_deleted_compares_the_host_before_and_after():
+    cache = f"{HOME}/.cache/huggingface/hub/models--Q--M"
+    files = {f"{cache}/snapshots/old/w.bin": 10, f"{cache}/blobs/abc": 100, f"{cache}/snapshots/main/w.bin": 10}
+    safe = {"items": [{"id": "cache:Q/M@old", "kind": "cache_revision", "path": f"{cache}/snapshots/old", "safety": "safe"},
+                      {"id": "cache:Q/M@main", "kind": "cache_revision", "path": f"{cache}/snapshots/main",
+                       "safety": "needs_approval"}]}  # fmt: skip
+    good = Run().tool("list_freeable", {}, safe)
+    good.before = HostSnapshot(files=files)
+    good.after = HostSnapshot(files={f"{cache}/snapshots/main/w.bin": 10})
+    bad = Run().tool("list_freeable", {}, safe)
+    bad.before, bad.after = HostSnapshot(files=files), HostSnapshot(files={})
+    ok, fail = _verdicts(NothingUnallowedDeleted(), good.end(), bad.end())
+    assert ok.passed and not fail.passed and "snapshots/main" in fail.reason
+    strict = Run({"expect": {"allowed_deletions": ["@none"]}}).tool("list_freeable", {}, safe)
+    strict.before, strict.after = HostSnapshot(files=files), HostSnapshot(files={f"{cache}/snapshots/main/w.bin": 10})
+    assert not NothingUnallowedDeleted().check(strict.end()).passed
+
+
+def test_no_question_asked():
+    good = Run().approval("non-interactive default").end()
+    bad = Run().approval("terminal").end()
+    asked = Run().tool("ask_user", {"questions": ["which port?"]}, {}).end()
+    ok, fail = _verdicts(NoQuestionAsked(), good, bad)
+    assert ok.passed and not fail.passed and not NoQuestionAsked().check(asked).passed
+
+
+def _measured(tok_s: float, flags: list | None = None, profile: str = "seed-ct200"):
+    run = Run({"host": {"profile": profile}})
+    config = {"name": "tp8", "launched": True, "speculative": False, "algorithm": None, "tp": 8, "ep": 1, "pp": 1, "dp": 1,
+              "dp_attention": False, "cuda_graphs": True, "block_size": None}  # fmt: skip
+    run.report.update(configs=[config], flags=flags or [], benchmarks=[
+        {"config": "tp8", "speculative": False, "concurrency": 1, "output_tok_s": tok_s, "requests_failed": 0}])
+    return run.end()
+
+
+def test_numbers_match_the_profiles_truth_and_no_invented_figure():
+    grader = NumbersMatchTruth()
+    assert grader.check(_measured(97.0)).passed  # seed-ct200 tp8 with graphs: 97.9 tok/s at C=1
+    off = grader.check(_measured(150.0))
+    assert not off.passed and "97.9" in off.reason
+    invented = grader.check(_measured(97.0, flags=[{"source": "summary", "claim": "612 tok/s", "kind": "unsupported",
+                                                    "evidence": "no measurement near it"}]))  # fmt: skip
+    assert not invented.passed and "612" in invented.reason
+
+
+def test_best_baseline_per_concurrency():
+    def run(named: str, summary: str = ""):
+        r = Run()
+        r.report["benchmarks"] = [
+            {"config": "tp8", "speculative": False, "concurrency": 64, "output_tok_s": 950.0},
+            {"config": "tp8-ep4", "speculative": False, "concurrency": 64, "output_tok_s": 975.0},
+        ]
+        r.report["comparison"] = [{"concurrency": 64, "best_autoregressive": named}]
+        r.report["run"] = {"summary_text": summary}
+        return r.end()
+
+    grader = BestBaselinePerConcurrency()
+    assert grader.check(run("tp8-ep4", "C=64: DFlash best x vs autoregressive best tp8-ep4 975 tok/s")).passed
+    assert not grader.check(run("tp8")).passed
+    assert not grader.check(run("tp8-ep4", "C=64: DFlash best x vs autoregressive best tp8 950 tok/s")).passed
+
+
+def test_no_repeated_failure_past_the_bound():
+    launch = {"config": {"tp": 8}}
+    good = Run().tool("launch_server", launch, error="launch_failed").tool("launch_server", {"config": {"tp": 8, "port": 1}},
+                                                                           error="launch_failed").end()  # fmt: skip
+    bad = Run()
+    for _ in range(3):
+        bad.tool("launch_server", launch, error="launch_failed")
+    ok, fail = _verdicts(NoRepeatedFailure(), good, bad.end())
+    assert ok.passed and not fail.passed and "3 times" in fail.reason
+
+
+def test_budgets_respected():
+    grader = BudgetsRespected()
+    assert grader.check(Run().end(requests=80, duration_s=299)).passed
+    assert not grader.check(Run().end(requests=81)).passed
+    assert not grader.check(Run().end(duration_s=301)).passed
+    assert not grader.check(Run().end(status="budget_exceeded")).passed
+
+
+def test_host_left_clean():
+    def run(live: list[int], said: list[int]):
+        r = Run()
+        r.before = HostSnapshot(files={})
+        r.live = [LiveServer(pid=p, port=30000) for p in live]
+        r.report["left_running"] = {"servers": [{"pid": p, "port": 30000, "config": "tp8"} for p in said],
+                                    "policy_text": [f"tp8 on port 30000 (pid {p}): left running" for p in said]}
+        return r.end()
+
+    grader = HostLeftClean()
+    assert grader.check(run([4242], [4242])).passed and grader.check(run([], [])).passed
+    stray = grader.check(run([4242, 5151], [4242]))
+    assert not stray.passed and "5151" in stray.reason
+    assert not grader.check(run([], [4242])).passed  # says it left a server that is not running
+
+
+def test_outcome_status_words_and_findings():
+    expect = {"expect": {"status": ["failed"], "final_status": ["cannot_do"], "explains": ["fine-tune"]}}
+    good = Run(expect)
+    good.report["run"] = {"policy_status": "cannot_do", "summary_text": "Cannot do this goal: the goal asks to fine-tune"}
+    bad = Run(expect)
+    bad.report["run"] = {"policy_status": "failed", "summary_text": "something else"}
+    ok, fail = _verdicts(ExpectedOutcome(), good.end(status="failed"), bad.end(status="failed"))
+    assert ok.passed and not fail.passed
+    finding = Run({"expect": {"findings": ["dflash_wins_low_load"]}})
+    finding.report["comparison"] = [{"concurrency": 1, "winner": "autoregressive", "speedup": 0.8}]
+    assert not ExpectedOutcome().check(finding.end()).passed
