@@ -18,7 +18,7 @@ from specops.sim.serving.prompt_kind import classify_prompt
 from specops.tools.acceptance import AcceptanceArgs, NotSpeculative, measure_acceptance
 from specops.tools.context import ToolContext
 
-from .worlds import reach, start_world
+from .worlds import BACKENDS, reach, start_world
 
 pytestmark = pytest.mark.timeout(120)
 TIME_SCALE = 50.0
@@ -42,15 +42,36 @@ def _launch(host, home: str, *extra: str):
 
 
 @pytest.fixture(scope="module")
-def dflash():
+def dflash_world():
+    """One world serving the DFlash drafter for the module; every backend below reaches the same server."""
     with start_world(FAST_LOAD, time_scale=TIME_SCALE) as world, reach(world, "sim") as host:
         home = str(world.layout.home)
         host.run(["hf", "download", "SubSir/Kimi-K2.6-DFlash-tmp-long", "--local-dir", f"{home}/models/dflash"],
                  timeout=120).check()
         server = _launch(host, home, "--speculative-algorithm", "DFLASH", "--speculative-draft-model-path",
                          f"{home}/models/dflash", "--max-running-requests", "256")
-        yield ToolContext.for_host(host)
+        yield world
         host.stop(server)
+
+
+@pytest.fixture(scope="module")
+def dflash(dflash_world):
+    with reach(dflash_world, "sim") as host:
+        yield ToolContext.for_host(host)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_acceptance_on_every_backend(dflash_world, backend):
+    # A short eval per backend (the full one above runs on sim:): the same server, reached three ways.
+    with reach(dflash_world, backend) as host:
+        result = measure_acceptance(ToolContext.for_host(host), AcceptanceArgs(
+            categories=["code"], prompts_per_category=8, max_new_tokens=128, ignore_eos=True, thinking="on"))
+    assert result.host == host.spec and result.speculative_algorithm == "DFLASH" and result.block_size == 8
+    assert result.failed_requests == 0 and result.overall.prompts == 8 and result.overall.thinking == "on"
+    assert result.overall.completion_tokens == 8 * 128
+    truth = DFLASH.accept_length["code"]
+    low, high = result.overall.request_mean_ci95
+    assert abs(result.overall.request_mean - truth) < max(1.5 * (high - low) / 2, 0.05), (truth, result.overall)
 
 
 def test_acceptance_is_within_005_of_the_truth_with_thinking_on_and_off(dflash):

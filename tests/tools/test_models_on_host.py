@@ -1,25 +1,23 @@
-"""find_models: model directories and HF cache snapshots on a sim host, with layers, experts and df-sized sizes."""
+"""find_models: model directories and HF cache snapshots on the seed host (reached as sim:, ssh:// and local),
+with layers, experts and df-sized sizes."""
 
-from specops.tools.context import ToolContext
 from specops.tools.models_on_host import FindModelsArgs, find_models
 
-from .worlds import reach, world  # noqa: F401
+from .worlds import ctx, host, world  # noqa: F401
 
 
-def test_seed_host_models(world):  # noqa: F811
-    with reach(world, "sim") as host:
-        ctx = ToolContext.for_host(host)
-        found = find_models(ctx, FindModelsArgs())
-        by_name = {(m.name, m.source): m for m in found.models}
-        kimi = by_name[("Kimi-K2.6", "directory")]
-        assert kimi.path == str(world.layout.home / "models" / "Kimi-K2.6")
-        # Kimi-K2.6 is multimodal: layers and experts sit in text_config.
-        assert kimi.num_hidden_layers == 61 and kimi.num_experts == 384
-        assert kimi.size_bytes > 500 * 1024**3 and kimi.served_by == []
-        qwen = [m for m in found.models if m.source == "hf_cache"]
-        assert {m.repo_id for m in qwen} == {"Qwen/Qwen3-235B-A22B-Instruct-2507-FP8"} and len(qwen) == 2
-        assert all("/snapshots/" in m.path and m.weight_files > 0 for m in qwen)
+def test_seed_host_models(ctx, world):  # noqa: F811
+    found = find_models(ctx, FindModelsArgs())
+    by_name = {(m.name, m.source): m for m in found.models}
+    kimi = by_name[("Kimi-K2.6", "directory")]
+    assert kimi.path == str(world.layout.home / "models" / "Kimi-K2.6")
+    # Kimi-K2.6 is multimodal: layers and experts sit in text_config.
+    assert kimi.num_hidden_layers == 61 and kimi.num_experts == 384
+    assert kimi.size_bytes > 500 * 1024**3 and kimi.served_by == []
+    qwen = [m for m in found.models if m.source == "hf_cache"]
+    assert {m.repo_id for m in qwen} == {"Qwen/Qwen3-235B-A22B-Instruct-2507-FP8"} and len(qwen) == 2
+    assert all("/snapshots/" in m.path and m.weight_files > 0 for m in qwen)
 
-        only = find_models(ctx, FindModelsArgs(name="kimi"))
-        assert [m.name for m in only.models] == ["Kimi-K2.6"]
-        assert find_models(ctx, FindModelsArgs(name="no-such-model")).models == []
+    only = find_models(ctx, FindModelsArgs(name="kimi"))
+    assert [m.name for m in only.models] == ["Kimi-K2.6"]
+    assert find_models(ctx, FindModelsArgs(name="no-such-model")).models == []
