@@ -28,7 +28,7 @@ def replay(
     runs_dir: Annotated[Path, typer.Option(help="Where the new run of --live-tools / --from goes")] = Path("runs"),
 ) -> None:
     """Replay RUN with today's code; print the first divergence and exit 1, or one line and exit 0."""
-    err = Console(stderr=True, highlight=False)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
     if (live_tools or from_event is not None) and host is None:
         err.print("[red]error:[/red] --live-tools and --from run real tools: name the fresh host with --host (e.g. sim:seed-ct200)")
         raise typer.Exit(code=2)

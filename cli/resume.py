@@ -18,7 +18,7 @@ def resume(
     model: Annotated[Optional[str], typer.Option(help="Continue with this policy instead of the recorded one")] = None,
 ) -> None:
     """Continue RUN where its transcript stops: finished work is not redone, new events append to the same run."""
-    err = Console(stderr=True, highlight=False)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
     try:
         outcome = resume_run(run, model=model)
     except (NotATranscript, ResumeRefused, TranscriptCorrupt) as exc:

@@ -10,6 +10,7 @@ the line: a transcript that was edited or mixed up is not silently half-read.
 
 from __future__ import annotations
 
+import gzip
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,8 +71,11 @@ def whole_lines_length(data: bytes) -> int:
 
 
 def read_transcript(path: str | Path) -> TranscriptReadResult:
+    """Read a transcript (`.jsonl`, or `.jsonl.gz` for stored golden ones)."""
     path = Path(path)
     data = path.read_bytes()
+    if path.suffix == ".gz":
+        data = gzip.decompress(data)
     whole = whole_lines_length(data)
     events: list[Event] = []
     for index, line in enumerate(data[:whole].split(b"\n")[:-1]):

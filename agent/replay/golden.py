@@ -1,0 +1,114 @@
+"""Golden transcripts: short playbook runs on the simulated host, stored, and replayed by the tests.
+
+A change that alters what the agent does (the playbook's calls, the loop's
+events, the prompts) makes a golden replay diverge, and the test fails with
+the first divergence. When the change is meant, record them again:
+
+    .venv/bin/python -m specops.agent.replay.golden --rerecord
+
+which runs each scenario below for real (playbook, sim:seed-ct200, its
+faults) and writes transcripts/golden/<name>.jsonl.gz. Without --rerecord it
+replays them and exits 1 on a divergence. The scenarios are chosen short: the
+whole set records in about a minute and stores in a few hundred KiB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gzip
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import specops.transcripts
+
+from ..run import TRANSCRIPT, RunOptions, run_goal_async
+from .replay import ReplayResult, replay_async
+
+GOLDEN_DIR = Path(specops.transcripts.__file__).resolve().parent / "golden"
+RERECORD = ".venv/bin/python -m specops.agent.replay.golden --rerecord"
+
+
+@dataclass(frozen=True)
+class GoldenScenario:
+    name: str
+    goal: str
+    faults: tuple[str, ...] = ()
+    why: str = ""
+
+    @property
+    def path(self) -> Path:
+        return GOLDEN_DIR / f"{self.name}.jsonl.gz"
+
+
+SCENARIOS: tuple[GoldenScenario, ...] = (
+    GoldenScenario(
+        "evaluate-acceptance", "evaluate the acceptance length of SubSir/Kimi-K2.6-DFlash-tmp-long",
+        why="the acceptance-only pipeline: facts, target, drafter config, disk, download, launch DFlash, acceptance, stop",
+    ),
+    GoldenScenario(
+        "evaluate-full-disk-broken-cli", "evaluate the acceptance length of SubSir/Kimi-K2.6-DFlash-tmp-long",
+        faults=("full_disk", "broken_cli"),
+        why="the seed's two faults: safe space freed after a dry run, the download through the library",
+    ),
+    GoldenScenario(
+        "incompatible-drafter", "deploy and benchmark SubSir/Kimi-K2.6-DFlash-bad-layers",
+        why="a drafter that does not fit its target: stopped before anything is downloaded",
+    ),
+)
+
+
+async def record(scenario: GoldenScenario) -> str:
+    """Run the scenario for real and store its transcript; its ending status."""
+    with tempfile.TemporaryDirectory(prefix="specops-golden-") as tmp:
+        outcome = await run_goal_async(
+            scenario.goal, host="sim:seed-ct200", policy="playbook", run_dir=Path(tmp) / scenario.name,
+            options=RunOptions(sim_faults=scenario.faults, fsync=False),
+        )  # fmt: skip
+        GOLDEN_DIR.mkdir(parents=True, exist_ok=True)
+        data = (outcome.run_dir / TRANSCRIPT).read_bytes()
+        partial = scenario.path.with_suffix(".tmp")
+        with gzip.GzipFile(partial, "wb", mtime=0) as out:  # mtime 0: the same run gives the same bytes
+            out.write(data)
+        shutil.move(partial, scenario.path)
+    return outcome.status
+
+
+async def check(scenario: GoldenScenario) -> ReplayResult:
+    return await replay_async(scenario.path)
+
+
+def mismatch_message(scenario: GoldenScenario, result: ReplayResult) -> str:
+    return (f"golden transcript {scenario.name} no longer replays: the agent's behaviour changed.\n"
+            f"{result.summary()}\n"
+            f"If the change is meant, record the golden transcripts again: {RERECORD}")  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m specops.agent.replay.golden", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rerecord", action="store_true", help="run every scenario for real and store its transcript")
+    parser.add_argument("--only", action="append", default=[], help="only this scenario (repeatable)")
+    args = parser.parse_args(argv)
+    chosen = [s for s in SCENARIOS if not args.only or s.name in args.only]
+    failed = 0
+    for scenario in chosen:
+        if args.rerecord:
+            status = asyncio.run(record(scenario))
+            size = scenario.path.stat().st_size
+            print(f"recorded {scenario.name}: run {status}, {size / 1024:.0f} KiB -> {scenario.path}")
+            continue
+        if not scenario.path.exists():
+            print(f"{scenario.name}: no golden transcript at {scenario.path}; record it: {RERECORD}")
+            failed += 1
+            continue
+        result = asyncio.run(check(scenario))
+        print(result.summary() if result.ok else mismatch_message(scenario, result))
+        failed += not result.ok
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
