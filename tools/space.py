@@ -7,7 +7,9 @@ weights) under the run's allowed roots. Each gets a safety class:
 - never: a running process uses it (its path, or a path inside it, is in the
   process's argv, working directory or open files; a server naming the repo id
   uses the whole cached repo), or it lies outside the allowed roots;
-- safe: a cache revision nothing uses, or anything this run created;
+- safe: a cache revision nothing uses, anything this run created, or specops' own
+  earlier download (a directory the host's ledger says a download created:
+  download/ledger.py) that nothing uses;
 - needs_approval: everything else (someone's model directory).
 
 Sizes are what `df` will see freed: the bytes the host's tools measure (du,
@@ -28,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .context import ToolContext
 from .disk import Mount, StorageScales, human_bytes, list_mounts, load_storage_scales, mount_for
+from .download.ledger import LedgerEntry, forget, read_ledger
 from .errors import HostCommandFailed, InvalidToolInput, PathOutsideAllowedRoots
 from .facts import HostProcess, is_sglang_server, on_this_host, scan_processes
 from .inputs import HostPath
@@ -130,7 +133,8 @@ def _users(paths: list[str], processes: list[HostProcess], repo_id: str | None =
     return sorted(set(users))
 
 
-def _classify(ctx: ToolContext, path: str, users: list[int], created: bool, *, cache: bool) -> tuple[Safety, str]:
+def _classify(ctx: ToolContext, path: str, users: list[int], created: bool, *, cache: bool,
+              earlier: LedgerEntry | None = None) -> tuple[Safety, str]:  # fmt: skip
     if users:
         return "never", f"in use by running process(es) {users}"
     try:
@@ -139,6 +143,9 @@ def _classify(ctx: ToolContext, path: str, users: list[int], created: bool, *, c
         return "never", "outside the roots this run may delete in"
     if created:
         return "safe", "created by this run"
+    if earlier is not None:
+        return "safe", (f"specops' own earlier download of {earlier.repo_id}@{(earlier.sha or '?')[:12]} "
+                        f"(started {earlier.started_at}); no running process uses it: can be downloaded again")
     if cache:
         return "safe", "a Hugging Face cache revision no running process uses: can be downloaded again"
     return "needs_approval", "a model directory this run did not create: someone may want it"
@@ -207,12 +214,13 @@ def _directory_items(ctx: ToolContext, processes: list[HostProcess], created: se
         if size.isdigit():
             sizes[path] = int(size)
     items = []
+    ledger = read_ledger(ctx)
     for directory in directories:
         if directory not in sizes:
             continue
         users = _users([directory], processes)
         is_created = any(_inside(directory, c) for c in created)
-        safety, reason = _classify(ctx, directory, users, is_created, cache=False)
+        safety, reason = _classify(ctx, directory, users, is_created, cache=False, earlier=ledger.get(directory))
         size = sizes[directory] * scales.for_path(directory).factor
         items.append(FreeableItem(
             id=f"dir:{directory}", kind="directory", path=directory, size_bytes=size, size=human_bytes(size),
@@ -352,6 +360,7 @@ def free_space(ctx: ToolContext, args: FreeSpaceArgs) -> FreeSpaceResult:
     if not args.dry_run:
         for item in chosen:
             _delete(ctx, item)
+        forget(ctx, [i.path for i in chosen if i.kind == "directory"])
     changes = []
     for point, mount in before.items():
         on_mount = [i for i in chosen if i.mount_point == point]

@@ -35,10 +35,10 @@ def test_download_and_sweep_bars_follow_the_events(tmp_path):
         record(ToolResultEvent, call_id="c2", tool="benchmark", ok=True, duration_s=2.0, host="sim",
                result={"levels": [{}, {}, {}], "best_output_tok_s": 1465.3, "best_at_concurrency": 64})  # fmt: skip
         record(ToolResultEvent, call_id="c1", tool="download_status", ok=True, duration_s=0.1, host="sim",
-               result={**status, "state": "complete", "done_bytes": 8_000_000_000})  # fmt: skip
+               result={**status, "state": "finished", "done_bytes": 8_000_000_000})  # fmt: skip
     done = _render(view)
     assert "3/3 levels" in done and "best 1465 tok/s at C=64" in done
-    assert "8.0/8.0 GB" in done and "complete" in done
+    assert "8.0/8.0 GB" in done and "finished" in done
     assert "2 tool calls · 0 failed" in done
 
 

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from ..context import ToolContext
 from .causes import REMEDIES, attempts_started, cause_in, clean, evidence, final_exit, last_attempt
 from .command import DOWNLOAD_ENV, downloader_argv, supervised_argv
+from .ledger import record_download
 from .models import (
     DownloadCause,
     DownloadFailure,
@@ -48,6 +49,7 @@ def start_download(ctx: ToolContext, args: StartDownloadArgs) -> DownloadHandle:
     selected = listing.selected(args.include or None, args.exclude or None)
     files, sizes_source = expected_files(selected, token=ctx.hub_token)
     already = measure(files, scan_target(ctx.host, target))
+    fresh = not ctx.host.exists(target)  # only a directory this download creates is specops' own
 
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
     log_path = ctx.resolve(f"{LOG_DIR}/{args.repo_id.replace('/', '--')}-{stamp}.log")
@@ -61,6 +63,8 @@ def start_download(ctx: ToolContext, args: StartDownloadArgs) -> DownloadHandle:
         log_path=log_path,
         env={**DOWNLOAD_ENV, **ctx.command_env()},
     )
+    if fresh:
+        record_download(ctx, target, args.repo_id, listing.sha)
     expected = sum(f.listed_bytes for f in files)
     return DownloadHandle(
         repo_id=args.repo_id, revision=args.revision, sha=listing.sha, method=args.method, target_dir=target,
