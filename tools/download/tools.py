@@ -30,6 +30,7 @@ from .models import (
 )
 from .sizes import expected_files
 from .target import Progress, config_parses, free_space, human_bytes, measure, scan_target, snapshot
+from ..hosts import HostError
 from ..hub import host_hub_endpoint, list_repo
 from ..registry import tool
 
@@ -64,7 +65,10 @@ def start_download(ctx: ToolContext, args: StartDownloadArgs) -> DownloadHandle:
         env={**DOWNLOAD_ENV, **ctx.command_env()},
     )
     if fresh:
-        record_download(ctx, target, args.repo_id, listing.sha)
+        try:
+            record_download(ctx, target, args.repo_id, listing.sha)
+        except (OSError, HostError):  # a full disk, say: the download runs anyway; only the ledger misses it
+            pass
     expected = sum(f.listed_bytes for f in files)
     return DownloadHandle(
         repo_id=args.repo_id, revision=args.revision, sha=listing.sha, method=args.method, target_dir=target,
