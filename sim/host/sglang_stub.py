@@ -1,7 +1,10 @@
-"""The `sglang` package a sim host "has installed": its version, and `python -m sglang.launch_server`.
+"""The `sglang` package a sim host "has installed": its version, `python -m sglang.launch_server` and
+`python -m sglang.bench_serving`.
 
-The launcher hands over to the serving simulator (specops.sim.serving.launch)
-with the world root baked in, so a server started from any shell finds its world.
+The launcher hands over to the serving simulator (specops.sim.serving.launch),
+the benchmark to specops.sim.host.bench_serving, each with the world root baked
+in, so they find their world from any shell. A host whose profile has no SGLang
+(software.sglang: null) gets no package, so neither module exists there.
 """
 
 from __future__ import annotations
@@ -24,10 +27,26 @@ if __name__ == "__main__":
 '''
 
 
+def _bench_serving(root: Path) -> str:
+    return f'''"""SGLang's serving benchmark on this simulated host."""
+
+import sys
+from pathlib import Path
+
+ROOT = {str(root)!r}
+
+if __name__ == "__main__":
+    from specops.sim.host.bench_serving import main
+
+    raise SystemExit(main(sys.argv[1:], Path(ROOT)))
+'''
+
+
 def write_sglang_stub(site_dir: Path, root: Path, version: str) -> Path:
     package = site_dir / "sglang"
     package.mkdir(parents=True, exist_ok=True)
     (package / "version.py").write_text(f"__version__ = {version!r}\n")
     (package / "__init__.py").write_text("from sglang.version import __version__\n\n__all__ = [\"__version__\"]\n")
     (package / "launch_server.py").write_text(_launch_server(root))
+    (package / "bench_serving.py").write_text(_bench_serving(root))
     return package

@@ -12,7 +12,7 @@ import pytest
 from pydantic import ValidationError
 
 from specops.tools.benchmark import BenchmarkArgs, BenchServingUnavailable, parse_bench_serving_line, run_benchmark
-from specops.tools.benchmark.bench_serving import BenchServingLineError, bench_serving_argv
+from specops.tools.benchmark.bench_serving import BenchServingLineError, bench_serving_argv, find_bench_serving
 from specops.tools.benchmark.statistics import itl_per_token, level_result, percentile, summarize
 
 from .worlds import ctx, host, world  # noqa: F401  (fixtures)
@@ -55,9 +55,18 @@ def test_bench_serving_command_line_is_built_as_words():
     assert "--disable-ignore-eos" not in argv
 
 
-def test_bench_serving_where_sglang_does_not_ship_it_is_a_typed_error(ctx):  # noqa: F811
-    with pytest.raises(BenchServingUnavailable, match="bench_serving"):
-        run_benchmark(ctx, BenchmarkArgs(levels=[1], client="bench_serving"))
+def test_bench_serving_is_found_where_sglang_ships_it_and_refused_for_other_prompts(ctx):  # noqa: F811
+    # seed-ct200 has SGLang 0.5.10, so its python3 finds sglang.bench_serving (test_bench_serving_sim runs it).
+    assert find_bench_serving(ctx) == "sglang.bench_serving"
+    with pytest.raises(BenchServingUnavailable, match="random dataset only"):
+        run_benchmark(ctx, BenchmarkArgs(levels=[1], client="bench_serving", prompts="math"))
+
+
+def test_a_simulated_hosts_fast_clock_is_converted_to_the_modelled_hosts():
+    level = parse_bench_serving_line(json.dumps(BENCH_SERVING_LINE), time_scale=4.0)
+    assert level.duration_s == pytest.approx(4 * 41.87) and level.output_tok_s == pytest.approx(391.3 / 4)
+    assert level.request_rate_per_s == pytest.approx(1.5286 / 4) and level.ttft.p99_ms == pytest.approx(4 * 420.9)
+    assert level.achieved_concurrency == 15.92 and level.total_output_tokens == 16384 and level.accept_length == 3.61
 
 
 @pytest.mark.parametrize("bad", [

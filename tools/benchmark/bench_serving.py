@@ -12,6 +12,11 @@ mean/median/std/p99 of e2e_latency_ms, ttft_ms and tpot_ms, mean/median/std/p95/
 of itl_ms, concurrency (sum of latencies / duration), accept_length (DP rank 0's
 avg_spec_accept_length), max_concurrency, server_info. It has no p90 and no
 per-chunk gap: those are None here. Its ITL is per token on the native backend.
+
+On a simulated host, bench_serving times requests with the host's own clock,
+which runs `time_scale` times faster than the host it models: its durations and
+latencies are multiplied and its rates divided by that scale here, as the
+built-in client's are (the result's time_scale says so).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import time
 from typing import Any
 
 from ..context import ToolContext
+from ..simulated import simulated_scales
 from .errors import BenchmarkClientFailed, BenchServingUnavailable
 from .models import BenchmarkArgs, BenchmarkResult, LatencySummary, LevelResult
 
@@ -43,18 +49,22 @@ class BenchServingLineError(ValueError):
     """A line that is not a bench_serving result."""
 
 
-def _latency(line: dict[str, Any], metric: str) -> LatencySummary:
+def _latency(line: dict[str, Any], metric: str, time_scale: float = 1.0) -> LatencySummary:
     def get(stat: str) -> float | None:
         value = line.get(f"{stat}_{metric}")
-        return float(value) if isinstance(value, (int, float)) else None
+        return float(value) * time_scale if isinstance(value, (int, float)) else None
 
     return LatencySummary(
         samples=int(line.get("completed") or 0), mean_ms=get("mean"), p50_ms=get("median"), p90_ms=None, p99_ms=get("p99")
     )
 
 
-def parse_bench_serving_line(text: str) -> LevelResult:
-    """One JSON line of `--output-file` as a LevelResult."""
+def parse_bench_serving_line(text: str, *, time_scale: float = 1.0) -> LevelResult:
+    """One JSON line of `--output-file` as a LevelResult.
+
+    `time_scale` > 1 (a simulated host's fast clock) turns its times into the modelled host's:
+    durations and latencies multiply, rates divide; counts and concurrency stay.
+    """
     try:
         line = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -72,17 +82,17 @@ def parse_bench_serving_line(text: str) -> LevelResult:
         requests_completed=completed,
         requests_failed=max(failed, 0),
         errors=[],
-        duration_s=float(line["duration"]),
+        duration_s=float(line["duration"]) * time_scale,
         total_input_tokens=int(line.get("total_input_tokens") or 0),
         total_output_tokens=int(line["total_output_tokens"]),
-        output_tok_s=float(line["output_throughput"]),
-        output_tok_s_overall=float(line["output_throughput"]),
-        request_rate_per_s=float(line.get("request_throughput") or 0.0),
-        ttft=_latency(line, "ttft_ms"),
-        tpot=_latency(line, "tpot_ms"),
-        itl_per_token=_latency(line, "itl_ms"),
+        output_tok_s=float(line["output_throughput"]) / time_scale,
+        output_tok_s_overall=float(line["output_throughput"]) / time_scale,
+        request_rate_per_s=float(line.get("request_throughput") or 0.0) / time_scale,
+        ttft=_latency(line, "ttft_ms", time_scale),
+        tpot=_latency(line, "tpot_ms", time_scale),
+        itl_per_token=_latency(line, "itl_ms", time_scale),
         inter_chunk_gap=None,
-        e2e=_latency(line, "e2e_latency_ms"),
+        e2e=_latency(line, "e2e_latency_ms", time_scale),
         tokens_per_chunk=None,
         accept_length=float(accept) if isinstance(accept, (int, float)) else None,
         cache_flushed=None,
@@ -137,7 +147,9 @@ def run_bench_serving(ctx: ToolContext, args: BenchmarkArgs) -> BenchmarkResult:
     module = find_bench_serving(ctx)
     output_file = f"{ctx.home.rstrip('/')}/{OUTPUT_DIR}/bench_serving-{time.strftime('%Y%m%dT%H%M%S')}.jsonl"
     ctx.host.run(["mkdir", "-p", output_file.rsplit("/", 1)[0]], timeout=30).check()
+    scale = simulated_scales(ctx.host).time_scale
     levels: list[LevelResult] = []
+    server_info: dict[str, Any] = {}
     for concurrency in args.levels:
         done = ctx.host.run(bench_serving_argv(module, args, concurrency, output_file), timeout=args.timeout_s)
         if not done.ok:
@@ -147,16 +159,18 @@ def run_bench_serving(ctx: ToolContext, args: BenchmarkArgs) -> BenchmarkResult:
                 details={"stdout_tail": done.stdout[-2000:], "stderr_tail": done.stderr[-2000:]},
             )
         lines = [ln for ln in ctx.host.read_file(output_file).decode().splitlines() if ln.strip()]
-        levels.append(parse_bench_serving_line(lines[-1]))
+        levels.append(parse_bench_serving_line(lines[-1], time_scale=scale))
+        info = json.loads(lines[-1]).get("server_info")
+        server_info = info if isinstance(info, dict) else server_info
     best = max(levels, key=lambda level: level.output_tok_s)
     return BenchmarkResult(
         host=ctx.host.spec,
         port=args.port,
         client="bench_serving",
         api=f"{module} --backend sglang",
-        model=args.model,
-        server_version=None,
-        speculative_algorithm=None,
+        model=args.model or server_info.get("served_model_name"),
+        server_version=server_info.get("version"),
+        speculative_algorithm=server_info.get("speculative_algorithm"),
         prompts=f"{module} random dataset, {args.input_len} input tokens (range ratio 1.0)",
         input_len=args.input_len,
         output_len=args.output_len,
@@ -170,6 +184,13 @@ def run_bench_serving(ctx: ToolContext, args: BenchmarkArgs) -> BenchmarkResult:
             f"--num-prompts per level, --random-range-ratio 1.0); figures as it reports them: output_throughput = "
             "output tokens / duration, concurrency = sum of latencies / duration, ITL per token (native backend), "
             "accept_length from DP rank 0 only; no p90 and no per-chunk gaps."
+            + (
+                f" Simulated host running {scale:g}x faster than the host it models: measured times were multiplied "
+                f"and rates divided by {scale:g}, so the figures are the modelled host's."
+                if scale != 1.0
+                else ""
+            )
         ),
         warnings=[],
+        time_scale=scale,
     )

@@ -1,0 +1,597 @@
+"""`python -m sglang.bench_serving` on a sim host: SGLang's serving benchmark, driving the simulator over HTTP.
+
+The host's stub `sglang/bench_serving.py` calls `main(sys.argv[1:], root)`. It
+does what SGLang's own benchmark does, with its flags, its request functions and
+its figures:
+
+- arguments: SGLang's parser (the flags, defaults and choices of its
+  `__main__`); an unknown flag or a bad value is refused by argparse (exit 2);
+- prompts: the `random` / `random-ids` datasets: lengths drawn uniformly from
+  [max(int(len * range_ratio), 1), len] (`--random-range-ratio 1.0`: exact),
+  prompts made of random tokens of the host's tokenizer (the simulator's: about
+  four characters a token, so a prompt of n tokens is 4n characters); other
+  datasets need files or downloads this host does not have, and fail as
+  SGLang does when its dataset cannot be read;
+- requests: one aiohttp session, streamed; `--backend sglang` posts to
+  `/generate` and counts tokens from `meta_info.completion_tokens`, splitting
+  each chunk gap over the chunk's new tokens (ITL per token); the OpenAI
+  backends post to `/v1/completions` or `/v1/chat/completions`, count
+  `usage.completion_tokens` (else the requested length) and take one ITL per
+  chunk; warm-up requests (min(output_len, 32) tokens) first, then
+  `/flush_cache` when asked, a 1 s pause, and all requests under a
+  `--max-concurrency` semaphore with Poisson arrivals at `--request-rate`
+  (inf: all at once);
+- figures: SGLang's calculate_metrics (duration = first dispatch to after the
+  final `/get_server_info`, output_throughput = output tokens / duration,
+  concurrency = sum of latencies / duration, TPOT = (latency - ttft) / (n - 1),
+  numpy-style linear percentiles, population std), accept_length from
+  `internal_states[0].avg_spec_accept_length`, the summary table it prints,
+  and one JSON line appended to `--output-file` with its field names.
+
+Times are this host's own clock: a sim host runs `time_scale` times faster than
+the host it models, and a tool reading these figures converts them (as the
+server's own log lines need converting too). Host ports are virtual: a
+connection to 127.0.0.1:PORT goes to the real port the world's port registry
+names for it, as it would reach the server on a real host.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import os
+import random
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import aiohttp
+
+from ..serving.tokenizer import VOCAB, count_text_tokens
+from ..world.layout import WorldLayout
+from ..world.ports import read_entry
+
+BACKENDS = ("sglang", "sglang-native", "sglang-oai", "sglang-oai-chat", "vllm", "vllm-chat", "lmdeploy",
+            "lmdeploy-chat", "trt", "gserver", "truss")
+NATIVE = ("sglang", "sglang-native")
+COMPLETIONS = ("sglang-oai", "vllm", "lmdeploy")
+CHAT = ("sglang-oai-chat", "vllm-chat", "lmdeploy-chat")
+DATASETS = ("sharegpt", "random", "random-ids", "generated-shared-prefix", "mmmu", "image", "mooncake")
+DEFAULT_PORTS = {"sglang": 30000, "sglang-native": 30000, "sglang-oai": 30000, "lmdeploy": 23333, "vllm": 8000,
+                 "trt": 8000, "gserver": 9988, "truss": 8080}
+CHARS_PER_TOKEN = 4  # the simulator's tokenizer (specops.sim.serving.tokenizer)
+AIOHTTP_TIMEOUT_S = 6 * 60 * 60
+AIOHTTP_READ_BUFSIZE = 10 * 1024**2
+LOOPBACK = ("127.0.0.1", "localhost", "0.0.0.0", "::1")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """SGLang's bench_serving parser: the same flags, defaults and choices."""
+    p = argparse.ArgumentParser(description="Benchmark the online serving throughput.")
+    p.add_argument("--backend", type=str, choices=list(BACKENDS), default="sglang",
+                   help="Must specify a backend, depending on the LLM Inference Engine.")
+    p.add_argument("--base-url", type=str, default=None, help="Server or API base url if not using http host and port.")
+    p.add_argument("--host", type=str, default="0.0.0.0", help="Default host is 0.0.0.0.")
+    p.add_argument("--port", type=int,
+                   help="If not set, the default port is configured according to its default value for different LLM Inference Engines.")
+    p.add_argument("--dataset-name", type=str, default="sharegpt", choices=list(DATASETS),
+                   help="Name of the dataset to benchmark on.")
+    p.add_argument("--dataset-path", type=str, default="", help="Path to the dataset.")
+    p.add_argument("--model", type=str,
+                   help="Name or path of the model. If not set, the default model will request /v1/models for conf.")
+    p.add_argument("--served-model-name", type=str)
+    p.add_argument("--tokenizer", type=str, help="Name or path of the tokenizer. If not set, using the model conf.")
+    p.add_argument("--num-prompts", type=int, default=1000, help="Number of prompts to process. Default is 1000.")
+    p.add_argument("--sharegpt-output-len", type=int, default=None)
+    p.add_argument("--sharegpt-context-len", type=int, default=None)
+    p.add_argument("--random-input-len", type=int, default=1024,
+                   help="Number of input tokens per request, used only for random and image dataset.")
+    p.add_argument("--random-output-len", default=1024, type=int,
+                   help="Number of output tokens per request, used only for random and image dataset.")
+    p.add_argument("--random-range-ratio", type=float, default=0.0,
+                   help="Range of sampled ratio of input/output length, used only for random and image dataset.")
+    p.add_argument("--request-rate", type=float, default=float("inf"),
+                   help="Number of requests per second. If this is inf, then all the requests are sent at time 0. "
+                   "Otherwise, we use Poisson process to synthesize the request arrival times. Default is inf.")
+    p.add_argument("--max-concurrency", type=int, default=None, help="Maximum number of concurrent requests.")
+    p.add_argument("--output-file", type=str, help="Output JSONL file name.")
+    p.add_argument("--output-details", action="store_true", help="Output details of benchmarking.")
+    p.add_argument("--disable-tqdm", action="store_true", help="Specify to disable tqdm progress bar.")
+    p.add_argument("--disable-stream", action="store_true", help="Disable streaming mode.")
+    p.add_argument("--return-logprob", action="store_true", help="Return logprob.")
+    p.add_argument("--seed", type=int, default=1, help="The random seed.")
+    p.add_argument("--disable-ignore-eos", action="store_true", help="Disable ignoring EOS.")
+    p.add_argument("--extra-request-body", metavar='{"key1": "value1", "key2": "value2"}', type=str,
+                   help="Append given JSON object to the request payload.")
+    p.add_argument("--apply-chat-template", action="store_true", help="Apply chat template")
+    p.add_argument("--flush-cache", action="store_true", help="Flush the cache before running the benchmark")
+    p.add_argument("--warmup-requests", type=int, default=1, help="Number of warmup requests to run before the benchmark")
+    p.add_argument("--tokenize-prompt", action="store_true",
+                   help="Use integer ids instead of string for inputs. Useful to control prompt lengths accurately")
+    p.add_argument("--tag", type=str, default=None, help="The tag to be dumped to output.")
+    return p
+
+
+# -- the host's network: virtual ports ------------------------------------------------------------
+
+
+def real_url(url: str, layout: WorldLayout) -> str:
+    """The URL that reaches what `url` names on this host: a loopback port through the port registry."""
+    parts = urlsplit(url)
+    if parts.hostname not in LOOPBACK or parts.port is None:
+        return url
+    entry = read_entry(layout, parts.port)
+    if entry is None or entry.real_port is None:
+        return url  # nothing of the world's holds it: connect to it as named (refused, most likely)
+    return urlunsplit((parts.scheme, f"127.0.0.1:{entry.real_port}", parts.path, parts.query, parts.fragment))
+
+
+# -- requests -------------------------------------------------------------------------------------
+
+
+@dataclass
+class DatasetRow:
+    prompt: str | list[int]
+    prompt_len: int
+    output_len: int
+
+
+@dataclass
+class RequestOutput:
+    generated_text: str = ""
+    success: bool = False
+    latency: float = 0.0
+    ttft: float = 0.0
+    itl: list[float] = field(default_factory=list)
+    prompt_len: int = 0
+    error: str = ""
+    output_len: int = 0
+    start_time: float = 0.0
+
+
+def sample_random_requests(args: argparse.Namespace, rng: random.Random) -> list[DatasetRow]:
+    def lengths(full: int) -> list[int]:
+        low = max(int(full * args.random_range_ratio), 1)
+        return [rng.randint(low, max(full, low)) for _ in range(args.num_prompts)]
+
+    inputs, outputs = lengths(args.random_input_len), lengths(args.random_output_len)
+    rows = []
+    for n_in, n_out in zip(inputs, outputs):
+        if args.tokenize_prompt:
+            prompt: str | list[int] = [rng.randrange(1, 160_000) for _ in range(n_in)]
+        else:
+            words: list[str] = []
+            chars = 0
+            while chars < n_in * CHARS_PER_TOKEN:
+                words.append(rng.choice(VOCAB))
+                chars += len(words[-1])
+            prompt = "".join(words)[: n_in * CHARS_PER_TOKEN]
+            assert count_text_tokens(prompt) == n_in
+        rows.append(DatasetRow(prompt=prompt, prompt_len=n_in, output_len=n_out))
+    print(f"#Input tokens: {sum(inputs)}")
+    print(f"#Output tokens: {sum(outputs)}")
+    return rows
+
+
+def _lines(chunk: bytes, prefix: str) -> str:
+    text = chunk.decode("utf-8")
+    return text[len(prefix):] if text.startswith(prefix) else text
+
+
+async def request_native(session: aiohttp.ClientSession, args: argparse.Namespace, api_url: str, row: DatasetRow,
+                         output_len: int, extra: dict[str, Any]) -> RequestOutput:
+    payload = {
+        ("text" if isinstance(row.prompt, str) else "input_ids"): row.prompt,
+        "sampling_params": {"temperature": 0.0, "max_new_tokens": output_len, "ignore_eos": not args.disable_ignore_eos},
+        "stream": not args.disable_stream,
+        "lora_path": None,
+        "return_logprob": args.return_logprob,
+        "logprob_start_len": -1,
+        **extra,
+    }
+    out = RequestOutput(prompt_len=row.prompt_len)
+    n_tokens, last_n, ttft = output_len, 0, 0.0
+    st = time.perf_counter()
+    out.start_time = st
+    latest = st
+    latency = 0.0
+    try:
+        async with session.post(url=api_url, json=payload) as response:
+            if response.status == 200:
+                async for raw in response.content:
+                    raw = raw.strip()
+                    if not raw:
+                        continue
+                    chunk = _lines(raw, "data: ")
+                    latency = time.perf_counter() - st
+                    if chunk == "[DONE]":
+                        continue
+                    data = json.loads(chunk)
+                    if data.get("text"):
+                        now = time.perf_counter()
+                        out.generated_text = data["text"]
+                        n_tokens = data["meta_info"]["completion_tokens"]
+                        if ttft == 0.0:
+                            ttft = now - st
+                            out.ttft = ttft
+                        else:
+                            new = n_tokens - last_n
+                            if new == 0:
+                                continue
+                            out.itl.extend([(now - latest) / new] * new)
+                        latest = now
+                        last_n = n_tokens
+                out.success, out.latency, out.output_len = True, latency, n_tokens
+            else:
+                out.error = response.reason or ""
+    except Exception:
+        out.error = "".join(traceback.format_exception(*sys.exc_info()))
+        print(f"output.error={out.error!r}")
+    return out
+
+
+async def request_openai(session: aiohttp.ClientSession, args: argparse.Namespace, api_url: str, row: DatasetRow,
+                         output_len: int, extra: dict[str, Any], model: str, chat: bool) -> RequestOutput:
+    payload: dict[str, Any] = {"model": model, "temperature": 0.0, "stream": not args.disable_stream,
+                               "ignore_eos": not args.disable_ignore_eos}
+    if chat:
+        payload.update(messages=[{"role": "user", "content": row.prompt}], max_completion_tokens=output_len)
+    else:
+        payload.update(prompt=row.prompt, best_of=1, max_tokens=output_len)
+    payload.update(extra)
+    headers = {"Authorization": f"Bearer {os.environ['OPENAI_API_KEY']}"} if os.environ.get("OPENAI_API_KEY") else {}
+    out = RequestOutput(prompt_len=row.prompt_len)
+    n_tokens, ttft, text = output_len, 0.0, ""
+    st = time.perf_counter()
+    out.start_time = st
+    latest = st
+    latency = 0.0
+    try:
+        async with session.post(url=api_url, json=payload, headers=headers) as response:
+            if response.status != 200:
+                out.error = response.reason or ""
+                return out
+            if args.disable_stream:
+                body = await response.json()
+                choice = body["choices"][0]
+                out.generated_text = choice["message"]["content"] if chat else choice["text"]
+                out.latency = out.ttft = time.perf_counter() - st
+                out.output_len = (body.get("usage") or {}).get("completion_tokens", output_len)
+                out.success = True
+                return out
+            async for raw in response.content:
+                raw = raw.strip()
+                if not raw:
+                    continue
+                chunk = _lines(raw, "data: ")
+                latency = time.perf_counter() - st
+                if chunk == "[DONE]":
+                    continue
+                data = json.loads(chunk)
+                choices = data.get("choices") or [{}]
+                piece = (choices[0].get("delta") or {}).get("content", "") if chat else choices[0].get("text", "")
+                if piece:
+                    now = time.perf_counter()
+                    if ttft == 0.0:
+                        ttft = now - st
+                        out.ttft = ttft
+                    else:
+                        out.itl.append(now - latest)
+                    latest = now
+                    text += piece
+                n_tokens = (data.get("usage") or {}).get("completion_tokens", n_tokens)
+            out.generated_text, out.success, out.latency, out.output_len = text, True, latency, n_tokens
+    except Exception:
+        out.error = "".join(traceback.format_exception(*sys.exc_info()))
+    return out
+
+
+# -- figures --------------------------------------------------------------------------------------
+
+
+def percentile(values: list[float], q: float) -> float:
+    """numpy.percentile's default (linear), q in [0, 100]; 0 for no values (SGLang passes `values or 0`)."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    pos = q / 100 * (len(ordered) - 1)
+    low = int(pos)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (pos - low)
+
+
+def mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def std(values: list[float]) -> float:
+    if not values:
+        return 0.0
+    m = mean(values)
+    return math.sqrt(sum((v - m) ** 2 for v in values) / len(values))
+
+
+def calculate_metrics(rows: list[DatasetRow], outputs: list[RequestOutput], dur_s: float) -> tuple[dict[str, Any], list[int]]:
+    output_lens, retokenized, ttfts, tpots, itls, e2e = [], [], [], [], [], []
+    total_input = completed = 0
+    for row, out in zip(rows, outputs):
+        if not out.success:
+            output_lens.append(0)
+            retokenized.append(0)
+            continue
+        output_lens.append(out.output_len)
+        retokenized.append(count_text_tokens(out.generated_text) if out.generated_text else 0)
+        total_input += row.prompt_len
+        if out.output_len > 1:
+            tpots.append((out.latency - out.ttft) / (out.output_len - 1))
+        itls += out.itl
+        ttfts.append(out.ttft)
+        e2e.append(out.latency)
+        completed += 1
+    if completed == 0:
+        print("UserWarning: All requests failed. This is likely due to a misconfiguration on the benchmark arguments.",
+              file=sys.stderr)
+    peak_tok_s, peak_requests = 0.0, 0
+    ok = [o for o in outputs if o.success]
+    if ok:
+        start = min(o.start_time for o in ok)
+        seconds = int(math.ceil(max(o.start_time + o.latency for o in ok) - start)) + 1
+        tokens, running = [0] * seconds, [0] * seconds
+        for o in ok:
+            t = o.start_time + o.ttft
+            times = [t]
+            for gap in o.itl:
+                t += gap
+                times.append(t)
+            for t in times:
+                if 0 <= int(t - start) < seconds:
+                    tokens[int(t - start)] += 1
+            for s in range(int(o.start_time - start), min(int(o.start_time + o.latency - start) + 1, seconds)):
+                running[s] += 1
+        peak_tok_s, peak_requests = float(max(tokens)), int(max(running))
+    total_output = sum(output_lens)
+    ms = 1000.0
+    metrics = {
+        "completed": completed,
+        "total_input_tokens": total_input,
+        "total_input_text_tokens": total_input,
+        "total_input_vision_tokens": 0,
+        "total_output_tokens": total_output,
+        "total_output_tokens_retokenized": sum(retokenized),
+        "request_throughput": completed / dur_s,
+        "input_throughput": total_input / dur_s,
+        "output_throughput": total_output / dur_s,
+        "total_throughput": (total_input + total_output) / dur_s,
+        "mean_e2e_latency_ms": mean(e2e) * ms,
+        "median_e2e_latency_ms": percentile(e2e, 50) * ms,
+        "std_e2e_latency_ms": std(e2e) * ms,
+        "p99_e2e_latency_ms": percentile(e2e, 99) * ms,
+        "mean_ttft_ms": mean(ttfts) * ms,
+        "median_ttft_ms": percentile(ttfts, 50) * ms,
+        "std_ttft_ms": std(ttfts) * ms,
+        "p99_ttft_ms": percentile(ttfts, 99) * ms,
+        "mean_tpot_ms": mean(tpots) * ms,
+        "median_tpot_ms": percentile(tpots, 50) * ms,
+        "std_tpot_ms": std(tpots) * ms,
+        "p99_tpot_ms": percentile(tpots, 99) * ms,
+        "mean_itl_ms": mean(itls) * ms,
+        "median_itl_ms": percentile(itls, 50) * ms,
+        "std_itl_ms": std(itls) * ms,
+        "p95_itl_ms": percentile(itls, 95) * ms,
+        "p99_itl_ms": percentile(itls, 99) * ms,
+        "max_itl_ms": max(itls, default=0.0) * ms,
+        "concurrency": sum(e2e) / dur_s,
+        "max_output_tokens_per_s": peak_tok_s,
+        "max_concurrent_requests": peak_requests,
+    }
+    return metrics, output_lens
+
+
+def print_summary(args: argparse.Namespace, m: dict[str, Any], duration: float, accept_length: float | None) -> None:
+    def row(label: str, value: Any, fmt: str = "{:<40} {:<10}") -> None:
+        print(fmt.format(label, value))
+
+    two = "{:<40} {:<10.2f}"
+    print("\n{s:{c}^{n}}".format(s=" Serving Benchmark Result ", n=50, c="="))
+    row("Backend:", args.backend)
+    row("Traffic request rate:", args.request_rate)
+    row("Max request concurrency:", args.max_concurrency if args.max_concurrency else "not set")
+    row("Successful requests:", m["completed"])
+    row("Benchmark duration (s):", duration, two)
+    row("Total input tokens:", m["total_input_tokens"])
+    row("Total input text tokens:", m["total_input_text_tokens"])
+    row("Total input vision tokens:", m["total_input_vision_tokens"])
+    row("Total generated tokens:", m["total_output_tokens"])
+    row("Total generated tokens (retokenized):", m["total_output_tokens_retokenized"])
+    row("Request throughput (req/s):", m["request_throughput"], two)
+    row("Input token throughput (tok/s):", m["input_throughput"], two)
+    row("Output token throughput (tok/s):", m["output_throughput"], two)
+    row("Peak output token throughput (tok/s):", m["max_output_tokens_per_s"], two)
+    row("Peak concurrent requests:", m["max_concurrent_requests"])
+    row("Total token throughput (tok/s):", m["total_throughput"], two)
+    row("Concurrency:", m["concurrency"], two)
+    if accept_length:
+        row("Accept length:", accept_length, two)
+    print("{s:{c}^{n}}".format(s="End-to-End Latency", n=50, c="-"))
+    row("Mean E2E Latency (ms):", m["mean_e2e_latency_ms"], two)
+    row("Median E2E Latency (ms):", m["median_e2e_latency_ms"], two)
+    print("{s:{c}^{n}}".format(s="Time to First Token", n=50, c="-"))
+    row("Mean TTFT (ms):", m["mean_ttft_ms"], two)
+    row("Median TTFT (ms):", m["median_ttft_ms"], two)
+    row("P99 TTFT (ms):", m["p99_ttft_ms"], two)
+    print("{s:{c}^{n}}".format(s="Time per Output Token (excl. 1st token)", n=50, c="-"))
+    row("Mean TPOT (ms):", m["mean_tpot_ms"], two)
+    row("Median TPOT (ms):", m["median_tpot_ms"], two)
+    row("P99 TPOT (ms):", m["p99_tpot_ms"], two)
+    print("{s:{c}^{n}}".format(s="Inter-Token Latency", n=50, c="-"))
+    row("Mean ITL (ms):", m["mean_itl_ms"], two)
+    row("Median ITL (ms):", m["median_itl_ms"], two)
+    row("P95 ITL (ms):", m["p95_itl_ms"], two)
+    row("P99 ITL (ms):", m["p99_itl_ms"], two)
+    row("Max ITL (ms):", m["max_itl_ms"], two)
+    print("=" * 50)
+
+
+# -- the run --------------------------------------------------------------------------------------
+
+
+async def _get_json(session: aiohttp.ClientSession, url: str) -> tuple[int, Any]:
+    async with session.get(url) as response:
+        return response.status, (await response.json(content_type=None) if response.status == 200 else None)
+
+
+def _accept_length(info: Any) -> float | None:
+    if not isinstance(info, dict):
+        return None
+    if "decode" in info:
+        info = info["decode"][0]
+    states = info.get("internal_states")
+    return states[0].get("avg_spec_accept_length") if states else None
+
+
+async def benchmark(args: argparse.Namespace, layout: WorldLayout, base_url: str, api_url: str,
+                    rows: list[DatasetRow]) -> dict[str, Any]:
+    extra = json.loads(args.extra_request_body) if args.extra_request_body else {}
+    session = aiohttp.ClientSession(
+        timeout=aiohttp.ClientTimeout(total=AIOHTTP_TIMEOUT_S), read_bufsize=AIOHTTP_READ_BUFSIZE,
+        connector=aiohttp.TCPConnector(limit=0, limit_per_host=0, ssl=False),
+    )
+    real_base, real_api = real_url(base_url, layout), real_url(api_url, layout)
+    model = args.served_model_name or args.model
+
+    async def send(row: DatasetRow, output_len: int) -> RequestOutput:
+        if args.backend in NATIVE:
+            return await request_native(session, args, real_api, row, output_len, extra)
+        return await request_openai(session, args, real_api, row, output_len, extra, model, args.backend in CHAT)
+
+    semaphore = asyncio.Semaphore(args.max_concurrency) if args.max_concurrency else None
+
+    async def limited(row: DatasetRow) -> RequestOutput:
+        if semaphore is None:
+            return await send(row, row.output_len)
+        async with semaphore:
+            return await send(row, row.output_len)
+
+    try:
+        print(f"Starting warmup with {args.warmup_requests} sequences...")
+        warm = await asyncio.gather(*(send(rows[0], min(rows[0].output_len, 32)) for _ in range(args.warmup_requests)))
+        if args.warmup_requests > 0 and not any(o.success for o in warm):
+            raise ValueError(
+                f"Warmup failed - Please make sure benchmark arguments are correctly specified. Error: {warm[0].error}"
+            )
+        print(f"Warmup completed with {args.warmup_requests} sequences. Starting main benchmark run...")
+        if args.flush_cache or ("sglang" in args.backend and os.environ.get("SGLANG_IS_IN_CI", "false").lower() in ("true", "1")):
+            async with session.post(real_base + "/flush_cache") as response:
+                await response.read()
+        await asyncio.sleep(1.0)
+
+        rng = random.Random(args.seed)
+        start = time.perf_counter()
+        tasks = []
+        for row in rows:
+            tasks.append(asyncio.create_task(limited(row)))
+            if args.request_rate != float("inf"):
+                await asyncio.sleep(rng.expovariate(args.request_rate))
+        outputs = await asyncio.gather(*tasks)
+
+        accept_length = None
+        if "sglang" in args.backend:
+            status, info = await _get_json(session, real_base + "/get_server_info")
+            accept_length = _accept_length(info) if status == 200 else None
+        duration = time.perf_counter() - start
+        metrics, output_lens = calculate_metrics(rows, outputs, duration)
+        print_summary(args, metrics, duration, accept_length)
+        status, server_info = await _get_json(session, real_base + "/get_server_info")
+    finally:
+        await session.close()
+
+    result: dict[str, Any] = {
+        "tag": args.tag,
+        "backend": args.backend,
+        "dataset_name": args.dataset_name,
+        "request_rate": args.request_rate,
+        "max_concurrency": args.max_concurrency,
+        "sharegpt_output_len": args.sharegpt_output_len,
+        "random_input_len": args.random_input_len,
+        "random_output_len": args.random_output_len,
+        "random_range_ratio": args.random_range_ratio,
+        "server_info": server_info if status == 200 else None,
+        "duration": duration,
+        **{k: v for k, v in metrics.items() if k != "max_itl_ms"},
+        "accept_length": accept_length,
+    }
+    # SGLang's order: accept_length sits before the peak figures.
+    for key in ("max_output_tokens_per_s", "max_concurrent_requests"):
+        result[key] = result.pop(key)
+    details = {
+        "input_lens": [o.prompt_len for o in outputs],
+        "output_lens": output_lens,
+        "ttfts": [o.ttft for o in outputs],
+        "itls": [o.itl for o in outputs],
+        "generated_texts": [o.generated_text for o in outputs],
+        "errors": [o.error for o in outputs],
+    }
+    name = args.output_file
+    if not name:
+        now = datetime.now().strftime("%m%d")
+        name = f"{args.backend}_{now}_{args.num_prompts}_{args.random_input_len}_{args.random_output_len}.jsonl"
+    with open(name, "a") as f:
+        f.write(json.dumps(result | details if args.output_details else result) + "\n")
+    return result
+
+
+def _model_name(args: argparse.Namespace, layout: WorldLayout, model_url: str) -> str | None:
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(real_url(model_url, layout), timeout=60) as response:
+            models = json.loads(response.read()).get("data", [])
+    except Exception as exc:  # what SGLang prints for any failure here
+        print(f"Failed to fetch model from {model_url}. Error: {exc}")
+        print("Please specify the correct host and port using `--host` and `--port`.")
+        raise SystemExit(1) from None
+    return models[0]["id"] if models else None
+
+
+def main(argv: list[str], root: Path) -> int:
+    args = build_parser().parse_args(argv)
+    layout = WorldLayout(Path(root))
+    print(f"benchmark_args={args}")
+    if args.port is None:
+        args.port = DEFAULT_PORTS.get(args.backend, 30000)
+    base_url = args.base_url or f"http://{args.host}:{args.port}"
+    if args.backend in NATIVE:
+        api_url = f"{base_url}/generate"
+    elif args.backend in COMPLETIONS:
+        api_url = f"{base_url}/v1/completions"
+    elif args.backend in CHAT:
+        api_url = f"{base_url}/v1/chat/completions"
+    else:
+        print(f"--backend {args.backend} talks to a server this simulated host does not run: use sglang, "
+              "sglang-oai or sglang-oai-chat", file=sys.stderr)
+        return 1
+    if args.model is None:
+        args.model = _model_name(args, layout, f"{base_url}/v1/models")
+    if args.model is None:
+        print("No model specified or found. Please provide a model using `--model`.")
+        return 1
+    if args.tokenize_prompt and args.backend != "sglang":
+        raise AssertionError("`--tokenize-prompt` only compatible with `--backend sglang` currently")
+    print(f"{args}\n")
+    if not args.dataset_name.startswith("random"):
+        # SGLang reads (or downloads) these datasets; this host has no copy and no Internet.
+        raise FileNotFoundError(
+            f"dataset {args.dataset_name!r} is not available on this host"
+            + (f" (no file at {args.dataset_path!r})" if args.dataset_path else "")
+            + ": use --dataset-name random"
+        )
+    rows = sample_random_requests(args, random.Random(args.seed))
+    asyncio.run(benchmark(args, layout, base_url, api_url, rows))
+    return 0

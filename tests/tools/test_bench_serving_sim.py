@@ -1,0 +1,142 @@
+"""`python -m sglang.bench_serving` on a sim host, and the benchmark tool's client="bench_serving" path through it.
+
+The sim host's sglang package ships SGLang's serving benchmark: its flags (argparse
+refuses the others), its requests (streamed over real HTTP to the serving
+simulator), its figures, summary and JSONL fields. Through the benchmark tool it
+must agree with our own client against the same server, and it exists only where
+the profile installs SGLang.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from specops.sim.profiles import load_profile
+from specops.tools.benchmark import BenchmarkArgs, BenchServingUnavailable, run_benchmark
+from specops.tools.benchmark.bench_serving import find_bench_serving
+from specops.tools.context import ToolContext
+
+from .test_benchmark_sim import FAST_LOAD, TIME_SCALE, launch
+from .worlds import BACKENDS, reach, start_world
+
+pytestmark = pytest.mark.timeout(180)
+
+# The JSON line's fields, as SGLang's bench_serving writes them (shared/reference/sglang-dflash.md).
+FIELDS = (
+    "backend", "dataset_name", "request_rate", "max_concurrency", "random_input_len", "random_output_len",
+    "random_range_ratio", "server_info", "duration", "completed", "total_input_tokens", "total_output_tokens",
+    "request_throughput", "input_throughput", "output_throughput", "total_throughput", "concurrency", "accept_length",
+    *(f"{stat}_{metric}" for metric in ("e2e_latency_ms", "ttft_ms", "tpot_ms", "itl_ms")
+      for stat in ("mean", "median", "std", "p99")),
+    "p95_itl_ms",
+)
+
+
+def bench(*extra: str, port: str = "30000") -> list[str]:
+    return ["python3", "-m", "sglang.bench_serving", "--backend", "sglang", "--host", "127.0.0.1", "--port", port,
+            "--dataset-name", "random", "--random-range-ratio", "1.0", "--request-rate", "inf", "--seed", "1", *extra]
+
+
+@pytest.fixture(scope="module")
+def served():
+    """A seed-ct200 world at time scale 3 serving Kimi-K2.6 autoregressive (EP4), for the whole module."""
+    with start_world(FAST_LOAD, time_scale=TIME_SCALE) as world, reach(world, "sim") as host:
+        server = launch(host, str(world.layout.home), "logs/sglang-bench-serving.log")
+        yield world
+        host.stop(server)
+
+
+def test_unknown_flags_and_bad_values_are_refused_like_argparse(served):
+    with reach(served, "sim") as host:
+        for argv, message in ((bench("--bogus"), "unrecognized arguments: --bogus"),
+                              (bench("--dataset-name", "nope"), "argument --dataset-name: invalid choice: 'nope'"),
+                              (bench("--num-prompts", "many"), "argument --num-prompts: invalid int value: 'many'"),
+                              (bench("--backend", "tgi"), "argument --backend: invalid choice: 'tgi'")):
+            done = host.run(argv, timeout=60)
+            assert done.exit_code == 2 and message in done.stderr and done.stderr.startswith("usage: "), done.stderr
+            assert not host.exists("never.jsonl")
+
+
+def test_a_run_streams_from_the_server_prints_the_summary_and_appends_sglangs_fields(served):
+    with reach(served, "sim") as host:
+        out = f"{served.layout.home}/bench/runs.jsonl"
+        host.run(["mkdir", "-p", f"{served.layout.home}/bench"], timeout=30).check()
+        first = host.run(bench("--num-prompts", "8", "--max-concurrency", "4", "--random-input-len", "64",
+                               "--random-output-len", "48", "--warmup-requests", "1", "--flush-cache",
+                               "--output-file", out), timeout=120)
+        assert first.exit_code == 0, first.stdout[-2000:] + first.stderr[-2000:]
+        for words in ("#Input tokens: 512", "Starting warmup with 1 sequences...", " Serving Benchmark Result ",
+                      "Successful requests:                     8", "Output token throughput (tok/s):",
+                      "Max request concurrency:                 4", "P95 ITL (ms):"):
+            assert words in first.stdout, words
+        # The second run names the server by --base-url, asks for the model by name and lets lengths vary.
+        second = host.run(["python3", "-m", "sglang.bench_serving", "--base-url", "http://127.0.0.1:30000",
+                           "--dataset-name", "random", "--num-prompts", "6", "--random-input-len", "32",
+                           "--random-output-len", "40", "--random-range-ratio", "0.5", "--max-concurrency", "6",
+                           "--warmup-requests", "0", "--output-file", out, "--tag", "second"], timeout=120)
+        assert second.exit_code == 0, second.stdout[-2000:] + second.stderr[-2000:]
+        lines = [json.loads(line) for line in host.read_file(out).decode().splitlines()]
+    assert len(lines) == 2, "each run appends one line"
+    one, two = lines
+    assert all(field in one for field in FIELDS), [f for f in FIELDS if f not in one]
+    assert one["completed"] == 8 and one["total_input_tokens"] == 8 * 64 and one["total_output_tokens"] == 8 * 48
+    assert one["max_concurrency"] == 4 and one["request_rate"] == float("inf") and one["accept_length"] is None
+    assert one["server_info"]["version"] == "0.5.10" and one["server_info"]["ep_size"] == 4
+    assert one["output_throughput"] == pytest.approx(one["total_output_tokens"] / one["duration"])
+    assert one["concurrency"] == pytest.approx(4, rel=0.15), "four requests kept in flight"
+    # Native backend: ITL is each chunk gap over its tokens, so its mean matches TPOT's (one token a chunk here).
+    assert one["mean_itl_ms"] == pytest.approx(one["mean_tpot_ms"], rel=0.1)
+    assert one["p99_e2e_latency_ms"] >= one["median_e2e_latency_ms"] >= one["median_ttft_ms"] > 0
+    assert two["tag"] == "second" and two["completed"] == 6 and two["max_concurrency"] == 6
+    assert 6 * 20 <= two["total_output_tokens"] <= 6 * 40 and 6 * 16 <= two["total_input_tokens"] <= 6 * 32
+
+
+def test_nothing_listening_fails_as_sglang_does(served):
+    with reach(served, "sim") as host:
+        done = host.run(bench("--num-prompts", "2", port="30999"), timeout=60)
+    assert done.exit_code == 1 and "Failed to fetch model from http://127.0.0.1:30999/v1/models" in done.stdout
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_tool_runs_it_on_every_backend(served, backend):
+    with reach(served, backend) as host:
+        result = run_benchmark(ToolContext.for_host(host), BenchmarkArgs(
+            levels=[1, 3], input_len=32, output_len=24, rounds=1, client="bench_serving", timeout_s=120))
+    assert result.client == "bench_serving" and result.host == host.spec and result.server_version == "0.5.10"
+    assert [lv.requests_completed for lv in result.levels] == [1, 3]
+    assert [lv.total_output_tokens for lv in result.levels] == [24, 72]
+    assert result.time_scale == TIME_SCALE and "faster than the host it models" in result.method
+
+
+@pytest.mark.serial
+def test_the_tool_through_bench_serving_agrees_with_our_own_client(served):
+    levels = [1, 16, 64]
+    with reach(served, "sim") as host:
+        ctx = ToolContext.for_host(host)
+        ours = run_benchmark(ctx, BenchmarkArgs(levels=levels, input_len=128, output_len=256, rounds=1))
+        theirs = run_benchmark(ctx, BenchmarkArgs(levels=levels, input_len=128, output_len=256, rounds=1,
+                                                  client="bench_serving"))
+    assert theirs.api == "sglang.bench_serving --backend sglang" and theirs.best_at_concurrency == 64
+    for mine, sglang in zip(ours.levels, theirs.levels, strict=True):
+        c = mine.concurrency
+        assert sglang.concurrency == c and sglang.requests_completed == c == mine.requests_completed
+        assert sglang.total_output_tokens == mine.total_output_tokens == 256 * c
+        assert sglang.total_input_tokens == mine.total_input_tokens == 128 * c
+        # Both in modelled time: the same overall figure (tokens / first dispatch .. last response).
+        assert sglang.output_tok_s == pytest.approx(mine.output_tok_s_overall, rel=0.05), f"C={c}"
+        assert sglang.tpot.p50_ms == pytest.approx(mine.tpot.p50_ms, rel=0.05), f"C={c}"
+        assert sglang.e2e.p50_ms == pytest.approx(mine.e2e.p50_ms, rel=0.05), f"C={c}"
+        assert sglang.achieved_concurrency == pytest.approx(mine.achieved_concurrency, rel=0.05), f"C={c}"
+
+
+def test_only_a_host_whose_profile_installs_sglang_has_bench_serving(served):
+    with reach(served, "sim") as host:
+        assert find_bench_serving(ToolContext.for_host(host)) == "sglang.bench_serving"
+    seed = load_profile("seed-ct200")
+    bare = seed.model_copy(update={"software": seed.software.model_copy(update={"sglang": None})})
+    with start_world(bare, time_scale=TIME_SCALE) as world, reach(world, "sim") as host:
+        assert not host.run(["python3", "-c", "import sglang"], timeout=60).ok
+        with pytest.raises(BenchServingUnavailable, match="has no sglang.bench_serving"):
+            run_benchmark(ToolContext.for_host(host), BenchmarkArgs(levels=[1], client="bench_serving"))
