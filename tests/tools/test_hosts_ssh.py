@@ -6,6 +6,7 @@ directly to check what happened "remotely".
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import subprocess
@@ -264,3 +265,58 @@ def test_an_idle_drop_is_repaired_before_the_next_command_and_file_operation(ssh
         assert h.run(["echo", "ok"], timeout=10).stdout == "ok\n"
         assert sshd.drop_connections()
         assert h.read_file(str(tmp_path / "f")) == b"kept"
+
+
+# -- keepalive and connect timeouts ------------------------------------------------------------
+
+
+def test_keepalive_is_set_on_the_transport_and_sent_while_idle(sshd, caplog):
+    with open_host(sshd.url, **sshd.options()) as default:
+        transport = default._transport()
+        # paramiko keeps the interval on the packetizer only (no public getter).
+        assert transport.packetizer._Packetizer__keepalive_interval == 15 == default.options.keepalive_s
+    caplog.set_level(logging.DEBUG, logger="paramiko.transport")
+    with open_host(sshd.url, **sshd.options(keepalive_s=1)) as host:
+        transport = host._transport()
+        assert transport.packetizer._Packetizer__keepalive_interval == 1
+        caplog.clear()
+        time.sleep(2.5)  # idle: the transport itself must speak up
+        sent = [r for r in caplog.records if 'Sending global request "keepalive@lag.net"' in r.getMessage()]
+        assert len(sent) >= 1, [r.getMessage() for r in caplog.records]
+        assert transport.is_active() and host.run(["true"], timeout=10).ok
+
+
+@pytest.fixture
+def silent_listener() -> Iterator[tuple[socket.socket, int]]:
+    """A port that takes one TCP connection into its backlog and never accepts it nor says a word."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    try:
+        yield listener, listener.getsockname()[1]
+    finally:
+        listener.close()
+
+
+def test_a_server_that_never_sends_the_banner_is_unreachable_within_the_timeout(sshd, silent_listener):
+    _, port = silent_listener
+    started = time.monotonic()
+    with pytest.raises(HostUnreachable, match="cannot reach SSH on .*:{port}".format(port=port)):
+        open_host(f"ssh://root@127.0.0.1:{port}", **sshd.options(connect_timeout_s=1, auth_timeout_s=1))
+    assert 0.9 < time.monotonic() - started < 5, "the banner timeout, not a hang and not at once"
+
+
+def test_a_blackholed_port_is_unreachable_within_the_connect_timeout(sshd, silent_listener):
+    _, port = silent_listener
+    # The backlog holds one connection: with it taken, the kernel drops further SYNs, as a firewall that
+    # blackholes the port does, so TCP's connect itself never completes.
+    first = socket.create_connection(("127.0.0.1", port), timeout=5)
+    try:
+        with pytest.raises(OSError):
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+        started = time.monotonic()
+        with pytest.raises(HostUnreachable, match=r"connect timeout 1\.5 s"):
+            open_host(f"ssh://root@127.0.0.1:{port}", **sshd.options(connect_timeout_s=1.5, auth_timeout_s=30))
+        assert 1.4 < time.monotonic() - started < 5
+    finally:
+        first.close()
