@@ -270,8 +270,11 @@ async def carry_out(parts: RunParts) -> RunOutcome:
     except (KeyboardInterrupt, asyncio.CancelledError):
         status, reason = "cancelled", "interrupted"
     run_dir = parts.run_dir
+    # The final answer and the plan are the model's own words: they go through the same redaction as events.
+    final = _redacted_final(recorder, final)
     report_paths, report_data = _report(recorder, run_dir, final, status, write=parts.seams.write_report)
-    (run_dir / TODOS).write_text(json.dumps(todos.as_json(), indent=2) + "\n", encoding="utf-8")
+    plan = recorder.redactor.redact(todos.as_json())
+    (run_dir / TODOS).write_text(json.dumps(plan, indent=2) + "\n", encoding="utf-8")
     recorder.record(RunEndEvent, status=status, reason=reason, report=report_data, usage=usage, cost_usd=cost,
                     duration_s=clock.elapsed_s)  # fmt: skip
     return RunOutcome(run_id=recorder.run_id, run_dir=run_dir, status=status, reason=reason, final=final,
@@ -354,6 +357,12 @@ def _ended(run: Any, status: RunStatus, reason: str | None, final: FinalAnswer |
     usage = run.usage if run is not None else None
     cost = float(usage.cost) if usage is not None and usage.cost is not None else None
     return status, reason, final, Usage.of(usage) if usage is not None else Usage(), cost
+
+
+def _redacted_final(recorder: ObservedRecorder, final: FinalAnswer | None) -> FinalAnswer | None:
+    if final is None:
+        return None
+    return FinalAnswer.model_validate(recorder.redactor.redact(final.model_dump(mode="json")))
 
 
 def _report(recorder: ObservedRecorder, run_dir: Path, final: FinalAnswer | None, status: str, *, write: bool = True):
