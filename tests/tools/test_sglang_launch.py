@@ -38,7 +38,7 @@ from specops.tools.sglang import (
     stop_server,
 )
 
-from .worlds import ctx, host, reach, sim_host, ssh_host, start_world  # noqa: F401
+from .worlds import ctx, host, reach, sim_host, start_world  # noqa: F401
 
 SCALE = 400.0
 DRAFTER_REPO = "SubSir/Kimi-K2.6-DFlash-tmp-long"
