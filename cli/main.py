@@ -7,6 +7,7 @@ from .bench import bench
 from .doctor import doctor
 from .replay import replay
 from .resume import resume
+from .show import show
 from .run import run
 from .sim import sim_app
 
@@ -23,6 +24,7 @@ app.command("bench")(bench)
 app.command("accept")(accept)
 app.command("replay")(replay)
 app.command("resume")(resume)
+app.command("show")(show)
 from .eval import eval_command; app.command("eval")(eval_command)  # noqa: E402,E702
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@
 #
 # - a virtual environment with the project and its test extras;
 # - OpenSSH's sshd, for the SSH host tests (they start their own on loopback);
+# - Debian's chromium, for the test that opens `specops show --html` headless;
 # - a small real tmpfs (4 MiB) for the ENOSPC test, when running as root
 #   (CI does); its path goes to the tests in SPECOPS_TEST_SMALL_FS.
 set -euo pipefail
@@ -15,6 +16,11 @@ python3 -m venv .venv
 if [ ! -x /usr/sbin/sshd ] && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null; then
   apt-get update -qq >/dev/null
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-server openssh-client >/dev/null
+fi
+
+if ! command -v chromium >/dev/null && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null; then
+  apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
 fi
 
 small_fs=""

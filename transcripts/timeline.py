@@ -1,0 +1,176 @@
+"""A run's timeline, read from its events: what `specops show` renders for a person (terminal or HTML).
+
+Entries in order: plan changes, tool calls (paired with their results:
+duration, ok or the typed error, and whether a later call of the same tool
+recovered from the failure), retries, approvals, harness errors and notes.
+Plus each todo's span (when it started and ended, by the plan's changes) and
+the run's ending with the report's headline facts.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from .events import (
+    ApprovalEvent,
+    ErrorEvent,
+    Event,
+    ModelResponseEvent,
+    NoteEvent,
+    RetryEvent,
+    RunEndEvent,
+    RunStartEvent,
+    TodoChangeEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+)
+
+EntryKind = Literal["plan", "call", "retry", "approval", "error", "note"]
+
+
+class Entry(BaseModel):
+    kind: EntryKind
+    seq: int
+    at_s: float  # seconds since the run started
+    title: str  # one line
+    ok: bool | None = None  # calls: True/False; None while unfinished (the run stopped in it)
+    duration_s: float | None = None
+    error_kind: str | None = None
+    recovered: bool = False  # a failed call that a later call of the same tool got past
+    todo: str | None = None  # the todo in progress when it happened
+    details: dict[str, Any] = {}  # arguments, result or error, the plan's changes: shown on demand
+
+
+class TodoSpan(BaseModel):
+    id: str
+    content: str
+    status: str
+    start_s: float | None = None  # first in_progress
+    end_s: float | None = None  # completed or cancelled
+
+
+class Timeline(BaseModel):
+    run_id: str
+    goal: str
+    policy: str
+    host: str
+    started: datetime
+    duration_s: float
+    status: str | None  # None: the run has no run_end (cut off)
+    reason: str | None = None
+    entries: list[Entry]
+    todos: list[TodoSpan]
+    model_turns: int
+    tool_calls: int
+    failures: int
+    recovered: int
+    report: dict[str, Any] | None = None
+    resumed: int = 0  # times the run was resumed
+
+    @property
+    def headline(self) -> dict[str, str]:
+        """The report's few facts a reader wants first."""
+        report = self.report or {}
+        out: dict[str, str] = {}
+        run = report.get("run") or {}
+        if run.get("summary_text"):
+            out["summary"] = str(run["summary_text"])
+        recommendation = (report.get("recommendation") or {}).get("text")
+        if recommendation:
+            out["recommendation"] = str(recommendation)
+        overall = (report.get("acceptance") or {}).get("overall") or {}
+        if overall.get("request_mean") is not None:
+            out["acceptance"] = (f"request mean {overall['request_mean']:.2f}, token weighted "
+                                 f"{overall.get('token_weighted') or 0:.2f} over {overall.get('prompts', '?')} prompts")  # fmt: skip
+        crossover = (report.get("crossover") or {}).get("statement")
+        if crossover and report.get("benchmarks"):
+            out["crossover"] = str(crossover)
+        unresolved = report.get("unresolved_text") or []
+        if unresolved:
+            out["unresolved"] = "; ".join(map(str, unresolved))
+        return out
+
+
+def build_timeline(events: list[Event]) -> Timeline:
+    if not events or not isinstance(events[0], RunStartEvent):
+        raise ValueError("a timeline needs a transcript that starts with run_start")
+    start = events[0]
+    t0 = start.ts
+
+    def at(event: Event) -> float:
+        return (event.ts - t0).total_seconds()
+
+    entries: list[Entry] = []
+    calls: dict[str, Entry] = {}
+    spans: dict[str, TodoSpan] = {}
+    current: str | None = None
+    end: RunEndEvent | None = None
+    turns = resumed = 0
+    for event in events:
+        if isinstance(event, ModelResponseEvent):
+            turns += 1
+        elif isinstance(event, TodoChangeEvent):
+            for todo in event.todos:
+                span = spans.setdefault(todo.id, TodoSpan(id=todo.id, content=todo.content, status=todo.status))
+                span.content, span.status = todo.content, todo.status
+                if todo.status == "in_progress" and span.start_s is None:
+                    span.start_s = at(event)
+                if todo.status in ("completed", "cancelled") and span.end_s is None:
+                    span.end_s = at(event)
+            current = next((t.id for t in event.todos if t.status == "in_progress"), None)
+            changed = [f"{c.id} {c.after or c.change}" if c.change == "status" else f"{c.id} {c.change}" for c in event.changes]
+            if changed:
+                entries.append(Entry(kind="plan", seq=event.seq, at_s=at(event), title="plan: " + ", ".join(changed),
+                                     todo=current, details={"changes": [c.model_dump(mode="json") for c in event.changes]}))  # fmt: skip
+        elif isinstance(event, ToolCallEvent):
+            if event.tool == "todowrite":
+                continue  # shown as the plan change it makes
+            entry = Entry(kind="call", seq=event.seq, at_s=at(event), title=event.tool, todo=current,
+                          details={"call_id": event.call_id, "args": event.args})  # fmt: skip
+            calls[event.call_id] = entry
+            entries.append(entry)
+        elif isinstance(event, ToolResultEvent):
+            entry = calls.pop(event.call_id, None)
+            if entry is None:
+                continue
+            entry.ok, entry.duration_s = event.ok, event.duration_s
+            if event.ok:
+                entry.details["result"] = event.result
+            elif event.error is not None:
+                entry.error_kind = event.error.kind
+                entry.details["error"] = event.error.model_dump(mode="json")
+        elif isinstance(event, RetryEvent):
+            entries.append(Entry(kind="retry", seq=event.seq, at_s=at(event), todo=current,
+                                 title=f"retry {event.what} (attempt {event.attempt}): {event.reason}"))  # fmt: skip
+        elif isinstance(event, ApprovalEvent):
+            entries.append(Entry(kind="approval", seq=event.seq, at_s=at(event), todo=current, ok=event.approved,
+                                 title=f"asked: {event.asked} -> {event.answer} ({event.by})"))  # fmt: skip
+        elif isinstance(event, ErrorEvent):
+            entries.append(Entry(kind="error", seq=event.seq, at_s=at(event), todo=current, ok=False,
+                                 error_kind=event.kind, title=f"{event.where}: {event.message}"))  # fmt: skip
+        elif isinstance(event, NoteEvent):
+            resumed += event.text.startswith("resumed after event")
+            entries.append(Entry(kind="note", seq=event.seq, at_s=at(event), todo=current, title=event.text))
+        elif isinstance(event, RunEndEvent):
+            end = event
+    _mark_recoveries(entries)
+    call_entries = [e for e in entries if e.kind == "call"]
+    return Timeline(
+        run_id=start.run_id, goal=start.goal, policy=start.policy.name, host=str(start.host.get("spec", "")),
+        started=t0, duration_s=at(events[-1]), status=end.status if end else None, reason=end.reason if end else None,
+        entries=entries, todos=list(spans.values()), model_turns=turns, tool_calls=len(call_entries),
+        failures=sum(e.ok is False for e in call_entries), recovered=sum(e.recovered for e in call_entries),
+        report=end.report if end else None, resumed=resumed,
+    )  # fmt: skip
+
+
+def _mark_recoveries(entries: list[Entry]) -> None:
+    """A failed call is recovered when a later call of the same tool, or the next call in the same todo, succeeded."""
+    for i, entry in enumerate(entries):
+        if entry.kind != "call" or entry.ok is not False:
+            continue
+        later = [e for e in entries[i + 1 :] if e.kind == "call" and e.ok]
+        entry.recovered = any(e.title == entry.title or (e.todo is not None and e.todo == entry.todo) for e in later)
