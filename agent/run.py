@@ -125,7 +125,7 @@ class RunSeams:
     make_recorder: RecorderFactory = _new_recorder
     config: dict[str, Any] = field(default_factory=dict)  # added to run_start's config (replay_of, forked_from)
     policy_name: str | None = None  # recorded in run_start instead of the model's own (replay: the recorded one)
-    write_report: bool = True  # False: the report is built for run_end, but no files (offline replay: a temp dir)
+    report: bool = True  # False: no report at all (an offline replay compares behaviour, and writes into a temp dir)
 
 
 # Called once the host is open and deps are made, before the agent runs (resume restores state here).
@@ -272,7 +272,7 @@ async def carry_out(parts: RunParts) -> RunOutcome:
     run_dir = parts.run_dir
     # The final answer and the plan are the model's own words: they go through the same redaction as events.
     final = _redacted_final(recorder, final)
-    report_paths, report_data = _report(recorder, run_dir, final, status, write=parts.seams.write_report)
+    report_paths, report_data = _report(recorder, run_dir, final, status) if parts.seams.report else ({}, None)
     plan = recorder.redactor.redact(todos.as_json())
     (run_dir / TODOS).write_text(json.dumps(plan, indent=2) + "\n", encoding="utf-8")
     recorder.record(RunEndEvent, status=status, reason=reason, report=report_data, usage=usage, cost_usd=cost,
@@ -365,14 +365,14 @@ def _redacted_final(recorder: ObservedRecorder, final: FinalAnswer | None) -> Fi
     return FinalAnswer.model_validate(recorder.redactor.redact(final.model_dump(mode="json")))
 
 
-def _report(recorder: ObservedRecorder, run_dir: Path, final: FinalAnswer | None, status: str, *, write: bool = True):
+def _report(recorder: ObservedRecorder, run_dir: Path, final: FinalAnswer | None, status: str):
     """The report from the evidence so far; a failure to build it is recorded, never fatal."""
     try:
         from .report import build_report, write_report
 
         events = read_transcript(recorder.path).events
         report = build_report(events, final, status=status)
-        paths = write_report(run_dir, report) if write else {}
+        paths = write_report(run_dir, report)
         data = report.model_dump(mode="json") if isinstance(report, BaseModel) else dict(report)
         return paths, data
     except Exception as exc:

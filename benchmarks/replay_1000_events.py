@@ -6,7 +6,7 @@ recorded responses) shaped like an agent at work: each turn it looks at the
 host with CALLS `shell` calls at once (models batch independent reads), and
 every third turn it updates a 10-item plan. Then it replays the run offline
 (`specops replay`: no model, no host, every event compared with the
-recording) and prints the time, best of three, reading included.
+recording) and prints the time, best of five, reading included.
 
 The loop's cost per turn grows with the history (pydantic-ai walks it every
 turn), so the same 1,000 events in more, smaller turns take longer: --calls 1
@@ -80,7 +80,7 @@ def main() -> None:
         count = len(events)
         turns = sum(e.type == "model_request" for e in events)
         times = []
-        for _ in range(3):
+        for _ in range(5):
             started = time.perf_counter()
             result = asyncio.run(replay_async(run_dir))
             times.append(time.perf_counter() - started)

@@ -133,9 +133,12 @@ class Recorder:
             envelope = {"seq": self._next_seq, "ts": ts, "run_id": self.run_id}
             draft = event_type.model_validate({**fields, **envelope}, extra="forbid")
             data = draft.model_dump(mode="json")
-            redacted = {key: value if key in _ENVELOPE else self.redactor.redact(value) for key, value in data.items()}
-            event = event_type.model_validate(redacted)
-            line = json.dumps(redacted, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n"
+            line = json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n"
+            event = draft
+            if self.redactor.may_hold_secrets(line):  # else the draft is written as it is: nothing to remove
+                redacted = {key: value if key in _ENVELOPE else self.redactor.redact(value) for key, value in data.items()}
+                event = event_type.model_validate(redacted)
+                line = json.dumps(redacted, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n"
             self._append(line.encode("utf-8"))
             self._next_seq += 1
             self._last_ts = ts
@@ -170,7 +173,7 @@ class Recorder:
             if self._last_request is not None:
                 previous_seq, previous = self._last_request
                 limit = min(len(previous), len(sent))
-                while shared < limit and previous[shared] == sent[shared]:
+                while shared < limit and (previous[shared] is sent[shared] or previous[shared] == sent[shared]):
                     shared += 1
             history = HistoryRef(seq=previous_seq, count=shared) if shared else None
             event = self.record(ModelRequestEvent, history=history, messages=sent[shared:], settings=dict(settings or {}))

@@ -21,6 +21,7 @@ across strings, hashed). Tools keep secrets out of argv in the first place
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import threading
@@ -96,6 +97,36 @@ def _scoped(pattern: re.Pattern[str]) -> str:
 _ANY_PATTERN = re.compile("|".join(_scoped(pattern) for pattern, _ in _PATTERNS))
 
 
+# For the whole-event check (`Redactor.may_hold_secrets`): a JSON key naming a secret with a string value,
+# and a JSON string that is a secret flag on its own (its value is the next argv element).
+# Any key ending in a secret's name (a superset of _SECRET_KEY's), looked for in the lowercased text: fast.
+_SECRET_KEY_IN_JSON = re.compile(
+    r'(?:token|api[_-]?key|apikey|password|passwd|secret|access[_-]key|private[_-]key|authorization|credentials?|'
+    r'cookie)":"'
+)
+_KEY_WORDS = ("token", "key", "password", "passwd", "secret", "credential", "authorization", "cookie")
+_SECRET_FLAG_IN_JSON = re.compile(rf'"{_SECRET_FLAG_NAME}"', re.IGNORECASE)
+# What each of _PATTERNS cannot match without (in order; lowercase ones are looked for in the lowercased
+# text): a substring test is far cheaper than a regular expression scan, and most events hold none of them.
+_NEEDS: tuple[tuple[tuple[str, ...], bool], ...] = (
+    (("PRIVATE KEY",), False),
+    (("://",), False),
+    (("authorization",), True),
+    (("bearer",), True),
+    (("token", "key", "password", "passwd", "secret", "credential"), True),
+    (("TOKEN", "API_KEY", "APIKEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "ACCESS_KEY", "PRIVATE_KEY"), False),
+    (("hf_",), False),
+    (("sk-",), False),
+    (("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), False),
+    (("AKIA",), False),
+    (("xox",), False),
+)
+_JSON_ESCAPES = (('\\"', '"'), ("\\n", "\n"), ("\\t", "\t"), ("\\r", "\r"))
+
+
+assert len(_NEEDS) == len(_PATTERNS), "every redaction pattern needs its literals in _NEEDS"
+
+
 def secret_env_names(environ: Mapping[str, str]) -> list[str]:
     """Names of the variables in `environ` that hold secrets (by name and value, as described above)."""
     return [
@@ -116,6 +147,7 @@ class Redactor:
         self._lock = threading.Lock()
         self._names: dict[str, str | None] = {}
         self._known: re.Pattern[str] | None = None
+        self._escaped_secret = False  # a known secret that JSON escapes (quotes, backslashes, control characters)
         env = os.environ if environ is None else environ
         for name in secret_env_names(env):
             self._names[env[name]] = name
@@ -144,6 +176,36 @@ class Redactor:
         for pattern, replacement in _PATTERNS:
             text = pattern.sub(replacement, text)
         return text
+
+    def may_hold_secrets(self, json_text: str) -> bool:
+        """False only when `json_text` (compact JSON) certainly holds nothing `redact` would change.
+
+        One search over the whole serialised event instead of one per string: most events hold no
+        secret, and this lets the recorder write them without walking every value. Conservative: the
+        JSON escapes of quotes and whitespace are undone first so that every pattern sees the text as
+        it was, and known secrets with characters JSON escapes always take the full walk.
+        """
+        if self._escaped_secret:
+            return True
+        lowered = json_text.lower()
+        if any(word in lowered for word in _KEY_WORDS) and (
+            _SECRET_KEY_IN_JSON.search(lowered) or _SECRET_FLAG_IN_JSON.search(json_text)
+        ):
+            return True
+        text = json_text
+        for escaped, plain in _JSON_ESCAPES:
+            if escaped in text:
+                text = text.replace(escaped, plain)
+        known = self._known
+        if known is not None and known.search(text):
+            return True
+        if text is not json_text:
+            lowered = text.lower()
+        for (pattern, _), (needs, caseless) in zip(_PATTERNS, _NEEDS):
+            haystack = lowered if caseless else text
+            if any(literal in haystack for literal in needs) and pattern.search(text):
+                return True
+        return False
 
     def redact(self, value: Any) -> Any:
         """A copy of a JSON-like value (dicts, lists, strings, numbers) with every string redacted."""
@@ -192,6 +254,7 @@ class Redactor:
         # Longest first, so that a secret containing another is replaced whole.
         values = sorted(self._names, key=len, reverse=True)
         self._known = re.compile("|".join(map(re.escape, values))) if values else None
+        self._escaped_secret = any(json.dumps(v, ensure_ascii=False)[1:-1] != v for v in values)
 
     @staticmethod
     def _check(value: str) -> None:

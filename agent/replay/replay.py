@@ -120,7 +120,7 @@ async def replay_async(
     seams = RunSeams(
         tools=LiveTools() if live else RecordedTools(recorded, masker),
         open_host=_capturing(_live_opener if live else offline_opener(recorded_host(recorded)), opened),
-        make_recorder=make_recorder, config=config, policy_name=policy_name, write_report=live,
+        make_recorder=make_recorder, config=config, policy_name=policy_name, report=live,
     )  # fmt: skip
     options, budgets = _recorded_settings(recorded, live)
     with _run_dir(live, runs_dir, run_id) as run_dir:
