@@ -1,12 +1,14 @@
 """What a replay ignores when it compares two runs: times, ids, durations, temp paths, ports.
 
 Two runs of the same code on the same inputs still differ in what the clock
-and the operating system chose: timestamps, run ids, durations, the temporary
-directory a simulated world got (/tmp/specops-sim-seed-ct200-ab12cd34), the
-loopback ports its Hub and servers listen on. The Masker replaces those with
-placeholders before events are compared. With `live=True` (real tools on a
-fresh host) process ids and start times are masked too: a live host gives new
-ones every time.
+and the operating system chose. Offline (recorded tool results, the recorded
+host's description), that is only what sits under a few keys: timestamps,
+run ids, durations, usage; every text is the recording's or today's code's own,
+so a text that differs is a real divergence. Against a live host (`live=True`)
+the host's choices show up inside texts and results too: the temporary
+directory a simulated world got (/tmp/specops-sim-seed-ct200-ab12cd34),
+loopback ports, times in log paths, process ids and start times; those are
+masked as well.
 """
 
 from __future__ import annotations
