@@ -130,3 +130,22 @@ def test_killed_during_a_benchmark_resumes_on_the_same_server(tmp_path):
     # The host is left as found: the server stopped, the reopened world closed and removed.
     assert not pid_alive(server["pid"])
     assert not Path(world_root).exists()
+
+
+def test_cli_refuses_a_run_that_ended_and_a_directory_without_a_transcript(tmp_path):
+    import gzip
+
+    from typer.testing import CliRunner
+
+    from specops.agent.replay.golden import SCENARIOS
+    from specops.cli.main import app
+
+    ended = tmp_path / "ended"
+    ended.mkdir()
+    (ended / "transcript.jsonl").write_bytes(gzip.decompress(SCENARIOS[0].path.read_bytes()))
+    out = CliRunner().invoke(app, ["resume", str(ended)])
+    assert out.exit_code == 2 and "already ended (completed)" in out.output, out.output
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    out = CliRunner().invoke(app, ["resume", str(empty)])
+    assert out.exit_code == 2 and "holds no transcript.jsonl" in out.output, out.output
