@@ -114,6 +114,7 @@ class Recorder:
         self._request_lock = threading.Lock()
         self._last_request: tuple[int, list[dict[str, Any]]] | None = None
         self._last_objects: list[ModelMessage] = []  # the message objects of the last request, for _serialise
+        self.last_written: dict[str, Any] = {}
         self._fd: int | None = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         self._size = os.fstat(self._fd).st_size
 
@@ -136,9 +137,10 @@ class Recorder:
             line = json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n"
             event = draft
             if self.redactor.may_hold_secrets(line):  # else the draft is written as it is: nothing to remove
-                redacted = {key: value if key in _ENVELOPE else self.redactor.redact(value) for key, value in data.items()}
-                event = event_type.model_validate(redacted)
-                line = json.dumps(redacted, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n"
+                data = {key: value if key in _ENVELOPE else self.redactor.redact(value) for key, value in data.items()}
+                event = event_type.model_validate(data)
+                line = json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n"
+            self.last_written = data  # the event as JSON, as written (a replay compares it without dumping again)
             self._append(line.encode("utf-8"))
             self._next_seq += 1
             self._last_ts = ts

@@ -23,6 +23,7 @@ from .masking import Masker
 
 _TURNS = frozenset({"run_start", "model_request", "model_response", "run_end"})
 _OUTPUT_TOOL = "final_result"
+_ENVELOPE = ("seq", "ts", "run_id", "schema_version")
 
 
 @dataclass
@@ -56,10 +57,14 @@ class EventComparator:
         self._pending: list[Event] = []
         self._last_seq = -1
         self._keys: dict[int, tuple[Event, str]] = {}
+        self._dumped: dict[int, tuple[Event, dict[str, Any]]] = {}
 
-    def check(self, got: Event) -> Divergence | None:
+    def check(self, got: Event, written: dict[str, Any] | None = None) -> Divergence | None:
+        """`written`: the event's JSON as the recorder wrote it, when at hand (saves dumping it again)."""
         if self._until is not None and got.seq >= self._until:
             return None
+        if written is not None:
+            self._dumped[id(got)] = (got, written)
         self._last_seq = got.seq
         if got.type in _TURNS:
             if self._pending:
@@ -115,7 +120,11 @@ class EventComparator:
         return json.loads(self._key(event))
 
     def _raw_essence(self, event: Event) -> dict[str, Any]:
-        data = event.model_dump(mode="json", exclude={"seq", "ts", "run_id", "schema_version"})
+        dumped = self._dumped.pop(id(event), None)
+        if dumped is not None and dumped[0] is event:
+            data = {k: v for k, v in dumped[1].items() if k not in _ENVELOPE}
+        else:
+            data = event.model_dump(mode="json", exclude=set(_ENVELOPE))
         kind = event.type
         if kind == "run_start":
             data = {"goal": data["goal"], "policy": data["policy"]["name"]}

@@ -31,7 +31,7 @@ class ComparingRecorder(ObservedRecorder):
     def record(self, event_type, /, **fields):  # type: ignore[no-untyped-def]
         event = super().record(event_type, **fields)
         if self.divergence is None:
-            divergence = self.comparator.check(event)
+            divergence = self.comparator.check(event, self.last_written)
             if divergence is not None:
                 self.divergence = divergence
                 raise ReplayDiverged(divergence)
