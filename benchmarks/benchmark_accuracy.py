@@ -13,6 +13,7 @@ curve scaled by the chat acceptance over the mean one (the curve is stated at th
 mean over prompt kinds).
 
     .venv/bin/python benchmarks/benchmark_accuracy.py [--configs ep4,dflash_ep4] [--time-scale 3]
+        [--duration S --output-len N]   # timed levels, as the agent's quick runs use (time scale 8, 0.5 s)
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ def truth_curve(profile, name: str):
     return lambda c: model.step_time.throughput(c) * scale
 
 
-def sweep(world: SimWorld, host, name: str) -> list:
+def sweep(world: SimWorld, host, name: str, options: argparse.Namespace) -> list:
     home = str(world.layout.home)
     flags = list(CONFIGS[name][0])
     if "DFLASH" in flags:
@@ -70,8 +71,12 @@ def sweep(world: SimWorld, host, name: str) -> list:
             if not host.is_running(server) or time.monotonic() > deadline:
                 raise RuntimeError(f"{name} did not start:\n{host.tail(log, 40)}")
             time.sleep(0.05)
-        args = BenchmarkArgs(levels=LEVELS, input_len=128, output_len=OUTPUT, rounds=1)
-        return run_benchmark(ToolContext.for_host(host), args).levels
+        sizing = {"duration_s": options.duration, "warmup_requests": 0} if options.duration else {"rounds": 1}
+        args = BenchmarkArgs(levels=LEVELS, input_len=128, output_len=options.output_len, **sizing)
+        started = time.monotonic()
+        levels = run_benchmark(ToolContext.for_host(host), args).levels
+        print(f"{name}: sweep took {time.monotonic() - started:.1f} s")
+        return levels
     finally:
         host.stop(server)
 
@@ -80,13 +85,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--configs", default=",".join(CONFIGS), help="comma separated, of: " + ", ".join(CONFIGS))
     parser.add_argument("--time-scale", type=float, default=3.0)
+    parser.add_argument("--duration", type=float, help="timed levels of this many client seconds (default: one round)")
+    parser.add_argument("--output-len", type=int, default=OUTPUT)
     options = parser.parse_args()
     profile = load_profile("seed-ct200")
     # Loading takes 2 s of wall time whatever the time scale, so the sweep is what is timed.
     fast_load = profile.model_copy(update={"serving": profile.serving.model_copy(update={
         "target": profile.serving.target.model_copy(update={"load_seconds": 2 * options.time_scale})})})
+    sizing = f"{options.duration:g} s per level" if options.duration else "one round per level"
     print(f"benchmark tool vs the simulator's truth on seed-ct200, time scale {options.time_scale:g}, "
-          f"{OUTPUT}-token answers, one round per level, client on the host")
+          f"{options.output_len}-token answers, {sizing}, client on the host")
     print(f"{'config':<12}{'C':>5}{'truth':>9}{'measured':>10}{'error':>8}{'95% interval':>18}  flags")
     worst = 0.0
     with SimWorld.start(fast_load, time_scale=options.time_scale) as world, open_host(world.host_spec) as host:
@@ -95,7 +103,7 @@ def main() -> None:
                  timeout=300).check()
         for name in options.configs.split(","):
             truth = truth_curve(profile, name)
-            for level in sweep(world, host, name):
+            for level in sweep(world, host, name, options):
                 expected = truth(level.concurrency)
                 error = level.output_tok_s / expected - 1
                 worst = max(worst, abs(error))

@@ -29,11 +29,12 @@ LOOP = [request(0.0), request(0.5), request(1.0), request(1.5), request(2.0)]
 def test_the_steady_window_leaves_out_ramp_and_drain():
     assert steady_window(LOOP) == (0.5, 2.5)
     tok_s, window, _ = steady_tok_s(LOOP, duration=3.0)
-    assert (tok_s, window) == (pytest.approx(20.0), 2.0)  # two requests at 10 tok/s each
+    # From 0.6 (the second request's first token) to 2.5: two requests at 10 tok/s each.
+    assert (tok_s, window) == (pytest.approx(20.0), pytest.approx(1.9))
     level = level_result({"concurrency": 2, "duration_s": 3.0, "requests": LOOP})
     assert level.output_tok_s == pytest.approx(20.0)
     assert level.output_tok_s_overall == pytest.approx(50 / 3.0)  # ramp and drain included
-    assert level.steady_window_s == pytest.approx(2.0)
+    assert level.steady_window_s == pytest.approx(1.9)
 
 
 def test_without_trustworthy_chunk_counts_the_overall_figure_stands():
@@ -94,3 +95,32 @@ def test_tpot_is_reported_per_token_and_per_chunk():
     assert level.tpot.p50_ms == pytest.approx(300 / 11)  # per token
     assert level.tpot_per_chunk.p50_ms == pytest.approx(100.0)  # per chunk: one verify step
     assert level.itl_per_token.p50_ms == pytest.approx(100 / 3) and level.inter_chunk_gap.p50_ms == pytest.approx(100.0)
+
+
+def test_requests_cut_at_the_end_of_a_timed_level_count_their_tokens_not_their_latency():
+    # C=2 for 1 s: each stream 10 tok/s; both cut at 1.0 s after 10 and 5 tokens.
+    first = request(0.0, tokens=20, length=2.0)
+    first.update(end_s=1.0, chunk_s=first["chunk_s"][:10], chunk_tokens=[1] * 10, output_tokens=10, cut=True)
+    second = request(0.5, tokens=20, length=2.0)
+    second.update(end_s=1.0, chunk_s=second["chunk_s"][:5], chunk_tokens=[1] * 5, output_tokens=5, cut=True)
+    level = level_result({"concurrency": 2, "duration_s": 1.0, "requests": [first, second]})
+    assert level.requests_cut == 2 and level.requests_completed == 0 and level.requests_failed == 0
+    assert level.total_output_tokens == 15
+    assert level.e2e.samples == 0 and level.tpot.samples == 0 and level.ttft.samples == 2
+    assert level.output_tok_s == pytest.approx(20.0, rel=0.15)  # the window where both decode: 0.6 .. 1.0
+    # A request issued just before the end, cut before its first token: counted as cut, holding no tokens.
+    early = request(0.0, tokens=20, length=2.0)
+    early.update(end_s=0.05, chunk_s=[], chunk_tokens=[], output_tokens=None, cut=True)
+    alone = level_result({"concurrency": 1, "duration_s": 0.05, "requests": [early]})
+    assert alone.requests_cut == 1 and alone.requests_failed == 0 and alone.total_output_tokens == 0
+
+
+def test_the_prefill_burst_at_a_levels_start_is_left_out_of_the_window():
+    # Four requests start together; their first tokens come at 0.4 s (a long prefill), then 10 tok/s each.
+    burst = []
+    for i in range(4):
+        r = request(0.0, tokens=20, length=2.4)
+        r["chunk_s"] = [0.4 + 0.1 * k for k in range(20)]
+        burst.append(r)
+    tok_s, window, _ = steady_tok_s(burst, duration=2.4)
+    assert window == pytest.approx(2.0) and tok_s == pytest.approx(40.0, rel=0.06)

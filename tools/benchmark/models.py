@@ -37,7 +37,11 @@ class BenchmarkArgs(BaseModel):
     warmup_requests: int = Field(1, ge=0, le=1024, description="Per level, before the clock starts; not counted")
     requests_per_level: int | None = Field(None, ge=1, le=1_000_000, description="Fixed count per level")
     rounds: int = Field(3, ge=1, le=1000, description="Without a count or duration: rounds x concurrency requests per level")
-    duration_s: float | None = Field(None, gt=0, le=24 * 3600, description="Issue requests for this long per level")
+    duration_s: float | None = Field(
+        None, gt=0, le=24 * 3600,
+        description="Measure each level for this long (client seconds) once every first request has its first "
+        "token; requests still running then are cut (their tokens count), so a level never waits for a drain",
+    )
     flush_cache: bool = Field(True, description="POST /flush_cache before each level when the server has it")
     api: Api = Field("auto", description="sglang: native /generate; openai: /v1/completions; auto: sglang when it answers")
     model: str | None = Field(None, max_length=512, pattern=r"^[^\x00-\x1f]+$", description="Model name (OpenAI API)")
@@ -95,6 +99,7 @@ class LevelResult(BaseModel):
     concurrency: int = Field(description="Requested: requests kept in flight")
     achieved_concurrency: float = Field(description="Measured: sum of request latencies / level duration")
     requests_completed: int
+    requests_cut: int = Field(0, description="Still running when a timed level ended: their tokens count, latencies not")
     requests_failed: int
     errors: list[str] = Field(description="The first few failures, verbatim")
     duration_s: float = Field(description="First dispatch to last response")

@@ -2,8 +2,11 @@
 
 Definitions (the ones SGLang's bench_serving and vLLM use, named so a reader cannot mix them up):
 - output tok/s at the level = tokens streamed while the level's concurrency was held (the steady
-  window: from when the requests in flight first reach their peak to when they last leave it),
-  divided by that window; the ramp-up and the drain, where fewer requests run, are left out;
+  window: from when the requests in flight first reach their peak, and have each had their first
+  token, to when they last leave it), divided by that window; the ramp-up, the burst of prefills
+  that opens a level, and the drain, where fewer requests decode, are left out;
+- requests `cut` by the client at the end of a timed level (stream_client.py) are neither
+  completed nor failed: their streamed tokens and chunks count, their latencies (e2e, TPOT) do not;
 - overall output tok/s = sum of the server-counted output tokens / (first dispatch .. last response),
   bench_serving's figure, ramp and drain included;
 - achieved concurrency = sum of request latencies / that duration (measured, not the requested level);
@@ -116,6 +119,13 @@ def batch_means_interval(chunks: Sequence[tuple[float, int]], start: float, end:
     return (max(0.0, mean - half), mean + half)
 
 
+def _first_tokens_in(requests: Sequence[dict[str, Any]], start: float, end: float) -> float:
+    """When the requests in flight at `start` have all had their first token (bounded by `end`)."""
+    firsts = [r["start_s"] + r["chunk_s"][0] for r in requests
+              if r["chunk_s"] and r["start_s"] <= start < (r["end_s"] if r["end_s"] is not None else end)]
+    return min(max([start, *firsts]), end)
+
+
 def steady_tok_s(
     requests: Sequence[dict[str, Any]], duration: float
 ) -> tuple[float, float, tuple[float, float] | None] | None:
@@ -125,9 +135,11 @@ def steady_tok_s(
     if not requests or any(r["chunk_tokens"] is None or sum(r["chunk_tokens"]) != r["output_tokens"] for r in requests):
         return None
     window = steady_window(requests)
-    if window is None or window[1] - window[0] < MIN_STEADY_SHARE * duration:
+    if window is None:
         return None
-    start, end = window
+    start, end = _first_tokens_in(requests, *window), window[1]
+    if end - start < MIN_STEADY_SHARE * duration:
+        return None
     chunks = _window_tokens(requests)
     tokens = sum(n for t, n in chunks if start < t <= end)
     return tokens / (end - start), end - start, batch_means_interval(chunks, start, end)
@@ -154,8 +166,12 @@ def level_result(raw: dict[str, Any], *, time_scale: float = 1.0) -> LevelResult
     """
     raw = _in_modelled_time(raw, time_scale) if time_scale != 1.0 else raw
     requests = raw["requests"]
-    ok = [r for r in requests if r["error"] is None and r["output_tokens"] is not None]
-    failed = [r for r in requests if r not in ok]
+    # A cut request that had streamed nothing holds no tokens: count it as 0, not unknown.
+    cut = [{**r, "output_tokens": r["output_tokens"] or 0, "chunk_tokens": r["chunk_tokens"] or []} if not r["chunk_s"] else r
+           for r in requests if r.get("cut") and r["error"] is None]
+    ok = [r for r in requests if not r.get("cut") and r["error"] is None and r["output_tokens"] is not None]
+    failed = [r for r in requests if r not in ok and not (r.get("cut") and r["error"] is None)]
+    streamed = ok + [r for r in cut if r["chunk_s"]]
     errors = [r["error"] or "no token count from the server (no usage in the stream)" for r in failed]
     duration = float(raw["duration_s"])
     ttft, tpot, tpot_chunk, e2e, itl, gaps = [], [], [], [], [], []
@@ -163,21 +179,23 @@ def level_result(raw: dict[str, Any], *, time_scale: float = 1.0) -> LevelResult
     chunks = 0
     for r in ok:
         first, latency = r["chunk_s"][0], r["end_s"] - r["start_s"]
-        ttft.append(first)
         e2e.append(latency)
         if r["output_tokens"] > 1:
             tpot.append((latency - first) / (r["output_tokens"] - 1))
         if len(r["chunk_s"]) > 1:
             tpot_chunk.append((latency - first) / (len(r["chunk_s"]) - 1))
+    for r in streamed:
+        ttft.append(r["chunk_s"][0])
         gaps.extend(chunk_gaps(r["chunk_s"]))
         chunks += len(r["chunk_s"])
         if r["chunk_tokens"] is None:
             per_chunk_known = False
         else:
             itl.extend(itl_per_token(r["chunk_s"], r["chunk_tokens"]))
-    output_tokens = sum(r["output_tokens"] for r in ok)
+    output_tokens = sum(r["output_tokens"] or 0 for r in streamed)
     overall_tok_s = output_tokens / duration if duration > 0 else 0.0
-    steady = steady_tok_s(ok, duration) if not failed else None
+    steady = steady_tok_s(ok + cut, duration) if not failed else None
+    in_flight_s = sum(r["end_s"] - r["start_s"] for r in ok + cut if r["end_s"] is not None)
     wall = duration / time_scale
     cpu_fraction = float(raw.get("client_cpu_s", 0.0)) / wall if wall > 0 else 0.0
     lag_p99 = float(raw.get("loop_lag_ms", {}).get("p99", 0.0))
@@ -187,12 +205,13 @@ def level_result(raw: dict[str, Any], *, time_scale: float = 1.0) -> LevelResult
     figure = steady[0] if steady else overall_tok_s
     return LevelResult(
         concurrency=int(raw["concurrency"]),
-        achieved_concurrency=sum(e2e) / duration if duration > 0 else 0.0,
+        achieved_concurrency=in_flight_s / duration if duration > 0 else 0.0,
         requests_completed=len(ok),
+        requests_cut=len(cut),
         requests_failed=len(failed),
         errors=errors[:MAX_ERRORS_KEPT],
         duration_s=duration,
-        total_input_tokens=sum(r["prompt_tokens"] or 0 for r in ok),
+        total_input_tokens=sum(r["prompt_tokens"] or 0 for r in streamed),
         total_output_tokens=output_tokens,
         output_tok_s=figure,
         output_tok_s_ci95=interval,
@@ -203,8 +222,8 @@ def level_result(raw: dict[str, Any], *, time_scale: float = 1.0) -> LevelResult
         ttft=summarize(ttft),
         tpot=summarize(tpot),
         tpot_per_chunk=summarize(tpot_chunk),
-        itl_per_token=summarize(itl) if per_chunk_known and ok else None,
-        inter_chunk_gap=summarize(gaps) if ok else None,
+        itl_per_token=summarize(itl) if per_chunk_known and streamed else None,
+        inter_chunk_gap=summarize(gaps) if streamed else None,
         e2e=summarize(e2e),
         tokens_per_chunk=output_tokens / chunks if chunks else None,
         accept_length=float(accept) if accept is not None else None,

@@ -11,6 +11,12 @@ token counts as the server reported them, and the client's own load (CPU time,
 event-loop lag). Statistics are computed by the caller (statistics.py), so this
 file stays small and the numbers are derived in one place.
 
+A level with a duration measures for that long once every request of the first
+wave has its first token (so the burst of prefills at the level's start does not
+eat the window), then cuts the requests still running, as GuideLLM does with its
+max seconds: their tokens so far count, they are marked `cut`, not failed, and
+the level does not wait for them to drain.
+
 Token counts always come from the server: `meta_info.completion_tokens` on the
 native SGLang API (cumulative per chunk), `usage` on the OpenAI API
 (`stream_options.include_usage`; per chunk too when the server honours
@@ -141,7 +147,8 @@ class SseParser:
 class Record:
     """What one request measured. Times are perf_counter seconds."""
 
-    __slots__ = ("start", "chunk_times", "chunk_tokens", "output_tokens", "prompt_tokens", "verify_ct", "error", "end")
+    __slots__ = ("start", "chunk_times", "chunk_tokens", "output_tokens", "prompt_tokens", "verify_ct", "error", "end",
+                 "cut")
 
     def __init__(self, start: float) -> None:
         self.start = start
@@ -152,6 +159,7 @@ class Record:
         self.verify_ct = None
         self.error = None
         self.end = None
+        self.cut = False  # stopped by the client at the level's end, not by the server
 
     def as_json(self, origin: float) -> dict:
         known = all(n is not None for n in self.chunk_tokens)
@@ -164,6 +172,7 @@ class Record:
             "prompt_tokens": self.prompt_tokens,
             "spec_verify_ct": self.verify_ct,
             "error": self.error,
+            "cut": self.cut,
         }
 
 
@@ -231,9 +240,12 @@ class Client:
         return "/v1/completions", json.dumps(payload).encode()
 
     # -- one streamed request --------------------------------------------------------------
-    async def one(self, conn: Connection, prompt, output_len: int) -> Record:
+    async def one(self, conn: Connection, prompt, output_len: int, records: list | None = None) -> Record:
+        """One streamed request; its Record joins `records` at once, so a request cut short is still counted."""
         path, body = self.body(prompt, output_len)
         record = Record(time.perf_counter())
+        if records is not None:
+            records.append(record)
         state = {"last": 0, "done": False}
         native = self.api == "sglang"
 
@@ -281,6 +293,10 @@ class Client:
         except (HttpError, OSError, asyncio.TimeoutError, asyncio.IncompleteReadError, ValueError) as exc:
             record.error = f"{type(exc).__name__}: {exc}"
             conn.close()
+        except asyncio.CancelledError:
+            record.cut, record.end = True, time.perf_counter()
+            conn.close()  # the server sees the client go and aborts the request
+            raise
         record.end = time.perf_counter()
         return record
 
@@ -330,22 +346,38 @@ class Client:
                 lags.append(time.perf_counter() - t - LOOP_PROBE_S)
 
         origin = time.perf_counter()
-        deadline = origin + float(duration) if duration else None
+        deadline = [None]  # set once the first wave has its first tokens (a duration level)
 
         async def worker(conn: Connection) -> None:
             while True:
-                if deadline is not None:
-                    if time.perf_counter() >= deadline:
+                if duration:
+                    if deadline[0] is not None and time.perf_counter() >= deadline[0]:
                         return
                 elif issued[0] >= total:
                     return
                 index = issued[0]
                 issued[0] += 1
-                records.append(await self.one(conn, self.prompt(level_index, index), output_len))
+                await self.one(conn, self.prompt(level_index, index), output_len, records)
+
+        async def clock() -> None:
+            """Start the duration when every first-wave request has a first token (or ended), then cut the rest."""
+            cap = origin + self.timeout_s
+            while time.perf_counter() < cap:
+                wave = records[:concurrency]
+                if len(wave) == concurrency and all(r.chunk_times or r.end is not None for r in wave):
+                    break
+                await asyncio.sleep(LOOP_PROBE_S)
+            deadline[0] = time.perf_counter() + float(duration)
+            await asyncio.sleep(float(duration))
 
         cpu0 = time.process_time()
         probe_task = asyncio.ensure_future(probe())
-        await asyncio.gather(*(worker(c) for c in conns[:concurrency]))
+        workers = [asyncio.ensure_future(worker(c)) for c in conns[:concurrency]]
+        if duration:
+            await clock()
+            for task in workers:
+                task.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)
         end = time.perf_counter()
         stop_probe.set()
         await probe_task
