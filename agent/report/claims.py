@@ -53,22 +53,30 @@ def _levels(text: str) -> list[int]:
     return list(dict.fromkeys(int(a or b) for a, b in _CONCURRENCY.findall(text)))
 
 
-def _near(value: float, candidates: Iterable[float], relative: float) -> bool:
-    return any(abs(value - c) <= relative * max(abs(c), 1e-9) for c in candidates)
+def _rounding(text: str) -> float:
+    """Half a unit of the quoted figure's last digit: "0.01" may stand for anything in [0.005, 0.015)."""
+    digits = text.partition(".")[2]
+    return 0.5 * 10.0 ** -len(digits)
+
+
+def _near(value: float, candidates: Iterable[float], relative: float, rounding: float = 0.0) -> bool:
+    """Within the relative tolerance of a candidate, or within the quoted figure's own rounding of it (a small
+    figure printed to two decimals, 0.01x for a measured 0.0113x, is as right as its digits can be)."""
+    return any(abs(value - c) <= max(relative * abs(c), rounding) + 1e-12 for c in candidates)
 
 
 def _throughput_flags(source: str, sentence: str, rows: Sequence[BenchmarkRow]) -> list[Flag]:
     flags = []
     levels = _levels(sentence)
     for match in _TOK_S.finditer(sentence):
-        value = _number(match.group(1))
+        value, rounding = _number(match.group(1)), _rounding(match.group(1))
         if levels:
             here = [r for r in rows if r.concurrency in levels]
-            if not _near(value, (r.output_tok_s for r in here), THROUGHPUT_TOLERANCE):
+            if not _near(value, (r.output_tok_s for r in here), THROUGHPUT_TOLERANCE, rounding):
                 measured = ", ".join(f"{r.config} {r.output_tok_s:.1f}" for r in here) or "nothing measured there"
                 flags.append(Flag(source=source, claim=sentence, kind="contradicted",
                                   evidence=f"{value:g} tok/s at C={'/'.join(map(str, levels))}: measured {measured}"))
-        elif not _near(value, (r.output_tok_s for r in rows), THROUGHPUT_TOLERANCE):
+        elif not _near(value, (r.output_tok_s for r in rows), THROUGHPUT_TOLERANCE, rounding):
             flags.append(Flag(source=source, claim=sentence, kind="unsupported",
                               evidence=f"no benchmark row within {THROUGHPUT_TOLERANCE:.0%} of {value:g} tok/s"))
     return flags
@@ -81,7 +89,7 @@ def _speedup_flags(source: str, sentence: str, comparisons: Sequence[LevelCompar
         value = _number(match.group(1))
         here = [c for c in comparisons if not levels or c.concurrency in levels]
         known = [v for c in here for v in (c.speedup, c.tpot_speedup) if v is not None]
-        if not _near(value, known, SPEEDUP_TOLERANCE):
+        if not _near(value, known, SPEEDUP_TOLERANCE, _rounding(match.group(1))):
             measured = ", ".join(f"C={c.concurrency}: {c.speedup:.2f}x" for c in here if c.speedup is not None)
             flags.append(Flag(source=source, claim=sentence, kind="contradicted" if levels else "unsupported",
                               evidence=f"{value:g}x: measured speedups {measured or 'none'}"))
