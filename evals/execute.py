@@ -20,6 +20,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from specops.sim.faults import parse_fault
+from specops.sim.profiles import Profile, load_profile
 from specops.sim.world.world import SimWorld
 
 from .host_state import HostSnapshot, LiveServer, live_servers
@@ -49,11 +50,20 @@ class ScenarioRun(BaseModel):
     harness_error: str | None = Field(default=None, description="The eval harness itself failed (not the agent)")
 
 
+def scenario_profile(scenario: Scenario) -> Profile:
+    """The scenario's sim profile, with its download bandwidth when it sets one."""
+    profile = load_profile(scenario.host.profile)
+    if scenario.host.download_mb_s is not None:
+        network = profile.network.model_copy(update={"download_mb_s": scenario.host.download_mb_s})
+        profile = profile.model_copy(update={"network": network})
+    return profile
+
+
 def _start_world(scenario: Scenario) -> SimWorld:
     faults = [parse_fault(f) for f in scenario.host.faults]
     scales = {k: v for k, v in {"time_scale": scenario.host.time_scale,
                                 "load_time_scale": scenario.host.load_time_scale}.items() if v is not None}  # fmt: skip
-    return SimWorld.start_fast(scenario.host.profile, faults=faults, **scales)
+    return SimWorld.start_fast(scenario_profile(scenario), faults=faults, **scales)
 
 
 def _ssh_inventory(world: SimWorld, run_dir: Path) -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -90,6 +91,20 @@ def _report(dataset_report: Any, graders: list[Grader], policy: str, pass_bar: f
     return report
 
 
+def _clear_earlier_runs(runs_dir: Path) -> None:
+    """An eval writes a fresh runs/ folder: the runs of an earlier eval into the same --out are removed first
+    (so that a re-grade of the folder grades this eval only). Anything there that is not a scenario run is
+    left alone and stops the eval, rather than being deleted."""
+    if not runs_dir.is_dir():
+        return
+    ours = (EVAL_RUN, "execute.log", "transcript.jsonl")  # a run cut off mid-way has only its transcript
+    foreign = [p.name for p in runs_dir.iterdir() if not (p.is_dir() and any((p / f).exists() for f in ours))]
+    if foreign:
+        raise EvalHarnessError(f"{runs_dir} holds things that are not scenario runs ({', '.join(sorted(foreign)[:5])}): "
+                               "choose another --out")
+    shutil.rmtree(runs_dir)
+
+
 def run_eval(
     scenarios: list[Scenario], *, out_dir: Path, model: str | None = None, repeat: int = 1, jobs: int | None = None,
     pass_bar: float = 1.0, baseline: Path | None = None, extra_graders: list[Grader] = (), progress: bool = False,
@@ -99,6 +114,7 @@ def run_eval(
         raise EvalHarnessError("no scenarios to run")
     graders = [*all_graders(), *extra_graders]
     runs_dir = out_dir / RUNS
+    _clear_earlier_runs(runs_dir)
     runs_dir.mkdir(parents=True, exist_ok=True)
     counters = {s.name: itertools.count(1) for s in scenarios}
 

@@ -44,6 +44,9 @@ class HostSetup(BaseModel):
     faults: list[str] = Field(default_factory=list, description="`specops sim faults` specs: name or name:key=value,...")
     time_scale: float | None = Field(default=None, gt=0, description="Default: the profile's quick-run scale")
     load_time_scale: float | None = Field(default=None, gt=0)
+    download_mb_s: float | None = Field(
+        default=None, gt=0, description="The Hub's modelled download bandwidth (default: the profile's). A scenario "
+        "that is not about the download's pace sets a fast one, so it does not wait for the drafter for nothing")
     over_ssh: bool = Field(default=False, description="Reach the sim host over real SSH (for ssh_drop)")
     unreachable: bool = Field(default=False, description="Name a host that does not answer; no world is started")
 
