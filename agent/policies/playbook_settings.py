@@ -32,11 +32,12 @@ class PlaybookSettings(BaseModel):
     ar_layouts: int | None = Field(default=None, ge=1, description="At most this many autoregressive layouts (None: all)")
     dflash_layouts: int = Field(default=DFLASH_LAYOUTS, ge=1, description="DFlash on this many of the best autoregressive layouts")
     graphs_off_retry: bool = Field(default=True, description="Try CUDA graphs off when graphs-on DFlash loses at the top level")
-    # Each level: requests for this many (wall) seconds, then the in-flight ones finish (at C=256 one round of
-    # 64 tokens outlasts it anyway). 64 tokens keep prefill and per-request overhead ~2% of a request at C=1.
+    # Each level is measured for this many client seconds once its first requests have their first tokens;
+    # what still runs then is cut (no drain), so long answers cost no wall time and keep the closed loop's
+    # per-request gaps (prefill, a new request) a small share of a level.
     bench_duration_s: float = Field(default=0.5, gt=0, le=3600)
     bench_input_len: int = Field(default=128, ge=1)
-    bench_output_len: int = Field(default=64, ge=2)
+    bench_output_len: int = Field(default=256, ge=2)
     # SGLang warms the server up at launch; the steady window excludes the ramp, so no per-level warm-up.
     bench_warmup_requests: int = Field(default=0, ge=0)
     acceptance_prompts: int = Field(default=8, ge=1, le=64, description="Prompts per category for acceptance")

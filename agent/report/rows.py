@@ -35,8 +35,8 @@ def benchmark_rows(evidence: Evidence, timeline: ServerTimeline, notes: list[str
         served = timeline.at(result.port, parsed.call_seq, result.speculative_algorithm)
         speculative[served.config] = served.speculative or result.speculative_algorithm is not None
         for level in result.levels:
-            if level.requests_completed == 0:
-                notes.append(f"seq {parsed.seq}: {served.config} at C={level.concurrency} completed no request "
+            if level.total_output_tokens == 0:
+                notes.append(f"seq {parsed.seq}: {served.config} at C={level.concurrency} streamed no token "
                              f"({'; '.join(level.errors[:2]) or 'no error given'}); left out of the table")
                 continue
             groups.setdefault((served.config, level.concurrency), []).append(_Sample(parsed.seq, level))
@@ -80,7 +80,7 @@ def _row(config: str, speculative: bool, concurrency: int, samples: list[_Sample
         output_tok_s=sum(tok_s) / len(tok_s),
         output_tok_s_ci95=throughput_interval(tok_s, tuple(reported) if reported else None),
         samples=len(samples),
-        requests=sum(level.requests_completed for level in levels),
+        requests=sum(level.requests_completed + level.requests_cut for level in levels),
         requests_failed=sum(level.requests_failed for level in levels),
         ttft_ms_p50=_latency(samples, lambda l: l.ttft, "p50_ms"),
         ttft_ms_p90=_latency(samples, lambda l: l.ttft, "p90_ms"),

@@ -150,7 +150,7 @@ class BenchmarkRow(BaseModel):
     output_tok_s: float = Field(description="Aggregate output tokens per second")
     output_tok_s_ci95: Interval | None = Field(description="Known when the level reported one or was measured twice or more")
     samples: int = Field(description="Sweeps that measured this configuration at this level")
-    requests: int
+    requests: int = Field(description="Requests measured: completed, plus those cut when a timed level ended")
     requests_failed: int
     ttft_ms_p50: float | None
     ttft_ms_p90: float | None

@@ -42,8 +42,8 @@ def _launch(args: dict[str, Any]) -> dict[str, Any]:
 
 
 def _bench(args: dict[str, Any]) -> dict[str, Any]:
-    return ok({"levels": [{"concurrency": c, "output_tok_s": 10.0 * c, "requests_completed": c, "requests_failed": 0}
-                          for c in args["levels"]]})
+    return ok({"levels": [{"concurrency": c, "output_tok_s": 10.0 * c, "requests_completed": c, "requests_failed": 0,
+                           "total_output_tokens": 64 * c} for c in args["levels"]]})
 
 
 HEALTHY: dict[str, Answer] = {

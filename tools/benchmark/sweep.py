@@ -160,7 +160,8 @@ def _warnings(args: BenchmarkArgs, raw: dict[str, Any], levels: list[LevelResult
             )
         if level.requests_failed:
             notes.append(f"C={c}: {level.requests_failed} requests failed, e.g. {level.errors[0]}")
-        if level.requests_completed and level.achieved_concurrency < LOW_CONCURRENCY_SHARE * min(c, level.requests_completed):
+        held = level.requests_completed + level.requests_cut
+        if held and level.achieved_concurrency < LOW_CONCURRENCY_SHARE * min(c, held):
             notes.append(
                 f"C={c}: only {level.achieved_concurrency:.1f} requests were in flight on average; "
                 "use more requests per level (rounds) or a duration so the level is held"
