@@ -66,7 +66,7 @@ def _one_whole_run(run_dir: Path):
 def test_killed_during_the_download_resumes_without_downloading_again(tmp_path):
     with SimWorld.start_fast("seed-ct200") as world:  # a host that outlives the killed run, as a real one would
         process = _start_run(EVALUATE, world.host_spec, tmp_path)
-        run_dir = _kill_during(process, tmp_path, "wait_download", after_s=1.0)
+        run_dir = _kill_during(process, tmp_path, "wait_download", after_s=0.3)
         before = read_transcript(run_dir / "transcript.jsonl").events
         assert before[-1].type == "tool_call" and not any(e.type == "run_end" for e in before)
 
@@ -102,7 +102,7 @@ def test_killed_during_the_download_resumes_without_downloading_again(tmp_path):
 def test_killed_during_a_benchmark_resumes_on_the_same_server(tmp_path):
     """sim:seed-ct200: the world the run started dies with it, and resume reopens it from its directory."""
     process = _start_run(BENCHMARK, "sim:seed-ct200", tmp_path)
-    run_dir = _kill_during(process, tmp_path, "benchmark", after_s=1.0)
+    run_dir = _kill_during(process, tmp_path, "benchmark", after_s=0.5)
     before = read_transcript(run_dir / "transcript.jsonl").events
     launched = [r.result for _, r in _pairs(before, "launch_server") if r.ok]
     assert len(launched) == 1
