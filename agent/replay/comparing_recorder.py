@@ -11,26 +11,33 @@ from pathlib import Path
 
 from ..recording import ObservedRecorder
 from .comparator import EventComparator
-from .divergence import Divergence, ReplayDiverged
+from .divergence import Divergence, ReplayDiverged, ReplayReachedEnd
 
 
 class ComparingRecorder(ObservedRecorder):
     comparator: EventComparator
     divergence: Divergence | None
+    end_at: int | None  # a cut-off recording's length: the replay stops when it gets there
+    reached_end: bool
 
     @classmethod
-    def factory(cls, comparator: EventComparator):
+    def factory(cls, comparator: EventComparator, *, end_at: int | None = None):
         def make(path: Path, run_id: str, fsync: bool) -> ComparingRecorder:
             recorder = cls(path, run_id, fsync=fsync)
             recorder.comparator = comparator
             recorder.divergence = None
+            recorder.end_at = end_at
+            recorder.reached_end = False
             return recorder
 
         return make
 
     def record(self, event_type, /, **fields):  # type: ignore[no-untyped-def]
         event = super().record(event_type, **fields)
-        if self.divergence is None:
+        if self.divergence is None and not self.reached_end and self.end_at is not None and event.seq >= self.end_at:
+            self.reached_end = True
+            raise ReplayReachedEnd(f"the recording stops after event {self.end_at - 1}")
+        if self.divergence is None and not self.reached_end:
             divergence = self.comparator.check(event, self.last_written)
             if divergence is not None:
                 self.divergence = divergence
@@ -39,6 +46,6 @@ class ComparingRecorder(ObservedRecorder):
 
     def finish(self) -> Divergence | None:
         """The first divergence, including recorded events the replay never reached."""
-        if self.divergence is None:
+        if self.divergence is None and not self.reached_end:
             self.divergence = self.comparator.finish()
         return self.divergence

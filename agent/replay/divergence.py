@@ -44,3 +44,7 @@ class ReplayDiverged(Exception):
     def __init__(self, divergence: Divergence) -> None:
         super().__init__(divergence.describe())
         self.divergence = divergence
+
+
+class ReplayReachedEnd(Exception):
+    """The recording of a run that was cut off ends here, and the replay agreed with it all the way: it stops."""

@@ -37,7 +37,7 @@ from ..run import RunOptions, RunOutcome, RunSeams, new_run_id, run_goal_async
 from ..tool_runner import LiveTools
 from .comparator import EventComparator
 from .comparing_recorder import ComparingRecorder
-from .divergence import Divergence, ReplayDiverged
+from .divergence import Divergence, ReplayDiverged, ReplayReachedEnd
 from .masking import Masker
 from .offline_host import offline_opener, recorded_host
 from .recorded_model import HandoverModel, recorded_model
@@ -58,6 +58,7 @@ class ReplayResult(BaseModel):
     divergence: Divergence | None = None
     run_dir: Path | None = None  # the new run (live tools, fork)
     status: str | None = None  # the replayed run's ending
+    cut_off: bool = False  # the recorded run has no run_end: replayed up to its last whole event
     duration_s: float = 0.0
 
     @property
@@ -67,7 +68,8 @@ class ReplayResult(BaseModel):
     def summary(self) -> str:
         where = f"; new run {self.run_dir}" if self.run_dir is not None else ""
         if self.divergence is None:
-            return (f"replay {self.mode} of {self.transcript}: no divergence in {self.recorded_events} events "
+            cut = " (the recorded run was cut off there; `specops resume` continues it)" if self.cut_off else ""
+            return (f"replay {self.mode} of {self.transcript}: no divergence in {self.recorded_events} events{cut} "
                     f"({self.policy}, {self.duration_s:.2f} s){where}")  # fmt: skip
         return f"replay {self.mode} of {self.transcript}: DIVERGED ({self.policy}){where}\n{self.divergence.describe()}"
 
@@ -99,9 +101,12 @@ async def replay_async(
     live = mode != "offline"
     run_id = new_run_id() if live else recorded.run_id
     masker = Masker(live=live, run_ids=(recorded.run_id, run_id))
-    comparator = EventComparator(recorded.events, masker, until=fork_at)
+    # A run that was cut off (no run_end) replays up to its last whole event, and stops there.
+    cut_off = recorded.end is None and mode != "fork"
+    until = fork_at if mode == "fork" else (len(recorded.events) if cut_off else None)
+    comparator = EventComparator(recorded.events, masker, until=until)
     recorders: list[ComparingRecorder] = []
-    make = ComparingRecorder.factory(comparator)
+    make = ComparingRecorder.factory(comparator, end_at=len(recorded.events) if cut_off else None)
 
     def make_recorder(path: Path, rid: str, fsync: bool) -> ComparingRecorder:
         recorders.append(make(path, rid, fsync))
@@ -130,15 +135,18 @@ async def replay_async(
                 recorded.start.goal, host=live_host or str(recorded.start.host.get("spec", "local")), policy=policy,
                 budgets=budgets, run_dir=run_dir, options=options, seams=seams,
             )  # fmt: skip
-        except ReplayDiverged:
+        except (ReplayDiverged, ReplayReachedEnd):
             pass  # recorded in the recorder; the run stopped there
         recorder = recorders[0] if recorders else None
         divergence = recorder.finish() if recorder is not None else None
         replayed = recorder.next_seq if recorder is not None else 0
+        if recorder is not None and recorder.reached_end:
+            replayed = len(recorded.events)
     return ReplayResult(
         transcript=recorded.read.path, mode=mode, policy=policy_label, recorded_events=len(recorded.events),
         replayed_events=replayed, divergence=divergence, run_dir=run_dir if live else None,
         status=outcome.status if outcome is not None else None, duration_s=time.monotonic() - started,
+        cut_off=cut_off,
     )  # fmt: skip
 
 

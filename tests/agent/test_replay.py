@@ -181,3 +181,27 @@ def test_replay_refuses_what_it_cannot_do(tmp_path):
     assert missing.exit_code == 2 and "does not exist" in missing.output
     no_host = runner.invoke(app, ["replay", str(GOLDEN["incompatible-drafter"].path), "--live-tools"])
     assert no_host.exit_code == 2 and "--host" in no_host.output
+
+
+@pytest.mark.parametrize("torn", [False, True], ids=["whole-lines", "torn-tail"])
+def test_a_run_that_was_cut_off_replays_up_to_its_last_whole_event(tmp_path, torn, monkeypatch):
+    golden = GOLDEN["evaluate-acceptance"].path
+    lines = gzip.decompress(golden.read_bytes()).decode().splitlines(keepends=True)
+    wait = next(i for i, line in enumerate(lines) if '"tool":"wait_download"' in line and '"type":"tool_call"' in line)
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    tail = lines[wait + 1][:40] if torn else ""  # half of the next line, as a kill mid-write leaves it
+    (run_dir / "transcript.jsonl").write_text("".join(lines[: wait + 1]) + tail)
+    out = CliRunner().invoke(app, ["replay", str(run_dir)])
+    assert out.exit_code == 0, out.output
+    assert f"no divergence in {wait + 1} events (the recorded run was cut off there" in out.output
+
+    # Cut off, and today's playbook differs before the cut: still a divergence.
+    def changed(self, tool, **args):
+        if tool == "check_disk":
+            args["target"] = "/elsewhere"
+        return original(self, tool, **args)
+
+    original = Pipeline.call
+    monkeypatch.setattr(Pipeline, "call", changed)
+    assert CliRunner().invoke(app, ["replay", str(run_dir)]).exit_code == 1
