@@ -20,6 +20,7 @@ from specops.transcripts import (
 )
 
 from ..host import parse_host_opened
+from ..policies import is_playbook_spec
 from ..run import TRANSCRIPT
 
 
@@ -101,7 +102,12 @@ class RecordedRun:
     @property
     def is_playbook(self) -> bool:
         """The playbook is code, not a model: replay runs today's playbook instead of serving its answers."""
-        return self.policy == "playbook"
+        return is_playbook_spec(self.policy)
+
+    @property
+    def policy_spec(self) -> str:
+        """The policy as it was asked for (with its settings, e.g. a playbook's), to make it again."""
+        return str(self.start.policy.settings.get("spec") or self.policy)
 
     @property
     def sim_root(self) -> str:

@@ -152,7 +152,7 @@ async def replay_async(
 
 def _policy(recorded: RecordedRun, live: bool, new_root) -> tuple[Model, str]:  # type: ignore[no-untyped-def]
     if recorded.is_playbook:
-        return resolve_policy(PLAYBOOK), "today's playbook"
+        return resolve_policy(recorded.policy_spec), "today's playbook"
     return recorded_model(recorded, new_root=new_root if live else None), f"recorded {recorded.policy} responses"
 
 

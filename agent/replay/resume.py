@@ -63,7 +63,7 @@ async def resume_async(run: str | Path, *, model: str | None = None, listeners: 
     if recorded.end is not None:
         raise ResumeRefused(f"run {recorded.run_id} already ended ({recorded.end.status}): there is nothing to resume; "
                             "replay it with `specops replay`, or fork it with `specops replay --from N`")  # fmt: skip
-    spec = model or str(recorded.start.policy.settings.get("spec") or recorded.policy)
+    spec = model or recorded.policy_spec
     options, budgets = _recorded_settings(recorded, live=True)
     try:
         policy = resolve_policy(spec, base_url=options.base_url, api_key_env=options.api_key_env)
