@@ -42,6 +42,10 @@ class HttpError(Exception):
     pass
 
 
+class LevelEnded(Exception):
+    """Raised from inside a stream when data arrives after the level's end: the request is cut there."""
+
+
 class Connection:
     """One keep-alive HTTP/1.1 connection; reopened when the server closes it."""
 
@@ -187,6 +191,7 @@ class Client:
             self.headers["Authorization"] = "Bearer " + config["api_key"]
         self.api = config.get("api", "auto")
         self.model = config.get("model")
+        self.cut_at: float | None = None  # a timed level's end: streams stop reading there
 
     async def get_json(self, path: str):
         conn = Connection(self.host, self.port, min(self.timeout_s, 30.0))
@@ -250,6 +255,8 @@ class Client:
         native = self.api == "sglang"
 
         def on_event(payload: bytes, t: float) -> None:
+            if self.cut_at is not None and t >= self.cut_at:
+                raise LevelEnded()
             if payload == b"[DONE]":
                 state["done"] = True
                 return
@@ -293,9 +300,13 @@ class Client:
         except (HttpError, OSError, asyncio.TimeoutError, asyncio.IncompleteReadError, ValueError) as exc:
             record.error = f"{type(exc).__name__}: {exc}"
             conn.close()
+        except LevelEnded:
+            record.cut, record.end = True, self.cut_at
+            conn.close()  # the server sees the client go and aborts the request
+            return record
         except asyncio.CancelledError:
             record.cut, record.end = True, time.perf_counter()
-            conn.close()  # the server sees the client go and aborts the request
+            conn.close()
             raise
         record.end = time.perf_counter()
         return record
@@ -367,7 +378,7 @@ class Client:
                 if len(wave) == concurrency and all(r.chunk_times or r.end is not None for r in wave):
                     break
                 await asyncio.sleep(LOOP_PROBE_S)
-            deadline[0] = time.perf_counter() + float(duration)
+            deadline[0] = self.cut_at = time.perf_counter() + float(duration)
             await asyncio.sleep(float(duration))
 
         cpu0 = time.process_time()
@@ -375,9 +386,16 @@ class Client:
         workers = [asyncio.ensure_future(worker(c)) for c in conns[:concurrency]]
         if duration:
             await clock()
-            for task in workers:
-                task.cancel()
+            # Streams that deliver data stop themselves (LevelEnded); the silent ones are cancelled, again until
+            # they stop: asyncio.wait_for before Python 3.12 swallows a cancellation that lands as its read
+            # completes (bpo-42130).
+            pending = set(workers)
+            while pending:
+                for task in pending:
+                    task.cancel()
+                _, pending = await asyncio.wait(pending, timeout=0.01)
         await asyncio.gather(*workers, return_exceptions=True)
+        self.cut_at = None
         end = time.perf_counter()
         stop_probe.set()
         await probe_task
