@@ -79,3 +79,23 @@ def test_flush_cache_answers_and_the_decode_log_reports_accept_length(dflash_ser
                       lines[-1])
     assert match, lines[-1]
     assert 1.0 <= float(match.group(1)) <= 8.0
+
+
+@pytest.mark.serial  # measures wall-clock speed
+def test_at_time_scale_1_the_server_runs_at_the_modelled_speed(tmp_path):
+    import asyncio
+
+    from .serving_client import measure_throughput
+
+    # load_seconds is modelled time: at scale 1 a 2 s load takes 2 s.
+    layout = build_world(tmp_path / "host", time_scale=1.0, load_seconds=2.0)
+    log = tmp_path / "server.log"
+    proc = start_server(layout, launch_args(layout, "--ep", "4"), log)
+    try:
+        wait_ready(proc, log, timeout=30)
+        url = f"http://127.0.0.1:{resolve_port(layout, 30000)}"
+        tok_s, per_chunk = asyncio.run(measure_throughput(url, 1, 2.0, ["Tell me about the sea."]))
+    finally:
+        stop_server(proc)
+    assert tok_s == pytest.approx(69.0, rel=0.05)  # seed-ct200's EP4 at C=1, measured on the real host
+    assert per_chunk == pytest.approx(1.0)
