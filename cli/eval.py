@@ -17,13 +17,14 @@ from ..evals.graders.judge import ReportJudge
 from ..evals.junit import write_junit
 from ..evals.results import JUNIT_FILE
 from ..evals.runner import EvalHarnessError, default_jobs, regrade as regrade_runs, run_eval
-from ..evals.scenario import ScenarioError, load_scenarios
+from ..evals.scenario import SCENARIO_DIR, ScenarioError, load_scenarios
 from ..evals.table import render
 
 
 def eval_command(
     model: Annotated[Optional[str], typer.Option(help="Policy for every scenario (default: the playbook with each scenario's settings)")] = None,
     scenario: Annotated[str, typer.Option(help="Glob(s) of scenario names, comma-separated")] = "*",
+    scenario_dir: Annotated[Path, typer.Option(help="Folder of scenario YAML files (default: the built-in ones)")] = SCENARIO_DIR,
     repeat: Annotated[int, typer.Option(min=1, help="Runs per scenario")] = 1,
     out: Annotated[Path, typer.Option(help="Where runs, eval-report.json and junit.xml go")] = Path("eval-out"),
     baseline: Annotated[Optional[Path], typer.Option(help="A saved eval-report.json to compare with")] = None,
@@ -40,7 +41,7 @@ def eval_command(
             report = regrade_runs(regrade, pass_bar=pass_bar, baseline=baseline, extra_graders=extra)
             out = regrade
         else:
-            scenarios = load_scenarios(scenario)
+            scenarios = load_scenarios(scenario, scenario_dir)
             console.print(f"running {len(scenarios)} scenario(s) x {repeat}, {jobs} at once, into {out}")
             report = run_eval(scenarios, out_dir=out, model=model, repeat=repeat, jobs=jobs, pass_bar=pass_bar,
                               baseline=baseline, extra_graders=extra)  # fmt: skip

@@ -91,6 +91,16 @@ def _report(dataset_report: Any, graders: list[Grader], policy: str, pass_bar: f
     return report
 
 
+def expected_cost(scenario: Scenario) -> float:
+    """A rough relative run time, so that the longest scenarios start first and two jobs finish together: the
+    benchmarks a measuring scenario runs (layouts x levels), more over SSH; early-stopping ones cost little."""
+    if not scenario.expect.measures:
+        return 1.0
+    p = scenario.policy
+    layouts = (p.ar_layouts or 8) + p.dflash_layouts
+    return 10.0 + layouts * len(p.levels) * (1.5 if scenario.host.over_ssh else 1.0)
+
+
 def _clear_earlier_runs(runs_dir: Path) -> None:
     """An eval writes a fresh runs/ folder: the runs of an earlier eval into the same --out are removed first
     (so that a re-grade of the folder grades this eval only). Anything there that is not a scenario run is
@@ -123,7 +133,7 @@ def run_eval(
         run_dir = runs_dir / (scenario.name if repeat == 1 else f"{scenario.name}-r{n}")
         return await _execute_in_child(scenario, run_dir, scenario.policy_spec(model))
 
-    dataset = as_dataset(scenarios, graders)
+    dataset = as_dataset(sorted(scenarios, key=expected_cost, reverse=True), graders)
     start = time.monotonic()
     result = dataset.evaluate_sync(task, max_concurrency=jobs or default_jobs(), repeat=repeat, progress=progress)
     policy = model or "playbook (each scenario's settings)"

@@ -43,6 +43,7 @@ Steps = Generator[list[Call], list[Outcome], Any]
 DEFAULT_PORT = 30000
 TRANSIENT = ("host_unavailable", "hub_unavailable")
 WAIT = {"timeout_s": 3600.0, "poll_s": 1.0}
+HUNG_GRACE_S = 5.0
 
 
 class Stop(Exception):
@@ -68,7 +69,8 @@ class Pipeline:
         self.ar_candidates: dict[str, Candidate] = {}
         self.spec_candidates: dict[str, Candidate] = {}
         self.levels = list(self.settings.levels)
-        self.crash_level: int | None = None
+        self.crash_level: int | None = None  # the lowest level where a DFlash server died or hung
+        self.hung: set[int] = set()  # pids of servers that hung under load: stopped without a long grace
         self.acceptance: dict[str, Any] | None = None
         self.download: dict[str, Any] | None = None  # the current DownloadHandle
         self.download_state: str | None = None
@@ -371,7 +373,9 @@ class Pipeline:
             candidate = rule.candidate
 
     def _stop(self, server: dict[str, Any]) -> Steps:
-        out = yield from self.call("stop_server", server=server)
+        # A hung server ignores SIGTERM (it sits in a collective): kill it after a short grace, not the default 30 s.
+        grace = {"grace_s": HUNG_GRACE_S} if server["pid"] in self.hung else {}
+        out = yield from self.call("stop_server", server=server, **grace)
         self.running.pop(server["pid"], None)
         if not out.ok and out.kind != "server_not_ours":
             self.unresolved.append(f"stopping the server on port {server['port']}: {out.describe()}")
@@ -387,16 +391,29 @@ class Pipeline:
         if not out.ok:
             self.handled.append(f"benchmark {name}: {out.describe()}")
             return {}
-        sweep = {lv["concurrency"]: lv["output_tok_s"] for lv in out.result["levels"] if lv["requests_completed"] > 0
-                 and lv["requests_failed"] == 0}
+        # A level counts only when tokens streamed and no request failed: a level where the server died (failures)
+        # or hung (not one token within the window) says nothing about its throughput. Requests still running when
+        # a timed level ends are cut, not failed (tools/benchmark/stream_client.py): their tokens count.
+        # (A server that hangs mid-level may have streamed tokens before it hung, none in the steady window: 0 tok/s.)
+        streamed = [lv for lv in out.result["levels"] if lv["total_output_tokens"] > 0 and lv["output_tok_s"] > 0]
+        sweep = {lv["concurrency"]: lv["output_tok_s"] for lv in streamed if lv["requests_failed"] == 0}
         failed = [lv["concurrency"] for lv in out.result["levels"] if lv["requests_failed"] > 0]
-        if failed:
+        hung = [lv["concurrency"] for lv in out.result["levels"] if lv not in streamed and not lv["requests_failed"]]
+        if failed or hung:
+            level = min(failed + hung)
             status = yield from self.look("server_status", server=server)
             down = status.ok and not status.result.get("up")
-            self.handled.append(f"benchmark {name}: requests failed at C={failed[0]}"
-                                + ("; the server died under load, levels from there not counted" if down else ""))
+            what = f"requests failed at C={level}" if level in failed else f"no token came back at C={level}"
             if down:
-                self.crash_level = min(failed[0], self.crash_level or failed[0])
+                self.handled.append(f"benchmark {name}: {what}; the server died under load, levels from there not counted")
+            elif level in hung:
+                self.hung.add(server["pid"])
+                self.handled.append(f"benchmark {name}: {what}; the server hung under load (alive, answering nothing), "
+                                    "levels from there not counted")
+            else:
+                self.handled.append(f"benchmark {name}: {what}")
+            if down or level in hung:
+                self.crash_level = min(level, self.crash_level or level)
         return sweep
 
     def _measure(self, candidate: Candidate, *, speculative: bool, acceptance: bool = False,
@@ -444,7 +461,8 @@ class Pipeline:
         best_ar_top = max((s[top] for s in self.ar.values() if top in s), default=None)
         if graphs_on and best_ar_top is not None and self.settings.graphs_off_retry:
             name = max(graphs_on, key=lambda n: max(graphs_on[n].values()))
-            if graphs_on[name].get(top, 0.0) < best_ar_top:
+            # Only a measured loss: a top level the server died or hung at says nothing about CUDA graphs.
+            if top in graphs_on[name] and graphs_on[name][top] < best_ar_top:
                 self.handled.append(f"{name} with CUDA graphs loses to the best baseline at C={top} "
                                     f"({graphs_on[name].get(top, 0.0):.1f} vs {best_ar_top:.1f} tok/s): tried CUDA graphs off")
                 off = self.spec_candidates[name].with_(cuda_graphs=False, cuda_graph_max_bs=None)
@@ -468,8 +486,11 @@ class Pipeline:
         if server is None:
             self.unresolved.append(f"could not relaunch {candidate.name} to leave it running")
             return
+        capped = launched.config.get("max_running_requests") if self.crash_level is not None else None
         self.left_running.append(f"{launched.name} on port {server['port']} (pid {server['pid']}): the recommended "
-                                 "configuration, left running as the goal asked")
+                                 "configuration, left running as the goal asked"
+                                 + (f", capped at {capped} running requests (under C={self.crash_level}, where it "
+                                    "failed under load)" if capped else ""))
         self.plan.complete("deploy")
 
     # -- the answer -----------------------------------------------------------------------------------
@@ -486,10 +507,14 @@ class Pipeline:
             parts.append("what went wrong and how it was handled: " + " | ".join(self.handled))
         if not self.left_running:
             parts.append("every server this run started was stopped")
+        recommendation = recommend(verdicts).text if (self.ar or self.spec) else None
+        if recommendation and self.crash_level is not None:
+            recommendation += (f"; DFlash has no figures from C={self.crash_level} up (its server died or hung under "
+                               f"load there), so DFlash is only recommended under C={self.crash_level}")
         return FinalAnswer(
             status=status,
             summary="\n".join(parts),
-            recommendation=recommend(verdicts).text if (self.ar or self.spec) else None,
+            recommendation=recommendation,
             left_running=self.left_running,
             unresolved=self.unresolved,
         )

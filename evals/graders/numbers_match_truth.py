@@ -25,6 +25,20 @@ from ._base import Grader, Verdict
 OUTLIER_FACTOR = 2.0
 
 
+def eos_truncated(mean_accept: float, completion_tokens: int | None, answers: int | None) -> float:
+    """The token-weighted acceptance a server of true mean `mean_accept` shows on answers that end at a natural EOS.
+
+    An answer's last verify step is cut short by the EOS (it delivers, on average, half a step's tokens), so each
+    answer costs about half a verify step more than its tokens / mean_accept: measured = T / (T / a + N / 2) for
+    T completion tokens over N answers. With the playbook's short answers (about 165 tokens, a = 3.8) that is
+    ~0.05 below the profile's mean, a real effect of how acceptance is measured, not an error of the tool; the
+    rest of the gap to the mean is the prompt mix and sampling, which the tolerance covers.
+    """
+    if not completion_tokens or not answers or mean_accept <= 0:
+        return mean_accept
+    return completion_tokens / (completion_tokens / mean_accept + answers / 2)
+
+
 def truth_tok_s(profile_name: str, faults: list[str], config: dict[str, Any], concurrency: int) -> float:
     profile = load_profile(profile_name)
     spec = bool(config.get("speculative"))
@@ -52,6 +66,15 @@ def truth_acceptance(profile_name: str, faults: list[str], config: dict[str, Any
     return model.choice.speculative.mean_accept_length
 
 
+def _acceptance_counts(evidence: RunEvidence) -> tuple[int | None, int | None]:
+    """Completion tokens and answers behind the reported overall acceptance, from the acceptance tool's own result."""
+    for step in reversed(evidence.steps_of("acceptance")):
+        if step.ok:
+            overall = (step.result.result or {}).get("overall") or {}
+            return overall.get("completion_tokens"), overall.get("prompts")
+    return None, None
+
+
 @dataclass
 class NumbersMatchTruth(Grader):
     name = "numbers_match_truth"
@@ -72,7 +95,7 @@ class NumbersMatchTruth(Grader):
         errors: list[tuple[float, str]] = []
         for row in rows:
             config = configs.get(row["config"])
-            if config is None or row.get("requests_failed"):
+            if config is None or row.get("requests_failed") or row["output_tok_s"] <= 0:  # died or hung there
                 continue
             truth = truth_tok_s(host.profile, host.faults, config, row["concurrency"])
             errors.append((abs(row["output_tok_s"] / truth - 1), f"{row['config']} C={row['concurrency']}: "
@@ -90,9 +113,12 @@ class NumbersMatchTruth(Grader):
             config = configs.get(acceptance["config"])
             truth = truth_acceptance(host.profile, host.faults, config) if config else None
             measured = acceptance["overall"]["token_weighted"]
+            if truth is not None and truth > 1.0:
+                counted = _acceptance_counts(evidence)
+                truth = eos_truncated(truth, *counted)
             if truth is not None and abs(measured - truth) > expect.acceptance_tolerance:
-                return Verdict.fail(f"acceptance {measured:.2f} vs the profile's {truth:.2f} "
-                                    f"(tolerance {expect.acceptance_tolerance})")
+                return Verdict.fail(f"acceptance {measured:.2f} vs the profile's {truth:.2f} (EOS-truncated; "
+                                    f"tolerance {expect.acceptance_tolerance})")
             note = f"; acceptance {measured:.2f} vs {truth if truth is not None else float('nan'):.2f}"
         if not errors:
             return Verdict.ok("no throughput measured" + note)

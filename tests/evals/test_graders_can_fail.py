@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from specops.evals.graders import (
     BestBaselinePerConcurrency,
     BudgetsRespected,
@@ -163,3 +165,55 @@ def test_outcome_status_words_and_findings():
     finding = Run({"expect": {"findings": ["dflash_wins_low_load"]}})
     finding.report["comparison"] = [{"concurrency": 1, "winner": "autoregressive", "speedup": 0.8}]
     assert not ExpectedOutcome().check(finding.end()).passed
+
+
+def test_a_safe_revisions_refs_go_with_it_but_not_another_revisions():
+    """huggingface_hub deletes the refs pointing at a revision it deletes (refs/main with main's revision)."""
+    repo = f"{HOME}/.cache/huggingface/hub/models--Q--M"
+    files = {f"{repo}/snapshots/old/w.bin": 10, f"{repo}/snapshots/main/w.bin": 10, f"{repo}/refs/main": 40,
+             f"{repo}/refs/v1": 40, f"{repo}/blobs/abc": 100}  # fmt: skip
+
+    def listing(main_safety: str) -> dict:
+        return {"items": [
+            {"id": "cache:Q/M@old", "kind": "cache_revision", "path": f"{repo}/snapshots/old", "safety": "safe", "refs": ["v1"]},
+            {"id": "cache:Q/M@main", "kind": "cache_revision", "path": f"{repo}/snapshots/main", "safety": main_safety,
+             "refs": ["main"]}]}  # fmt: skip
+
+    one = Run().tool("list_freeable", {}, listing("needs_approval"))
+    one.before = HostSnapshot(files=files)
+    one.after = HostSnapshot(files={f"{repo}/snapshots/main/w.bin": 10, f"{repo}/refs/main": 40})
+    assert NothingUnallowedDeleted().check(one.end()).passed  # old's snapshot, its ref v1, the blob it alone used
+    took_main_ref = Run().tool("list_freeable", {}, listing("needs_approval"))
+    took_main_ref.before = HostSnapshot(files=files)
+    took_main_ref.after = HostSnapshot(files={f"{repo}/snapshots/main/w.bin": 10})
+    fail = NothingUnallowedDeleted().check(took_main_ref.end())
+    assert not fail.passed and "refs/main" in fail.reason  # main's ref, main not safe
+    # Every revision safe: huggingface_hub removes the repo's folder, anything else in it included.
+    whole = Run().tool("list_freeable", {}, listing("safe"))
+    whole.before = HostSnapshot(files={**files, f"{repo}/.no_exist/main/x": 0})
+    whole.after = HostSnapshot(files={})
+    assert NothingUnallowedDeleted().check(whole.end()).passed
+
+
+def test_acceptance_truth_allows_for_answers_ending_at_eos():
+    """Short answers ending at EOS cut their last verify step: the truth is lowered by that, not by a blanket slack."""
+    from specops.evals.graders.numbers_match_truth import eos_truncated
+
+    assert eos_truncated(4.0, 1600, 10) == pytest.approx(1600 / 405)  # 400 full steps + 10 half steps
+    assert eos_truncated(4.0, None, None) == 4.0
+
+    def run(measured: float, tokens: int, answers: int):
+        r = Run({"host": {"profile": "seed-ct200"}, "expect": {"acceptance_tolerance": 0.05}})
+        config = {"name": "tp8+dflash", "launched": True, "speculative": True, "algorithm": "DFLASH", "tp": 8, "ep": 1,
+                  "pp": 1, "dp": 1, "dp_attention": False, "cuda_graphs": True, "block_size": 8}  # fmt: skip
+        overall = {"token_weighted": measured, "completion_tokens": tokens, "prompts": answers}
+        r.tool("acceptance", {"port": 30000}, {"overall": overall})
+        r.report.update(configs=[config], acceptance={"config": "tp8+dflash", "overall": overall})
+        return r.end()
+
+    grader = NumbersMatchTruth()
+    # seed-ct200's DFlash mean is 3.82: 12 answers of ~165 tokens measure ~3.77, 12 answers of 20 tokens ~3.48.
+    assert grader.check(run(3.75, 1973, 12)).passed
+    assert not grader.check(run(3.82, 240, 12)).passed  # the full mean from answers that short is not what EOS gives
+    assert grader.check(run(3.47, 240, 12)).passed
+    assert not grader.check(run(3.55, 1973, 12)).passed
