@@ -101,3 +101,19 @@ def test_a_local_host_runs_the_client_too(reference):
         result = run_benchmark(ToolContext(host=local, home=str(Path.home()), allowed_roots=(str(Path.home()),)),
                                BenchmarkArgs(port=reference, levels=[2], output_len=40, rounds=1))
     assert result.levels[0].total_output_tokens == 80
+
+
+def test_a_timed_level_is_cut_at_its_end_or_drained(ctx, reference):  # noqa: F811
+    # Answers of 4,000 tokens take 8 s; a cut level of 0.5 s does not wait for them.
+    started = time.monotonic()
+    cut = run_benchmark(ctx, BenchmarkArgs(port=reference, levels=[4], output_len=4000, duration_s=0.5, drain=False,
+                                           warmup_requests=0)).levels[0]  # fmt: skip
+    assert time.monotonic() - started < 4
+    assert cut.requests_cut == 4 and cut.requests_completed == 0 and cut.requests_failed == 0
+    assert cut.e2e.samples == 0 and cut.ttft.p50_ms == pytest.approx(TTFT_MS, abs=4)
+    # Every stream decoding: 4 x 4 tokens every 8 ms.
+    assert cut.output_tok_s == pytest.approx(4 * PER_CHUNK / (CHUNK_MS / 1e3), rel=0.08)
+    drained = run_benchmark(ctx, BenchmarkArgs(port=reference, levels=[4], output_len=OUTPUT, duration_s=0.5,
+                                               warmup_requests=0)).levels[0]  # fmt: skip
+    assert drained.requests_cut == 0 and drained.requests_completed > 4
+    assert drained.total_output_tokens == OUTPUT * drained.requests_completed

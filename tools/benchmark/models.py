@@ -40,7 +40,11 @@ class BenchmarkArgs(BaseModel):
     duration_s: float | None = Field(
         None, gt=0, le=24 * 3600,
         description="Measure each level for this long (client seconds) once every first request has its first "
-        "token; requests still running then are cut (their tokens count), so a level never waits for a drain",
+        "token, then issue no more",
+    )
+    drain: bool = Field(
+        True, description="With a duration: let the requests still running finish (True), or cut them at the end "
+        "(False: faster, their tokens so far count; needs a client that keeps up with the stream)",
     )
     flush_cache: bool = Field(True, description="POST /flush_cache before each level when the server has it")
     api: Api = Field("auto", description="sglang: native /generate; openai: /v1/completions; auto: sglang when it answers")

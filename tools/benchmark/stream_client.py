@@ -13,9 +13,13 @@ file stays small and the numbers are derived in one place.
 
 A level with a duration measures for that long once every request of the first
 wave has its first token (so the burst of prefills at the level's start does not
-eat the window), then cuts the requests still running, as GuideLLM does with its
-max seconds: their tokens so far count, they are marked `cut`, not failed, and
-the level does not wait for them to drain.
+eat the window) and then issues no more requests. The ones still running then
+either finish (`drain`, the default) or are cut, as GuideLLM does with its max
+seconds: their tokens so far count, they are marked `cut`, not failed, and the
+level does not wait for them. Cutting needs a client that keeps up: a client
+behind on its reads loses the tokens the server sent before the cut, and more of
+them the more chunks a configuration streams (so it would favour speculative
+decoding); draining reads everything.
 
 Token counts always come from the server: `meta_info.completion_tokens` on the
 native SGLang API (cumulative per chunk), `usage` on the OpenAI API
@@ -371,14 +375,16 @@ class Client:
                 await self.one(conn, self.prompt(level_index, index), output_len, records)
 
         async def clock() -> None:
-            """Start the duration when every first-wave request has a first token (or ended), then cut the rest."""
+            """Start the duration when every first-wave request has a first token (or ended), then wait it out."""
             cap = origin + self.timeout_s
             while time.perf_counter() < cap:
                 wave = records[:concurrency]
                 if len(wave) == concurrency and all(r.chunk_times or r.end is not None for r in wave):
                     break
                 await asyncio.sleep(LOOP_PROBE_S)
-            deadline[0] = self.cut_at = time.perf_counter() + float(duration)
+            deadline[0] = time.perf_counter() + float(duration)
+            if not level.get("drain", True):
+                self.cut_at = deadline[0]
             await asyncio.sleep(float(duration))
 
         cpu0 = time.process_time()
@@ -386,6 +392,8 @@ class Client:
         workers = [asyncio.ensure_future(worker(c)) for c in conns[:concurrency]]
         if duration:
             await clock()
+            if level.get("drain", True):
+                await asyncio.gather(*workers, return_exceptions=True)
             # Streams that deliver data stop themselves (LevelEnded); the silent ones are cancelled, again until
             # they stop: asyncio.wait_for before Python 3.12 swallows a cancellation that lands as its read
             # completes (bpo-42130).

@@ -88,6 +88,7 @@ def client_config(args: BenchmarkArgs, base_url: str) -> dict[str, Any]:
                 "concurrency": c,
                 "num_requests": args.requests_at(c),
                 "duration_s": args.duration_s,
+                "drain": args.drain,
                 "warmup_requests": args.warmup_requests,
                 "flush_cache": args.flush_cache,
             }
