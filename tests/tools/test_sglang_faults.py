@@ -52,7 +52,10 @@ def test_port_in_use_is_found_at_once(faulty):
         _launch_in(faulty, _ep4(faulty))
     assert failed.value.cause == "port_in_use" and "another port" in failed.value.remedy
     assert any("Address already in use" in line for line in failed.value.details["lines"])
-    assert failed.value.details["elapsed_s"] < 3  # 0.5.10 binds before loading
+    # 0.5.10 binds before loading: the failure is in the log before any weight loads, and is seen at once (not
+    # at the readiness timeout; a busy machine slows the launch itself, so the bound is generous).
+    assert not any("Load weight begin" in line for line in failed.value.details["log_tail"].splitlines())
+    assert failed.value.details["elapsed_s"] < 20
 
 
 @pytest.mark.parametrize("faulty", [[CudaGraphDrafter(mode="crash")]], indirect=True)
