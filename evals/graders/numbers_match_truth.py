@@ -3,8 +3,13 @@
 The simulator knows the truth: the profile's curve for the configuration a server
 was launched with (chosen as the serving simulator chooses it), and its accept
 lengths. Each report row (a configuration at a concurrency, from the tools'
-results) is compared with it; a level where requests failed is left out (the
-server died under load). The report's flags are the policy's own figures that
+results) is compared with it; a level where requests failed or no token came
+back is left out (the server died or hung under load). The median error over the
+levels must be within the tolerance and the worst level within twice it, except a
+level measured under the truth where the benchmark tool flagged its own client as
+busy (a shared machine): a busy client measures less, never more. Acceptance is
+compared with the profile's mean lowered for answers that end at EOS (see
+eos_truncated). The report's flags are the policy's own figures that
 the evidence contradicts or does not support: any flag on a figure fails too.
 """
 
@@ -93,17 +98,25 @@ class NumbersMatchTruth(Grader):
             return Verdict.ok("no simulated truth")
         configs = {c["name"]: c for c in report.get("configs") or [] if c.get("launched")}
         errors: list[tuple[float, str]] = []
+        outliers_allowed: list[tuple[float, str]] = []  # under truth at a level the tool flagged client-limited
         for row in rows:
             config = configs.get(row["config"])
             if config is None or row.get("requests_failed") or row["output_tok_s"] <= 0:  # died or hung there
                 continue
             truth = truth_tok_s(host.profile, host.faults, config, row["concurrency"])
-            errors.append((abs(row["output_tok_s"] / truth - 1), f"{row['config']} C={row['concurrency']}: "
-                                                                 f"{row['output_tok_s']:.1f} vs {truth:.1f} tok/s"))
+            rel = row["output_tok_s"] / truth - 1
+            item = (abs(rel), f"{row['config']} C={row['concurrency']}: {row['output_tok_s']:.1f} vs {truth:.1f} tok/s")
+            errors.append(item)
+            if rel < 0 and row.get("client_limited"):
+                outliers_allowed.append(item)
         tol = expect.throughput_tolerance
         if errors:
-            worst = max(errors)
             median = statistics.median(e for e, _ in errors)
+            # A busy client can only measure less than the server gives, and the benchmark tool says when it was
+            # busy: such a level may be the outlier. The median still holds every level, so a measurement that
+            # is off across the board fails wherever the client was.
+            judged = [e for e in errors if e not in outliers_allowed] or [(0.0, "")]
+            worst = max(judged)
             if median > tol or worst[0] > OUTLIER_FACTOR * tol:
                 return Verdict.fail(f"throughput off the profile's truth: median error {median:.1%}, worst {worst[1]} "
                                     f"({worst[0]:.1%}; tolerance {tol:.0%})")
@@ -122,4 +135,6 @@ class NumbersMatchTruth(Grader):
             note = f"; acceptance {measured:.2f} vs {truth if truth is not None else float('nan'):.2f}"
         if not errors:
             return Verdict.ok("no throughput measured" + note)
-        return Verdict.ok(f"{len(errors)} levels, median error {statistics.median(e for e, _ in errors):.1%}" + note)
+        low = [e for e in outliers_allowed if e[0] > OUTLIER_FACTOR * expect.throughput_tolerance]
+        lows = f"; under truth where the client was busy: {', '.join(w for _, w in low)}" if low else ""
+        return Verdict.ok(f"{len(errors)} levels, median error {statistics.median(e for e, _ in errors):.1%}" + lows + note)

@@ -217,3 +217,21 @@ def test_acceptance_truth_allows_for_answers_ending_at_eos():
     assert not grader.check(run(3.82, 240, 12)).passed  # the full mean from answers that short is not what EOS gives
     assert grader.check(run(3.47, 240, 12)).passed
     assert not grader.check(run(3.55, 1973, 12)).passed
+
+
+def test_a_busy_client_may_be_the_outlier_below_truth_never_above_and_never_the_median():
+    def run(rows: list[tuple[int, float, bool]]):
+        r = Run({"host": {"profile": "seed-ct200"}})
+        config = {"name": "tp8", "launched": True, "speculative": False, "algorithm": None, "tp": 8, "ep": 1, "pp": 1,
+                  "dp": 1, "dp_attention": False, "cuda_graphs": True, "block_size": None}  # fmt: skip
+        r.report.update(configs=[config], benchmarks=[
+            {"config": "tp8", "speculative": False, "concurrency": c, "output_tok_s": tok_s, "requests_failed": 0,
+             "client_limited": busy} for c, tok_s, busy in rows])  # fmt: skip
+        return r.end()
+
+    grader = NumbersMatchTruth()  # seed-ct200 tp8: 97.9 tok/s at C=1, 683.9 at C=32, 1291.0 at C=128
+    ok = [(1, 97.0, True), (32, 680.0, True)]
+    assert grader.check(run(ok + [(128, 540.0, True)])).passed  # flagged busy, under truth: the outlier allowed
+    assert not grader.check(run(ok + [(128, 540.0, False)])).passed  # not flagged: 58% off fails
+    assert not grader.check(run(ok + [(128, 2200.0, True)])).passed  # above truth: no busy client explains that
+    assert not grader.check(run([(1, 50.0, True), (32, 350.0, True), (128, 540.0, True)])).passed  # the median too
