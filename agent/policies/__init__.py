@@ -9,11 +9,16 @@
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
-from pydantic_ai.models import Model, infer_model
-
-from .openai_chat import OPENAI_CHAT_PREFIX, openai_chat_model
 from .playbook_settings import PLAYBOOK, PlaybookSettingsError, is_playbook_spec, parse_playbook_spec
+
+if TYPE_CHECKING:
+    from pydantic_ai.models import Model
+
+# Model providers (the openai package above all) load only when a policy asks for one: every `specops`
+# command imports this module, and most never talk to a model.
+OPENAI_CHAT_PREFIX = "openai-chat:"
 MODEL_ENV = "SPECOPS_MODEL"
 
 
@@ -36,6 +41,8 @@ def resolve_policy(spec: str | None = None, *, base_url: str | None = None, api_
         except PlaybookSettingsError as exc:
             raise PolicyUnavailable(str(exc)) from None
     if spec.startswith(OPENAI_CHAT_PREFIX):
+        from .openai_chat import openai_chat_model
+
         try:
             return openai_chat_model(spec[len(OPENAI_CHAT_PREFIX) :], base_url=base_url, api_key_env=api_key_env)
         except ValueError as exc:
@@ -45,6 +52,8 @@ def resolve_policy(spec: str | None = None, *, base_url: str | None = None, api_
             f"unknown policy {spec!r}: use playbook, openai-chat:NAME (with --base-url) or a pydantic-ai "
             "PROVIDER:MODEL string such as anthropic:claude-sonnet-4-5"
         )
+    from pydantic_ai.models import infer_model
+
     try:
         return infer_model(spec)
     except Exception as exc:  # unknown provider, missing package or key: say which

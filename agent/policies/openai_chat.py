@@ -14,7 +14,6 @@ from pydantic_ai.profiles import ModelProfile, merge_profile
 from pydantic_ai.profiles.openai import OpenAIModelProfile
 from pydantic_ai.providers.openai import OpenAIProvider
 
-OPENAI_CHAT_PREFIX = "openai-chat:"
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 
 QUIRKS = OpenAIModelProfile(

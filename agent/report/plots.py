@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
+from typing import TYPE_CHECKING, Any
 
 from .schema import AcceptanceSection, BenchmarkRow
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 _DPI = 110
 
@@ -21,7 +22,16 @@ def _configs(rows: Sequence[BenchmarkRow]) -> list[str]:
     return list(dict.fromkeys(r.config for r in rows))
 
 
+def _new_figure(**kwargs: Any) -> Figure:
+    # matplotlib loads only when a plot is drawn: a second of start-up every `specops` command would pay.
+    from matplotlib.figure import Figure
+
+    return Figure(**kwargs)
+
+
 def _save(figure: Figure, path: Path) -> Path:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
     FigureCanvasAgg(figure)
     figure.savefig(path, dpi=_DPI, format="png")
     return path
@@ -37,7 +47,7 @@ def _log_concurrency_axis(axes, levels: list[int]) -> None:
 
 
 def plot_throughput(rows: Sequence[BenchmarkRow], path: Path) -> Path:
-    figure = Figure(figsize=(8, 5), layout="constrained")
+    figure = _new_figure(figsize=(8, 5), layout="constrained")
     axes = figure.add_subplot()
     levels = sorted({r.concurrency for r in rows})
     for config in _configs(rows):
@@ -63,7 +73,7 @@ def has_latency(rows: Sequence[BenchmarkRow]) -> bool:
 
 
 def plot_latency(rows: Sequence[BenchmarkRow], path: Path) -> Path:
-    figure = Figure(figsize=(11, 4.5), layout="constrained")
+    figure = _new_figure(figsize=(11, 4.5), layout="constrained")
     levels = sorted({r.concurrency for r in rows})
     panels = (("TTFT", "ttft_ms"), ("ITL per token", "itl_ms"))
     for i, (title, prefix) in enumerate(panels):
@@ -87,7 +97,7 @@ def plot_latency(rows: Sequence[BenchmarkRow], path: Path) -> Path:
 
 
 def plot_acceptance(acceptance: AcceptanceSection, path: Path) -> Path:
-    figure = Figure(figsize=(8, 4.5), layout="constrained")
+    figure = _new_figure(figsize=(8, 4.5), layout="constrained")
     axes = figure.add_subplot()
     stats = [*acceptance.categories, *(acceptance.overall_by_thinking or [acceptance.overall])]
     width = 0.38
