@@ -44,7 +44,14 @@ def eos_truncated(mean_accept: float, completion_tokens: int | None, answers: in
     return completion_tokens / (completion_tokens / mean_accept + answers / 2)
 
 
-def truth_tok_s(profile_name: str, faults: list[str], config: dict[str, Any], concurrency: int) -> float:
+def truth_tok_s(profile_name: str, faults: list[str], config: dict[str, Any], concurrency: int,
+                prompt_kind: str = "chat") -> float:  # fmt: skip
+    """The profile's tok/s for `config` at `concurrency`, for prompts of `prompt_kind`.
+
+    A speculative curve is stated at the mean acceptance over prompt kinds; a sweep of one kind gains that
+    kind's tokens per verify step instead. The playbook sweeps random token ids, which the simulator (like a
+    drafter on text it was not trained for) treats as chat: its lowest acceptance.
+    """
     profile = load_profile(profile_name)
     spec = bool(config.get("speculative"))
     launch = Launch(tp=config["tp"], ep=config["ep"], pp=config["pp"], dp=config["dp"], dp_attention=config["dp_attention"],
@@ -53,8 +60,11 @@ def truth_tok_s(profile_name: str, faults: list[str], config: dict[str, Any], co
     collapsed = spec and config["cuda_graphs"] and graph_fault is not None and graph_fault.mode == "collapse"
     model = build_performance_model(profile.serving, launch, config.get("block_size") or 1, collapsed=collapsed)
     tok_s = model.step_time.throughput(concurrency)
-    if collapsed and model.choice.speculative is not None:
-        tok_s /= model.choice.speculative.mean_accept_length  # one token per verify step at the speculative step's cost
+    speculative = model.choice.speculative
+    if collapsed and speculative is not None:
+        tok_s /= speculative.mean_accept_length  # one token per verify step at the speculative step's cost
+    elif speculative is not None:
+        tok_s *= speculative.accept_length[prompt_kind] / speculative.mean_accept_length
     return tok_s
 
 
