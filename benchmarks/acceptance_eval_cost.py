@@ -32,6 +32,7 @@ from specops.tools.acceptance import AcceptanceArgs, measure_acceptance  # noqa:
 from specops.tools.acceptance_intervals import t975  # noqa: E402
 from specops.tools.context import ToolContext  # noqa: E402
 from specops.tools.hosts import open_host  # noqa: E402
+from specops.tools.sglang import LaunchArgs, ServerConfig, StopArgs, launch_server, stop_server  # noqa: E402
 
 MAX_NEW_TOKENS = 512
 
@@ -50,27 +51,19 @@ def spread(low_high: tuple[float, float], n: int) -> float:
 
 
 def start_sim(stack: ExitStack, time_scale: float):
+    """sim:seed-ct200 with the drafter downloaded and DFlash on EP4 launched; closed by `stack`."""
     profile = load_profile("seed-ct200")
     fast_load = profile.model_copy(update={"serving": profile.serving.model_copy(update={
         "target": profile.serving.target.model_copy(update={"load_seconds": 2 * time_scale})})})
     world = stack.enter_context(SimWorld.start(fast_load, time_scale=time_scale))
     host = stack.enter_context(open_host(world.host_spec))
-    home = str(world.layout.home)
-    host.run(["hf", "download", "SubSir/Kimi-K2.6-DFlash-tmp-long", "--local-dir", f"{home}/models/dflash"],
-             timeout=300).check()
-    log = "logs/sglang-dflash.log"
-    server = host.start_detached(
-        ["python3", "-m", "sglang.launch_server", "--model-path", f"{home}/models/Kimi-K2.6", "--tp", "8", "--ep", "4",
-         "--port", "30000", "--max-running-requests", "64", "--speculative-algorithm", "DFLASH",
-         "--speculative-draft-model-path", f"{home}/models/dflash"],
-        log_path=log,
-    )
-    stack.callback(host.stop, server)
-    deadline = time.monotonic() + 60
-    while "The server is fired up and ready to roll!" not in host.tail(log, 200):
-        if not host.is_running(server) or time.monotonic() > deadline:
-            raise RuntimeError(host.tail(log, 40))
-        time.sleep(0.05)
+    host.run(["hf", "download", "SubSir/Kimi-K2.6-DFlash-tmp-long", "--local-dir", "models/dflash"],
+             timeout=300, cwd=str(world.layout.home)).check()
+    ctx = ToolContext.for_host(host)
+    config = ServerConfig(model_path="models/Kimi-K2.6", tp=8, ep=4, max_running_requests=64,
+                          speculative_algorithm="DFLASH", drafter_path="models/dflash")  # fmt: skip
+    server = launch_server(ctx, LaunchArgs(config=config))
+    stack.callback(stop_server, ctx, StopArgs(server=server))
     return host
 
 

@@ -26,59 +26,45 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from specops.sim.profiles import load_profile  # noqa: E402
-from specops.sim.serving.performance import Launch, build_performance_model  # noqa: E402
+from specops.sim.serving.performance import Launch  # noqa: E402
+from specops.sim.serving.truth import modelled_tok_s  # noqa: E402
 from specops.sim.world.world import SimWorld  # noqa: E402
 from specops.tools.benchmark import BenchmarkArgs, run_benchmark  # noqa: E402
 from specops.tools.context import ToolContext  # noqa: E402
 from specops.tools.hosts import open_host  # noqa: E402
+from specops.tools.sglang import LaunchArgs, ServerConfig, StopArgs, launch_server, stop_server  # noqa: E402
 
 LEVELS = [1, 32, 64, 128, 192, 256]
 OUTPUT = 256
-# name: (launch flags, the Launch the simulator sees)
+# name: the server's layout (ServerConfig fields); the Launch the simulator sees follows from it.
 CONFIGS = {
-    "ep4": (["--tp", "8", "--ep", "4"], Launch(tp=8, ep=4)),
-    "ep8": (["--tp", "8", "--ep", "8"], Launch(tp=8, ep=8)),
-    "tp8_tuned": (["--tp", "8"], Launch(tp=8)),
-    "pp8": (["--pp-size", "8"], Launch(pp=8)),
-    "dflash_ep4": (["--tp", "8", "--ep", "4", "--speculative-algorithm", "DFLASH"], Launch(tp=8, ep=4, speculative_algorithm="DFLASH")),
+    "ep4": {"tp": 8, "ep": 4},
+    "ep8": {"tp": 8, "ep": 8},
+    "tp8_tuned": {"tp": 8},
+    "pp8": {"pp": 8},
+    "dflash_ep4": {"tp": 8, "ep": 4, "speculative_algorithm": "DFLASH"},
 }
 
 
-def truth_curve(profile, name: str):
-    flags, launch = CONFIGS[name]
-    model = build_performance_model(profile.serving, launch, 8 if launch.speculative_algorithm else 1)
-    if not model.speculative:
-        return model.step_time.throughput
-    spec = model.choice.speculative
-    scale = spec.accept_length["chat"] / spec.mean_accept_length
-    return lambda c: model.step_time.throughput(c) * scale
+def _launch(layout: dict) -> Launch:
+    return Launch(tp=layout.get("tp", 1), ep=layout.get("ep", 1), pp=layout.get("pp", 1),
+                  speculative_algorithm=layout.get("speculative_algorithm"))  # fmt: skip
 
 
-def sweep(world: SimWorld, host, name: str, options: argparse.Namespace) -> list:
-    home = str(world.layout.home)
-    flags = list(CONFIGS[name][0])
-    if "DFLASH" in flags:
-        flags += ["--speculative-draft-model-path", f"{home}/models/dflash"]
-    log = f"logs/sglang-{name}.log"
-    server = host.start_detached(
-        ["python3", "-m", "sglang.launch_server", "--model-path", f"{home}/models/Kimi-K2.6", "--port", "30000",
-         "--max-running-requests", "256", *flags],
-        log_path=log,
-    )
+def sweep(ctx: ToolContext, name: str, options: argparse.Namespace) -> list:
+    layout = CONFIGS[name]
+    drafter = {"drafter_path": "models/dflash"} if layout.get("speculative_algorithm") else {}
+    config = ServerConfig(model_path="models/Kimi-K2.6", max_running_requests=256, **layout, **drafter)
+    server = launch_server(ctx, LaunchArgs(config=config))
     try:
-        deadline = time.monotonic() + 60
-        while "The server is fired up and ready to roll!" not in host.tail(log, 200):
-            if not host.is_running(server) or time.monotonic() > deadline:
-                raise RuntimeError(f"{name} did not start:\n{host.tail(log, 40)}")
-            time.sleep(0.05)
         sizing = {"duration_s": options.duration, "warmup_requests": 0} if options.duration else {"rounds": 1}
         args = BenchmarkArgs(levels=LEVELS, input_len=128, output_len=options.output_len, **sizing)
         started = time.monotonic()
-        levels = run_benchmark(ToolContext.for_host(host), args).levels
+        levels = run_benchmark(ctx, args).levels
         print(f"{name}: sweep took {time.monotonic() - started:.1f} s")
         return levels
     finally:
-        host.stop(server)
+        stop_server(ctx, StopArgs(server=server))
 
 
 def main() -> None:
@@ -101,10 +87,11 @@ def main() -> None:
         home = str(world.layout.home)
         host.run(["hf", "download", "SubSir/Kimi-K2.6-DFlash-tmp-long", "--local-dir", f"{home}/models/dflash"],
                  timeout=300).check()
+        ctx = ToolContext.for_host(host)
         for name in options.configs.split(","):
-            truth = truth_curve(profile, name)
-            for level in sweep(world, host, name, options):
-                expected = truth(level.concurrency)
+            for level in sweep(ctx, name, options):
+                expected = modelled_tok_s(profile.serving, _launch(CONFIGS[name]), level.concurrency,
+                                          block_size=8)  # random ids: chat acceptance  # fmt: skip
                 error = level.output_tok_s / expected - 1
                 worst = max(worst, abs(error))
                 ci = level.output_tok_s_ci95

@@ -22,6 +22,7 @@ from typing import Any
 from specops.sim.faults import CudaGraphDrafter, parse_fault
 from specops.sim.profiles import load_profile
 from specops.sim.serving.performance import Launch, build_performance_model
+from specops.sim.serving.truth import modelled_tok_s
 
 from ..evidence import RunEvidence
 from ._base import Grader, Verdict
@@ -44,28 +45,15 @@ def eos_truncated(mean_accept: float, completion_tokens: int | None, answers: in
     return completion_tokens / (completion_tokens / mean_accept + answers / 2)
 
 
-def truth_tok_s(profile_name: str, faults: list[str], config: dict[str, Any], concurrency: int,
-                prompt_kind: str = "chat") -> float:  # fmt: skip
-    """The profile's tok/s for `config` at `concurrency`, for prompts of `prompt_kind`.
-
-    A speculative curve is stated at the mean acceptance over prompt kinds; a sweep of one kind gains that
-    kind's tokens per verify step instead. The playbook sweeps random token ids, which the simulator (like a
-    drafter on text it was not trained for) treats as chat: its lowest acceptance.
-    """
-    profile = load_profile(profile_name)
+def truth_tok_s(profile_name: str, faults: list[str], config: dict[str, Any], concurrency: int) -> float:
+    """The profile's tok/s for a report's `config` at `concurrency` (the playbook sweeps random ids: chat)."""
     spec = bool(config.get("speculative"))
     launch = Launch(tp=config["tp"], ep=config["ep"], pp=config["pp"], dp=config["dp"], dp_attention=config["dp_attention"],
                     cuda_graphs=config["cuda_graphs"], speculative_algorithm=config.get("algorithm") if spec else None)
     graph_fault = next((f for f in map(parse_fault, faults) if isinstance(f, CudaGraphDrafter)), None)
     collapsed = spec and config["cuda_graphs"] and graph_fault is not None and graph_fault.mode == "collapse"
-    model = build_performance_model(profile.serving, launch, config.get("block_size") or 1, collapsed=collapsed)
-    tok_s = model.step_time.throughput(concurrency)
-    speculative = model.choice.speculative
-    if collapsed and speculative is not None:
-        tok_s /= speculative.mean_accept_length  # one token per verify step at the speculative step's cost
-    elif speculative is not None:
-        tok_s *= speculative.accept_length[prompt_kind] / speculative.mean_accept_length
-    return tok_s
+    return modelled_tok_s(load_profile(profile_name).serving, launch, concurrency,
+                          block_size=config.get("block_size") or 1, collapsed=collapsed)  # fmt: skip
 
 
 def truth_acceptance(profile_name: str, faults: list[str], config: dict[str, Any]) -> float | None:
