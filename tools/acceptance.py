@@ -227,17 +227,22 @@ async def _evaluate(base_url: str, args: AcceptanceArgs, warmup: str, jobs: list
 
 def _modes(args: AcceptanceArgs, template: ChatTemplate | None, model_dir: str | None) -> list[ThinkingMode | None]:
     """The thinking modes to measure; [None] is raw text."""
-    if args.thinking == "raw" or (args.thinking == "auto" and (args.prompt_template != "{prompt}" or template is None
-                                                               or not template.has_thinking_switch)):  # fmt: skip
+    switchable = template is not None and template.has_thinking_switch
+    if not _wants_template(args) or (args.thinking == "auto" and not switchable):
         return [None]
-    if template is None or not template.has_thinking_switch:
+    if not switchable:
         raise NoChatTemplate(
             f"thinking {args.thinking} was asked for, but the served model ({model_dir or 'path unknown'}) has "
             f"{'no chat template' if template is None else 'a chat template without a thinking switch'}",
             remedy="measure with thinking 'raw' (and a prompt_template if the model needs one)",
             details={"model_path": model_dir},
         )
-    return {"on": ["on"], "off": ["off"], "both": ["on", "off"]}[args.thinking] if args.thinking != "auto" else ["on", "off"]
+    return {"on": ["on"], "off": ["off"]}.get(args.thinking, ["on", "off"])
+
+
+def _wants_template(args: AcceptanceArgs) -> bool:
+    """Whether the model's chat template matters: not for raw text or a template of the caller's own."""
+    return args.thinking != "raw" and not (args.thinking == "auto" and args.prompt_template != "{prompt}")
 
 
 def _text(args: AcceptanceArgs, template: ChatTemplate | None, mode: ThinkingMode | None, prompt: str) -> str:
@@ -278,7 +283,7 @@ def measure_acceptance(ctx: ToolContext, args: AcceptanceArgs) -> AcceptanceResu
             base_url = f"http://{address}:{local_port}"
             info = _server_info(base_url)
             model_dir = info.get("model_path") if isinstance(info.get("model_path"), str) else None
-            template = read_chat_template(ctx.host, model_dir) if model_dir and args.thinking != "raw" else None
+            template = read_chat_template(ctx.host, model_dir) if model_dir and _wants_template(args) else None
             modes = _modes(args, template, model_dir)
             jobs: list[Job] = [
                 ((mode, c), _text(args, template, mode, p)) for mode in modes for c, s in sets.items()
