@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..acceptance_intervals import t975
+from ..acceptance_intervals import request_mean_interval
 from .models import ClientLoad, LatencySummary, LevelResult
 
 MAX_ERRORS_KEPT = 5
@@ -104,7 +104,8 @@ def _window_tokens(requests: Sequence[dict[str, Any]]) -> list[tuple[float, int]
 
 def batch_means_interval(chunks: Sequence[tuple[float, int]], start: float, end: float,
                          batches: int = STEADY_BATCHES) -> tuple[float, float] | None:  # fmt: skip
-    """95% t-interval of tok/s from `batches` equal slices of (start, end]; None when a slice would be empty-handed."""
+    """95% t-interval (acceptance_intervals.request_mean_interval) of tok/s from `batches` equal slices of
+    (start, end]; None for an empty window or fewer than two slices."""
     width = (end - start) / batches
     if width <= 0:
         return None
@@ -112,11 +113,11 @@ def batch_means_interval(chunks: Sequence[tuple[float, int]], start: float, end:
     for t, n in chunks:
         if start < t <= end:
             counts[min(int((t - start) / width), batches - 1)] += n
-    rates = [c / width for c in counts]
-    mean = sum(rates) / batches
-    sd = (sum((r - mean) ** 2 for r in rates) / (batches - 1)) ** 0.5
-    half = t975(batches - 1) * sd / batches**0.5
-    return (max(0.0, mean - half), mean + half)
+    _, interval = request_mean_interval([c / width for c in counts])
+    if interval is None:
+        return None
+    low, high = interval
+    return (max(0.0, low), high)
 
 
 def _first_tokens_in(requests: Sequence[dict[str, Any]], start: float, end: float) -> float:
@@ -166,11 +167,20 @@ def level_result(raw: dict[str, Any], *, time_scale: float = 1.0) -> LevelResult
     """
     raw = _in_modelled_time(raw, time_scale) if time_scale != 1.0 else raw
     requests = raw["requests"]
-    # A cut request that had streamed nothing holds no tokens: count it as 0, not unknown.
-    cut = [{**r, "output_tokens": r["output_tokens"] or 0, "chunk_tokens": r["chunk_tokens"] or []} if not r["chunk_s"] else r
-           for r in requests if r.get("cut") and r["error"] is None]
-    ok = [r for r in requests if not r.get("cut") and r["error"] is None and r["output_tokens"] is not None]
-    failed = [r for r in requests if r not in ok and not (r.get("cut") and r["error"] is None)]
+    # One pass: completed (ok), cut by the client at the level's end (cut), or failed.
+    ok: list[dict[str, Any]] = []
+    cut: list[dict[str, Any]] = []
+    failed: list[dict[str, Any]] = []
+    for r in requests:
+        if r["error"] is not None:
+            failed.append(r)
+        elif r.get("cut"):
+            # A cut request that had streamed nothing holds no tokens: count it as 0, not unknown.
+            cut.append(r if r["chunk_s"] else {**r, "output_tokens": r["output_tokens"] or 0, "chunk_tokens": r["chunk_tokens"] or []})
+        elif r["output_tokens"] is not None:
+            ok.append(r)
+        else:
+            failed.append(r)
     streamed = ok + [r for r in cut if r["chunk_s"]]
     errors = [r["error"] or "no token count from the server (no usage in the stream)" for r in failed]
     duration = float(raw["duration_s"])
