@@ -11,18 +11,18 @@ with both switch names set, so one call serves either family.
 
 from __future__ import annotations
 
+import functools
 import json
 import posixpath
-import re
 from dataclasses import dataclass
 
-from jinja2 import TemplateError
+from jinja2 import Template, TemplateError, meta
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from .hosts import Host, RemoteFileNotFound
 
-# A template that reads one of these variables has a thinking switch.
-_THINKING_SWITCH = re.compile(r"\b(enable_thinking|thinking)\b")
+# A template that reads one of these variables (from its caller, not set by itself) has a thinking switch.
+_THINKING_SWITCHES = frozenset({"enable_thinking", "thinking"})
 
 
 class ChatTemplateError(ValueError):
@@ -37,13 +37,18 @@ class ChatTemplate:
 
     @property
     def has_thinking_switch(self) -> bool:
-        return bool(_THINKING_SWITCH.search(self.text))
+        """Whether the template reads `thinking` or `enable_thinking`. Raises ChatTemplateError when it does not parse."""
+        try:
+            _, variables = _compiled(self.text)
+        except TemplateError as exc:
+            raise ChatTemplateError(f"{self.source}: the chat template does not parse: {exc}") from None
+        return not variables.isdisjoint(_THINKING_SWITCHES)
 
     def render(self, prompt: str, *, thinking: bool | None) -> str:
         """One user turn and the assistant's generation prompt; `thinking` None leaves the model's default."""
         switches = {} if thinking is None else {"thinking": thinking, "enable_thinking": thinking}
         try:
-            template = _ENV.from_string(self.text)
+            template, _ = _compiled(self.text)
             return template.render(
                 messages=[{"role": "user", "content": prompt}], add_generation_prompt=True, **self.special_tokens, **switches
             )
@@ -57,6 +62,13 @@ def _raise(message: str) -> None:
 
 _ENV = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
 _ENV.globals["raise_exception"] = _raise  # templates call it on bad input, as transformers allows
+
+
+@functools.lru_cache(maxsize=8)
+def _compiled(text: str) -> tuple[Template, frozenset[str]]:
+    """The template compiled once per text, and the variables it reads from its caller."""
+    parsed = _ENV.parse(text)
+    return _ENV.from_string(parsed), frozenset(meta.find_undeclared_variables(parsed))
 
 
 def _token_text(value: object) -> str | None:

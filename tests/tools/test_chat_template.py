@@ -48,3 +48,14 @@ def test_no_template_is_none_and_a_broken_one_is_an_error(tmp_path):
     (tmp_path / "tokenizer_config.json").write_text(json.dumps({"chat_template": "{{ raise_exception('no system') }}"}))
     with pytest.raises(ChatTemplateError, match="no system"):
         read_chat_template(LocalHost(), str(tmp_path)).render("x", thinking=None)
+
+
+def test_the_switch_is_a_variable_the_template_reads_not_a_word_in_it(tmp_path):
+    (tmp_path / "chat_template.jinja").write_text(
+        "{# no thinking switch here #}Be a thinking assistant. {% set thinking = true %}{{ messages[0]['content'] }}"
+    )
+    template = read_chat_template(LocalHost(), str(tmp_path))
+    assert not template.has_thinking_switch and template.render("x", thinking=None).endswith("x")
+    (tmp_path / "chat_template.jinja").write_text("{% if thinking %}")
+    with pytest.raises(ChatTemplateError):
+        read_chat_template(LocalHost(), str(tmp_path)).has_thinking_switch
