@@ -49,8 +49,11 @@ def start_download(ctx: ToolContext, args: StartDownloadArgs) -> DownloadHandle:
     listing = list_repo(args.repo_id, endpoint=endpoint, revision=args.revision, token=ctx.hub_token)
     selected = listing.selected(args.include or None, args.exclude or None)
     files, sizes_source = expected_files(selected, token=ctx.hub_token)
-    already = measure(files, scan_target(ctx.host, target))
-    fresh = not ctx.host.exists(target)  # only a directory this download creates is specops' own
+    scan = scan_target(ctx.host, target)
+    already = measure(files, scan)
+    # Only a directory this download creates is specops' own. Anything the scan found means the target exists;
+    # only an empty scan (no directory, or an empty one) needs the host asked.
+    fresh = not (scan.sizes or scan.in_flight_bytes) and not ctx.host.exists(target)
 
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
     log_path = ctx.resolve(f"{LOG_DIR}/{args.repo_id.replace('/', '--')}-{stamp}.log")
