@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
@@ -52,5 +53,20 @@ def test_a_ledger_line_that_is_not_json_is_skipped():
         ctx = ToolContext.for_host(host)
         path = world.layout.home / LEDGER
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text('not json\n{"target_dir": "/x", "repo_id": "a/b", "sha": null, "started_at": "t"}\n')
-        assert list(read_ledger(ctx)) == ["/x"]
+        entry = {"target_dir": ctx.home, "repo_id": "a/b", "sha": None, "started_at": "t"}  # a directory that exists
+        path.write_text(f"not json\n{json.dumps(entry)}\n")
+        assert list(read_ledger(ctx)) == [ctx.home]
+
+
+def test_a_vanished_directory_leaves_the_ledger_and_one_made_later_at_its_path_is_not_claimed():
+    with start_world() as world, reach(world, "sim") as host:
+        ctx = ToolContext.for_host(host)
+        ours = _download(ctx, "models/earlier-drafter")
+        kept = _download(ctx, "models/kept-drafter")
+        shutil.rmtree(world.layout.home / "models" / "earlier-drafter")  # a person removed it
+        assert set(read_ledger(ctx)) == {kept}
+        assert [json.loads(line)["target_dir"] for line in (world.layout.home / LEDGER).read_text().splitlines()] == [kept]
+        (world.layout.home / "models" / "earlier-drafter").mkdir()  # and later made their own there
+        (world.layout.home / "models" / "earlier-drafter" / "config.json").write_text("{}")
+        items = {i.path: i for i in list_freeable(ctx, ListFreeableArgs()).items if i.kind == "directory"}
+        assert items[ours].safety == "needs_approval" and items[kept].safety == "safe"

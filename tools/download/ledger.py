@@ -5,7 +5,10 @@ A download that starts into a directory that did not exist adds a line to
 list_freeable classes such a directory as safe to free when no running process
 uses it: it is specops' own and can be downloaded again. A directory that held
 anything before the download never enters the ledger, so nothing a person put
-there is ever claimed. free_space removes the lines of what it deleted.
+there is ever claimed. free_space removes the lines of what it deleted, and
+reading the ledger drops (for good) the lines whose directory has vanished:
+the lines name a path, and a directory made at that path later is not
+specops' own.
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ from datetime import UTC, datetime
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..context import ToolContext
-from ..hosts import RemoteFileNotFound
+from ..hosts import HostError, RemoteFileNotFound
+from ..hosts.base import HELPER_TIMEOUT_S
 
 LEDGER = ".cache/specops/downloads.jsonl"
 
@@ -35,8 +39,38 @@ def _path(ctx: ToolContext) -> str:
     return posixpath.join(ctx.home, LEDGER)
 
 
+# Prints, NUL-terminated, those of its arguments that are directories.
+_DIRECTORIES = 'for d; do [ -d "$d" ] && printf "%s\\0" "$d"; done; exit 0'
+
+
 def read_ledger(ctx: ToolContext) -> dict[str, LedgerEntry]:
-    """Directory -> its entry; unreadable lines are skipped (the ledger is advice, never a reason to fail)."""
+    """Directory -> its entry, for the directories that still exist; unreadable lines are skipped (the ledger
+    is advice, never a reason to fail). The lines of vanished directories are removed from the host's ledger."""
+    entries = _read(ctx)
+    present = _directories(ctx, list(entries)) if entries else None
+    if present is None:  # nothing recorded, or the host could not say: keep every line
+        return entries
+    live = {d: e for d, e in entries.items() if d in present}
+    if len(live) < len(entries):
+        try:
+            _write(ctx, list(live.values()))
+        except (OSError, HostError):  # they are left out of the answer all the same
+            pass
+    return live
+
+
+def _directories(ctx: ToolContext, paths: list[str]) -> set[str] | None:
+    """Those of `paths` that are directories on the host (one round trip); None when the host could not say."""
+    try:
+        done = ctx.host.run(["sh", "-c", _DIRECTORIES, "sh", *paths], timeout=HELPER_TIMEOUT_S, idempotent=True)
+    except HostError:
+        return None
+    if not done.ok:
+        return None
+    return {p for p in done.stdout.split("\0") if p}
+
+
+def _read(ctx: ToolContext) -> dict[str, LedgerEntry]:
     try:
         text = ctx.host.read_file(_path(ctx)).decode("utf-8", errors="replace")
     except RemoteFileNotFound:
@@ -57,13 +91,13 @@ def _write(ctx: ToolContext, entries: list[LedgerEntry]) -> None:
 
 
 def record_download(ctx: ToolContext, target_dir: str, repo_id: str, sha: str | None) -> None:
-    entries = read_ledger(ctx)
+    entries = _read(ctx)
     entries[target_dir] = LedgerEntry(target_dir=target_dir, repo_id=repo_id, sha=sha,
                                       started_at=datetime.now(UTC).isoformat(timespec="seconds"))  # fmt: skip
     _write(ctx, list(entries.values()))
 
 
 def forget(ctx: ToolContext, target_dirs: list[str]) -> None:
-    entries = read_ledger(ctx)
+    entries = _read(ctx)
     if any(d in entries for d in target_dirs):
         _write(ctx, [e for d, e in entries.items() if d not in target_dirs])
