@@ -80,20 +80,18 @@ def env_exports(env: Mapping[str, str] | None) -> str:
 READ_EXPORTS = 'eval "$(cat)"; '
 
 
-def detached_line(
-    argv: Sequence[str], *, log_path: str, cwd: str | None = None, env: Mapping[str, str] | None = None
-) -> str:
+def detached_line(argv: Sequence[str], *, log_path: str, cwd: str | None = None) -> str:
     """A line that starts argv in its own session, output appended to log_path, and prints its pid.
 
-    With `env`, the line exports it itself; start_detached passes secrets by
-    stdin instead (env_exports) and leaves `env` empty.
+    It carries no environment: start_detached passes that (secrets included) by
+    stdin (env_exports), never in a command line.
     """
     words = " ".join(shlex.quote(w) for w in check_argv(argv))
     log = shlex.quote(log_path)
     log_dir = shlex.quote(log_path.rsplit("/", 1)[0] or "/") if "/" in log_path else None
     mkdir = f"mkdir -p -- {log_dir} && " if log_dir else ""
     return (
-        f"{_cd(cwd)}{mkdir}{_env(env)}setsid nohup sh -c {shlex.quote(_REPORT_PID_DETACHED)} sh {words}"
+        f"{_cd(cwd)}{mkdir}setsid nohup sh -c {shlex.quote(_REPORT_PID_DETACHED)} sh {words}"
         f" 3>&1 >>{log} 2>&1 </dev/null &"
     )
 
