@@ -84,9 +84,4 @@ def negative_control_model(spec: str) -> Model:
     return playbook_model(playbook, pipeline=CONTROLS[name], name=spec)
 
 
-def control_spec(name: str, settings_spec: str = "playbook") -> str:
-    _, _, settings = settings_spec.partition(":")
-    return f"{PREFIX}{name}" + (f":{settings}" if settings else "")
-
-
-__all__: list[Any] = ["CONTROLS", "control_spec", "is_negative_control", "negative_control_model"]
+__all__: list[Any] = ["CONTROLS", "is_negative_control", "negative_control_model"]

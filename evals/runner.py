@@ -24,7 +24,7 @@ from typing import Any
 from pydantic_evals import Case, Dataset
 
 from .evidence import RunEvidence
-from .execute import EVAL_RUN, load_run
+from .execute import EVAL_RUN
 from .graders import Grader, all_graders
 from .results import EvalReport, GraderResult, ScenarioResult, compare_with_baseline
 from .scenario import Scenario, as_dataset
@@ -157,5 +157,5 @@ def regrade(out_dir: Path, *, pass_bar: float = 1.0, baseline: Path | None = Non
     dataset: Dataset = Dataset(name="specops-agent-regrade", cases=cases, evaluators=graders)
     start = time.monotonic()
     result = dataset.evaluate_sync(task, max_concurrency=4, progress=False)
-    policies = sorted({load_run(d).policy for d in run_dirs})
+    policies = sorted({case.output.run.policy for case in result.cases})  # the records just loaded, not read again
     return _report(result, graders, ", ".join(policies), pass_bar, time.monotonic() - start, baseline)

@@ -26,7 +26,7 @@ def render(report: EvalReport, console: Console) -> None:
     table.add_column("time", justify="right")
     table.add_column("cost", justify="right")
     for r in report.results:
-        marks = ["[green]ok[/]" if r.graders[g].passed else "[red]FAIL[/]" if g in r.graders else "-" for g in graders]
+        marks = ["-" if g not in r.graders else "[green]ok[/]" if r.graders[g].passed else "[red]FAIL[/]" for g in graders]
         cost = "-" if r.cost_usd is None else f"${r.cost_usd:.3f}"
         table.add_row(r.run, *marks, str(r.steps), f"{r.duration_s:.0f}s", cost)
     console.print(table)

@@ -19,7 +19,7 @@ class BudgetsRespected(Grader):
         if end.status == "budget_exceeded" and "budget_exceeded" not in evidence.scenario.expect.status:
             return Verdict.fail(f"a budget ran out: {end.reason}")
         budgets = start.config.get("budgets") or {}
-        calls = len([s for s in evidence.steps])
+        calls = len(evidence.steps)
         checks = [
             ("model requests", end.usage.requests, budgets.get("max_requests")),
             ("tool calls", calls, budgets.get("max_tool_calls")),

@@ -21,6 +21,7 @@ from typing import Any
 
 from specops.sim.faults import CudaGraphDrafter, parse_fault
 from specops.sim.profiles import load_profile
+from specops.sim.profiles.schema import ServingSpec
 from specops.sim.serving.performance import Launch, build_performance_model
 from specops.sim.serving.truth import modelled_tok_s
 
@@ -45,28 +46,39 @@ def eos_truncated(mean_accept: float, completion_tokens: int | None, answers: in
     return completion_tokens / (completion_tokens / mean_accept + answers / 2)
 
 
-def truth_tok_s(profile_name: str, faults: list[str], config: dict[str, Any], concurrency: int) -> float:
-    """The profile's tok/s for a report's `config` at `concurrency` (the playbook sweeps random ids: chat)."""
-    spec = bool(config.get("speculative"))
-    launch = Launch(tp=config["tp"], ep=config["ep"], pp=config["pp"], dp=config["dp"], dp_attention=config["dp_attention"],
-                    cuda_graphs=config["cuda_graphs"], speculative_algorithm=config.get("algorithm") if spec else None)
-    graph_fault = next((f for f in map(parse_fault, faults) if isinstance(f, CudaGraphDrafter)), None)
-    collapsed = spec and config["cuda_graphs"] and graph_fault is not None and graph_fault.mode == "collapse"
-    return modelled_tok_s(load_profile(profile_name).serving, launch, concurrency,
-                          block_size=config.get("block_size") or 1, collapsed=collapsed)  # fmt: skip
+@dataclass(frozen=True)
+class Truth:
+    """What the simulated host should measure: its profile (read once) and whether a drafter's graphs collapse."""
 
+    serving: ServingSpec
+    graphs_collapse: bool  # a CudaGraphDrafter fault in collapse mode
 
-def truth_acceptance(profile_name: str, faults: list[str], config: dict[str, Any]) -> float | None:
-    profile = load_profile(profile_name)
-    launch = Launch(tp=config["tp"], ep=config["ep"], pp=config["pp"], dp=config["dp"], dp_attention=config["dp_attention"],
-                    cuda_graphs=config["cuda_graphs"], speculative_algorithm=config.get("algorithm"))
-    model = build_performance_model(profile.serving, launch, config.get("block_size") or 1)
-    if model.choice.speculative is None:
-        return None
-    graph_fault = next((f for f in map(parse_fault, faults) if isinstance(f, CudaGraphDrafter)), None)
-    if config["cuda_graphs"] and graph_fault is not None and graph_fault.mode == "collapse":
-        return 1.0
-    return model.choice.speculative.mean_accept_length
+    @classmethod
+    def of(cls, profile_name: str, faults: list[str]) -> Truth:
+        graph_fault = next((f for f in map(parse_fault, faults) if isinstance(f, CudaGraphDrafter)), None)
+        return cls(load_profile(profile_name).serving, graph_fault is not None and graph_fault.mode == "collapse")
+
+    def _launch(self, config: dict[str, Any]) -> tuple[Launch, bool]:
+        """The launch a report's `config` made, and whether its drafter's CUDA graphs collapsed."""
+        spec = bool(config.get("speculative"))
+        launch = Launch(tp=config["tp"], ep=config["ep"], pp=config["pp"], dp=config["dp"],
+                        dp_attention=config["dp_attention"], cuda_graphs=config["cuda_graphs"],
+                        speculative_algorithm=config.get("algorithm") if spec else None)  # fmt: skip
+        return launch, bool(spec and config["cuda_graphs"] and self.graphs_collapse)
+
+    def tok_s(self, config: dict[str, Any], concurrency: int) -> float:
+        """The profile's tok/s for a report's `config` at `concurrency` (the playbook sweeps random ids: chat)."""
+        launch, collapsed = self._launch(config)
+        return modelled_tok_s(self.serving, launch, concurrency, block_size=config.get("block_size") or 1,
+                              collapsed=collapsed)  # fmt: skip
+
+    def acceptance(self, config: dict[str, Any]) -> float | None:
+        """The profile's mean accept length for `config` (1.0 when its graphs collapsed); None: not speculative."""
+        launch, collapsed = self._launch(config)
+        speculative = build_performance_model(self.serving, launch, config.get("block_size") or 1).choice.speculative
+        if speculative is None:
+            return None
+        return 1.0 if collapsed else speculative.mean_accept_length
 
 
 def _acceptance_counts(evidence: RunEvidence) -> tuple[int | None, int | None]:
@@ -94,6 +106,7 @@ class NumbersMatchTruth(Grader):
                                 f"({figures[0]['kind']}: {figures[0]['evidence']})")
         if host.unreachable or not host.profile:
             return Verdict.ok("no simulated truth")
+        sim_truth = Truth.of(host.profile, host.faults)
         configs = {c["name"]: c for c in report.get("configs") or [] if c.get("launched")}
         errors: list[tuple[float, str]] = []
         outliers_allowed: list[tuple[float, str]] = []  # under truth at a level the tool flagged client-limited
@@ -101,15 +114,15 @@ class NumbersMatchTruth(Grader):
             config = configs.get(row["config"])
             if config is None or row.get("requests_failed") or row["output_tok_s"] <= 0:  # died or hung there
                 continue
-            truth = truth_tok_s(host.profile, host.faults, config, row["concurrency"])
+            truth = sim_truth.tok_s(config, row["concurrency"])
             rel = row["output_tok_s"] / truth - 1
             item = (abs(rel), f"{row['config']} C={row['concurrency']}: {row['output_tok_s']:.1f} vs {truth:.1f} tok/s")
             errors.append(item)
             if rel < 0 and row.get("client_limited"):
                 outliers_allowed.append(item)
         tol = expect.throughput_tolerance
+        median = statistics.median(e for e, _ in errors) if errors else 0.0
         if errors:
-            median = statistics.median(e for e, _ in errors)
             # A busy client can only measure less than the server gives, and the benchmark tool says when it was
             # busy: such a level may be the outlier. The median still holds every level, so a measurement that
             # is off across the board fails wherever the client was.
@@ -122,7 +135,7 @@ class NumbersMatchTruth(Grader):
         note = ""
         if acceptance:
             config = configs.get(acceptance["config"])
-            truth = truth_acceptance(host.profile, host.faults, config) if config else None
+            truth = sim_truth.acceptance(config) if config else None
             measured = acceptance["overall"]["token_weighted"]
             if truth is not None and truth > 1.0:
                 counted = _acceptance_counts(evidence)
@@ -135,4 +148,4 @@ class NumbersMatchTruth(Grader):
             return Verdict.ok("no throughput measured" + note)
         low = [e for e in outliers_allowed if e[0] > OUTLIER_FACTOR * expect.throughput_tolerance]
         lows = f"; under truth where the client was busy: {', '.join(w for _, w in low)}" if low else ""
-        return Verdict.ok(f"{len(errors)} levels, median error {statistics.median(e for e, _ in errors):.1%}" + lows + note)
+        return Verdict.ok(f"{len(errors)} levels, median error {median:.1%}" + lows + note)
