@@ -106,25 +106,91 @@ _SECRET_KEY_IN_JSON = re.compile(
 )
 _KEY_WORDS = ("token", "key", "password", "passwd", "secret", "credential", "authorization", "cookie")
 _SECRET_FLAG_IN_JSON = re.compile(rf'"{_SECRET_FLAG_NAME}"', re.IGNORECASE)
-# What each of _PATTERNS cannot match without (in order; lowercase ones are looked for in the lowercased
-# text): a substring test is far cheaper than a regular expression scan, and most events hold none of them.
-_NEEDS: tuple[tuple[tuple[str, ...], bool], ...] = (
-    (("PRIVATE KEY",), False),
-    (("://",), False),
-    (("authorization",), True),
-    (("bearer",), True),
-    (("token", "key", "password", "passwd", "secret", "credential"), True),
-    (("TOKEN", "API_KEY", "APIKEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "ACCESS_KEY", "PRIVATE_KEY"), False),
-    (("hf_",), False),
-    (("sk-",), False),
-    (("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), False),
-    (("AKIA",), False),
-    (("xox",), False),
-)
 _JSON_ESCAPES = (('\\"', '"'), ("\\n", "\n"), ("\\t", "\t"), ("\\r", "\r"))
+# A set of literals this large says little about a text: the pattern is scanned instead.
+_MAX_LITERALS = 64
 
 
-assert len(_NEEDS) == len(_PATTERNS), "every redaction pattern needs its literals in _NEEDS"
+def _literals(items: Any, ops: Any) -> frozenset[str] | None:
+    """Strings one of which is in every match of the parsed pattern `items`: the most selective set found
+    (the longest shortest string), or None. Literal runs, small character classes of literals (expanded),
+    alternatives (each one's strings), groups and repeats of at least one are looked into; nothing else."""
+    repeats = tuple(getattr(ops, name) for name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT") if hasattr(ops, name))
+    best: frozenset[str] | None = None
+
+    def consider(found: frozenset[str] | None) -> None:
+        nonlocal best
+        if found and "" not in found and len(found) <= _MAX_LITERALS:
+            if best is None or min(map(len, found)) > min(map(len, best)):
+                best = found
+
+    run = frozenset({""})  # what the stretch of literals read so far may spell
+    for op, av in items:
+        if op is ops.LITERAL:
+            run = frozenset(r + chr(av) for r in run)
+            continue
+        if op is ops.IN and all(kind is ops.LITERAL for kind, _ in av) and len(run) * len(av) <= _MAX_LITERALS:
+            run = frozenset(r + chr(c) for r in run for _, c in av)
+            continue
+        if op is ops.BRANCH:  # the stretch so far, continued by each alternative's leading literals
+            consider(frozenset(r + lead for r in run for branch in av[1] for lead in _leading(branch, ops)))
+        consider(run)
+        run = frozenset({""})
+        if op is ops.SUBPATTERN and not (av[1] | av[2]) & re.IGNORECASE:  # (?i:...) inside: not looked into
+            consider(_literals(av[3], ops))
+        elif op is ops.BRANCH:
+            found = [_literals(branch, ops) for branch in av[1]]
+            if all(found):
+                consider(frozenset().union(*found))  # type: ignore[arg-type]
+        elif op in repeats and av[0] >= 1:
+            consider(_literals(av[2], ops))
+    consider(run)
+    return best
+
+
+def _leading(items: Any, ops: Any) -> frozenset[str]:
+    """What a match of `items` may start with, as far as it is literals (at least "")."""
+    run = frozenset({""})
+    for op, av in items:
+        if op is ops.LITERAL:
+            run = frozenset(r + chr(av) for r in run)
+        elif op is ops.IN and all(kind is ops.LITERAL for kind, _ in av) and len(run) * len(av) <= _MAX_LITERALS:
+            run = frozenset(r + chr(c) for r in run for _, c in av)
+        else:
+            break
+    return run
+
+
+def _gated(pattern: re.Pattern[str]) -> tuple[re.Pattern[str], tuple[str, ...], bool]:
+    """(pattern, literals, caseless): one of the literals is in every text `pattern` can match (lowercase, and
+    looked for in the folded text, when it ignores case), read from the pattern itself. A substring test is far
+    cheaper than a pattern's scan, and most events hold none of them. No literal found: ("",), always scanned."""
+    caseless = bool(pattern.flags & re.IGNORECASE)
+    try:
+        from re import _constants, _parser  # the parser `re` compiles with; should it change, patterns are scanned
+
+        found = _literals(_parser.parse(pattern.pattern, pattern.flags), _constants)
+    except Exception:
+        found = None
+    if found is None or (caseless and not all(literal.isascii() for literal in found)):  # see _fold
+        return pattern, ("",), caseless
+    return pattern, tuple(sorted({literal.lower() if caseless else literal for literal in found})), caseless
+
+
+# Each of _PATTERNS with what it cannot match without, derived from it: a pattern added there is gated (or
+# always scanned) here by construction.
+_GATED: tuple[tuple[re.Pattern[str], tuple[str, ...], bool], ...] = tuple(_gated(pattern) for pattern, _ in _PATTERNS)
+
+# The letters `re` matches with an ASCII letter when it ignores case that lower() does not make that letter.
+_CASE_ODDITIES = {"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"}  # İ ı ſ K
+_CASE_ODDITIES_TABLE = str.maketrans(_CASE_ODDITIES)
+
+
+def _fold(text: str) -> str:
+    """`text` as caseless (ASCII) literals are looked for in: each letter that matches one of theirs made it."""
+    if not text.isascii() and any(odd in text for odd in _CASE_ODDITIES):
+        text = text.translate(_CASE_ODDITIES_TABLE)
+    return text.lower()
 
 
 def secret_env_names(environ: Mapping[str, str]) -> list[str]:
@@ -187,9 +253,9 @@ class Redactor:
         """
         if self._escaped_secret:
             return True
-        lowered = json_text.lower()
-        if any(word in lowered for word in _KEY_WORDS) and (
-            _SECRET_KEY_IN_JSON.search(lowered) or _SECRET_FLAG_IN_JSON.search(json_text)
+        folded = _fold(json_text)
+        if any(word in folded for word in _KEY_WORDS) and (
+            _SECRET_KEY_IN_JSON.search(folded) or _SECRET_FLAG_IN_JSON.search(json_text)
         ):
             return True
         text = json_text
@@ -200,10 +266,10 @@ class Redactor:
         if known is not None and known.search(text):
             return True
         if text is not json_text:
-            lowered = text.lower()
-        for (pattern, _), (needs, caseless) in zip(_PATTERNS, _NEEDS):
-            haystack = lowered if caseless else text
-            if any(literal in haystack for literal in needs) and pattern.search(text):
+            folded = _fold(text)
+        for pattern, literals, caseless in _GATED:
+            haystack = folded if caseless else text
+            if any(literal in haystack for literal in literals) and pattern.search(text):
                 return True
         return False
 
