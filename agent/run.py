@@ -35,7 +35,8 @@ from pydantic_ai.exceptions import AgentRunError, UnexpectedModelBehavior, Usage
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models import Model
 
-from specops.prompts.loader import agent_prompts
+from specops.prompts.loader import Prompt, agent_prompts
+from specops.tools.registry import ToolSpec
 from specops.transcripts import (
     ErrorEvent,
     NoteEvent,
@@ -104,7 +105,8 @@ class RunOutcome:
         return {"completed": 0, "failed": 1, "budget_exceeded": 3, "cancelled": 130}[self.status]
 
 
-def _open_live_host(spec: str, sim_faults: Sequence[str], time_scale: float | None):
+def open_live_host(spec: str, sim_faults: Sequence[str], time_scale: float | None):
+    """The HostOpener of a live run (and of a replay against a live host): the host `spec` names, opened."""
     return open_run_host(spec, sim_faults=sim_faults, time_scale=time_scale)
 
 
@@ -121,7 +123,7 @@ class RunSeams:
     """What replay, resume and fork change about a run; the defaults make a live run."""
 
     tools: ToolRunner = field(default_factory=LiveTools)
-    open_host: HostOpener = _open_live_host
+    open_host: HostOpener = open_live_host
     make_recorder: RecorderFactory = _new_recorder
     config: dict[str, Any] = field(default_factory=dict)  # added to run_start's config (replay_of, forked_from)
     policy_name: str | None = None  # recorded in run_start instead of the model's own (replay: the recorded one)
@@ -179,9 +181,11 @@ async def run_goal_async(
     logs = configure_logging(run_dir, redactor=recorder.redactor)
     try:
         add_key_secret(recorder, options)
-        _record_start(parsed, host, model, policy_name, budgets, options, recorder, ask_yes_no, seams)
+        prompts, specs = agent_prompts(), registered_tools()
+        _record_start(parsed, host, model, policy_name, budgets, options, recorder, ask_yes_no, seams, prompts, specs)
         parts = RunParts(goal=parsed, host_spec=host, model=model, budgets=budgets, run_dir=run_dir, options=options,
-                         recorder=recorder, clock=clock, ask=ask, ask_yes_no=ask_yes_no, seams=seams)  # fmt: skip
+                         recorder=recorder, clock=clock, ask=ask, ask_yes_no=ask_yes_no, seams=seams, prompts=prompts,
+                         specs=specs)  # fmt: skip
         return await carry_out(parts)
     finally:
         logs.close()
@@ -197,10 +201,9 @@ def add_key_secret(recorder: ObservedRecorder, options: RunOptions) -> None:
 
 def _record_start(
     goal: Goal, host_spec: str, model: Model, policy_name: str, budgets: Budgets, options: RunOptions,
-    recorder: ObservedRecorder, ask_yes_no: AskYesNo | None, seams: RunSeams,
+    recorder: ObservedRecorder, ask_yes_no: AskYesNo | None, seams: RunSeams, prompts: dict[str, Prompt],
+    specs: dict[str, ToolSpec],
 ) -> None:  # fmt: skip
-    prompts = agent_prompts()
-    specs = registered_tools()
     recorder.record(
         RunStartEvent,
         goal=goal.text,
@@ -237,13 +240,16 @@ class RunParts:
     todos: TodoList | None = None  # the plan so far (resume); a new, empty one by default
     history: list[ModelMessage] | None = None  # continue this conversation instead of sending the goal
     prepare: Prepare | None = None
+    # The prompts and tools run_start recorded, used as recorded; None: loaded here (resume records no run_start).
+    prompts: dict[str, Prompt] | None = None
+    specs: dict[str, ToolSpec] | None = None
 
 
 async def carry_out(parts: RunParts) -> RunOutcome:
     """Open the host, drive the agent to its end, report, and record run_end; every ending is a RunOutcome."""
     recorder, options, clock = parts.recorder, parts.options, parts.clock
-    prompts = agent_prompts()
-    specs = registered_tools()
+    prompts = parts.prompts if parts.prompts is not None else agent_prompts()
+    specs = parts.specs if parts.specs is not None else registered_tools()
     todos = parts.todos if parts.todos is not None else TodoList(recorder)
     final: FinalAnswer | None = None
     status: RunStatus = "failed"

@@ -14,6 +14,7 @@ from typing import Any
 
 from specops.tools.context import ToolContext
 from specops.tools.errors import ToolError
+from specops.transcripts import ToolResultEvent
 
 from ..tool_runner import ToolDone, ToolRequest
 from .masking import Masker
@@ -22,6 +23,11 @@ from .recorded_run import RecordedRun, ToolPair
 # Outcomes the loop produced without running the tool.
 _NOT_RUN = frozenset({"repeated_failure", "invalid_arguments", "todo_rule"})
 UNEXPECTED = "unexpected_error"
+
+
+def was_run(result: ToolResultEvent) -> bool:
+    """Whether the tool itself ran for this result (not refused by the loop guard, its arguments not rejected)."""
+    return result.error is None or result.error.kind not in _NOT_RUN
 
 
 class RecordedResultMissing(Exception):
@@ -43,31 +49,32 @@ def _unexpected(what: str) -> Exception:
     return exc_type(message if name.isidentifier() else what)
 
 
+def serve_recorded(result: ToolResultEvent) -> ToolDone:
+    """A recorded call's outcome, given again: its result, or its failure raised again as the tool raised it."""
+    if result.ok:
+        return ToolDone(result=result.result if isinstance(result.result, dict) else {"value": result.result})
+    error = result.error.model_dump(mode="json") if result.error is not None else {}
+    if error.get("kind") == UNEXPECTED:
+        raise _unexpected(str(error.get("what", "")))
+    raise RecordedToolError(error)
+
+
 class RecordedTools:
     def __init__(self, recorded: RecordedRun, masker: Masker) -> None:
         self._masker = masker
-        self._pairs: list[ToolPair] = [
-            p for p in recorded.tools
-            if p.result is not None and not (p.result.error is not None and p.result.error.kind in _NOT_RUN)
-        ]  # fmt: skip
+        pairs: list[ToolPair] = [p for p in recorded.tools if p.result is not None and was_run(p.result)]
+        # Each recorded call's masked arguments, once: a lookup compares against every call not yet served.
+        self._pairs = [(pair, masker(pair.call.args)) for pair in pairs]
         self._used = [False] * len(self._pairs)
 
     async def run(self, request: ToolRequest, context: ToolContext) -> ToolDone:
         wanted = self._masker(request.raw_args)
-        for i, pair in enumerate(self._pairs):
-            if self._used[i] or pair.call.tool != request.tool:
-                continue
-            if self._masker(pair.call.args) != wanted:
+        for i, (pair, masked_args) in enumerate(self._pairs):
+            if self._used[i] or pair.call.tool != request.tool or masked_args != wanted:
                 continue
             self._used[i] = True
-            result = pair.result
-            assert result is not None
-            if result.ok:
-                return ToolDone(result=result.result if isinstance(result.result, dict) else {"value": result.result})
-            error = result.error.model_dump(mode="json") if result.error is not None else {}
-            if error.get("kind") == UNEXPECTED:
-                raise _unexpected(str(error.get("what", "")))
-            raise RecordedToolError(error)
+            assert pair.result is not None
+            return serve_recorded(pair.result)
         raise RecordedResultMissing(
             f"the recording has no result for {request.tool}({request.raw_args}): today's code made a call "
             "the recorded run did not make"

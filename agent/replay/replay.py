@@ -31,9 +31,9 @@ from pydantic import BaseModel, ConfigDict
 from pydantic_ai.models import Model
 
 from ..budget import Budgets
-from ..host import RunHost, open_run_host
+from ..host import RunHost
 from ..policies import PLAYBOOK, resolve_policy
-from ..run import RunOptions, RunOutcome, RunSeams, new_run_id, run_goal_async
+from ..run import RunOptions, RunOutcome, RunSeams, new_run_id, open_live_host, run_goal_async
 from ..tool_runner import LiveTools
 from .comparator import EventComparator
 from .comparing_recorder import ComparingRecorder
@@ -124,10 +124,10 @@ async def replay_async(
         policy_name = fork_model or PLAYBOOK
     seams = RunSeams(
         tools=LiveTools() if live else RecordedTools(recorded, masker),
-        open_host=_capturing(_live_opener if live else offline_opener(recorded_host(recorded)), opened),
+        open_host=_capturing(open_live_host if live else offline_opener(recorded_host(recorded)), opened),
         make_recorder=make_recorder, config=config, policy_name=policy_name, report=live,
     )  # fmt: skip
-    options, budgets = _recorded_settings(recorded, live)
+    options, budgets = recorded_settings(recorded, live)
     with _run_dir(live, runs_dir, run_id) as run_dir:
         outcome: RunOutcome | None = None
         try:
@@ -156,7 +156,7 @@ def _policy(recorded: RecordedRun, live: bool, new_root) -> tuple[Model, str]:  
     return recorded_model(recorded, new_root=new_root if live else None), f"recorded {recorded.policy} responses"
 
 
-def _recorded_settings(recorded: RecordedRun, live: bool) -> tuple[RunOptions, Budgets]:
+def recorded_settings(recorded: RecordedRun, live: bool) -> tuple[RunOptions, Budgets]:
     """The recorded run's options and budgets (fields this version no longer has are dropped)."""
     raw = dict(recorded.config.get("options") or {})
     known = {k: v for k, v in raw.items() if k in RunOptions.model_fields}
@@ -165,10 +165,6 @@ def _recorded_settings(recorded: RecordedRun, live: bool) -> tuple[RunOptions, B
     raw_budgets = dict(recorded.config.get("budgets") or {})
     budgets = Budgets.model_validate({k: v for k, v in raw_budgets.items() if k in Budgets.model_fields})
     return options, budgets
-
-
-def _live_opener(spec: str, sim_faults: Sequence[str], time_scale: float | None):
-    return open_run_host(spec, sim_faults=sim_faults, time_scale=time_scale)
 
 
 def _capturing(opener, opened: list[RunHost]):  # type: ignore[no-untyped-def]

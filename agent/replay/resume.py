@@ -41,9 +41,8 @@ from ..tool_runner import LiveTools, ToolDone, ToolRequest
 from ..toolset import TODO_TOOL, registered_tools
 from .history import rebuild_history
 from .recorded_run import RecordedRun, transcript_path
-from .replay import _recorded_settings
-
-_NOT_RUN = frozenset({"repeated_failure", "invalid_arguments", "todo_rule"})
+from .recorded_tools import serve_recorded, was_run
+from .replay import recorded_settings
 
 
 class ResumeRefused(ValueError):
@@ -64,7 +63,7 @@ async def resume_async(run: str | Path, *, model: str | None = None, listeners: 
         raise ResumeRefused(f"run {recorded.run_id} already ended ({recorded.end.status}): there is nothing to resume; "
                             "replay it with `specops replay`, or fork it with `specops replay --from N`")  # fmt: skip
     spec = model or recorded.policy_spec
-    options, budgets = _recorded_settings(recorded, live=True)
+    options, budgets = recorded_settings(recorded, live=True)
     try:
         policy = resolve_policy(spec, base_url=options.base_url, api_key_env=options.api_key_env)
     except PolicyUnavailable as exc:
@@ -109,11 +108,7 @@ class _FinishedCalls(LiveTools):
         result = self._done.pop(request.call_id, None)
         if result is None or result.tool != request.tool:
             return await super().run(request, context)
-        if result.ok:
-            return ToolDone(result=result.result if isinstance(result.result, dict) else {"value": result.result})
-        from .recorded_tools import RecordedToolError
-
-        raise RecordedToolError(result.error.model_dump(mode="json") if result.error is not None else {})
+        return serve_recorded(result)
 
 
 class _RestoredTodoList(TodoList):
@@ -133,9 +128,7 @@ async def _prepare(recorded: RecordedRun, deps: AgentDeps, run_host: RunHost) ->
     specs = registered_tools()
     for pair in recorded.tools:
         spec = specs.get(pair.call.tool)
-        if spec is None or pair.call.tool == TODO_TOOL or pair.result is None:
-            continue
-        if pair.result.error is not None and pair.result.error.kind in _NOT_RUN:
+        if spec is None or pair.call.tool == TODO_TOOL or pair.result is None or not was_run(pair.result):
             continue
         try:
             normalized = spec.args.model_validate(pair.call.args).model_dump(mode="json")
