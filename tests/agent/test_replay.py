@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from specops.agent.policies.playbook_pipeline import Pipeline
+from specops.agent.recording import ObservedRecorder
 from specops.agent.replay import RecordedRun, replay, replay_async
 from specops.agent.replay.golden import RERECORD, SCENARIOS, mismatch_message
 from specops.cli.main import app
@@ -46,6 +47,20 @@ def _response_calling(path: Path, tool: str) -> int:
     raise AssertionError(f"no response calls {tool}")
 
 
+def _spy_on_recorded_events(monkeypatch) -> list:
+    """Every event the replayed run writes (its transcript lives in a temporary directory that is removed)."""
+    written = []
+    original = ObservedRecorder.record
+
+    def record(self, event_type, /, **fields):
+        event = original(self, event_type, **fields)
+        written.append(event)
+        return event
+
+    monkeypatch.setattr(ObservedRecorder, "record", record)
+    return written
+
+
 def test_a_deliberate_change_to_the_playbook_is_reported_at_its_step(monkeypatch):
     golden = GOLDEN["evaluate-acceptance"].path
     original = Pipeline.call
@@ -56,6 +71,7 @@ def test_a_deliberate_change_to_the_playbook_is_reported_at_its_step(monkeypatch
         return original(self, tool, **args)
 
     monkeypatch.setattr(Pipeline, "call", changed)
+    written = _spy_on_recorded_events(monkeypatch)
     result = replay(golden)
     assert not result.ok
     divergence = result.divergence
@@ -63,8 +79,10 @@ def test_a_deliberate_change_to_the_playbook_is_reported_at_its_step(monkeypatch
     assert "same tools with different arguments" in divergence.why
     diff = divergence.diff()
     assert "-    \"prompts_per_category\"" in diff and "+    \"prompts_per_category\"" in diff, diff
-    # The replay stopped there: nothing after the divergence ran.
-    assert result.replayed_events == divergence.seq + 1 or result.replayed_events < result.recorded_events
+    # The replay stopped there: the diverging response was written, and no tool ran and no model was asked after it.
+    assert [e.seq for e in written if e.type == "model_response"][-1] == divergence.seq
+    after = [f"{e.seq} {e.type}" for e in written if e.seq > divergence.seq and e.type in ("tool_call", "model_request")]
+    assert not after, after
     # The CLI says the same and exits 1.
     out = CliRunner().invoke(app, ["replay", str(golden)])
     assert out.exit_code == 1, out.output
