@@ -8,6 +8,7 @@ from typing import Annotated, Optional
 import typer
 from rich.console import Console
 
+from ..agent.replay import NotATranscript, transcript_path
 from ..transcripts import TranscriptCorrupt, read_transcript
 from ..transcripts.show_html import render_html
 from ..transcripts.show_terminal import render_terminal
@@ -15,20 +16,17 @@ from ..transcripts.timeline import build_timeline
 
 
 def show(
-    run: Annotated[Path, typer.Argument(help="A run directory (runs/<run-id>) or its transcript.jsonl")],
+    run: Annotated[Path, typer.Argument(help="A run directory (runs/<run-id>) or its transcript.jsonl[.gz]")],
     html: Annotated[Optional[Path], typer.Option("--html", help="Write one self-contained HTML page here instead")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show every note and each call's arguments")] = False,
 ) -> None:
     """Show RUN: the plan and its changes, tool calls with durations, failures and recoveries, and the report."""
     err = Console(stderr=True, highlight=False, soft_wrap=True)
-    path = run / "transcript.jsonl" if run.is_dir() else run
-    if not path.is_file():
-        err.print(f"[red]error:[/red] {path} does not exist: name a run directory (runs/<run-id>) or its transcript.jsonl")
-        raise typer.Exit(code=2)
     try:
+        path = transcript_path(run)
         events = read_transcript(path).events
         timeline = build_timeline(events)
-    except (TranscriptCorrupt, ValueError) as exc:
+    except (NotATranscript, TranscriptCorrupt, ValueError) as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(code=2) from None
     if html is not None:
