@@ -6,6 +6,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from ..agent.report.naming import acceptance_rows, stat_label
 from ..tools.acceptance import AcceptanceArgs, measure_acceptance
 from .tool_call import call_tool, tool_args
 
@@ -43,9 +44,8 @@ def accept(
     typer.echo(f"{result.host} port {result.port}  {result.speculative_algorithm} block {result.block_size}  "
                f"server {result.server_version}")
     typer.echo(f"{'category':<22} {'n':>4} {'request mean':>12} {'95% (t)':>14} {'token wtd':>10} {'95% (boot)':>14}")
-    for row in [*result.categories, *(result.overall_by_thinking or [result.overall])]:
-        label = f"{row.category}, thinking {row.thinking}" if row.thinking else row.category
-        typer.echo(f"{label:<22} {row.prompts:>4} {row.request_mean:>12.3f} {_ci(row.request_mean_ci95):>14} "
+    for row in acceptance_rows(result):
+        typer.echo(f"{stat_label(row):<22} {row.prompts:>4} {row.request_mean:>12.3f} {_ci(row.request_mean_ci95):>14} "
                    f"{row.token_weighted:>10.3f} {_ci(row.token_weighted_ci95):>14}")
     if result.warning:
         typer.echo(f"warning: {result.warning}")

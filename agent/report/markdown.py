@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from .naming import stat_label
+from .naming import acceptance_rows, stat_label
 from .schema import AcceptanceStat, Interval, Report
 
 
@@ -158,7 +158,7 @@ def _acceptance(report: Report) -> list[str]:
     for a in report.acceptance_runs:
         lines += [f"### On {a.config} (block size {a.block_size if a.block_size is not None else 'unknown'})", ""]
         lines += _table(["category", "prompt set", "prompts", "request mean", "95%", "token weighted", "95%"],
-                        [_stat_row(s) for s in (*a.categories, *(a.overall_by_thinking or [a.overall]))])
+                        [_stat_row(s) for s in acceptance_rows(a)])
         lines += [f"Method: {a.method}", ""]
         if a.server_avg_accept_length is not None:
             lines += [f"The server's own running average: {a.server_avg_accept_length:.2f}.", ""]

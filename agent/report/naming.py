@@ -13,6 +13,7 @@ them apart appended, so a name always means one configuration.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from specops.tools.sglang.config import ServerConfig
 
@@ -80,3 +81,9 @@ def stat_label(stat: object) -> str:
     """An acceptance figure's row name: `math`, or `math, thinking off` when thinking modes were measured apart."""
     category, thinking = getattr(stat, "category"), getattr(stat, "thinking", None)
     return f"{category}, thinking {thinking}" if thinking else category
+
+
+def acceptance_rows(acceptance: Any) -> list[Any]:
+    """An acceptance measurement's figures (the report's section, or the tool's result) as tables and plots list
+    them: each category, then the overall figure of each thinking mode (or the one overall: raw text)."""
+    return [*acceptance.categories, *(acceptance.overall_by_thinking or [acceptance.overall])]

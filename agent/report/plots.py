@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .naming import acceptance_rows, stat_label
 from .schema import AcceptanceSection, BenchmarkRow
 
 if TYPE_CHECKING:
@@ -99,7 +100,7 @@ def plot_latency(rows: Sequence[BenchmarkRow], path: Path) -> Path:
 def plot_acceptance(acceptance: AcceptanceSection, path: Path) -> Path:
     figure = _new_figure(figsize=(8, 4.5), layout="constrained")
     axes = figure.add_subplot()
-    stats = [*acceptance.categories, *(acceptance.overall_by_thinking or [acceptance.overall])]
+    stats = acceptance_rows(acceptance)
     width = 0.38
     for offset, (label, value, interval) in enumerate((
         ("request mean", "request_mean", "request_mean_ci95"),
@@ -111,8 +112,7 @@ def plot_acceptance(acceptance: AcceptanceSection, path: Path) -> Path:
                   [(getattr(s, interval) or (h, h))[1] - h for s, h in zip(stats, heights)]]
         axes.bar(xs, heights, width, yerr=errors, capsize=3, label=label)
     axes.set_xticks(range(len(stats)))
-    axes.set_xticklabels([f"{s.category}\n{f'thinking {s.thinking}, ' if s.thinking else ''}n={s.prompts}" for s in stats],
-                         fontsize="small")
+    axes.set_xticklabels([f"{stat_label(s)}\nn={s.prompts}" for s in stats], fontsize="small")
     axes.set_ylabel("acceptance length (tokens per verify step)")
     axes.axhline(1.0, color="grey", linewidth=0.8)
     axes.set_title(f"Acceptance on {acceptance.config} (95% intervals)")
