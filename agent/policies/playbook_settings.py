@@ -32,10 +32,10 @@ class PlaybookSettings(BaseModel):
     ar_layouts: int | None = Field(default=None, ge=1, description="At most this many autoregressive layouts (None: all)")
     dflash_layouts: int = Field(default=DFLASH_LAYOUTS, ge=1, description="DFlash on this many of the best autoregressive layouts")
     graphs_off_retry: bool = Field(default=True, description="Try CUDA graphs off when graphs-on DFlash loses at the top level")
-    # Each level is measured for this many client seconds once its first requests have their first tokens,
-    # then the requests in flight finish (a drain reads every token, however busy the client: a cut level would
-    # lose what a lagging client had not read yet). 64 tokens keep that drain short and per-request overhead
-    # ~2% of a request at C=1.
+    # Each level is measured for this many client seconds once its first requests have their first tokens, and
+    # ends when the steady window does (the benchmark's default end: the first answer past the duration closes it;
+    # a cut at the duration would lose what a lagging client had not read yet). 64 tokens keep a level's one-wave
+    # top concurrency short and the per-request overhead ~2% of a request at C=1.
     bench_duration_s: float = Field(default=0.5, gt=0, le=3600)
     bench_input_len: int = Field(default=128, ge=1)
     bench_output_len: int = Field(default=64, ge=2)

@@ -17,6 +17,7 @@ import pytest
 from specops.sim.profiles import load_profile
 from specops.sim.serving.performance import Launch, build_performance_model
 from specops.tools.benchmark import BenchmarkArgs, run_benchmark
+from specops.tools.benchmark.sweep import run_client, client_config, server_url
 from specops.tools.context import ToolContext
 
 from .worlds import reach, start_world
@@ -75,3 +76,37 @@ def test_throughput_at_every_level_is_within_3_percent_of_the_profile(sim_world)
         assert level.tpot.p50_ms / 1e3 == pytest.approx(level.concurrency / expected, rel=0.05)
     assert result.best_at_concurrency == 128
     assert result.time_scale == TIME_SCALE and "faster than the host it models" in result.method
+
+
+
+def test_a_timed_level_ends_with_its_steady_window(sim_world):
+    """The default end: once the first answer finishes past the duration, the rest are cut there, at once.
+
+    That answer is where the level's concurrency stops being held, so the steady window the figure is read
+    over has closed: the figure stays within 3% of the truth, without waiting for the slowest answers.
+    """
+    truth = build_performance_model(PROFILE.serving, Launch(tp=8, ep=4), 1)
+    args = BenchmarkArgs(levels=[32, 64], input_len=128, output_len=64, duration_s=1.0, warmup_requests=0)
+    assert args.end == "window"
+    with reach(sim_world, "sim") as host:
+        server = launch(host, str(sim_world.layout.home), "logs/sglang-ep4-timed.log")
+        try:
+            ctx = ToolContext.for_host(host)
+            with server_url(host, args.port, args.client) as url:
+                raw = run_client(ctx, args, client_config(args, url))
+            result = run_benchmark(ctx, args)
+        finally:
+            host.stop(server)
+    for level in raw["levels"]:
+        requests = level["requests"]
+        cut = [r for r in requests if r["cut"]]
+        last_start = max(r["start_s"] for r in requests)
+        # No request starts after the duration, so the first to finish after the last start is the first past it.
+        window_end = min(r["end_s"] for r in requests if not r["cut"] and r["end_s"] > last_start)
+        assert cut and all(r["error"] is None for r in requests)
+        assert max(r["end_s"] for r in requests) < window_end + 0.05  # wall seconds: nothing waited on
+        assert all(r["end_s"] == pytest.approx(window_end, abs=0.05) for r in cut)
+    for level in result.levels:
+        expected = truth.step_time.throughput(level.concurrency)
+        assert level.output_tok_s == pytest.approx(expected, rel=0.03), f"C={level.concurrency}: {level.output_tok_s:.1f} vs {expected:.1f}"
+        assert level.requests_cut > 0 and level.requests_failed == 0

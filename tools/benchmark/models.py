@@ -17,6 +17,7 @@ from ..inputs import Concurrency, Port
 PromptSource = Literal["random", "math", "code", "chat", "acceptance-mix"]
 Api = Literal["auto", "sglang", "openai"]
 ClientPlace = Literal["host", "local", "bench_serving"]
+LevelEnd = Literal["window", "drain", "cut"]
 
 
 class BenchmarkArgs(BaseModel):
@@ -42,9 +43,12 @@ class BenchmarkArgs(BaseModel):
         description="Measure each level for this long (client seconds) once every first request has its first "
         "token, then issue no more",
     )
-    drain: bool = Field(
-        True, description="With a duration: let the requests still running finish (True), or cut them at the end "
-        "(False: faster, their tokens so far count; needs a client that keeps up with the stream)",
+    end: LevelEnd = Field(
+        "window",
+        description="With a duration, how a level ends: window (when the first request finishes past the duration, "
+        "the steady window closes and the rest are cut: the throughput a full drain gives, sooner), drain (every "
+        "request finishes; more latency samples) or cut (at the duration's end: fastest, needs a client that keeps "
+        "up with the stream). Cut requests' tokens count, their latencies do not",
     )
     flush_cache: bool = Field(True, description="POST /flush_cache before each level when the server has it")
     api: Api = Field("auto", description="sglang: native /generate; openai: /v1/completions; auto: sglang when it answers")

@@ -13,13 +13,19 @@ file stays small and the numbers are derived in one place.
 
 A level with a duration measures for that long once every request of the first
 wave has its first token (so the burst of prefills at the level's start does not
-eat the window) and then issues no more requests. The ones still running then
-either finish (`drain`, the default) or are cut, as GuideLLM does with its max
-seconds: their tokens so far count, they are marked `cut`, not failed, and the
-level does not wait for them. Cutting needs a client that keeps up: a client
-behind on its reads loses the tokens the server sent before the cut, and more of
-them the more chunks a configuration streams (so it would favour speculative
-decoding); draining reads everything.
+eat the window) and then issues no more requests. How the level ends (`end`):
+- `window` (the default): when the first request finishes after that, the level's
+  concurrency is no longer held, so the steady window the throughput is taken over
+  (statistics.py) has closed; the requests still running are cut there. Every
+  chunk the window counts was read before the cut, so the figure is the one a
+  full drain gives, without waiting out the slowest requests;
+- `drain`: every request still running finishes (its latency counts too);
+- `cut`: at the duration's end, as GuideLLM does with its max seconds. It needs
+  a client that keeps up: a client behind on its reads loses the tokens the
+  server sent before the cut, more of them the more chunks a configuration
+  streams (so it would favour speculative decoding).
+Cut requests are marked `cut`, not failed: their tokens so far count, their
+latencies do not.
 
 Token counts always come from the server: `meta_info.completion_tokens` on the
 native SGLang API (cumulative per chunk), `usage` on the OpenAI API
@@ -383,7 +389,7 @@ class Client:
                     break
                 await asyncio.sleep(LOOP_PROBE_S)
             deadline[0] = time.perf_counter() + float(duration)
-            if not level.get("drain", True):
+            if end == "cut":
                 self.cut_at = deadline[0]
             await asyncio.sleep(float(duration))
 
@@ -391,13 +397,16 @@ class Client:
         probe_task = asyncio.ensure_future(probe())
         workers = [asyncio.ensure_future(worker(c)) for c in conns[:concurrency]]
         if duration:
+            end = level.get("end", "window")
             await clock()
-            if level.get("drain", True):
-                await asyncio.gather(*workers, return_exceptions=True)
+            if end == "window":
+                # A worker returns when its request finishes past the deadline: the concurrency drops there.
+                await asyncio.wait(workers, return_when=asyncio.FIRST_COMPLETED)
+                self.cut_at = time.perf_counter()
+            pending = set(workers) if end != "drain" else set()
             # Streams that deliver data stop themselves (LevelEnded); the silent ones are cancelled, again until
             # they stop: asyncio.wait_for before Python 3.12 swallows a cancellation that lands as its read
             # completes (bpo-42130).
-            pending = set(workers)
             while pending:
                 for task in pending:
                     task.cancel()
@@ -444,10 +453,11 @@ async def run(config: dict) -> dict:
 
 
 def _aborted_level(level: dict, why: str) -> dict:
-    failed = {"start_s": 0.0, "end_s": 0.0, "chunk_s": [], "chunk_tokens": None, "output_tokens": None,
-              "prompt_tokens": None, "spec_verify_ct": None, "error": why}
+    failed = Record(0.0)
+    failed.error, failed.end = why, 0.0
     return {"concurrency": int(level["concurrency"]), "cache_flushed": None, "duration_s": 0.0, "client_cpu_s": 0.0,
-            "loop_lag_ms": {"p50": 0.0, "p99": 0.0, "max": 0.0, "samples": 0}, "requests": [failed], "server_info": None}
+            "loop_lag_ms": {"p50": 0.0, "p99": 0.0, "max": 0.0, "samples": 0}, "requests": [failed.as_json(0.0)],
+            "server_info": None}
 
 
 def main() -> int:

@@ -88,7 +88,7 @@ def client_config(args: BenchmarkArgs, base_url: str) -> dict[str, Any]:
                 "concurrency": c,
                 "num_requests": args.requests_at(c),
                 "duration_s": args.duration_s,
-                "drain": args.drain,
+                "end": args.end,
                 "warmup_requests": args.warmup_requests,
                 "flush_cache": args.flush_cache,
             }
@@ -111,7 +111,7 @@ def _upload_client(ctx: ToolContext) -> str:
     wait=tenacity.wait_fixed(1),
     reraise=True,
 )
-def _run_client(ctx: ToolContext, args: BenchmarkArgs, config: dict[str, Any]) -> dict[str, Any]:
+def run_client(ctx: ToolContext, args: BenchmarkArgs, config: dict[str, Any]) -> dict[str, Any]:
     """Run the client where args.client says; its parsed JSON output. A benchmark only reads, so a re-run is safe."""
     stdin = json.dumps(config)
     if args.client == "local":
@@ -180,17 +180,22 @@ def _warnings(args: BenchmarkArgs, raw: dict[str, Any], levels: list[LevelResult
 
 
 def _method(args: BenchmarkArgs, api: str, prompts: str) -> str:
-    per_level = f"{args.duration_s:g} s of requests" if args.duration_s else (
-        f"{args.requests_per_level} requests" if args.requests_per_level else f"{args.rounds} x C requests"
+    ends = {"window": "ending when the steady window closes (the first answer past the duration; the rest are cut)",
+            "drain": "ending when every answer in flight has finished",
+            "cut": "ending at the duration (answers in flight are cut)"}
+    per_level = f"{args.duration_s:g} s of requests per level, {ends[args.end]}" if args.duration_s else (
+        f"{args.requests_per_level} requests per level" if args.requests_per_level else f"{args.rounds} x C requests per level"
     )
     counts = "meta_info.completion_tokens per chunk" if api == "sglang" else "usage.completion_tokens (stream_options.include_usage)"
     where = "on the host (python3, standard library client)" if args.client == "host" else "here, through a port forward"
     return (
-        f"Closed loop, C requests in flight, {per_level} per level, levels {args.levels}; prompts: {prompts}; "
+        f"Closed loop, C requests in flight, {per_level}, levels {args.levels}; prompts: {prompts}; "
         f"max_tokens {args.output_len}, ignore_eos {args.ignore_eos}, temperature {args.temperature:g}, streamed over "
         f"{'native /generate' if api == 'sglang' else '/v1/completions'}. {args.warmup_requests} warm-up request(s) per "
         f"level are excluded{'; /flush_cache before each level' if args.flush_cache else ''}. Output tokens are the "
-        f"server's counts ({counts}), never one per chunk. Output tok/s = tokens / (first dispatch .. last response); "
+        f"server's counts ({counts}), never one per chunk. Output tok/s = tokens streamed while the level's concurrency "
+        "was held (the steady window, ramp and drain left out) / that window; overall = tokens / (first dispatch .. "
+        "last response); "
         "achieved concurrency = sum of latencies / duration; TPOT = (e2e - TTFT) / (tokens - 1); ITL per token = each "
         "chunk gap split over the chunk's tokens; inter-chunk gap = per chunk. Percentiles: linear interpolation. "
         f"Accept length: /get_server_info internal_states[0].avg_spec_accept_length after each level. Client ran {where}."
@@ -206,7 +211,7 @@ def run_benchmark(ctx: ToolContext, args: BenchmarkArgs) -> BenchmarkResult:
         return run_bench_serving(ctx, args)
     try:
         with server_url(ctx.host, args.port, args.client) as url:
-            raw = _run_client(ctx, args, client_config(args, url))
+            raw = run_client(ctx, args, client_config(args, url))
     except ConnectionDropped as exc:
         raise HostUnavailable(
             f"the connection to {ctx.host.spec} dropped during the benchmark and did not come back: {exc}",
