@@ -1,4 +1,8 @@
-"""Secrets given to a detached process reach it by stdin, never by a command line `ps` would show."""
+"""Secrets given to a detached process reach it by stdin, never by a command line `ps` would show.
+
+A detached launcher exits at once, so `ps` alone would rarely catch a secret in its argv: the commands the host is
+asked to run are looked at too.
+"""
 
 from __future__ import annotations
 
@@ -13,12 +17,32 @@ from .sshd import sshd  # noqa: F401  (fixture)
 SECRET = "hf_notarealtoken0123456789"
 
 
+def _spy_on_runs(host: Host) -> list[dict]:
+    """Every command the host is asked to run, with what it is given besides its argv (env, stdin)."""
+    calls: list[dict] = []
+    run = host.run
+
+    def spy(argv, **kwargs):
+        calls.append({"argv": list(argv), "env": dict(kwargs.get("env") or {}), "stdin": kwargs.get("stdin")})
+        return run(argv, **kwargs)
+
+    host.run = spy  # type: ignore[method-assign]
+    return calls
+
+
 def _check(host: Host, tmp_path) -> None:
     out = tmp_path / "seen"
     # Written aside and renamed, so that `seen` appears only with its content
     # (a redirect creates the file before printf has written to it).
     script = f'printf %s "$HF_TOKEN" > {out}.part && mv {out}.part {out}; sleep 2'
+    calls = _spy_on_runs(host)
     proc = host.start_detached(["sh", "-c", script], log_path=str(tmp_path / "log"), env={"HF_TOKEN": SECRET})
+    # The launcher is one command: the secret is in no word of it, nor in an env it is given (a backend may
+    # turn env into `export K=V` on the command line), only in what it reads from stdin.
+    (launch,) = calls
+    assert not any(SECRET in word for word in launch["argv"]), launch["argv"]
+    assert SECRET not in str(launch["env"])
+    assert launch["stdin"] is not None and SECRET in launch["stdin"]
     try:
         deadline = time.monotonic() + 10
         while not out.exists() and time.monotonic() < deadline:
@@ -29,6 +53,7 @@ def _check(host: Host, tmp_path) -> None:
         assert SECRET not in host.run(["ps", "-eo", "args"], timeout=10).stdout
     finally:
         host.stop(proc)
+    assert not any(SECRET in word for call in calls for word in call["argv"])
 
 
 def test_local_detached_env_stays_out_of_ps(tmp_path):
