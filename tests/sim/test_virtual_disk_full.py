@@ -17,7 +17,7 @@ from specops.sim.faults import FullDisk
 from specops.sim.host.build import build_host
 from specops.sim.profiles import load_profile
 
-from .test_host_hub import DRAFTER, fixtures, hub, sh  # noqa: F401  (fixtures)
+from .test_host_hub import DRAFTER, files_under, fixtures, hub, sh  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -34,12 +34,17 @@ def _avail(world, path: Path) -> int:
 
 def test_hf_download_into_a_full_virtual_mount_fails_with_enospc(full_world):
     target = Path(full_world.root) / "root" / "models" / "dflash"
-    assert _avail(full_world, target.parent) < 3.5e9
+    before = _avail(full_world, target.parent)
+    assert before < 3.5e9
     result = sh(full_world, "hf", "download", DRAFTER, "--local-dir", str(target))
     output = result.stdout + result.stderr
     assert result.returncode != 0
     assert "No space left on device" in output, output[-2000:]
-    assert _avail(full_world, target.parent) >= 0
+    # The refused download left no more than was free: what it wrote counts (df's figure stops at 0, so the
+    # files themselves are summed), and the space did not grow back past what it was.
+    left = sum(p.stat().st_size for p in files_under(target)) * full_world.byte_scale
+    assert left <= before, f"{left} bytes written into {before} free"
+    assert _avail(full_world, target.parent) <= before
 
 
 def test_the_library_on_the_host_fails_the_same_way(full_world):
