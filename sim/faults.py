@@ -7,27 +7,11 @@ Who reads which fault is named in each docstring.
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Annotated, Literal, Union, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-
-class FaultName(StrEnum):
-    FULL_DISK = "full_disk"
-    BROKEN_CLI = "broken_cli"
-    GATED_REPO = "gated_repo"
-    MISSING_REPO = "missing_repo"
-    HUB_THROTTLE = "hub_throttle"
-    SLOW_DOWNLOAD = "slow_download"
-    DOWNLOAD_CUT = "download_cut"
-    SERVER_CRASH_AT_START = "server_crash_at_start"
-    CRASH_UNDER_LOAD = "crash_under_load"
-    CUDA_GRAPH_DRAFTER = "cuda_graph_drafter"
-    PORT_IN_USE = "port_in_use"
-    OUT_OF_MEMORY = "out_of_memory"
-    SSH_DROP = "ssh_drop"
-    OLD_SGLANG = "old_sglang"
+from .fault_names import FaultName
 
 
 class _Fault(BaseModel):

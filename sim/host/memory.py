@@ -8,8 +8,11 @@ The footprint is in proportion to the total, as in shared/captures/h200-1gpu/mis
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ..profiles.schema import Profile
+if TYPE_CHECKING:  # annotations only: these run in every sim command, which must start fast
+    from ..profiles.schema import Profile
+
 
 _USED_FRACTION = 0.0039
 _CACHE_FRACTION = 0.0074

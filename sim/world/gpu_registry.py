@@ -6,21 +6,31 @@ nvidia-smi lists the live ones, and a launching server counts what others hold.
 
 from __future__ import annotations
 
+import json
 import os
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
-
 from .layout import WorldLayout
-from .ports import pid_alive
+from .processes import pid_alive
 
 
-class GpuHolding(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+@dataclass(frozen=True)
+class GpuHolding:
+    """One process's GPU memory; a plain dataclass, as nvidia-smi reads these on every call."""
 
     pid: int
     process_name: str
-    gpu_mib: dict[str, int]
+    gpu_mib: dict[str, int]  # GPU index (as in JSON) -> MiB
+
+    @classmethod
+    def from_json(cls, text: str) -> GpuHolding:
+        data = json.loads(text)
+        return cls(pid=int(data["pid"]), process_name=str(data["process_name"]),
+                   gpu_mib={str(gpu): int(mib) for gpu, mib in data["gpu_mib"].items()})
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
 
 
 def holding_path(layout: WorldLayout, pid: int) -> Path:
@@ -33,8 +43,8 @@ def live_holdings(layout: WorldLayout, exclude_pid: int | None = None) -> list[G
         return holdings
     for path in sorted(layout.gpu_dir.glob("*.json")):
         try:
-            holding = GpuHolding.model_validate_json(path.read_text())
-        except (OSError, ValueError):
+            holding = GpuHolding.from_json(path.read_text())
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):  # half-written or foreign: not a holding
             continue
         if holding.pid != exclude_pid and pid_alive(holding.pid):
             holdings.append(holding)
@@ -50,7 +60,7 @@ def register(layout: WorldLayout, holding: GpuHolding) -> None:
     path = holding_path(layout, holding.pid)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(holding.model_dump_json())
+    tmp.write_text(holding.to_json())
     tmp.replace(path)
 
 

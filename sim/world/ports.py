@@ -15,6 +15,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from .layout import WorldLayout
+from .processes import pid_alive
 
 
 class PortEntry(BaseModel):
@@ -28,23 +29,6 @@ class PortEntry(BaseModel):
 
 class PortNotListening(LookupError):
     """No live process serves that host port (connection refused on a real host)."""
-
-
-def pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # A zombie still answers kill(0); a dead child that nobody reaped holds nothing.
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return True
 
 
 def entry_path(layout: WorldLayout, port: int) -> Path:

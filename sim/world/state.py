@@ -2,7 +2,8 @@
 
 Every sim executable (nvidia-smi, df, hf, the serving simulator) is a separate
 process; they all learn the profile, the injected faults and the Hub's address
-from this file.
+from this file. The ones that run many times a run read it untyped
+(state_view.py), with the same properties.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..faults import Fault, FaultName, find_fault
+from ..faults import Fault
 from ..profiles.schema import Profile
 from .layout import WorldLayout
+from .state_view import DerivedFromState
 
 STATE_SCHEMA_VERSION = 1
 
@@ -37,7 +39,7 @@ class MountState(BaseModel):
     stored_bytes_at_start: int = Field(description="Apparent bytes stored under path at build time")
 
 
-class WorldState(BaseModel):
+class WorldState(DerivedFromState, BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     schema_version: int = STATE_SCHEMA_VERSION
@@ -50,30 +52,6 @@ class WorldState(BaseModel):
     created_at: datetime
     mounts: list[MountState]
     env: dict[str, str] = Field(description="Environment every command on the host runs with")
-
-    @property
-    def layout(self) -> WorldLayout:
-        return WorldLayout(Path(self.root))
-
-    @property
-    def time_scale(self) -> float:
-        return self.profile.sim.time_scale
-
-    @property
-    def load_time_scale(self) -> float:
-        return self.profile.sim.load_time_scale or self.profile.sim.time_scale
-
-    @property
-    def byte_scale(self) -> int:
-        return self.profile.sim.byte_scale
-
-    @property
-    def sglang_version(self) -> str | None:
-        old = find_fault(self.faults, FaultName.OLD_SGLANG)
-        return old.version if old is not None else self.profile.software.sglang
-
-    def fault(self, name: FaultName) -> Fault | None:
-        return find_fault(self.faults, name)
 
     def save(self) -> None:
         path = self.layout.state_file

@@ -23,7 +23,8 @@ from ..profiles import load_profile
 from ..profiles.schema import Profile
 from .gpu_registry import live_holdings
 from .layout import WorldLayout
-from .ports import pid_alive, read_entry
+from .ports import read_entry
+from .processes import pid_alive
 from .state import WorldState
 
 SIM_HOST_PREFIX = "sim:"

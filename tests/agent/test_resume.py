@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from specops.agent.replay.resume import ResumeRefused, resume
-from specops.sim.world.ports import pid_alive
+from specops.sim.world.processes import pid_alive
 from specops.sim.world.world import SimWorld
 from specops.transcripts import read_transcript
 

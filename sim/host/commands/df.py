@@ -6,11 +6,14 @@ import os
 import re
 import sys
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from ...world.state import WorldState
 from ..disk.gnu_df import FIELDS, DfOptions, DfRow, InvalidBlockSize, Units, cells, render, total_cells
 from ..disk.usage import mount_of, mount_usage
 from ._world import current_world
+
+if TYPE_CHECKING:  # annotations only: these run in every sim command, which must start fast
+    from ...world.state_view import WorldStateView
 
 TRY_HELP = "Try 'df --help' for more information."
 _SAFE = re.compile(r"[\w@%+=:,./-]+")
@@ -140,7 +143,7 @@ def _fields(args: Arguments) -> tuple[str, ...]:
     return ("source", *(("fstype",) if args.print_type else ()), *numbers, "target")
 
 
-def _rows(world: WorldState, args: Arguments) -> tuple[list[DfRow], list[str]]:
+def _rows(world: WorldStateView, args: Arguments) -> tuple[list[DfRow], list[str]]:
     errors = []
     rows = []
     if not args.paths:

@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
-from ...faults import FaultName
-from ...world.state import WorldState
+from ...fault_names import FaultName
 from ..disk.write_guard import guarded_environment
 from ._world import current_world
 
+if TYPE_CHECKING:  # annotations only: these run in every sim command, which must start fast
+    from ...world.state_view import WorldStateView
 
-def hf_env(world: WorldState) -> dict[str, str]:
+
+def hf_env(world: WorldStateView) -> dict[str, str]:
     env = guarded_environment(dict(os.environ))  # a download into a full virtual mount fails with ENOSPC
     env["HF_ENDPOINT"] = world.hub_url  # the host reaches no other Hub
     env["HF_HUB_DISABLE_TELEMETRY"] = "1"
@@ -24,7 +27,7 @@ def hf_env(world: WorldState) -> dict[str, str]:
     return env
 
 
-def exec_real_hf(world: WorldState, argv: list[str]) -> None:
+def exec_real_hf(world: WorldStateView, argv: list[str]) -> None:
     os.execve(world.real_hf, [world.real_hf, *argv], hf_env(world))
 
 

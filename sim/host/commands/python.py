@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from ...world.layout import WorldLayout
-from ..disk.write_guard import guarded_environment
+from ..disk.write_guard import first_on_pythonpath, guarded_environment
 from . import ROOT_VARIABLE
 
 
@@ -27,9 +27,7 @@ def run(argv: list[str]) -> int:
         return 0
     env = guarded_environment(dict(os.environ))  # writes into a full virtual mount fail with ENOSPC
     if (layout.site_dir / "sglang").is_dir():
-        site = str(layout.site_dir)
-        rest = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != site]
-        env["PYTHONPATH"] = os.pathsep.join([site, *rest])
+        env = first_on_pythonpath(env, str(layout.site_dir))
     interpreter = state["python"]
     os.execve(interpreter, [interpreter, *argv], env)
 

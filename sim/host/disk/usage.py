@@ -12,8 +12,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ...world.state import MountState, WorldState
+if TYPE_CHECKING:  # annotations only: these run in every sim command, which must start fast
+    from ...world.state import MountState, WorldState
 
 
 @dataclass(frozen=True)

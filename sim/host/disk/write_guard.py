@@ -24,7 +24,8 @@ import io
 import os
 from typing import Any
 
-ROOT_VARIABLE = "SPECOPS_SIM_ROOT"
+from ..commands import ROOT_VARIABLE
+
 SCAN_EVERY_BYTES = 256 * 1024  # real bytes: 256 MiB modelled at byte_scale 1024
 _WRITE_MODES = frozenset("wax+")
 _original_open = io.open
@@ -39,10 +40,9 @@ class DiskFullGuard:
         self.written_since_scan = SCAN_EVERY_BYTES  # scan before the first write
 
     def _scan(self) -> None:
-        from .usage import stored_bytes
+        from .usage import mount_usage
 
-        stored = stored_bytes(self.world, self.mount)
-        self.used_at_scan = self.mount.used_bytes_at_start + (stored - self.mount.stored_bytes_at_start) * self.world.byte_scale
+        self.used_at_scan = mount_usage(self.world, self.mount).used_bytes
         self.written_since_scan = 0
 
     def reserve(self, size: int, flush: Any) -> None:
@@ -86,7 +86,7 @@ class GuardedFile:
 
 
 class _World:
-    """The world's mounts, loaded on the first write into the tree."""
+    """The world's mounts, loaded on the first write onto one of its disks."""
 
     def __init__(self, root: str) -> None:
         self.root = os.path.realpath(root)
@@ -96,13 +96,17 @@ class _World:
         real = os.path.realpath(path)
         if not real.startswith(self.root + os.sep):
             return None
-        from ...world.state import WorldState
+        from pathlib import Path
+
+        from ...world.layout import WorldLayout
+
+        if real.startswith(f"{WorldLayout(Path(self.root)).sim_dir}{os.sep}"):
+            return None  # the simulator's own bookkeeping: not on any disk the host reports
+        from ...world.state_view import load_state_view
         from .usage import mount_of
 
         if self._state is None:
-            self._state = WorldState.load(self.root)
-        if real.startswith(str(self._state.layout.sim_dir) + os.sep):
-            return None  # the simulator's own bookkeeping: not on any disk the host reports
+            self._state = load_state_view(self.root)
         mount = mount_of(self._state, real)
         return (self._state, mount) if mount.kind == "virtual" else None
 
@@ -131,7 +135,12 @@ def install() -> None:
 GUARD_SITE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "guard_site")
 
 
+def first_on_pythonpath(env: dict[str, str], directory: str) -> dict[str, str]:
+    """`env` with `directory` first on PYTHONPATH (and nowhere else on it)."""
+    rest = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != directory]
+    return {**env, "PYTHONPATH": os.pathsep.join([directory, *rest])}
+
+
 def guarded_environment(env: dict[str, str]) -> dict[str, str]:
     """`env` with guard_site first on PYTHONPATH, so the process it starts installs the guard."""
-    rest = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != GUARD_SITE]
-    return {**env, "PYTHONPATH": os.pathsep.join([GUARD_SITE, *rest])}
+    return first_on_pythonpath(env, GUARD_SITE)

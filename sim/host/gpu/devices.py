@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ...profiles.schema import Profile
-from ...world.gpu_registry import GpuHolding
+if TYPE_CHECKING:  # annotations only: these run in every sim command, which must start fast
+    from ...profiles.schema import Profile
+    from ...world.gpu_registry import GpuHolding
+
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,12 @@ NUMA nodes, between host bridges (NODE) within one, and through a single switch
 
 from __future__ import annotations
 
-from ...profiles.schema import Profile
+from typing import TYPE_CHECKING
+
 from .devices import SimGpu, cpu_affinity
+
+if TYPE_CHECKING:  # annotations only: these run in every sim command, which must start fast
+    from ...profiles.schema import Profile
 
 # The header row is underlined with ANSI escapes, as the real tool prints it to a terminal or a pipe.
 _UNDERLINE_ON = "\x1b[4m"

@@ -1,0 +1,26 @@
+"""The names of the faults a scenario can inject (faults.py holds their typed records).
+
+A module of its own, free of pydantic, so the sim host's executables can ask a
+world for a fault by name without loading the records' schemas.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class FaultName(StrEnum):
+    FULL_DISK = "full_disk"
+    BROKEN_CLI = "broken_cli"
+    GATED_REPO = "gated_repo"
+    MISSING_REPO = "missing_repo"
+    HUB_THROTTLE = "hub_throttle"
+    SLOW_DOWNLOAD = "slow_download"
+    DOWNLOAD_CUT = "download_cut"
+    SERVER_CRASH_AT_START = "server_crash_at_start"
+    CRASH_UNDER_LOAD = "crash_under_load"
+    CUDA_GRAPH_DRAFTER = "cuda_graph_drafter"
+    PORT_IN_USE = "port_in_use"
+    OUT_OF_MEMORY = "out_of_memory"
+    SSH_DROP = "ssh_drop"
+    OLD_SGLANG = "old_sglang"
