@@ -175,6 +175,9 @@ async def run_goal_async(
     run_id = run_dir.name if run_dir is not None else new_run_id()
     run_dir = run_dir if run_dir is not None else options.runs_dir / run_id
     run_dir.mkdir(parents=True, exist_ok=True)
+    from .report.plots import preload_in_background
+
+    preload_in_background()  # the report's plots
     clock = WallClock(budgets.max_wall_s)
     recorder = seams.make_recorder(run_dir / TRANSCRIPT, run_id, options.fsync)
     recorder.listeners = list(listeners)

@@ -159,8 +159,8 @@ class Pipeline:
         )[: self.settings.ar_layouts]
         if self._benchmarking:
             self.plan.start("baseline")
-            for candidate in ar_candidates:
-                yield from self._measure(candidate, speculative=False)
+            for i, candidate in enumerate(ar_candidates):
+                yield from self._measure(candidate, speculative=False, screened=i > 0)
                 if self.download_state == "running":
                     yield from self._poll_download()
             self.plan.complete("baseline")
@@ -416,8 +416,30 @@ class Pipeline:
                 self.crash_level = min(level, self.crash_level or level)
         return sweep
 
+    def _far_behind(self, sweep: Sweep) -> str | None:
+        """Why a baseline layout is not worth its high levels: under screen_below of the best baseline at every level
+        measured so far (as PP8 is on the seed host), or None."""
+        share = self.settings.screen_below
+        best = {c: max((s[c] for s in self.ar.values() if c in s), default=0.0) for c in sweep}
+        if not share or not sweep or any(tok_s >= share * best[c] for c, tok_s in sweep.items()):
+            return None
+        return ", ".join(f"{sweep[c]:.0f} vs {best[c]:.0f} tok/s at C={c}" for c in sorted(sweep))
+
+    def _sweep(self, server: dict[str, Any], name: str, levels: list[int], *, screened: bool) -> Steps:
+        """The layout's sweep; a screened one stops after the lower half of the levels when it is far behind."""
+        low, high = (levels[: (len(levels) + 1) // 2], levels[(len(levels) + 1) // 2 :]) if screened else (levels, [])
+        sweep = yield from self._benchmark(server, name, low)
+        if high and sweep and len(sweep) == len(low):
+            behind = self._far_behind(sweep)
+            if behind is None:
+                sweep = {**sweep, **(yield from self._benchmark(server, name, high))}
+            else:
+                self.done.append(f"{name} not measured past C={low[-1]}: under {self.settings.screen_below:.0%} of "
+                                 f"the best baseline at every level below ({behind})")
+        return sweep
+
     def _measure(self, candidate: Candidate, *, speculative: bool, acceptance: bool = False,
-                 levels: list[int] | None = None) -> Steps:
+                 levels: list[int] | None = None, screened: bool = False) -> Steps:
         server, launched = yield from self._launch(candidate)
         if server is None:
             return None
@@ -434,7 +456,7 @@ class Pipeline:
         if self._benchmarking:
             levels = levels or self.levels
             levels = [c for c in levels if self.crash_level is None or c < self.crash_level] if speculative else levels
-            sweep = (yield from self._benchmark(server, name, levels)) if levels else {}
+            sweep = (yield from self._sweep(server, name, levels, screened=screened)) if levels else {}
             if sweep:
                 (self.spec if speculative else self.ar)[name] = sweep
                 (self.spec_candidates if speculative else self.ar_candidates)[name] = launched

@@ -32,17 +32,25 @@ class PlaybookSettings(BaseModel):
     ar_layouts: int | None = Field(default=None, ge=1, description="At most this many autoregressive layouts (None: all)")
     dflash_layouts: int = Field(default=DFLASH_LAYOUTS, ge=1, description="DFlash on this many of the best autoregressive layouts")
     graphs_off_retry: bool = Field(default=True, description="Try CUDA graphs off when graphs-on DFlash loses at the top level")
+    screen_below: float = Field(
+        default=0.5, ge=0.0, le=1.0,
+        description="A baseline layout after the first is measured at the lower half of the levels first, and the rest "
+        "only when it reaches this share of the best baseline at one of them (0: every layout at every level)",
+    )
     # Each level is measured for this many client seconds once its first requests have their first tokens, and
     # ends when the steady window does (the benchmark's default end: the first answer past the duration closes it;
     # a cut at the duration would lose what a lagging client had not read yet). 64 tokens keep a level's one-wave
     # top concurrency short and the per-request overhead ~2% of a request at C=1.
-    bench_duration_s: float = Field(default=0.5, gt=0, le=3600)
+    bench_duration_s: float = Field(default=0.4, gt=0, le=3600)
     bench_input_len: int = Field(default=128, ge=1)
     bench_output_len: int = Field(default=64, ge=2)
     # SGLang warms the server up at launch; the steady window excludes the ramp, so no per-level warm-up.
     bench_warmup_requests: int = Field(default=0, ge=0)
     acceptance_prompts: int = Field(default=8, ge=1, le=64, description="Prompts per category for acceptance")
     acceptance_max_new_tokens: int = Field(default=256, ge=16)
+    # Every prompt at once (8 per category, 3 categories, thinking on and off): a request's acceptance does not
+    # depend on what else is in the batch, so the eval takes one round instead of six.
+    acceptance_concurrency: int = Field(default=48, ge=1, le=256, description="Acceptance requests in flight at once")
 
     @field_validator("levels")
     @classmethod
@@ -58,7 +66,8 @@ class PlaybookSettings(BaseModel):
 
     @property
     def acceptance_args(self) -> dict[str, object]:
-        return {"prompts_per_category": self.acceptance_prompts, "max_new_tokens": self.acceptance_max_new_tokens}
+        return {"prompts_per_category": self.acceptance_prompts, "max_new_tokens": self.acceptance_max_new_tokens,
+                "concurrency": self.acceptance_concurrency}
 
     def spec(self) -> str:
         """The policy spec that gives these settings (`playbook` for the defaults)."""

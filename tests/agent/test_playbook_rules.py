@@ -204,3 +204,48 @@ def test_candidates_and_names():
     assert target_name_for("org/plain-model") is None
     assert understand("Goal: quantize org/model to int4").cannot_do
     assert understand(GOAL).goal.repo_id == "SubSir/Kimi-K2.6-DFlash-tmp-long"
+
+
+def _bench_by_layout(share_of: Callable[[dict[str, Any], int], float]) -> dict[str, Answer]:
+    """Launch and benchmark answers where a layout streams share_of(config, concurrency) of the others' tok/s."""
+    served: list[dict[str, Any]] = []
+
+    def launch(args: dict[str, Any]) -> dict[str, Any]:
+        served.append(args["config"])
+        return _launch(args)
+
+    def bench(args: dict[str, Any]) -> dict[str, Any]:
+        out = _bench(args)
+        for level in out["result"]["levels"]:
+            level["output_tok_s"] *= share_of(served[-1], level["concurrency"])
+        return out
+
+    return {"launch_server": launch, "benchmark": bench}
+
+
+def _levels_benchmarked(calls: list[tuple[str, dict]]) -> dict[str, list[int]]:
+    """Every level each launched layout was benchmarked at, by the layout's name."""
+    by_layout: dict[str, list[int]] = {}
+    name = ""
+    for tool, args in calls:
+        if tool == "launch_server":
+            name = Candidate(args["config"]).name
+        elif tool == "benchmark":
+            by_layout.setdefault(name, []).extend(args["levels"])
+    return by_layout
+
+
+def test_a_baseline_layout_far_behind_at_the_low_levels_is_not_measured_at_the_high_ones():
+    calls, final = drive(_bench_by_layout(lambda config, _: 0.3 if config.get("pp", 1) > 1 else 1.0))
+    levels = _levels_benchmarked(calls)
+    assert levels["pp8"] == [1, 32, 64] and levels["tp8"] == levels["tp8-ep8"] == [1, 32, 64, 128, 256]
+    assert "pp8 not measured past C=64: under 50% of the best baseline" in final["summary"]
+    assert final["status"] == "completed"
+
+
+def test_a_baseline_layout_within_reach_at_one_low_level_is_measured_at_every_level():
+    # Under half of the best at C=1 and C=32, 0.6 of it at C=64: worth its high levels.
+    shares = {1: 0.3, 32: 0.4, 64: 0.6}
+    calls, final = drive(_bench_by_layout(lambda config, c: shares.get(c, 1.0) if config.get("pp", 1) > 1 else 1.0))
+    assert _levels_benchmarked(calls)["pp8"] == [1, 32, 64, 128, 256]
+    assert "not measured past" not in final["summary"]
