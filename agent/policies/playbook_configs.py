@@ -3,7 +3,9 @@
 Autoregressive candidates follow from the GPU count and what the model is:
 tensor parallel over every GPU with CUDA graphs; for a MoE target, TP with
 expert parallel over all GPUs and over half of them (on PCIe-only hosts EP
-keeps MoE traffic off the slow all-reduce, as the seed found); and pipeline
+keeps MoE traffic off the slow all-reduce, as the seed found), and EP with DP
+attention (no attention all-reduce: slower per token at low load, often the
+best peak, so the baseline DFlash must beat at high load); and pipeline
 parallel, which needs no all-reduce at all. DFlash runs only where SGLang
 allows it (pp = 1, no DP attention), on the best autoregressive layouts, with
 max_running_requests and the CUDA-graph batch raised to the top benchmark level
@@ -48,6 +50,7 @@ def autoregressive_candidates(model_path: str, gpu_count: int, *, moe: bool, int
         found.append(Candidate({**common, "tp": n, "ep": n}))
         if n >= 4:
             found.append(Candidate({**common, "tp": n, "ep": n // 2}))
+        found.append(Candidate({**common, "tp": n, "ep": n, "dp": n, "enable_dp_attention": True}))
     if n > 1 and interconnect != "nvlink":
         # On NVLink TP all-reduce is cheap and PP only adds bubbles; over PCIe it is worth measuring.
         found.append(Candidate({**common, "pp": n}))

@@ -44,6 +44,8 @@ DEFAULT_PORT = 30000
 TRANSIENT = ("host_unavailable", "hub_unavailable")
 WAIT = {"timeout_s": 3600.0, "poll_s": 1.0}
 HUNG_GRACE_S = 5.0
+# A screened layout whose share of the best baseline grows by this much over the low levels is catching up.
+CATCHING_UP = 0.1
 
 
 class Stop(Exception):
@@ -417,11 +419,15 @@ class Pipeline:
         return sweep
 
     def _far_behind(self, sweep: Sweep) -> str | None:
-        """Why a baseline layout is not worth its high levels: under screen_below of the best baseline at every level
-        measured so far (as PP8 is on the seed host), or None."""
+        """Why a baseline layout is not worth its high levels, or None: under screen_below of the best baseline at
+        every level measured so far and not catching up (as PP8 is on the seed host). A layout whose share grows
+        with the load (DP attention: slow at C=1, often the best peak) is measured on; one level shows no trend."""
         share = self.settings.screen_below
         best = {c: max((s[c] for s in self.ar.values() if c in s), default=0.0) for c in sweep}
-        if not share or not sweep or any(tok_s >= share * best[c] for c, tok_s in sweep.items()):
+        if not share or len(sweep) < 2 or not all(best.values()):
+            return None
+        shares = [sweep[c] / best[c] for c in sorted(sweep)]
+        if max(shares) >= share or shares[-1] - shares[0] >= CATCHING_UP:
             return None
         return ", ".join(f"{sweep[c]:.0f} vs {best[c]:.0f} tok/s at C={c}" for c in sorted(sweep))
 
@@ -435,7 +441,7 @@ class Pipeline:
                 sweep = {**sweep, **(yield from self._benchmark(server, name, high))}
             else:
                 self.done.append(f"{name} not measured past C={low[-1]}: under {self.settings.screen_below:.0%} of "
-                                 f"the best baseline at every level below ({behind})")
+                                 f"the best baseline at every level below and not catching up ({behind})")
         return sweep
 
     def _measure(self, candidate: Candidate, *, speculative: bool, acceptance: bool = False,

@@ -35,7 +35,8 @@ class PlaybookSettings(BaseModel):
     screen_below: float = Field(
         default=0.5, ge=0.0, le=1.0,
         description="A baseline layout after the first is measured at the lower half of the levels first, and the rest "
-        "only when it reaches this share of the best baseline at one of them (0: every layout at every level)",
+        "only when it reaches this share of the best baseline at one of them or is catching up (0: every layout at "
+        "every level)",
     )
     # Each level is measured for this many client seconds once its first requests have their first tokens, and
     # ends when the steady window does (the benchmark's default end: the first answer past the duration closes it;

@@ -20,6 +20,7 @@ from specops.agent.policies.playbook_configs import Candidate, autoregressive_ca
 from specops.agent.policies.playbook_goal import target_name_for, understand
 from specops.agent.policies.playbook_history import Outcome
 from specops.agent.policies.playbook_recovery import GiveUp, Retry, after_launch_failure
+from specops.agent.policies.playbook_settings import PlaybookSettings
 
 GOAL = "Goal: https://huggingface.co/SubSir/Kimi-K2.6-DFlash-tmp-long -- download, evaluate, deploy, benchmark"
 INFO = AgentInfo(function_tools=[], allow_text_output=False, output_tools=[ToolDefinition(name="final_result")],
@@ -64,13 +65,14 @@ HEALTHY: dict[str, Answer] = {
 }
 
 
-def drive(answers: dict[str, Answer], *, goal: str = GOAL, max_steps: int = 120) -> tuple[list[tuple[str, dict]], dict | None]:
+def drive(answers: dict[str, Answer], *, goal: str = GOAL, max_steps: int = 120,
+          settings: PlaybookSettings | None = None) -> tuple[list[tuple[str, dict]], dict | None]:
     """Run the playbook against scripted answers; the calls it made (in order) and its final answer's args."""
     table = {**HEALTHY, **answers}
     messages: list = [ModelRequest(parts=[UserPromptPart(goal)])]
     calls: list[tuple[str, dict]] = []
     for _ in range(max_steps):
-        response = playbook_turn(messages, INFO)
+        response = playbook_turn(messages, INFO, settings)
         messages.append(response)
         parts = [p for p in response.parts if isinstance(p, ToolCallPart)]
         if parts[0].tool_name == "final_result":
@@ -198,7 +200,7 @@ def test_recovery_rules_directly():
 
 def test_candidates_and_names():
     names = [c.name for c in autoregressive_candidates(KIMI, 8, moe=True, interconnect="pcie")]
-    assert names == ["tp8", "tp8-ep8", "tp8-ep4", "pp8"]
+    assert names == ["tp8", "tp8-ep8", "tp8-ep4", "tp8-ep8-dp8-dpattn", "pp8"]
     assert [c.name for c in autoregressive_candidates(KIMI, 8, moe=False, interconnect="nvlink")] == ["tp8"]
     assert target_name_for("SubSir/Kimi-K2.6-DFlash-tmp-long") == "Kimi-K2.6"
     assert target_name_for("org/plain-model") is None
@@ -239,13 +241,30 @@ def test_a_baseline_layout_far_behind_at_the_low_levels_is_not_measured_at_the_h
     calls, final = drive(_bench_by_layout(lambda config, _: 0.3 if config.get("pp", 1) > 1 else 1.0))
     levels = _levels_benchmarked(calls)
     assert levels["pp8"] == [1, 32, 64] and levels["tp8"] == levels["tp8-ep8"] == [1, 32, 64, 128, 256]
-    assert "pp8 not measured past C=64: under 50% of the best baseline" in final["summary"]
+    assert "pp8 not measured past C=64: under 50% of the best baseline at every level below and not catching up" \
+        in final["summary"]
     assert final["status"] == "completed"
 
 
+def _pp8_levels_at_shares(shares: dict[int, float], settings: PlaybookSettings | None = None) -> list[int]:
+    """The levels pp8 is benchmarked at when it streams shares[c] of the other layouts' tok/s at level c."""
+    calls, final = drive(_bench_by_layout(lambda config, c: shares.get(c, 1.0) if config.get("pp", 1) > 1 else 1.0),
+                         settings=settings)
+    assert final["status"] == "completed"
+    return _levels_benchmarked(calls)["pp8"]
+
+
 def test_a_baseline_layout_within_reach_at_one_low_level_is_measured_at_every_level():
-    # Under half of the best at C=1 and C=32, 0.6 of it at C=64: worth its high levels.
-    shares = {1: 0.3, 32: 0.4, 64: 0.6}
-    calls, final = drive(_bench_by_layout(lambda config, c: shares.get(c, 1.0) if config.get("pp", 1) > 1 else 1.0))
-    assert _levels_benchmarked(calls)["pp8"] == [1, 32, 64, 128, 256]
-    assert "not measured past" not in final["summary"]
+    assert _pp8_levels_at_shares({1: 0.3, 32: 0.4, 64: 0.6}) == [1, 32, 64, 128, 256]
+
+
+def test_a_baseline_layout_catching_up_with_the_load_is_measured_at_every_level():
+    # Under half of the best at every low level, but gaining (as DP attention does): its peak may still win.
+    assert _pp8_levels_at_shares({1: 0.3, 32: 0.35, 64: 0.45}) == [1, 32, 64, 128, 256]
+    assert _pp8_levels_at_shares({1: 0.3, 32: 0.3, 64: 0.35}) == [1, 32, 64]
+
+
+def test_one_low_level_shows_no_trend_and_screen_below_0_turns_the_screen_off():
+    two_levels = PlaybookSettings(levels=(1, 128))
+    assert _pp8_levels_at_shares({1: 0.3}, two_levels) == [1, 128]
+    assert _pp8_levels_at_shares({1: 0.1, 32: 0.1, 64: 0.1}, PlaybookSettings(screen_below=0)) == [1, 32, 64, 128, 256]
