@@ -5,22 +5,28 @@ terminal display is not timed) RUNS times and prints, from each run's transcript
 wall time, time inside tools (the host doing the work, tools that overlap each
 other counted once), time waiting on the policy, and what is left, the
 harness's own time (planning the next step, recording, the report), also per
-model request.
+model request. Then, from its report.json, how far the reported tok/s lie from
+the simulator's truth (the eval grader's Truth): median and worst level, for
+autoregressive and speculative rows apart.
 
     .venv/bin/python benchmarks/seed_run.py [RUNS]
 """
 
 from __future__ import annotations
 
+import json
+import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 from specops.agent.run import RunOptions, run_goal
+from specops.evals.graders.numbers_match_truth import Truth
 from specops.transcripts import read_transcript
 
 GOAL = "deploy and benchmark SubSir/Kimi-K2.6-DFlash-tmp-long"
+PROFILE = "seed-ct200"
 FAULTS = ("full_disk", "broken_cli")
 
 
@@ -34,9 +40,28 @@ def _merged_seconds(spans: list[tuple[float, float]]) -> float:
     return total
 
 
+def accuracy(report: dict) -> str:
+    """Reported tok/s against the profile's truth: median and worst relative error, autoregressive and speculative."""
+    truth = Truth.of(PROFILE, list(FAULTS))
+    configs = {c["name"]: c for c in report["configs"] if c.get("launched")}
+    parts = []
+    for speculative in (False, True):
+        errors = sorted(
+            (row["output_tok_s"] / truth.tok_s(configs[row["config"]], row["concurrency"]) - 1,
+             f"{row['config']} C={row['concurrency']}")
+            for row in report["benchmarks"] if row["speculative"] == speculative and not row["requests_failed"]
+        )  # fmt: skip
+        if errors:
+            worst = max(errors, key=lambda e: abs(e[0]))
+            parts.append(f"{'speculative' if speculative else 'autoregressive'} {len(errors)} levels: median "
+                         f"{statistics.median(e for e, _ in errors):+.1%}, range {errors[0][0]:+.1%} to "
+                         f"{errors[-1][0]:+.1%}, worst {worst[1]}")
+    return "; ".join(parts)
+
+
 def one_run(root: Path, index: int) -> None:
     started = time.perf_counter()
-    outcome = run_goal(GOAL, host="sim:seed-ct200", run_dir=root / f"run-{index}",
+    outcome = run_goal(GOAL, host=f"sim:{PROFILE}", run_dir=root / f"run-{index}",
                        options=RunOptions(sim_faults=FAULTS))  # fmt: skip
     wall = time.perf_counter() - started
     events = read_transcript(outcome.run_dir / "transcript.jsonl").events
@@ -50,6 +75,7 @@ def one_run(root: Path, index: int) -> None:
     harness = wall - in_tools - in_policy
     print(f"run {index}: {outcome.status}, wall {wall:.1f} s: tools {in_tools:.1f} s, policy {in_policy:.2f} s, "
           f"harness {harness:.1f} s over {requests} model requests ({1000 * harness / max(requests, 1):.0f} ms per step)")
+    print(f"  tok/s vs the profile's truth: {accuracy(json.loads((outcome.run_dir / 'report.json').read_text()))}")
 
 
 def main() -> None:
