@@ -68,7 +68,8 @@ class ToolExchange:
 def _short(value: Any, limit: int = 40) -> str:
     if isinstance(value, dict):
         # A nested record (a ServerConfig, a handle): its identifying fields only.
-        keys = [k for k in ("repo_id", "port", "tp", "ep", "pp", "cuda_graphs", "speculative_algorithm", "pid") if k in value]
+        keys = [k for k in ("repo_id", "port", "tp", "ep", "pp", "dp", "enable_dp_attention", "mem_fraction_static",
+                            "cuda_graphs", "speculative_algorithm", "pid") if k in value]
         if "config" in value and isinstance(value["config"], dict):
             return _short(value["config"], limit)
         text = ",".join(f"{k}={value[k]}" for k in keys if value[k] is not None)

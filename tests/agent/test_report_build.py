@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
 from specops.agent.report import build_report
+from specops.agent.report.evidence import ToolExchange
 from specops.tools.benchmark.models import BenchmarkResult
 from specops.tools.sglang.stop import StopResult
 from specops.transcripts import ToolCallEvent
@@ -108,6 +111,16 @@ def test_failures_name_the_next_action_and_what_recovered_them(report):
     launch = by_kind["launch_failed"]
     assert launch.cause == "cuda_graph_failure" and "cuda_graphs True -> False" in launch.recovered_by
     assert by_kind["invalid_input"].next_action == "list_freeable()"
+
+
+def test_a_launch_in_short_names_what_tells_its_layout_and_its_retry_apart():
+    config = {"model_path": "/m", "port": 30000, "tp": 8, "ep": 8, "dp": 8, "enable_dp_attention": True,
+              "mem_fraction_static": 0.9}
+    exchange = ToolExchange(seq=2, call_seq=1, tool="launch_server", args={"config": config}, ok=True, result=None,
+                            error=None, duration_s=0.5, ts=datetime.now(UTC), call_ts=datetime.now(UTC))
+    assert exchange.describe() == (
+        "launch_server(config={port=30000,tp=8,ep=8,dp=8,enable_dp_attention=True,mem_fraction_static=0.9})"
+    )
 
 
 def test_time_per_todo_item_and_tool(report):
