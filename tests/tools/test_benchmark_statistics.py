@@ -81,10 +81,20 @@ def test_a_level_whose_rate_moves_is_flagged_unstable():
 
 def test_batch_means_interval_is_the_t_interval_of_the_slice_rates():
     # Slices of 1 s carrying 10, 10, ..., 10 and then 30 tokens: mean 12.5, sd sqrt(50)
-    chunks = [(i + 0.5, 10) for i in range(7)] + [(7.5, 30)]
+    chunks = [(i + 0.5, i + 0.5, 10) for i in range(7)] + [(7.5, 7.5, 30)]
     low, high = batch_means_interval(chunks, 0.0, 8.0, batches=8)
     assert (low + high) / 2 == pytest.approx(12.5)
     assert (high - low) / 2 == pytest.approx(2.365 * 50**0.5 / 8**0.5, rel=1e-3)  # t(0.975, 7) * sd / sqrt(n)
+
+
+def test_a_chunks_tokens_count_over_the_gap_that_made_them_not_at_its_arrival():
+    # Lockstep verify steps of 1.5 s carrying 15 tokens (10 tok/s) against 1 s slices: counted at arrival the
+    # slices get 0, 15 or 15 tokens; spread over their steps every slice gets 10, and the rate is steady.
+    steps = [(1.5 * i, 1.5 * (i + 1), 15) for i in range(6)]
+    low, high = batch_means_interval(steps, 0.0, 8.0, batches=8)
+    assert low == pytest.approx(10.0) and high == pytest.approx(10.0)
+    at_arrival = batch_means_interval([(t, t, n) for _, t, n in steps], 0.0, 8.0, batches=8)
+    assert at_arrival[1] - at_arrival[0] > 5.0
 
 
 def test_tpot_is_reported_per_token_and_per_chunk():
