@@ -48,12 +48,18 @@ def compare_levels(rows: Sequence[BenchmarkRow]) -> list[LevelComparison]:
             interval = ratio_interval(spec.output_tok_s_ci95, ar.output_tok_s_ci95)
             if ar.tpot_ms_p50 and spec.tpot_ms_p50:
                 tpot = ar.tpot_ms_p50 / spec.tpot_ms_p50
+            spreads_known = spec.output_tok_s_ci95 is not None and ar.output_tok_s_ci95 is not None
             if interval is not None and interval[0] <= 1 <= interval[1]:
                 winner = "tie"
                 notes.append("the speedup's interval includes 1: within the measurement spread")
+            elif interval is None and spreads_known:
+                # The baseline's interval reaches 0, so the ratio has no upper bound: nothing is decided.
+                winner = "tie"
+                notes.append("the autoregressive figure's interval reaches 0: the speedup is unbounded, within the "
+                             "measurement spread")
             else:
                 winner = "speculative" if speedup > 1 else "autoregressive" if speedup < 1 else "tie"
-            if interval is None:
+            if interval is None and not spreads_known:
                 notes.append("spread unknown (one sweep per configuration): no interval on the speedup")
         for row in (ar, spec):
             if row is not None and row.client_limited:
@@ -101,6 +107,11 @@ def find_crossover(comparisons: Sequence[LevelComparison]) -> Crossover:
             statement += "; the winner changes more than once: " + ", ".join(
                 f"{c.direction.replace('_', ' ')} near C={c.concurrency:g}" for c in crossings
             )
+            ties = {c.concurrency for c in comparisons if c.winner == "tie"}
+            tied = sorted({level for c in crossings[1:] for level in c.between if level in ties})
+            if tied:
+                statement += (f" ({', '.join(f'C={c}' for c in tied)} {'is a tie' if len(tied) == 1 else 'are ties'} "
+                              "within the measurement spread: the later changes may be noise)")
         return Crossover(kind="between_levels", concurrency=stops.concurrency, between=stops.between,
                          crossings=crossings, statement=statement, method=CROSSOVER_METHOD)
     if crossings:

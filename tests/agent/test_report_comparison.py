@@ -68,6 +68,27 @@ def test_repeated_sweeps_give_throughput_and_speedup_intervals():
     assert at[64].winner == "autoregressive" and at[64].speedup_ci95[1] < 1
 
 
+def test_a_second_change_of_winner_at_a_tied_level_is_said_to_be_within_the_spread():
+    levels = [1, 8, 64, 128]
+    # C=1 clearly speculative, C=8 clearly autoregressive, C=64 a noisy 1.04x, C=128 clearly autoregressive.
+    report = _run([[100, 500, 900, 1000], [102, 505, 880, 1010]], [[150, 400, 950, 800], [152, 410, 900, 805]],
+                  levels=levels)
+    at = {c.concurrency: c for c in report.comparison}
+    assert at[64].winner == "tie" and at[64].speedup > 1 and at[8].winner == at[128].winner == "autoregressive"
+    statement = report.crossover.statement
+    assert "the winner changes more than once" in statement
+    assert "(C=64 is a tie within the measurement spread: the later changes may be noise)" in statement
+    clean = _run([[100, 500, 900, 1000]], [[150, 400, 950, 800]], levels=levels)  # no spread known: no tie
+    assert "more than once" in clean.crossover.statement and "noise" not in clean.crossover.statement
+
+
+def test_a_baseline_interval_reaching_zero_makes_the_level_a_tie_not_an_unknown_spread():
+    report = _run([[100, 900], [102, 300]], [[150, 700], [152, 800]], levels=[1, 64])
+    at64 = next(c for c in report.comparison if c.concurrency == 64)
+    assert at64.speedup_ci95 is None and at64.winner == "tie"
+    assert any("unbounded" in note for note in at64.notes) and not any("spread unknown" in n for n in at64.notes)
+
+
 def test_a_level_measured_for_one_kind_only_has_no_speedup():
     t = Transcript()
     base, spec = server_config("tp8"), server_config("tp8+dflash")
