@@ -26,8 +26,9 @@ repeat needed). A chunk's tokens are spread over the gap since its request's pre
 chunk, the time that made them: counted at arrival, a batch decoding in lockstep
 (speculative verify steps of 150 ms at C=32 against slices of 400 ms) would give each
 slice two or three whole steps, a 2:3 spread of no real instability. A level whose
-interval is wider than UNSTABLE_HALF_WIDTH of its figure is flagged unstable: the figure moved during the window (a server warming up or
-stalling, a client falling behind) and should not be compared to a few per cent.
+interval is wider than UNSTABLE_HALF_WIDTH of its figure is flagged unstable: the
+figure moved during the window (a server warming up or stalling, a client falling
+behind) and should not be compared to a few per cent.
 """
 
 from __future__ import annotations
