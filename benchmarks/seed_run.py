@@ -42,15 +42,11 @@ def _merged_seconds(spans: list[tuple[float, float]]) -> float:
 
 def accuracy(report: dict) -> str:
     """Reported tok/s against the profile's truth: median and worst relative error, autoregressive and speculative."""
-    truth = Truth.of(PROFILE, list(FAULTS))
-    configs = {c["name"]: c for c in report["configs"] if c.get("launched")}
     parts = []
+    rows = Truth.of(PROFILE, list(FAULTS)).row_errors(report)
     for speculative in (False, True):
-        errors = sorted(
-            (row["output_tok_s"] / truth.tok_s(configs[row["config"]], row["concurrency"]) - 1,
-             f"{row['config']} C={row['concurrency']}")
-            for row in report["benchmarks"] if row["speculative"] == speculative and not row["requests_failed"]
-        )  # fmt: skip
+        errors = sorted((rel, f"{row['config']} C={row['concurrency']}") for rel, _, row in rows
+                        if row["speculative"] == speculative)
         if errors:
             worst = max(errors, key=lambda e: abs(e[0]))
             parts.append(f"{'speculative' if speculative else 'autoregressive'} {len(errors)} levels: median "

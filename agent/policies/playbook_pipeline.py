@@ -16,7 +16,7 @@ stopped and the plan closed before the final answer.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Generator
+from collections.abc import Generator, Iterable
 from typing import Any
 
 from specops.agent.final import FinalAnswer
@@ -418,12 +418,16 @@ class Pipeline:
                 self.crash_level = min(level, self.crash_level or level)
         return sweep
 
+    def _best_baseline(self, levels: Iterable[int]) -> dict[int, float]:
+        """The best autoregressive tok/s measured so far at each level (0.0 where none was)."""
+        return {c: max((s[c] for s in self.ar.values() if c in s), default=0.0) for c in levels}
+
     def _far_behind(self, sweep: Sweep) -> str | None:
         """Why a baseline layout is not worth its high levels, or None: under screen_below of the best baseline at
         every level measured so far and not catching up (as PP8 is on the seed host). A layout whose share grows
         with the load (DP attention: slow at C=1, often the best peak) is measured on; one level shows no trend."""
         share = self.settings.screen_below
-        best = {c: max((s[c] for s in self.ar.values() if c in s), default=0.0) for c in sweep}
+        best = self._best_baseline(sweep)
         if not share or len(sweep) < 2 or not all(best.values()):
             return None
         shares = [sweep[c] / best[c] for c in sorted(sweep)]
@@ -495,7 +499,7 @@ class Pipeline:
                                     f"({graphs_on[name].get(top, 0.0):.1f} vs {best_ar_top:.1f} tok/s): tried CUDA graphs off")
                 off = self.spec_candidates[name].with_(cuda_graphs=False, cuda_graph_max_bs=None)
                 # Graphs off can only help where graphs on lost: measure those levels, not the whole sweep again.
-                best_ar = {c: max((s[c] for s in self.ar.values() if c in s), default=0.0) for c in self.levels}
+                best_ar = self._best_baseline(self.levels)
                 losing = [c for c in self.levels if graphs_on[name].get(c, 0.0) < best_ar[c]]
                 if off.name not in self.spec:
                     yield from self._measure(off, speculative=True, levels=losing)

@@ -72,6 +72,19 @@ class Truth:
         return modelled_tok_s(self.serving, launch, concurrency, block_size=config.get("block_size") or 1,
                               collapsed=collapsed)  # fmt: skip
 
+    def row_errors(self, report: dict[str, Any]) -> list[tuple[float, float, dict[str, Any]]]:
+        """(relative error, truth tok/s, row) for each report row with a truth: a launched configuration's level
+        where no request failed and tokens came back (where the server died or hung says nothing of its speed)."""
+        configs = {c["name"]: c for c in report.get("configs") or [] if c.get("launched")}
+        errors = []
+        for row in report.get("benchmarks") or []:
+            config = configs.get(row["config"])
+            if config is None or row.get("requests_failed") or row["output_tok_s"] <= 0:
+                continue
+            truth = self.tok_s(config, row["concurrency"])
+            errors.append((row["output_tok_s"] / truth - 1, truth, row))
+        return errors
+
     def acceptance(self, config: dict[str, Any]) -> float | None:
         """The profile's mean accept length for `config` (1.0 when its graphs collapsed); None: not speculative."""
         launch, collapsed = self._launch(config)
@@ -110,12 +123,7 @@ class NumbersMatchTruth(Grader):
         configs = {c["name"]: c for c in report.get("configs") or [] if c.get("launched")}
         errors: list[tuple[float, str]] = []
         outliers_allowed: list[tuple[float, str]] = []  # under truth at a level the tool flagged client-limited
-        for row in rows:
-            config = configs.get(row["config"])
-            if config is None or row.get("requests_failed") or row["output_tok_s"] <= 0:  # died or hung there
-                continue
-            truth = sim_truth.tok_s(config, row["concurrency"])
-            rel = row["output_tok_s"] / truth - 1
+        for rel, truth, row in sim_truth.row_errors(report):
             item = (abs(rel), f"{row['config']} C={row['concurrency']}: {row['output_tok_s']:.1f} vs {truth:.1f} tok/s")
             errors.append(item)
             if rel < 0 and row.get("client_limited"):
