@@ -7,7 +7,7 @@ which pyproject.toml cannot express (a folder `tools/` installing as
 
 from setuptools import find_packages, setup
 
-TOP_LEVEL = ["agent", "tools", "prompts", "transcripts", "evals", "sim", "cli"]
+TOP_LEVEL = ["agent", "tools", "prompts", "transcripts", "evals", "sim", "cli", "sglang_releases"]
 
 packages = [
     f"specops.{name}"

@@ -1,0 +1,163 @@
+"""What one SGLang release is, as far as specops depends on it: the typed record and its loader.
+
+Each modelled release has a JSON file in `data/`, written by `extract.py` from the
+release's own wheel; nothing here is typed in by hand. The simulator builds its
+argparse and its HTTP API from these records, and the tools render launch lines
+and recognise failure messages with them.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from importlib import resources
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Version = tuple[int, ...]
+
+FlagKind = Literal["value", "store_true", "store_false", "store_const", "append", "deprecated_store_true", "custom"]
+
+
+class LaunchFlag(BaseModel):
+    """One `launch_server` option as that release's argparse registers it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    names: tuple[str, ...] = Field(description="Option strings, the canonical one first")
+    dest: str
+    kind: FlagKind = "value"
+    type: str | None = Field(default=None, description="int, float, str, or the name of SGLang's own type callable")
+    choices: tuple[Any, ...] | None = Field(default=None, description="None: any value (or choices computed at run time)")
+    choices_dynamic: bool = Field(default=False, description="choices exist but are computed when SGLang runs")
+    default: Any = None
+    nargs: str | int | None = None
+    required: bool = False
+    deprecated: bool = False
+    action: str | None = Field(default=None, description="a custom argparse action class, by name")
+
+
+class LaunchRule(BaseModel):
+    """A start-up check SGLang applies to its arguments, with the exact message it raises."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(description="specops' name for the rule (dflash_pp, dflash_dp_attention, ...)")
+    algorithm: str
+    condition: str = Field(description="the source of the check, for people")
+    message: str = Field(description="the ValueError text; {expression} where SGLang formats a value in")
+    source: str
+
+
+class LogLines(BaseModel):
+    """Lines in the server log that the tools read, as the release writes them."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    ready: str
+    out_of_memory: str
+    cuda_graph_capture_failed: str
+    decode_batch: tuple[str, ...] = Field(description="the parts of a decode log line, in order")
+    port_in_use: str | None = None
+
+
+class BenchServing(BaseModel):
+    """SGLang's serving benchmark: where it lives, its flags and what its JSON line holds."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    module: str
+    flags: tuple[LaunchFlag, ...]
+    dataset_names: tuple[str, ...]
+    result_fields: tuple[str, ...]
+
+
+class ReleaseFacts(BaseModel):
+    """One SGLang release, read from its wheel."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    version: str
+    wheel: str = Field(description="the wheel's file name")
+    launch_flags: tuple[LaunchFlag, ...]
+    speculative_algorithms: tuple[str, ...] = Field(description="names --speculative-algorithm accepts (upper case)")
+    speculative_algorithm_aliases: dict[str, str] = Field(default_factory=dict)
+    speculative_algorithm_argparse_choices: bool = Field(
+        description="True: argparse refuses other names ('invalid choice'); False: a free string checked at start-up"
+    )
+    launch_rules: tuple[LaunchRule, ...]
+    dflash_architectures: tuple[str, ...] = Field(description="drafter architectures DFLASH serves; empty before DFLASH")
+    meta_info_speculative_keys: tuple[str, ...] = Field(description="/generate meta_info keys of a finished speculative request")
+    endpoints: tuple[str, ...]
+    metrics: tuple[str, ...] = Field(description="Prometheus metric names")
+    log_lines: LogLines
+    bench_serving: BenchServing
+
+    @property
+    def version_tuple(self) -> Version:
+        return version_tuple(self.version)
+
+    def flag(self, name: str) -> LaunchFlag | None:
+        """The flag registered under this exact option string."""
+        return _flag_index(self).get(name)
+
+    def has_flag(self, name: str) -> bool:
+        return self.flag(name) is not None
+
+    def offers(self, algorithm: str) -> bool:
+        name = algorithm.upper()
+        return name in self.speculative_algorithms or name in self.speculative_algorithm_aliases
+
+    def rule(self, rule_id: str) -> LaunchRule | None:
+        return next((r for r in self.launch_rules if r.id == rule_id), None)
+
+
+@functools.lru_cache(maxsize=None)
+def _flag_index_cached(key: int, flags: tuple[LaunchFlag, ...]) -> dict[str, LaunchFlag]:
+    return {name: flag for flag in flags for name in flag.names}
+
+
+def _flag_index(facts: ReleaseFacts) -> dict[str, LaunchFlag]:
+    return _flag_index_cached(id(facts), facts.launch_flags)
+
+
+def version_tuple(version: str) -> Version:
+    """`0.5.10.post1` -> (0, 5, 10, 1); `0.5.23` -> (0, 5, 23, 0): a post release sorts after its base."""
+    match = re.match(r"(\d+)\.(\d+)\.(\d+)(?:\.post(\d+))?", version.strip())
+    if match is None:
+        raise ValueError(f"{version!r} is not an SGLang version (expected e.g. 0.5.23 or 0.5.10.post1)")
+    return tuple(int(part or 0) for part in match.groups())
+
+
+@functools.cache
+def modelled_versions() -> tuple[str, ...]:
+    """The releases with a facts file, oldest first."""
+    names = [p.name[: -len(".json")] for p in resources.files(__package__).joinpath("data").iterdir() if p.name.endswith(".json")]
+    return tuple(sorted(names, key=version_tuple))
+
+
+@functools.cache
+def load(version: str) -> ReleaseFacts:
+    """The facts of this exact modelled release."""
+    text = resources.files(__package__).joinpath("data", f"{version}.json").read_text(encoding="utf-8")
+    return ReleaseFacts.model_validate_json(text)
+
+
+def for_version(version: str) -> ReleaseFacts:
+    """The newest modelled release not newer than `version` (an unmodelled 0.5.15 behaves as 0.5.11).
+
+    A version older than every modelled release gets the oldest one.
+    """
+    wanted = version_tuple(version)
+    candidates = [v for v in modelled_versions() if version_tuple(v) <= wanted]
+    return load(candidates[-1] if candidates else modelled_versions()[0])
+
+
+def first_release_with(algorithm: str) -> str | None:
+    """The oldest modelled release whose --speculative-algorithm takes `algorithm`."""
+    return next((v for v in modelled_versions() if load(v).offers(algorithm)), None)
+
+
+LATEST = "0.5.23"
+"""The newest release modelled, and the simulated profiles' default."""
