@@ -45,5 +45,24 @@ fi
 # so that no other test shares the two cores or the tmpfs with them; the rest
 # run in parallel (one file per worker, so module fixtures such as a simulated
 # world are built once per file).
-.venv/bin/python -m pytest -m serial "$@"
-.venv/bin/python -m pytest -m "not serial" -n 4 --dist loadfile "$@"
+# Every phase runs even when an earlier one fails (the set-up above still stops
+# at its first failure): the exit status is non-zero if any phase failed, and
+# the last lines say which.
+failed=()
+phase() {
+  local name=$1; shift
+  local status=0
+  "$@" || status=$?
+  # pytest's 5 (no test collected) is no failure when arguments chose the tests (a
+  # path or -k that holds none of this phase's); without arguments it is one.
+  if [ "$status" -ne 0 ] && { [ "$status" -ne 5 ] || [ "$selected" = 0 ]; }; then
+    failed+=("$name (exit $status)")
+  fi
+}
+selected=$#
+phase serial .venv/bin/python -m pytest -m serial "$@"
+phase parallel .venv/bin/python -m pytest -m "not serial" -n 4 --dist loadfile "$@"
+if [ "${#failed[@]}" -ne 0 ]; then
+  echo "tests/run.sh: failed phases: ${failed[*]}" >&2
+  exit 1
+fi

@@ -16,7 +16,8 @@ from specops.sim.profiles import load_profile
 
 pytestmark = pytest.mark.timeout(60)
 
-CAPTURES = Path("/work/shared/captures/h200-1gpu")
+# Real captures from an H200 host (tests/data/captures/README.md says where they come from).
+CAPTURES = Path(__file__).resolve().parents[1] / "data" / "captures" / "h200-1gpu"
 NO_HUB = "http://127.0.0.1:9"  # nothing here needs the Hub
 
 

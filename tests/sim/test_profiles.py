@@ -10,7 +10,8 @@ from specops.sim.faults import FaultName, FullDisk, parse_fault
 from specops.sim.profiles import UnknownProfileError, builtin_profiles, load_profile
 from specops.sim.profiles.schema import ConcurrencyCurve, MountSpec
 
-CALIBRATION = Path(__file__).resolve().parents[3] / "shared" / "calibration" / "seed-ct200.yaml"
+# The seed's measurements, kept beside the profile they calibrate (sim/profiles/seed-ct200.yaml).
+CALIBRATION = Path(__file__).resolve().parents[2] / "sim" / "profiles" / "calibration" / "seed-ct200.yaml"
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""Parsers against real captures from an H200 host (shared/captures/) and sim-printed multi-GPU output."""
+"""Parsers against real captures from an H200 host (tests/data/captures/) and sim-printed multi-GPU output."""
 
 from pathlib import Path
 
@@ -12,7 +12,7 @@ from specops.tools.parsers.os_release import parse_os_release, pretty_name
 from specops.tools.parsers.ps import parse_ps
 from specops.tools.parsers.versions import first_version, version_tuple
 
-CAPTURES = Path(__file__).parents[3] / "shared" / "captures" / "h200-1gpu"
+CAPTURES = Path(__file__).resolve().parents[1] / "data" / "captures" / "h200-1gpu"
 QUERY_FIELDS = (
     "index", "name", "uuid", "memory.total", "memory.used", "memory.free", "utilization.gpu", "temperature.gpu",
     "power.draw", "power.limit", "driver_version", "pcie.link.gen.current", "pcie.link.width.current",
