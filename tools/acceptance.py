@@ -9,6 +9,13 @@ each with a 95% interval, plus a `method` line that says exactly what was done.
 A warm-up request is discarded and the prefix cache flushed before the eval.
 Requests run from here through host.forward(port): only meta_info matters, not timing.
 
+Releases name the draft counts differently (spec_accept_token_num /
+spec_draft_token_num in 0.5.10, spec_accepted_drafts / spec_proposed_drafts in
+0.5.11, spec_num_correct_drafts / spec_num_proposed_drafts in 0.5.23); all three
+are read (`spec_counts`). SGLang adds the speculative keys only to a request that
+had a verify step: a reply without them is counted as such and reported, never
+fatal; NotSpeculative is raised only when the server runs no drafter.
+
 Thinking: a reasoning model's acceptance differs a lot with thinking on or off, so
 when the served model's chat template has a thinking switch (chat_template.py), the
 eval renders every prompt with that template twice, thinking on (the model's
@@ -66,6 +73,39 @@ class NoChatTemplate(ToolError):
 
 class _Transient(Exception):
     pass
+
+
+# A finished request's draft counts under each release's meta_info names: 0.5.23, 0.5.11, 0.5.10.post1.
+ACCEPTED_DRAFT_KEYS = ("spec_num_correct_drafts", "spec_accepted_drafts", "spec_accept_token_num")
+PROPOSED_DRAFT_KEYS = ("spec_num_proposed_drafts", "spec_proposed_drafts", "spec_draft_token_num")
+
+
+class SpecCounts(BaseModel):
+    """One finished /generate request's speculative figures, whatever its release calls them."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    completion_tokens: int
+    verify_ct: int = Field(gt=0)
+    accepted_drafts: int | None = None
+    proposed_drafts: int | None = None
+
+    @property
+    def accept_length(self) -> float:
+        return self.completion_tokens / self.verify_ct
+
+
+def spec_counts(meta: dict[str, Any]) -> SpecCounts | None:
+    """The speculative counts of a reply's meta_info; None when it has none (no verify step, or no drafter)."""
+    verify = meta.get("spec_verify_ct")
+    if isinstance(verify, bool) or not isinstance(verify, (int, float)) or verify <= 0:
+        return None
+
+    def first(keys: tuple[str, ...]) -> int | None:
+        return next((int(meta[k]) for k in keys if isinstance(meta.get(k), (int, float))), None)
+
+    return SpecCounts(completion_tokens=int(meta["completion_tokens"]), verify_ct=int(verify),
+                      accepted_drafts=first(ACCEPTED_DRAFT_KEYS), proposed_drafts=first(PROPOSED_DRAFT_KEYS))
 
 
 class AcceptanceArgs(BaseModel):
@@ -127,6 +167,10 @@ class CategoryAcceptance(BaseModel):
     verify_steps: int
     min_request: float
     max_request: float
+    draft_accept_rate: float | None = Field(
+        None, description="sum(accepted drafts) / sum(proposed drafts) from the release's own meta_info counts"
+    )
+    no_verify: int = Field(0, description="Replies without speculative fields (no verify step): not in the figures")
 
 
 class AcceptanceResult(BaseModel):
@@ -135,7 +179,7 @@ class AcceptanceResult(BaseModel):
     host: str
     port: int
     speculative_algorithm: str | None
-    block_size: int | None = Field(description="speculative_num_draft_tokens from /get_server_info")
+    block_size: int | None = Field(description="speculative_num_draft_tokens from /server_info")
     server_version: str | None
     max_new_tokens: int
     temperature: float
@@ -146,24 +190,31 @@ class AcceptanceResult(BaseModel):
     )
     failed_requests: int
     errors: list[str]
-    server_avg_accept_length: float | None = Field(description="internal_states[0].avg_spec_accept_length, for comparison")
+    no_verify_requests: int = Field(0, description="Answered without speculative fields (no verify step): not counted")
+    notes: list[str] = Field(default_factory=list, description="What was left out and why (no-verify replies, empty categories)")
+    server_avg_accept_length: float | None = Field(
+        description="internal_states[0].avg_spec_accept_length: the server's own since start (or its last flush), for comparison"
+    )
     method: str
     warning: str | None = Field(description="Set when the measured acceptance is too low for the drafter to pay off")
 
 
 def _summary(
-    category: str, prompt_set: str, rows: list[tuple[int, int]], thinking: ThinkingMode | None = None
+    category: str, prompt_set: str, rows: list[SpecCounts], thinking: ThinkingMode | None = None, no_verify: int = 0
 ) -> CategoryAcceptance:
-    completion = [c for c, _ in rows]
-    verify = [v for _, v in rows]
-    per_request = [c / v for c, v in rows]
+    completion = [r.completion_tokens for r in rows]
+    verify = [r.verify_ct for r in rows]
+    per_request = [r.accept_length for r in rows]
     mean, mean_ci = request_mean_interval(per_request)
     weighted, weighted_ci = token_weighted_interval(completion, verify)
+    drafts = [(r.accepted_drafts, r.proposed_drafts) for r in rows]
+    proposed = sum(p or 0 for _, p in drafts)
+    rate = sum(a or 0 for a, _ in drafts) / proposed if proposed and all(a is not None and p for a, p in drafts) else None
     return CategoryAcceptance(
         category=category, thinking=thinking, prompt_set=prompt_set, prompts=len(rows),
         request_mean=mean, request_mean_ci95=mean_ci, token_weighted=weighted, token_weighted_ci95=weighted_ci,
         completion_tokens=sum(completion), verify_steps=sum(verify),
-        min_request=min(per_request), max_request=max(per_request),
+        min_request=min(per_request), max_request=max(per_request), draft_accept_rate=rate, no_verify=no_verify,
     )
 
 
@@ -190,9 +241,28 @@ async def _generate(client: httpx.AsyncClient, text: str, args: AcceptanceArgs) 
     return await attempt()
 
 
+# /server_info first; /get_server_info is its deprecated name, kept as the fallback for a server without the new one.
+SERVER_INFO_PATHS = ("/server_info", "/get_server_info")
+
+
 def _server_info(base_url: str) -> dict[str, Any]:
-    response = httpx.get(f"{base_url}/get_server_info", timeout=30)
-    return response.json() if response.status_code == 200 else {}
+    for path in SERVER_INFO_PATHS:
+        response = httpx.get(f"{base_url}{path}", timeout=30)
+        if response.status_code == 200:
+            return response.json()
+        if response.status_code != 404:
+            break
+    return {}
+
+
+async def _server_info_async(client: httpx.AsyncClient) -> dict[str, Any]:
+    for path in SERVER_INFO_PATHS:
+        response = await client.get(path)
+        if response.status_code == 200:
+            return response.json()
+        if response.status_code != 404:
+            break
+    return {}
 
 
 Job = tuple[tuple[ThinkingMode | None, str], str]  # ((thinking mode, category), text to send)
@@ -219,9 +289,7 @@ async def _evaluate(base_url: str, args: AcceptanceArgs, warmup: str, jobs: list
                     errors.append(f"{key[1]}{f' (thinking {key[0]})' if key[0] else ''}: {type(exc).__name__}: {exc}")
 
         await asyncio.gather(*(run(key, text) for key, text in jobs))
-        after = await client.get("/get_server_info")
-        if after.status_code == 200:
-            info = after.json()
+        info = await _server_info_async(client)
     return info, results, errors
 
 
@@ -265,7 +333,11 @@ def _method(args: AcceptanceArgs, sets: dict[str, str], template: ChatTemplate |
         f"GSM8K/MATH, HumanEval/MBPP and MT-Bench/Alpaca), {template_text}, sent to native /generate at temperature 0, "
         f"max_new_tokens {args.max_new_tokens}, ignore_eos {args.ignore_eos}, {args.concurrency} in flight; one warm-up "
         f"request discarded{', /flush_cache before the eval' if args.flush_cache else ''}. Per request tau = "
-        "meta_info.completion_tokens / meta_info.spec_verify_ct (accepted drafts + the bonus token per verify step). "
+        "meta_info.completion_tokens / meta_info.spec_verify_ct (accepted drafts + the bonus token per verify step); "
+        "a reply without speculative fields (SGLang adds them only after a verify step) is counted apart, not in the "
+        "figures. Draft accept rate = sum of accepted / proposed drafts (spec_num_correct_drafts / "
+        "spec_num_proposed_drafts, spec_accepted_drafts / spec_proposed_drafts or spec_accept_token_num / "
+        "spec_draft_token_num, as the release names them). "
         "Request mean = mean of per-request tau, 95% Student-t interval; token weighted = sum(completion_tokens) / "
         f"sum(spec_verify_ct), 95% percentile bootstrap over requests ({BOOTSTRAP_RESAMPLES} resamples). Overall pools "
         "every request, so categories weigh by their number of prompts."
@@ -300,26 +372,43 @@ def measure_acceptance(ctx: ToolContext, args: AcceptanceArgs) -> AcceptanceResu
             f"the server on port {args.port} did not answer the warm-up request: {exc}",
             remedy="check that it is ready (GET /health) and serves SGLang's native /generate",
         ) from None
-    if any("spec_verify_ct" not in meta for _, meta in results):
-        raise NotSpeculative(
-            f"the server on port {args.port} returns no spec_verify_ct: it is not running speculative decoding",
-            remedy="launch it with --speculative-algorithm and a draft model, then measure again",
-            details={"speculative_algorithm": info.get("speculative_algorithm")},
-        )
-    rows: dict[tuple[ThinkingMode | None, str], list[tuple[int, int]]] = {(m, c): [] for m in modes for c in sets}
+    rows: dict[tuple[ThinkingMode | None, str], list[SpecCounts]] = {(m, c): [] for m in modes for c in sets}
+    no_verify: dict[tuple[ThinkingMode | None, str], int] = {key: 0 for key in rows}
     for key, meta in results:
-        if meta["spec_verify_ct"] > 0:
-            rows[key].append((int(meta["completion_tokens"]), int(meta["spec_verify_ct"])))
-    if len(errors) > len(jobs) // 10 or any(len(r) < 2 for r in rows.values()):
+        counts = spec_counts(meta)
+        if counts is None:
+            no_verify[key] += 1
+        else:
+            rows[key].append(counts)
+    counted = sum(len(r) for r in rows.values())
+    speculative = after.get("speculative_algorithm") or info.get("speculative_algorithm")
+    if counted == 0 and results and not speculative:
+        raise NotSpeculative(
+            f"the server on port {args.port} returns no spec_verify_ct and runs no speculative algorithm "
+            "(server_info.speculative_algorithm is unset)",
+            remedy="launch it with --speculative-algorithm and a draft model, then measure again",
+            details={"speculative_algorithm": speculative},
+        )
+    if len(errors) > len(jobs) // 10 or counted == 0:
         raise AcceptanceRequestsFailed(
-            f"{len(errors)} of {len(jobs)} eval requests failed, e.g. {errors[0] if errors else 'none counted'}",
+            f"{len(errors)} of {len(jobs)} eval requests failed and {sum(no_verify.values())} had no verify step, "
+            f"e.g. {errors[0] if errors else 'none counted'}",
             remedy="check the server log; a drafter that rejects requests (grammar, logprobs) or crashes under load cannot be measured",
             details={"errors": errors[:10]},
         )
+    notes = []
+    if sum(no_verify.values()):
+        notes.append(f"{sum(no_verify.values())} replies carried no speculative fields (no verify step, e.g. an answer "
+                     "that ended at its first token): counted apart, not in the figures")
+    empty = [key for key, r in rows.items() if not r]
+    for mode, category in empty:
+        notes.append(f"{category}{f' (thinking {mode})' if mode else ''}: no request with a verify step, left out")
     names = {c: s.name for c, s in sets.items()}
-    categories = [_summary(c, names[c], rows[(m, c)], m) for m in modes for c in sets]
+    categories = [_summary(c, names[c], rows[(m, c)], m, no_verify[(m, c)]) for m in modes for c in sets if rows[(m, c)]]
     overalls = [
-        _summary("overall", " + ".join(names.values()), [row for c in sets for row in rows[(m, c)]], m) for m in modes
+        _summary("overall", " + ".join(names.values()), [row for c in sets for row in rows[(m, c)]], m,
+                 sum(no_verify[(m, c)] for c in sets))
+        for m in modes if any(rows[(m, c)] for c in sets)
     ]  # fmt: skip
     floor = max(DEFAULT_MIN_USEFUL_ACCEPT_LENGTH, args.break_even_accept_length or 0.0)
     low = min(min(o.request_mean, o.token_weighted) for o in overalls)
@@ -344,7 +433,7 @@ def measure_acceptance(ctx: ToolContext, args: AcceptanceArgs) -> AcceptanceResu
         server_version=info.get("version"),
         max_new_tokens=args.max_new_tokens, temperature=0.0,
         categories=categories, overall=overalls[0], overall_by_thinking=overalls if modes != [None] else [],
-        failed_requests=len(errors), errors=errors[:5],
+        failed_requests=len(errors), errors=errors[:5], no_verify_requests=sum(no_verify.values()), notes=notes,
         server_avg_accept_length=float(server_tau) if server_tau is not None else None,
         method=_method(args, names, template, modes), warning=warning,
     )

@@ -1,17 +1,22 @@
 """`python -m sglang.bench_serving` on a sim host: SGLang's serving benchmark, driving the simulator over HTTP.
 
-The host's stub `sglang/bench_serving.py` calls `main(sys.argv[1:], root)`. It
-does what SGLang's own benchmark does, with its flags, its request functions and
-its figures:
+The host's stub `sglang/bench_serving.py` (and `sglang/benchmark/serving.py` where
+the release has it: 0.5.23) calls `main(sys.argv[1:], root)`. It does what the
+host's release of SGLang's benchmark does, with its flags, its request functions
+and its figures:
 
-- arguments: SGLang's parser (the flags, defaults and choices of its
-  `__main__`); an unknown flag or a bad value is refused by argparse (exit 2);
-- prompts: the `random` / `random-ids` datasets: lengths drawn uniformly from
+- arguments: that release's parser, built from its flags as read from its wheel
+  (specops.sglang_releases: names, types, defaults, choices); an unknown flag or
+  a bad value is refused by argparse (exit 2);
+- prompts: the `random-ids` dataset: lengths drawn uniformly from
   [max(int(len * range_ratio), 1), len] (`--random-range-ratio 1.0`: exact),
   prompts made of random tokens of the host's tokenizer (the simulator's: about
-  four characters a token, so a prompt of n tokens is 4n characters); other
-  datasets need files or downloads this host does not have, and fail as
-  SGLang does when its dataset cannot be read;
+  four characters a token, so a prompt of n tokens is 4n characters). `random`
+  samples its token ids from ShareGPT, which SGLang downloads from the Hub unless
+  `--dataset-path` names a readable JSON copy: without one it fails as SGLang
+  does offline (huggingface_hub's LocalEntryNotFoundError, exit 1). Other
+  datasets need files or downloads this host does not have, and fail as SGLang
+  does when its dataset cannot be read;
 - requests: one aiohttp session, streamed; `--backend sglang` posts to
   `/generate` and counts tokens from `meta_info.completion_tokens`, splitting
   each chunk gap over the chunk's new tokens (ITL per token); the OpenAI
@@ -22,11 +27,13 @@ its figures:
   `--max-concurrency` semaphore with Poisson arrivals at `--request-rate`
   (inf: all at once);
 - figures: SGLang's calculate_metrics (duration = first dispatch to after the
-  final `/get_server_info`, output_throughput = output tokens / duration,
+  final `/server_info`, output_throughput = output tokens / duration,
   concurrency = sum of latencies / duration, TPOT = (latency - ttft) / (n - 1),
   numpy-style linear percentiles, population std), accept_length from
   `internal_states[0].avg_spec_accept_length`, the summary table it prints,
-  and one JSON line appended to `--output-file` with its field names.
+  and one JSON line appended to `--output-file` with exactly the release's
+  field names (0.5.23 adds p90 and p95 of every latency). No num_prompts: a
+  reader counts failures as prompts sent - completed.
 
 Times are this host's own clock: a sim host runs `time_scale` times faster than
 the host it models, and a tool reading these figures converts them (as the
@@ -54,16 +61,21 @@ from urllib.parse import urlsplit, urlunsplit
 
 import aiohttp
 
+from ...sglang_releases import facts
+from ...sglang_releases.facts import LaunchFlag, ReleaseFacts
 from ..serving.tokenizer import VOCAB, count_text_tokens
 from ..world.layout import WorldLayout
 from ..world.ports import read_entry
+from ..world.state_view import load_state_view
 
+# --backend's choices are computed when SGLang runs (ASYNC_REQUEST_FUNCS), so the wheel's facts do not list them.
 BACKENDS = ("sglang", "sglang-native", "sglang-oai", "sglang-oai-chat", "vllm", "vllm-chat", "lmdeploy",
             "lmdeploy-chat", "trt", "gserver", "truss")
 NATIVE = ("sglang", "sglang-native")
 COMPLETIONS = ("sglang-oai", "vllm", "lmdeploy")
 CHAT = ("sglang-oai-chat", "vllm-chat", "lmdeploy-chat")
-DATASETS = ("sharegpt", "random", "random-ids", "generated-shared-prefix", "mmmu", "image", "mooncake")
+SHAREGPT_REPO_ID = "anon8231489123/ShareGPT_Vicuna_unfiltered"  # what `random` downloads its token ids from
+SHAREGPT_FILENAME = "ShareGPT_V3_unfiltered_cleaned_split.json"
 DEFAULT_PORTS = {"sglang": 30000, "sglang-native": 30000, "sglang-oai": 30000, "lmdeploy": 23333, "vllm": 8000,
                  "trt": 8000, "gserver": 9988, "truss": 8080}
 CHARS_PER_TOKEN = 4  # the simulator's tokenizer (specops.sim.serving.tokenizer)
@@ -72,50 +84,41 @@ AIOHTTP_READ_BUFSIZE = 10 * 1024**2
 LOOPBACK = ("127.0.0.1", "localhost", "0.0.0.0", "::1")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """SGLang's bench_serving parser: the same flags, defaults and choices."""
+def _flag_type(name: str | None) -> Any:
+    """The argparse type of a flag; SGLang's own validators (`_finite_positive_float`, ...) by what they return."""
+    if name in ("int", "float", "str"):
+        return {"int": int, "float": float, "str": str}[name]
+    return float if name and "float" in name else str
+
+
+def _add_flag(p: argparse.ArgumentParser, flag: LaunchFlag) -> None:
+    kind = flag.kind
+    if kind in ("store_true", "deprecated_store_true"):
+        p.add_argument(*flag.names, dest=flag.dest, action="store_true", default=bool(flag.default))
+        return
+    if kind == "store_false":
+        p.add_argument(*flag.names, dest=flag.dest, action="store_false", default=flag.default is not False)
+        return
+    kwargs: dict[str, Any] = {"dest": flag.dest, "type": _flag_type(flag.type), "default": flag.default}
+    if kind == "append":
+        kwargs["action"] = "append"
+    if flag.nargs is not None:
+        kwargs["nargs"] = flag.nargs
+    if flag.choices is not None:
+        kwargs["choices"] = list(flag.choices)
+    if flag.dest == "backend":
+        kwargs["choices"] = list(BACKENDS)
+    if flag.dest == "request_rate" and flag.default is None:
+        kwargs["default"] = float("inf")  # SGLang's default; inf does not survive the facts' JSON
+    p.add_argument(*flag.names, **kwargs)
+
+
+def build_parser(release: ReleaseFacts | None = None) -> argparse.ArgumentParser:
+    """The release's bench_serving parser: the same flags, defaults and choices (the newest modelled by default)."""
+    release = release or facts.load(facts.LATEST)
     p = argparse.ArgumentParser(description="Benchmark the online serving throughput.")
-    p.add_argument("--backend", type=str, choices=list(BACKENDS), default="sglang",
-                   help="Must specify a backend, depending on the LLM Inference Engine.")
-    p.add_argument("--base-url", type=str, default=None, help="Server or API base url if not using http host and port.")
-    p.add_argument("--host", type=str, default="0.0.0.0", help="Default host is 0.0.0.0.")
-    p.add_argument("--port", type=int,
-                   help="If not set, the default port is configured according to its default value for different LLM Inference Engines.")
-    p.add_argument("--dataset-name", type=str, default="sharegpt", choices=list(DATASETS),
-                   help="Name of the dataset to benchmark on.")
-    p.add_argument("--dataset-path", type=str, default="", help="Path to the dataset.")
-    p.add_argument("--model", type=str,
-                   help="Name or path of the model. If not set, the default model will request /v1/models for conf.")
-    p.add_argument("--served-model-name", type=str)
-    p.add_argument("--tokenizer", type=str, help="Name or path of the tokenizer. If not set, using the model conf.")
-    p.add_argument("--num-prompts", type=int, default=1000, help="Number of prompts to process. Default is 1000.")
-    p.add_argument("--sharegpt-output-len", type=int, default=None)
-    p.add_argument("--sharegpt-context-len", type=int, default=None)
-    p.add_argument("--random-input-len", type=int, default=1024,
-                   help="Number of input tokens per request, used only for random and image dataset.")
-    p.add_argument("--random-output-len", default=1024, type=int,
-                   help="Number of output tokens per request, used only for random and image dataset.")
-    p.add_argument("--random-range-ratio", type=float, default=0.0,
-                   help="Range of sampled ratio of input/output length, used only for random and image dataset.")
-    p.add_argument("--request-rate", type=float, default=float("inf"),
-                   help="Number of requests per second. If this is inf, then all the requests are sent at time 0. "
-                   "Otherwise, we use Poisson process to synthesize the request arrival times. Default is inf.")
-    p.add_argument("--max-concurrency", type=int, default=None, help="Maximum number of concurrent requests.")
-    p.add_argument("--output-file", type=str, help="Output JSONL file name.")
-    p.add_argument("--output-details", action="store_true", help="Output details of benchmarking.")
-    p.add_argument("--disable-tqdm", action="store_true", help="Specify to disable tqdm progress bar.")
-    p.add_argument("--disable-stream", action="store_true", help="Disable streaming mode.")
-    p.add_argument("--return-logprob", action="store_true", help="Return logprob.")
-    p.add_argument("--seed", type=int, default=1, help="The random seed.")
-    p.add_argument("--disable-ignore-eos", action="store_true", help="Disable ignoring EOS.")
-    p.add_argument("--extra-request-body", metavar='{"key1": "value1", "key2": "value2"}', type=str,
-                   help="Append given JSON object to the request payload.")
-    p.add_argument("--apply-chat-template", action="store_true", help="Apply chat template")
-    p.add_argument("--flush-cache", action="store_true", help="Flush the cache before running the benchmark")
-    p.add_argument("--warmup-requests", type=int, default=1, help="Number of warmup requests to run before the benchmark")
-    p.add_argument("--tokenize-prompt", action="store_true",
-                   help="Use integer ids instead of string for inputs. Useful to control prompt lengths accurately")
-    p.add_argument("--tag", type=str, default=None, help="The tag to be dumped to output.")
+    for flag in release.bench_serving.flags:
+        _add_flag(p, flag)
     return p
 
 
@@ -156,12 +159,43 @@ class RequestOutput:
     start_time: float = 0.0
 
 
+class LocalEntryNotFoundError(FileNotFoundError):
+    """huggingface_hub's error when a file is neither reachable on the Hub nor in the local cache."""
+
+
+LocalEntryNotFoundError.__module__ = "huggingface_hub.errors"  # the traceback names it as SGLang's run does
+
+
+def _valid_json(path: str) -> bool:
+    """SGLang's is_file_valid_json: a file that parses as JSON."""
+    if not path or not os.path.isfile(path):
+        return False
+    try:
+        with open(path) as f:
+            json.load(f)
+        return True
+    except (json.JSONDecodeError, UnicodeDecodeError, OSError):
+        print(f"{path} exists but json loading fails, thus treat as invalid file")
+        return False
+
+
+def download_and_cache_hf_file(repo_id: str, filename: str, repo_type: str = "dataset") -> str:
+    """hf_hub_download of the dataset: this host reaches no Hub with datasets, so it fails as offline."""
+    raise LocalEntryNotFoundError(
+        "An error happened while trying to locate the file on the Hub and we cannot find the requested files in the "
+        "local cache. Please check your connection and try again or make sure your Internet connection is on."
+    )
+
+
 def sample_random_requests(args: argparse.Namespace, rng: random.Random) -> list[DatasetRow]:
     def lengths(full: int) -> list[int]:
         low = max(int(full * args.random_range_ratio), 1)
         return [rng.randint(low, max(full, low)) for _ in range(args.num_prompts)]
 
     inputs, outputs = lengths(args.random_input_len), lengths(args.random_output_len)
+    if args.dataset_name == "random" and not _valid_json(args.dataset_path):
+        # `random` takes its token ids from ShareGPT and downloads it when no valid --dataset-path is given.
+        download_and_cache_hf_file(repo_id=SHAREGPT_REPO_ID, filename=SHAREGPT_FILENAME)
     rows = []
     for n_in, n_out in zip(inputs, outputs):
         if args.tokenize_prompt:
@@ -318,6 +352,13 @@ def std(values: list[float]) -> float:
     return math.sqrt(sum((v - m) ** 2 for v in values) / len(values))
 
 
+def _latency_stats(name: str, values_s: list[float]) -> dict[str, float]:
+    ms = 1000.0
+    return {f"mean_{name}": mean(values_s) * ms, f"median_{name}": percentile(values_s, 50) * ms,
+            f"std_{name}": std(values_s) * ms, f"p90_{name}": percentile(values_s, 90) * ms,
+            f"p95_{name}": percentile(values_s, 95) * ms, f"p99_{name}": percentile(values_s, 99) * ms}
+
+
 def calculate_metrics(rows: list[DatasetRow], outputs: list[RequestOutput], dur_s: float) -> tuple[dict[str, Any], list[int]]:
     output_lens, retokenized, ttfts, tpots, itls, e2e = [], [], [], [], [], []
     total_input = completed = 0
@@ -369,23 +410,11 @@ def calculate_metrics(rows: list[DatasetRow], outputs: list[RequestOutput], dur_
         "input_throughput": total_input / dur_s,
         "output_throughput": total_output / dur_s,
         "total_throughput": (total_input + total_output) / dur_s,
-        "mean_e2e_latency_ms": mean(e2e) * ms,
-        "median_e2e_latency_ms": percentile(e2e, 50) * ms,
-        "std_e2e_latency_ms": std(e2e) * ms,
-        "p99_e2e_latency_ms": percentile(e2e, 99) * ms,
-        "mean_ttft_ms": mean(ttfts) * ms,
-        "median_ttft_ms": percentile(ttfts, 50) * ms,
-        "std_ttft_ms": std(ttfts) * ms,
-        "p99_ttft_ms": percentile(ttfts, 99) * ms,
-        "mean_tpot_ms": mean(tpots) * ms,
-        "median_tpot_ms": percentile(tpots, 50) * ms,
-        "std_tpot_ms": std(tpots) * ms,
-        "p99_tpot_ms": percentile(tpots, 99) * ms,
-        "mean_itl_ms": mean(itls) * ms,
-        "median_itl_ms": percentile(itls, 50) * ms,
-        "std_itl_ms": std(itls) * ms,
-        "p95_itl_ms": percentile(itls, 95) * ms,
-        "p99_itl_ms": percentile(itls, 99) * ms,
+        # Every release's JSON line picks its own set of these (0.5.23: p90 and p95 of each; before: fewer).
+        **_latency_stats("e2e_latency_ms", e2e),
+        **_latency_stats("ttft_ms", ttfts),
+        **_latency_stats("tpot_ms", tpots),
+        **_latency_stats("itl_ms", itls),
         "max_itl_ms": max(itls, default=0.0) * ms,
         "concurrency": sum(e2e) / dur_s,
         "max_output_tokens_per_s": peak_tok_s,
@@ -457,7 +486,7 @@ def _accept_length(info: Any) -> float | None:
 
 
 async def benchmark(args: argparse.Namespace, layout: WorldLayout, base_url: str, api_url: str,
-                    rows: list[DatasetRow]) -> dict[str, Any]:
+                    rows: list[DatasetRow], release: ReleaseFacts) -> dict[str, Any]:
     extra = json.loads(args.extra_request_body) if args.extra_request_body else {}
     session = aiohttp.ClientSession(
         timeout=aiohttp.ClientTimeout(total=AIOHTTP_TIMEOUT_S), read_bufsize=AIOHTTP_READ_BUFSIZE,
@@ -503,16 +532,16 @@ async def benchmark(args: argparse.Namespace, layout: WorldLayout, base_url: str
 
         accept_length = None
         if "sglang" in args.backend:
-            status, info = await _get_json(session, real_base + "/get_server_info")
+            status, info = await _get_json(session, real_base + "/server_info")
             accept_length = _accept_length(info) if status == 200 else None
         duration = time.perf_counter() - start
         metrics, output_lens = calculate_metrics(rows, outputs, duration)
         print_summary(args, metrics, duration, accept_length)
-        status, server_info = await _get_json(session, real_base + "/get_server_info")
+        status, server_info = await _get_json(session, real_base + "/server_info")
     finally:
         await session.close()
 
-    result: dict[str, Any] = {
+    values: dict[str, Any] = {
         "tag": args.tag,
         "backend": args.backend,
         "dataset_name": args.dataset_name,
@@ -524,12 +553,11 @@ async def benchmark(args: argparse.Namespace, layout: WorldLayout, base_url: str
         "random_range_ratio": args.random_range_ratio,
         "server_info": server_info if status == 200 else None,
         "duration": duration,
-        **{k: v for k, v in metrics.items() if k != "max_itl_ms"},
+        **metrics,
         "accept_length": accept_length,
     }
-    # SGLang's order: accept_length sits before the peak figures.
-    for key in ("max_output_tokens_per_s", "max_concurrent_requests"):
-        result[key] = result.pop(key)
+    # Exactly the release's fields, in its order.
+    result = {key: values[key] for key in release.bench_serving.result_fields if key in values}
     details = {
         "input_lens": [o.prompt_len for o in outputs],
         "output_lens": output_lens,
@@ -561,7 +589,8 @@ def _model_name(args: argparse.Namespace, layout: WorldLayout, model_url: str) -
 
 
 def main(argv: list[str], root: Path) -> int:
-    args = build_parser().parse_args(argv)
+    release = facts.for_version(load_state_view(root).sglang_version or facts.LATEST)
+    args = build_parser(release).parse_args(argv)
     layout = WorldLayout(Path(root))
     print(f"benchmark_args={args}")
     if args.port is None:
@@ -590,8 +619,8 @@ def main(argv: list[str], root: Path) -> int:
         raise FileNotFoundError(
             f"dataset {args.dataset_name!r} is not available on this host"
             + (f" (no file at {args.dataset_path!r})" if args.dataset_path else "")
-            + ": use --dataset-name random"
+            + ": use --dataset-name random-ids"
         )
     rows = sample_random_requests(args, random.Random(args.seed))
-    asyncio.run(benchmark(args, layout, base_url, api_url, rows))
+    asyncio.run(benchmark(args, layout, base_url, api_url, rows, release))
     return 0

@@ -88,19 +88,38 @@ class GenerationRequest:
 
 @dataclass
 class EngineStats:
-    """Counters /metrics, /get_server_info and the decode log read."""
+    """Counters /metrics, /server_info and the decode log read.
+
+    As in SGLang: the Prometheus token and verify counters grow when a request
+    finishes (the tokenizer manager counts them), so their differences over a
+    stretch of time are that stretch's finished requests; the scheduler's
+    speculative totals behind `avg_spec_accept_length` grow only when a decode
+    log line is written, and a successful /flush_cache resets them.
+    """
 
     prompt_tokens_total: int = 0
-    generation_tokens_total: int = 0
+    generation_tokens_total: int = 0  # of finished (or aborted) requests
+    spec_verify_calls_total: int = 0  # their verify steps
     requests_total: int = 0
     finished_total: int = 0
     aborted_total: int = 0
-    verify_steps_total: int = 0
+    verify_steps_total: int = 0  # every verify step, as it runs
     last_gen_throughput: float = 0.0
-    avg_spec_accept_length: float = 0.0
+    last_accept_length: float = 0.0  # of the last decode log interval (the gauges)
     last_accept_rate: float = 0.0
+    spec_total_accept_tokens: int = 0  # summed at each decode log line, since start or the last flush
+    spec_total_forward_ct: int = 0
     ttft_seconds: list[float] = field(default_factory=list)
     e2e_seconds: list[float] = field(default_factory=list)
+
+    @property
+    def avg_spec_accept_length(self) -> float | None:
+        """What /server_info reports: tokens per verify step over the logged intervals; None before the first."""
+        return self.spec_total_accept_tokens / self.spec_total_forward_ct if self.spec_total_forward_ct else None
+
+    def count_finished(self, request: GenerationRequest) -> None:
+        self.generation_tokens_total += request.generated
+        self.spec_verify_calls_total += request.verify_ct
 
 
 class Engine:
@@ -172,12 +191,18 @@ class Engine:
         request.aborted = True
         request.finish_reason = "abort"
         self.stats.aborted_total += 1
+        self.stats.count_finished(request)
         for queue in (self.running, self.prefilling):
             if request in queue:
                 queue.remove(request)
         if request in self.waiting:
             self.waiting.remove(request)
         request._notify()
+
+    def reset_metrics(self) -> None:
+        """What a successful /flush_cache does to the scheduler's counters (SGLang's reset_metrics)."""
+        self.stats.spec_total_accept_tokens = self.stats.spec_total_forward_ct = 0
+        self._interval_tokens = self._interval_verify = 0
 
     @property
     def num_tokens(self) -> int:
@@ -276,7 +301,6 @@ class Engine:
                 r.finished_at = wall
                 finished.append(r)
             r._notify()
-        self.stats.generation_tokens_total += tokens
         self._interval_tokens += tokens
         if self.model.speculative:
             self.stats.verify_steps_total += len(running)
@@ -284,6 +308,7 @@ class Engine:
         for r in finished:
             running.remove(r)
             self.stats.finished_total += 1
+            self.stats.count_finished(r)
             self.stats.ttft_seconds.append((r.first_token_at or wall) - r.arrived)
             self.stats.e2e_seconds.append(wall - r.arrived)
             if len(self.stats.ttft_seconds) > 10000:  # keep memory bounded on long runs
@@ -305,8 +330,11 @@ class Engine:
         if self.model.speculative and self._interval_verify:
             accept = self._interval_tokens / self._interval_verify
             rate = (accept - 1) / (self.model.block_size - 1)
-            self.stats.avg_spec_accept_length = accept
+            self.stats.last_accept_length = accept
             self.stats.last_accept_rate = rate
+            # SGLang adds each logged interval to its lifetime totals, and only then.
+            self.stats.spec_total_accept_tokens += self._interval_tokens
+            self.stats.spec_total_forward_ct += self._interval_verify
             parts.append(f"accept len: {accept:.2f}")
             if self._accept_rate_in_log:
                 parts.append(f"accept rate: {rate:.2f}")

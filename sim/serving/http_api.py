@@ -1,4 +1,10 @@
-"""SGLang's HTTP API over aiohttp: health, info, OpenAI-compatible and native generation, metrics.
+"""SGLang's HTTP API over aiohttp: health, info, loads, OpenAI-compatible and native generation, metrics.
+
+The routes are those of the host's release (ReleaseFacts.endpoints) that the
+simulator implements: `/get_load` up to 0.5.11, `/ready` from 0.5.23, `/server_info`
+and `/model_info` beside their deprecated `get_` names. A finished `/generate`
+request's meta_info carries the speculative keys that release names
+(tokenizer_manager._calculate_spec_decoding_metrics), and only when it had a verify step.
 
 Streams are Server-Sent Events as SGLang writes them (`data: {...}\n\n`, then
 `data: [DONE]\n\n`). One chunk carries every token made since the stream's last
@@ -13,10 +19,13 @@ import random
 import time
 import zlib
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any, Awaitable, Callable
 
 from aiohttp import web
 
+from ...sglang_releases import facts
+from ...sglang_releases.facts import ReleaseFacts
 from .engine import Engine, GenerationRequest
 from .metrics import render_metrics
 from .prompt_kind import classify_prompt, thinking_switched_off
@@ -25,6 +34,10 @@ from .tokenizer import count_chat_tokens, count_text_tokens, message_text, synth
 EOS_TOKEN_ID = 163586  # Kimi K2's <|im_end|>
 MEAN_NATURAL_ANSWER_TOKENS = 350  # answers end on their own (EOS) after ~350 tokens unless ignore_eos
 GRAMMAR_KEYS = ("json_schema", "regex", "ebnf", "structural_tag")
+LOAD_SECTIONS = frozenset({"core", "memory", "spec", "lora", "disagg", "queues", "all"})
+# /v1/loads answers {timestamp, version, accelerator, num_accelerators, loads} from 0.5.23 (LoadSnapshot.to_dict);
+# 0.5.10/0.5.11 answer {timestamp, version, dp_rank_count, loads, aggregate} (their v1_loads.py).
+LOADS_SNAPSHOT_SINCE = (0, 5, 23)
 
 
 @dataclass
@@ -44,13 +57,21 @@ class ServerState:
     random_seed: int
     dp_size: int
     enable_metrics: bool
-    server_info_alias: bool
-    new_spec_meta: bool
     api_key: str | None = None
     incremental_streaming_output: bool = False
     ready: bool = False
     extra_info: dict[str, Any] = field(default_factory=dict)
     access_log: Callable[[str], None] | None = None
+    release: ReleaseFacts | None = None  # None: the facts of `version` (the newest modelled when unknown)
+
+    def __post_init__(self) -> None:
+        if self.release is None:
+            self.release = facts.for_version(self.version or facts.LATEST)
+
+    @property
+    def facts(self) -> ReleaseFacts:
+        assert self.release is not None
+        return self.release
 
 
 class BadRequest(Exception):
@@ -137,18 +158,27 @@ class Api:
             "cached_tokens": 0,
             "e2e_latency": round((r.finished_at or time.monotonic()) - r.arrived, 6),
         }
-        if r.sampler is not None:
-            meta["spec_verify_ct"] = r.verify_ct
-            meta["spec_accept_length"] = round(r.accept_length, 6)
-            meta["spec_accept_rate"] = round(r.accept_rate, 6)
-            if self.s.new_spec_meta:
-                meta["spec_num_correct_drafts"] = r.num_correct_drafts
-                meta["spec_num_proposed_drafts"] = r.num_proposed_drafts
-                meta["spec_correct_drafts_histogram"] = list(r.correct_drafts_histogram)
-            else:
-                meta["spec_accept_token_num"] = r.num_correct_drafts
-                meta["spec_draft_token_num"] = r.num_proposed_drafts
+        if r.finished:
+            meta.update(self._spec_meta(r))
         return meta
+
+    def _spec_meta(self, r: GenerationRequest) -> dict[str, Any]:
+        """The release's speculative keys of a finished request; none without a verify step (as SGLang)."""
+        if r.sampler is None or r.verify_ct <= 0 or r.num_proposed_drafts <= 0:
+            return {}
+        correct, proposed = r.num_correct_drafts, r.num_proposed_drafts
+        histogram = list(r.correct_drafts_histogram)
+        values: dict[str, Any] = {
+            "spec_accept_rate": correct / proposed,
+            "spec_accept_length": r.generated / r.verify_ct,  # completion_tokens / verify_ct: bonus token included
+            "spec_verify_ct": r.verify_ct,
+            # The same two counts under each release's names: 0.5.10, 0.5.11, 0.5.23.
+            "spec_accept_token_num": correct, "spec_accepted_drafts": correct, "spec_num_correct_drafts": correct,
+            "spec_draft_token_num": proposed, "spec_proposed_drafts": proposed, "spec_num_proposed_drafts": proposed,
+            "spec_accept_histogram": histogram, "spec_correct_drafts_histogram": histogram,
+        }
+        # spec_cap_* and spec_block_accept_length (0.5.23) need ragged-verify modes the simulator does not run.
+        return {key: values[key] for key in self.s.facts.meta_info_speculative_keys if key in values}
 
     async def _run_to_end(self, r: GenerationRequest) -> None:
         self.s.engine.submit(r)
@@ -208,11 +238,17 @@ class Api:
 
     async def model_info(self, request: web.Request) -> web.Response:
         s = self.s
-        return web.json_response({
-            "model_path": s.model_path, "tokenizer_path": s.tokenizer_path, "is_generation": True,
-            "preferred_sampling_params": None, "weight_version": "default", "has_image_understanding": False,
-            "has_audio_understanding": False, "model_type": s.model_type, "architectures": s.architectures,
-        })
+        info: dict[str, Any] = {"model_path": s.model_path}
+        if s.facts.version_tuple >= LOADS_SNAPSHOT_SINCE:  # 0.5.23 names the model and its parsers too
+            info.update(served_model_name=s.served_model_name)
+        info.update(tokenizer_path=s.tokenizer_path, is_generation=True, preferred_sampling_params=None,
+                    weight_version="default")
+        if s.facts.version_tuple >= LOADS_SNAPSHOT_SINCE:
+            info.update({k: s.server_args.get(k) for k in ("load_format", "reasoning_parser", "tool_call_parser")})
+            info["disaggregation_mode"] = s.server_args.get("disaggregation_mode", "null")
+        info.update(has_image_understanding=False, has_audio_understanding=False, model_type=s.model_type,
+                    architectures=s.architectures)
+        return web.json_response(info)
 
     def _internal_state(self) -> dict[str, Any]:
         e = self.s.engine
@@ -221,8 +257,9 @@ class Api:
             "memory_usage": self.s.extra_info.get("memory_usage", {}),
             "load": len(e.running) + e.queue_len,
         }
-        if self.s.speculative_algorithm:
-            state["avg_spec_accept_length"] = round(e.stats.avg_spec_accept_length, 4)
+        accept = e.stats.avg_spec_accept_length
+        if self.s.speculative_algorithm and accept is not None:  # absent until a decode interval was logged
+            state["avg_spec_accept_length"] = accept
         return state
 
     async def server_info(self, request: web.Request) -> web.Response:
@@ -243,21 +280,124 @@ class Api:
     async def flush_cache(self, request: web.Request) -> web.Response:
         e = self.s.engine
         busy = bool(e.running or e.waiting or e.prefilling)
+        if not busy:
+            e.reset_metrics()  # the scheduler's flush_cache resets its speculative totals too
         return web.Response(
             text="Cache flushed.\nPlease check backend logs for more details. (When there are running or waiting "
             "requests, the operation will not be performed.)\n",
             status=400 if busy else 200,
         )
 
+    @property
+    def _ranks(self) -> int:
+        return max(self.s.dp_size, 1)
+
+    @staticmethod
+    def _share(n: int, rank: int, ranks: int) -> int:
+        """Rank `rank`'s part of n requests spread over the DP ranks."""
+        return n // ranks + (1 if rank < n % ranks else 0)
+
     async def get_load(self, request: web.Request) -> web.Response:
-        e = self.s.engine
-        return web.json_response([{"dp_rank": i, "num_reqs": len(e.running), "num_waiting_reqs": e.queue_len,
-                                   "num_tokens": e.num_tokens} for i in range(max(self.s.dp_size, 1))])
+        """The legacy shape (0.5.11's shim over /v1/loads): num_reqs counts running and waiting."""
+        e, ranks, tic = self.s.engine, self._ranks, time.perf_counter()
+        rows = []
+        for i in range(ranks):
+            running, waiting = self._share(len(e.running), i, ranks), self._share(e.queue_len, i, ranks)
+            tokens = self._share(e.num_tokens, i, ranks)
+            rows.append({"dp_rank": i, "num_reqs": running + waiting, "num_waiting_reqs": waiting, "num_tokens": tokens,
+                         "num_pending_tokens": 0, "ts_tic": tic})
+        return web.json_response(rows)
+
+    def _load(self, rank: int, include: set[str] | None) -> dict[str, Any]:
+        """One DP rank's entry of /v1/loads, with the release's fields and sections."""
+        s, e, ranks = self.s, self.s.engine, self._ranks
+        snapshot = s.facts.version_tuple >= LOADS_SNAPSHOT_SINCE
+        running, waiting = self._share(len(e.running), rank, ranks), self._share(e.queue_len, rank, ranks)
+        used = self._share(e.num_tokens, rank, ranks)
+        usage, throughput = round(e.token_usage, 4), round(e.stats.last_gen_throughput / ranks, 2)
+        if snapshot:
+            load: dict[str, Any] = {
+                "timestamp": time.time(), "dp_rank": rank, "num_running_reqs": running, "num_waiting_reqs": waiting,
+                "num_waiting_uncached_tokens": 0, "num_used_tokens": used, "num_total_tokens": used,
+                "num_active_tokens": used, "num_prealloc_ready_tokens": 0, "max_total_num_tokens": e.max_total_tokens,
+                "max_running_requests": e.max_running_requests, "token_usage": usage, "gen_throughput": throughput,
+                "cache_hit_rate": 0.0, "utilization": usage, "total_prefill_uncached_tokens": 0,
+                "total_prefill_busy_us": 0, "decode_moments": None,
+            }
+        else:
+            load = {
+                "dp_rank": rank, "num_running_reqs": running, "num_waiting_reqs": waiting, "num_used_tokens": used,
+                "max_total_num_tokens": e.max_total_tokens, "token_usage": usage, "gen_throughput": throughput,
+                "cache_hit_rate": 0.0, "utilization": usage, "max_running_requests": e.max_running_requests,
+            }
+        if include == {"core"}:
+            return load
+        wants = lambda name: include is None or "all" in include or name in include  # noqa: E731
+        memory = s.extra_info.get("memory_usage") or {}
+        if wants("memory") and memory:
+            load["memory"] = {"weight_gb": memory.get("weight", 0.0), "kv_cache_gb": memory.get("kvcache", 0.0),
+                              "graph_gb": memory.get("graph", 0.0), "token_capacity": e.max_total_tokens}
+        accept = e.stats.avg_spec_accept_length
+        if wants("spec") and s.speculative_algorithm and accept is not None:  # since start or the last flush
+            load["speculative"] = {"accept_length": accept, "accept_rate": e.stats.last_accept_rate}
+        if wants("disagg"):
+            queues = ("prefill_bootstrap_queue_reqs" if snapshot else "prefill_prealloc_queue_reqs",
+                      "prefill_inflight_queue_reqs", "decode_prealloc_queue_reqs", "decode_transfer_queue_reqs",
+                      "decode_retracted_queue_reqs")
+            load["disaggregation"] = {"mode": "null", **{q: 0 for q in queues}, "kv_transfer_speed_gb_s": 0.0,
+                                      "kv_transfer_latency_ms": 0.0}
+        if wants("queues"):
+            load["queues"] = {"waiting": self._share(len(e.waiting), rank, ranks), "grammar": 0, "paused": 0,
+                              "retracted": 0, **({"prealloc_ready": 0} if snapshot else {})}
+        if not snapshot:
+            load["num_total_reqs"] = running + waiting
+        return load
+
+    async def loads(self, request: web.Request) -> web.Response:
+        """/v1/loads: per DP rank load, `?include=core,spec,...`, `?dp_rank=N`, `?format=prometheus`."""
+        s = self.s
+        text = request.query.get("include")
+        include = {part.strip() for part in text.split(",")} if text else None
+        if include is not None and not include <= LOAD_SECTIONS:
+            return web.json_response({"detail": f"Invalid include sections: {include - LOAD_SECTIONS}. "
+                                                f"Valid options: {sorted(LOAD_SECTIONS)}"}, status=400)
+        ranks = range(self._ranks)
+        if request.query.get("dp_rank") is not None:
+            try:
+                wanted = int(request.query["dp_rank"])
+            except ValueError:
+                return web.json_response({"detail": "dp_rank must be an integer"}, status=422)
+            ranks = [r for r in ranks if r == wanted]
+        rows = [self._load(r, include) for r in ranks]
+        if request.query.get("format") == "prometheus":
+            return web.Response(text=_loads_prometheus(rows), content_type="text/plain", charset="utf-8")
+        now = datetime.now(timezone.utc).isoformat()
+        if s.facts.version_tuple >= LOADS_SNAPSHOT_SINCE:
+            args = s.server_args
+            gpus = int(args.get("tp_size") or 1) * int(args.get("pp_size") or 1)
+            if args.get("enable_dp_attention"):
+                gpus //= max(int(args.get("dp_size") or 1), 1)
+            return web.json_response({"timestamp": now, "version": s.version, "accelerator": s.extra_info.get("accelerator"),
+                                      "num_accelerators": gpus, "loads": rows})
+        n = len(rows) or 1
+        aggregate = {
+            "total_running_reqs": sum(r["num_running_reqs"] for r in rows),
+            "total_waiting_reqs": sum(r["num_waiting_reqs"] for r in rows),
+            "total_reqs": sum(r["num_running_reqs"] + r["num_waiting_reqs"] for r in rows),
+            "avg_token_usage": round(sum(r["token_usage"] for r in rows) / n, 4),
+            "avg_throughput": round(sum(r["gen_throughput"] for r in rows) / n, 2),
+            "avg_utilization": round(sum(r["utilization"] for r in rows) / n, 4),
+        }
+        return web.json_response({"timestamp": now, "version": s.version, "dp_rank_count": len(rows), "loads": rows,
+                                  "aggregate": aggregate})
+
+    async def ready_check(self, request: web.Request) -> web.Response:
+        return web.Response(status=200 if self.s.ready else 503)
 
     async def metrics(self, request: web.Request) -> web.Response:
         if not self.s.enable_metrics:
             return web.Response(status=404, text="Not Found")
-        return web.Response(text=render_metrics(self.s.engine, self.s.served_model_name),
+        return web.Response(text=render_metrics(self.s.engine, self.s.served_model_name, self.s.facts),
                             content_type="text/plain", charset="utf-8")
 
     async def generate(self, request: web.Request) -> web.StreamResponse:
@@ -444,17 +584,50 @@ def build_app(state: ServerState) -> web.Application:
         return response
 
     app = web.Application(middlewares=[errors_and_auth], client_max_size=64 * 1024**2)
-    app.router.add_get("/health", api.health)
-    app.router.add_get("/health_generate", api.health_generate)
-    app.router.add_get("/get_model_info", api.model_info)
-    app.router.add_get("/get_server_info", api.server_info)
-    if state.server_info_alias:
-        app.router.add_get("/server_info", api.server_info)
-    app.router.add_get("/v1/models", api.models)
-    app.router.add_route("*", "/flush_cache", api.flush_cache)
-    app.router.add_get("/get_load", api.get_load)
-    app.router.add_get("/metrics", api.metrics)
-    app.router.add_post("/generate", api.generate)
-    app.router.add_post("/v1/completions", api.completions)
-    app.router.add_post("/v1/chat/completions", api.chat_completions)
+    # What the simulator implements, registered where the host's release has the route.
+    routes: list[tuple[str, str, Callable[[web.Request], Awaitable[web.StreamResponse]]]] = [
+        ("GET", "/health", api.health),
+        ("GET", "/health_generate", api.health_generate),
+        ("GET", "/ready", api.ready_check),
+        ("GET", "/model_info", api.model_info),
+        ("GET", "/get_model_info", api.model_info),
+        ("GET", "/server_info", api.server_info),
+        ("GET", "/get_server_info", api.server_info),
+        ("GET", "/v1/models", api.models),
+        ("*", "/flush_cache", api.flush_cache),
+        ("GET", "/get_load", api.get_load),
+        ("GET", "/v1/loads", api.loads),
+        ("GET", "/metrics", api.metrics),
+        ("POST", "/generate", api.generate),
+        ("POST", "/v1/completions", api.completions),
+        ("POST", "/v1/chat/completions", api.chat_completions),
+    ]
+    offered = set(state.facts.endpoints)
+    for method, path, handler in routes:
+        if path in offered and method == "GET":
+            app.router.add_get(path, handler)
+        elif path in offered:
+            app.router.add_route(method, path, handler)
     return app
+
+
+def _loads_prometheus(rows: list[dict[str, Any]]) -> str:
+    """/v1/loads?format=prometheus: every numeric field a gauge per dp_rank, sections prefixed (spec_, disagg_)."""
+    prefixes = {"speculative": "spec", "disaggregation": "disagg"}
+    samples: dict[str, list[tuple[int, float]]] = {}
+    for row in rows:
+        rank = row["dp_rank"]
+        for key, value in row.items():
+            if key == "dp_rank":
+                continue
+            if isinstance(value, dict):
+                for sub, sub_value in value.items():
+                    if isinstance(sub_value, (int, float)) and not isinstance(sub_value, bool):
+                        samples.setdefault(f"sglang_{prefixes.get(key, key)}_{sub}", []).append((rank, sub_value))
+            elif isinstance(value, (int, float)) and not isinstance(value, bool):
+                samples.setdefault(f"sglang_{key}", []).append((rank, value))
+    lines = []
+    for name, values in samples.items():
+        lines.append(f"# TYPE {name} gauge")
+        lines += [f'{name}{{dp_rank="{rank}"}} {value}' for rank, value in values]
+    return "\n".join(lines) + "\n"

@@ -1,7 +1,14 @@
-"""`/metrics` (with --enable-metrics): SGLang's Prometheus names, as text exposition format."""
+"""`/metrics` (with --enable-metrics): SGLang's Prometheus names, as text exposition format.
+
+Only the names the host's release registers (ReleaseFacts.metrics) are written:
+`sglang:spec_verify_calls_total` exists in 0.5.23 and not before, so a client can
+take per-interval acceptance from counter differences only where the release
+offers them.
+"""
 
 from __future__ import annotations
 
+from ...sglang_releases.facts import ReleaseFacts
 from .engine import Engine
 
 _TTFT_BUCKETS = (0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 15.0, 20.0, 30.0, 60.0, 120.0)
@@ -24,7 +31,7 @@ def _histogram(lines: list[str], name: str, help_text: str, values: list[float],
     lines.append(f"{name}_count{labels} {len(values)}")
 
 
-def render_metrics(engine: Engine, model_name: str) -> str:
+def render_metrics(engine: Engine, model_name: str, release: ReleaseFacts) -> str:
     s, labels = engine.stats, _labels(model_name)
     gauges = [
         ("sglang:num_running_reqs", "The number of running requests.", len(engine.running)),
@@ -33,7 +40,7 @@ def render_metrics(engine: Engine, model_name: str) -> str:
         ("sglang:token_usage", "The token usage.", round(engine.token_usage, 4)),
         ("sglang:gen_throughput", "The generation throughput (token/s).", round(s.last_gen_throughput, 3)),
         ("sglang:cache_hit_rate", "The prefix cache hit rate.", 0.0),
-        ("sglang:spec_accept_length", "The average acceptance length of speculative decoding.", round(s.avg_spec_accept_length, 4)),
+        ("sglang:spec_accept_length", "The average acceptance length of speculative decoding.", round(s.last_accept_length, 4)),
         ("sglang:spec_accept_rate", "The average acceptance rate of speculative decoding.", round(s.last_accept_rate, 4)),
         ("sglang:max_total_num_tokens", "Maximum total number of tokens in the KV cache pool.", engine.max_total_tokens),
         ("sglang:max_running_requests", "The maximum number of running requests.", engine.max_running_requests),
@@ -43,13 +50,16 @@ def render_metrics(engine: Engine, model_name: str) -> str:
         ("sglang:generation_tokens_total", "Number of generation tokens processed.", s.generation_tokens_total),
         ("sglang:num_requests_total", "Number of requests processed.", s.finished_total),
         ("sglang:num_aborted_requests_total", "Number of requests aborted.", s.aborted_total),
-        ("sglang:spec_verify_ct_total", "Number of speculative verify steps.", s.verify_steps_total),
+        ("sglang:spec_verify_calls_total", "Number of speculative decoding verification calls.", s.spec_verify_calls_total),
     ]
+    known = set(release.metrics)
     lines: list[str] = []
     for name, help_text, value in gauges:
-        lines += [f"# HELP {name} {help_text}", f"# TYPE {name} gauge", f"{name}{labels} {value}"]
+        if name in known:
+            lines += [f"# HELP {name} {help_text}", f"# TYPE {name} gauge", f"{name}{labels} {value}"]
     for name, help_text, value in counters:
-        lines += [f"# HELP {name} {help_text}", f"# TYPE {name} counter", f"{name}{labels} {value}"]
+        if name in known:
+            lines += [f"# HELP {name} {help_text}", f"# TYPE {name} counter", f"{name}{labels} {value}"]
     _histogram(lines, "sglang:time_to_first_token_seconds", "Histogram of time to first token in seconds.", s.ttft_seconds, _TTFT_BUCKETS, labels)
     _histogram(lines, "sglang:e2e_request_latency_seconds", "Histogram of End-to-end request latency in seconds", s.e2e_seconds, _E2E_BUCKETS, labels)
     return "\n".join(lines) + "\n"

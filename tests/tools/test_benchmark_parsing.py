@@ -32,12 +32,15 @@ BENCH_SERVING_LINE = {
 
 def test_bench_serving_jsonl_lines_parse_into_levels():
     lines = [json.dumps(BENCH_SERVING_LINE), json.dumps({**BENCH_SERVING_LINE, "max_concurrency": 1, "accept_length": None})]
-    first, second = (parse_bench_serving_line(line) for line in lines)
+    first, second = (parse_bench_serving_line(line, prompts_sent=64) for line in lines)
     assert first.concurrency == 16 and first.achieved_concurrency == 15.92
     assert first.output_tok_s == 391.3 and first.total_output_tokens == 16384 and first.requests_completed == 64
     assert (first.ttft.mean_ms, first.ttft.p50_ms, first.ttft.p90_ms, first.ttft.p99_ms) == (312.5, 290.1, None, 420.9)
     assert first.itl_per_token.p50_ms == 12.1 and first.e2e.p99_ms == 10702.3 and first.tpot.mean_ms == 39.6
-    assert first.accept_length == 3.61 and second.accept_length is None and second.concurrency == 1
+    assert first.itl_per_token.p95_ms == 95.0 and first.ttft.p95_ms is None  # 0.5.10 reports p95 of ITL only
+    # bench_serving's accept_length is the server's running average: kept apart, never the level's own.
+    assert first.accept_length_lifetime == 3.61 and first.accept_length is None and second.accept_length_lifetime is None
+    assert second.concurrency == 1 and first.requests_failed == 0
     assert first.client is None and first.inter_chunk_gap is None
     for bad in ("not json", json.dumps({"duration": 1.0})):
         with pytest.raises(BenchServingLineError):
@@ -56,9 +59,10 @@ def test_bench_serving_command_line_is_built_as_words():
 
 
 def test_bench_serving_is_found_where_sglang_ships_it_and_refused_for_other_prompts(ctx):  # noqa: F811
-    # seed-ct200 has SGLang 0.5.10, so its python3 finds sglang.bench_serving (test_bench_serving_sim runs it).
-    assert find_bench_serving(ctx) == "sglang.bench_serving"
-    with pytest.raises(BenchServingUnavailable, match="random dataset only"):
+    # seed-ct200 has SGLang installed, so its python3 finds the release's module (test_bench_serving_sim runs it).
+    module, release = find_bench_serving(ctx)
+    assert release is not None and module == release.bench_serving.module
+    with pytest.raises(BenchServingUnavailable, match="random token ids only"):
         run_benchmark(ctx, BenchmarkArgs(levels=[1], client="bench_serving", prompts="math"))
 
 
@@ -66,7 +70,7 @@ def test_a_simulated_hosts_fast_clock_is_converted_to_the_modelled_hosts():
     level = parse_bench_serving_line(json.dumps(BENCH_SERVING_LINE), time_scale=4.0)
     assert level.duration_s == pytest.approx(4 * 41.87) and level.output_tok_s == pytest.approx(391.3 / 4)
     assert level.request_rate_per_s == pytest.approx(1.5286 / 4) and level.ttft.p99_ms == pytest.approx(4 * 420.9)
-    assert level.achieved_concurrency == 15.92 and level.total_output_tokens == 16384 and level.accept_length == 3.61
+    assert level.achieved_concurrency == 15.92 and level.total_output_tokens == 16384 and level.accept_length_lifetime == 3.61
 
 
 @pytest.mark.parametrize("bad", [
@@ -108,4 +112,6 @@ def test_a_level_counts_the_servers_tokens_not_chunks():
     assert level.ttft.mean_ms == pytest.approx(150.0)
     assert level.tpot.samples == 2 and level.tpot.p50_ms == pytest.approx(((0.4 / 8) + (0.8 / 7)) / 2 * 1e3)
     assert level.itl_per_token.samples == 13 and level.inter_chunk_gap.samples == 3
-    assert level.accept_length == 3.2 and level.client.limited is False
+    # The level's own acceptance: its requests' tokens over their verify steps, not the server's running 3.2.
+    assert level.accept_length == pytest.approx(17 / 5) and level.accept_length_source == "meta_info"
+    assert level.accept_verify_steps == 5 and level.accept_length_lifetime == 3.2 and level.client.limited is False

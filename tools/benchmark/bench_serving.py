@@ -1,4 +1,4 @@
-"""SGLang's own `sglang.bench_serving`, run on the host, and the parser of the JSON lines it appends.
+"""SGLang's own serving benchmark, run on the host, and the parser of the JSON lines it appends.
 
 Where SGLang is installed, its benchmark is the reference the community quotes;
 running it through this tool gives figures comparable with theirs. One run per
@@ -6,12 +6,26 @@ concurrency level (`--max-concurrency C --request-rate inf`, fixed lengths with
 `--random-range-ratio 1.0`), each appending one JSON line to an output file
 under the host's home, which is read back and parsed here.
 
+The module is the installed release's (specops.sglang_releases): `sglang.bench_serving`
+up to 0.5.11, `sglang.benchmark.serving` from 0.5.23 (where the old name is a
+deprecated shim); the other is the fallback when the release's is missing. The
+dataset is `random-ids`: `random` samples its token ids from ShareGPT, which
+SGLang downloads from the Hub unless `--dataset-path` names a local copy, so an
+offline host fails there; random ids fetch nothing.
+
 What the JSON line carries (SGLang's field names): duration, completed,
 total_input_tokens, total_output_tokens, request_throughput, output_throughput,
-mean/median/std/p99 of e2e_latency_ms, ttft_ms and tpot_ms, mean/median/std/p95/p99
-of itl_ms, concurrency (sum of latencies / duration), accept_length (DP rank 0's
-avg_spec_accept_length), max_concurrency, server_info. It has no p90 and no
-per-chunk gap: those are None here. Its ITL is per token on the native backend.
+mean/median/std/p99 of e2e_latency_ms, ttft_ms, tpot_ms and itl_ms, p90 of e2e and
+p95 of ITL (0.5.23: p90 and p95 of all four), concurrency (sum of latencies /
+duration), accept_length (DP rank 0's avg_spec_accept_length: the server's
+running average, kept as accept_length_lifetime), max_concurrency, server_info.
+It has no num_prompts: failures are the prompts this tool sent minus completed.
+It has no per-chunk gap. Its ITL is per token on the native backend.
+
+The level's own acceptance comes from the Prometheus counters
+`sglang:generation_tokens_total` / `sglang:spec_verify_calls_total` (0.5.23, with
+--enable-metrics), read before and after each run: their difference covers that
+run alone, its warm-up requests included.
 
 On a simulated host, bench_serving times requests with the host's own clock,
 which runs `time_scale` times faster than the host it models: its durations and
@@ -25,15 +39,35 @@ import json
 import time
 from typing import Any
 
+import httpx
+
+from specops.sglang_releases import facts
+from specops.sglang_releases.facts import ReleaseFacts
+
 from ..context import ToolContext
+from ..hosts import HostError, PortNotListening
 from ..simulated import simulated_scales
+from ..sglang.server_http import get_text, parse_metrics
 from .errors import BenchmarkClientFailed, BenchServingUnavailable
 from .models import BenchmarkArgs, BenchmarkResult, LatencySummary, LevelResult
 
-MODULES = ("sglang.bench_serving", "sglang.benchmark.serving")  # old path, newer tree
+MODULES = ("sglang.benchmark.serving", "sglang.bench_serving")  # every name a modelled release uses
+DATASET = "random-ids"  # random token ids: nothing to download (`random` fetches ShareGPT from the Hub)
 OUTPUT_DIR = ".cache/specops/bench"
+COUNTERS = ("sglang:generation_tokens_total", "sglang:spec_verify_calls_total")
+# Prints the installed SGLang's version (first line), then each of argv's modules that python finds.
 _FIND_MODULE = (
     "import importlib.util, sys\n"
+    "version = ''\n"
+    "try:\n"
+    "    from importlib.metadata import version as dist_version\n"
+    "    version = dist_version('sglang')\n"
+    "except Exception:\n"
+    "    try:\n"
+    "        from sglang.version import __version__ as version\n"
+    "    except Exception:\n"
+    "        version = ''\n"
+    "print(version)\n"
     "for name in sys.argv[1:]:\n"
     "    try:\n"
     "        found = importlib.util.find_spec(name)\n"
@@ -41,7 +75,6 @@ _FIND_MODULE = (
     "        found = None\n"
     "    if found is not None:\n"
     "        print(name)\n"
-    "        break\n"
 )
 
 
@@ -55,15 +88,19 @@ def _latency(line: dict[str, Any], metric: str, time_scale: float = 1.0) -> Late
         return float(value) * time_scale if isinstance(value, (int, float)) else None
 
     return LatencySummary(
-        samples=int(line.get("completed") or 0), mean_ms=get("mean"), p50_ms=get("median"), p90_ms=None, p99_ms=get("p99")
+        samples=int(line.get("completed") or 0), mean_ms=get("mean"), p50_ms=get("median"), p90_ms=get("p90"),
+        p95_ms=get("p95"), p99_ms=get("p99"),
     )
 
 
-def parse_bench_serving_line(text: str, *, time_scale: float = 1.0) -> LevelResult:
+def parse_bench_serving_line(text: str, *, time_scale: float = 1.0, prompts_sent: int | None = None,
+                             acceptance: tuple[float, int] | None = None) -> LevelResult:  # fmt: skip
     """One JSON line of `--output-file` as a LevelResult.
 
     `time_scale` > 1 (a simulated host's fast clock) turns its times into the modelled host's:
-    durations and latencies multiply, rates divide; counts and concurrency stay.
+    durations and latencies multiply, rates divide; counts and concurrency stay. `prompts_sent`
+    (the run's --num-prompts) gives the failures: the line itself has no prompt count.
+    `acceptance` is the run's (accept length, verify steps) from counter differences, if known.
     """
     try:
         line = json.loads(text)
@@ -74,14 +111,15 @@ def parse_bench_serving_line(text: str, *, time_scale: float = 1.0) -> LevelResu
         raise BenchServingLineError(f"not a bench_serving result (missing {missing})")
     concurrency = line.get("max_concurrency")
     completed = int(line["completed"])
-    failed = int(line.get("num_prompts", completed) or completed) - completed
-    accept = line.get("accept_length")
+    sent = prompts_sent if prompts_sent is not None else line.get("num_prompts")
+    failed = max(int(sent) - completed, 0) if isinstance(sent, int) else 0
+    lifetime = line.get("accept_length")
     return LevelResult(
         concurrency=int(concurrency) if concurrency is not None else completed,
         achieved_concurrency=float(line.get("concurrency") or 0.0),
         requests_completed=completed,
-        requests_failed=max(failed, 0),
-        errors=[],
+        requests_failed=failed,
+        errors=[f"{failed} of {sent} prompts did not complete (bench_serving reports no reason)"] if failed else [],
         duration_s=float(line["duration"]) * time_scale,
         total_input_tokens=int(line.get("total_input_tokens") or 0),
         total_output_tokens=int(line["total_output_tokens"]),
@@ -94,19 +132,24 @@ def parse_bench_serving_line(text: str, *, time_scale: float = 1.0) -> LevelResu
         inter_chunk_gap=None,
         e2e=_latency(line, "e2e_latency_ms", time_scale),
         tokens_per_chunk=None,
-        accept_length=float(accept) if isinstance(accept, (int, float)) else None,
+        accept_length=acceptance[0] if acceptance else None,
+        accept_length_source="metrics_counters" if acceptance else None,
+        accept_verify_steps=acceptance[1] if acceptance else None,
+        accept_length_lifetime=float(lifetime) if isinstance(lifetime, (int, float)) else None,
         cache_flushed=None,
         client=None,
     )
 
 
-def bench_serving_argv(module: str, args: BenchmarkArgs, concurrency: int, output_file: str) -> list[str]:
+def bench_serving_argv(module: str, args: BenchmarkArgs, concurrency: int, output_file: str,
+                       release: ReleaseFacts | None = None) -> list[str]:  # fmt: skip
+    """The command line of one level; flags the release's bench_serving lacks are left out."""
     argv = [
         "python3", "-m", module,
         "--backend", "sglang",
         "--host", "127.0.0.1",
         "--port", str(args.port),
-        "--dataset-name", "random",
+        "--dataset-name", DATASET,
         "--random-input-len", str(args.input_len),
         "--random-output-len", str(args.output_len),
         "--random-range-ratio", "1.0",
@@ -123,46 +166,98 @@ def bench_serving_argv(module: str, args: BenchmarkArgs, concurrency: int, outpu
         argv.append("--disable-ignore-eos")
     if args.model:
         argv += ["--model", args.model]
-    return argv
+    if release is None:
+        return argv
+    known = {name for flag in release.bench_serving.flags for name in flag.names}
+    kept = argv[:3]
+    i = 3
+    while i < len(argv):
+        takes_value = i + 1 < len(argv) and not argv[i + 1].startswith("--")
+        if argv[i] in known:
+            kept += argv[i : i + 1 + takes_value]
+        i += 1 + takes_value
+    return kept
 
 
-def find_bench_serving(ctx: ToolContext) -> str:
+def find_bench_serving(ctx: ToolContext) -> tuple[str, ReleaseFacts | None]:
+    """(module to run, the installed release's facts): the release's module when python finds it, else another."""
     done = ctx.host.run(["python3", "-c", _FIND_MODULE, *MODULES], timeout=60, idempotent=True)
-    module = done.stdout.strip()
-    if not done.ok or module not in MODULES:
+    lines = [ln.strip() for ln in done.stdout.splitlines()]
+    version, found = (lines[0], lines[1:]) if lines else ("", [])
+    try:
+        release = facts.for_version(version) if version else None
+    except ValueError:
+        release = None
+    wanted = release.bench_serving.module if release is not None else None
+    module = wanted if wanted in found else next((m for m in found if m in MODULES), None)
+    if not done.ok or module is None:
         raise BenchServingUnavailable(
-            f"{ctx.host.spec} has no sglang.bench_serving (python3 finds neither {' nor '.join(MODULES)})",
+            f"{ctx.host.spec} has no SGLang serving benchmark (python3 finds neither {' nor '.join(MODULES)})",
             remedy="use the built-in client (client='host'), or install SGLang on the host",
-            details={"stderr": done.stderr[-1000:]},
+            details={"stderr": done.stderr[-1000:], "sglang_version": version or None},
         )
-    return module
+    if release is not None and DATASET not in release.bench_serving.dataset_names:
+        raise BenchServingUnavailable(
+            f"SGLang {version}'s bench_serving has no {DATASET} dataset, and its `random` downloads ShareGPT",
+            remedy="use the built-in client (client='host')",
+        )
+    return module, release
+
+
+def _counters(ctx: ToolContext, port: int) -> dict[str, float] | None:
+    """The finished-request counters of /metrics, summed over label sets; None where the server has none."""
+    try:
+        metrics = parse_metrics(get_text(ctx.host, port, "/metrics"))
+    except (httpx.HTTPError, PortNotListening, HostError, ValueError):
+        return None
+    if not all(metrics.get(name) for name in COUNTERS):
+        return None
+    return {name: sum(metrics[name]) for name in COUNTERS}
+
+
+def _run_acceptance(before: dict[str, float] | None, after: dict[str, float] | None) -> tuple[float, int] | None:
+    if not before or not after:
+        return None
+    tokens = after[COUNTERS[0]] - before[COUNTERS[0]]
+    steps = after[COUNTERS[1]] - before[COUNTERS[1]]
+    return (tokens / steps, int(steps)) if steps > 0 and tokens > 0 else None
 
 
 def run_bench_serving(ctx: ToolContext, args: BenchmarkArgs) -> BenchmarkResult:
     if args.prompts != "random":
         raise BenchServingUnavailable(
-            "this tool runs sglang.bench_serving on its random dataset only",
+            "this tool runs SGLang's bench_serving on random token ids only",
             remedy="use prompts='random', or client='host' for the shipped prompt sets",
         )
-    module = find_bench_serving(ctx)
+    module, release = find_bench_serving(ctx)
     output_file = f"{ctx.home.rstrip('/')}/{OUTPUT_DIR}/bench_serving-{time.strftime('%Y%m%dT%H%M%S')}.jsonl"
     ctx.host.run(["mkdir", "-p", output_file.rsplit("/", 1)[0]], timeout=30).check()
     scale = simulated_scales(ctx.host).time_scale
     levels: list[LevelResult] = []
     server_info: dict[str, Any] = {}
     for concurrency in args.levels:
-        done = ctx.host.run(bench_serving_argv(module, args, concurrency, output_file), timeout=args.timeout_s)
+        before = _counters(ctx, args.port)
+        done = ctx.host.run(bench_serving_argv(module, args, concurrency, output_file, release), timeout=args.timeout_s)
         if not done.ok:
             raise BenchmarkClientFailed(
                 f"{module} failed at concurrency {concurrency} (exit {done.exit_code})",
                 remedy="read its output in details; check the server is up and the flags suit the installed SGLang",
                 details={"stdout_tail": done.stdout[-2000:], "stderr_tail": done.stderr[-2000:]},
             )
+        after = _counters(ctx, args.port) if before is not None else None
         lines = [ln for ln in ctx.host.read_file(output_file).decode().splitlines() if ln.strip()]
-        levels.append(parse_bench_serving_line(lines[-1], time_scale=scale))
+        levels.append(parse_bench_serving_line(lines[-1], time_scale=scale, prompts_sent=args.requests_at(concurrency),
+                                               acceptance=_run_acceptance(before, after)))
         info = json.loads(lines[-1]).get("server_info")
         server_info = info if isinstance(info, dict) else server_info
     best = max(levels, key=lambda level: level.output_tok_s)
+    warnings = [f"C={level.concurrency}: {level.errors[0]}" for level in levels if level.requests_failed]
+    if server_info.get("speculative_algorithm") and any(level.accept_length is None for level in levels):
+        warnings.append(
+            "speculative server, but no per-level accept length: it needs the counters sglang:generation_tokens_total "
+            "and sglang:spec_verify_calls_total (0.5.23, --enable-metrics); accept_length_lifetime is bench_serving's "
+            "own figure, the server's running average"
+        )
     return BenchmarkResult(
         host=ctx.host.spec,
         port=args.port,
@@ -171,7 +266,7 @@ def run_bench_serving(ctx: ToolContext, args: BenchmarkArgs) -> BenchmarkResult:
         model=args.model or server_info.get("served_model_name"),
         server_version=server_info.get("version"),
         speculative_algorithm=server_info.get("speculative_algorithm"),
-        prompts=f"{module} random dataset, {args.input_len} input tokens (range ratio 1.0)",
+        prompts=f"{module} {DATASET} dataset, {args.input_len} input tokens (range ratio 1.0)",
         input_len=args.input_len,
         output_len=args.output_len,
         ignore_eos=args.ignore_eos,
@@ -180,10 +275,16 @@ def run_bench_serving(ctx: ToolContext, args: BenchmarkArgs) -> BenchmarkResult:
         best_output_tok_s=best.output_tok_s,
         best_at_concurrency=best.concurrency,
         method=(
-            f"SGLang's {module} on the host, one run per level (--max-concurrency C, --request-rate inf, "
-            f"--num-prompts per level, --random-range-ratio 1.0); figures as it reports them: output_throughput = "
-            "output tokens / duration, concurrency = sum of latencies / duration, ITL per token (native backend), "
-            "accept_length from DP rank 0 only; no p90 and no per-chunk gaps."
+            f"SGLang's {module} (the module of the installed release"
+            f"{f', {release.version}' if release is not None else ''}) on the host, one run per level "
+            f"(--dataset-name {DATASET}, --max-concurrency C, --request-rate inf, --num-prompts per level, "
+            "--random-range-ratio 1.0); figures as it reports them: output_throughput = output tokens / duration, "
+            "concurrency = sum of latencies / duration, ITL per token (native backend), percentiles it reports (p90 "
+            "and p95 of every latency from 0.5.23), no per-chunk gaps; failures = prompts sent - completed. Accept "
+            "length per level: the difference of the Prometheus counters sglang:generation_tokens_total / "
+            "sglang:spec_verify_calls_total before and after the run (warm-up included; None where the server has "
+            "no such counters); bench_serving's own accept_length (DP rank 0's running average since start or the "
+            "last /flush_cache) is accept_length_lifetime."
             + (
                 f" Simulated host running {scale:g}x faster than the host it models: measured times were multiplied "
                 f"and rates divided by {scale:g}, so the figures are the modelled host's."
@@ -191,6 +292,6 @@ def run_bench_serving(ctx: ToolContext, args: BenchmarkArgs) -> BenchmarkResult:
                 else ""
             )
         ),
-        warnings=[],
+        warnings=warnings,
         time_scale=scale,
     )

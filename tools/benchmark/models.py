@@ -18,6 +18,7 @@ PromptSource = Literal["random", "math", "code", "chat", "acceptance-mix"]
 Api = Literal["auto", "sglang", "openai"]
 ClientPlace = Literal["host", "local", "bench_serving"]
 LevelEnd = Literal["window", "drain", "cut"]
+AcceptSource = Literal["meta_info", "metrics_counters"]
 
 
 class BenchmarkArgs(BaseModel):
@@ -80,7 +81,8 @@ class BenchmarkArgs(BaseModel):
 
 
 class LatencySummary(BaseModel):
-    """Milliseconds. p90 is None where the source (sglang.bench_serving) does not report it."""
+    """Milliseconds. A percentile is None where the source does not report it (bench_serving before 0.5.23 has no
+    p90 of TTFT, TPOT or ITL and p95 of ITL only)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -88,6 +90,7 @@ class LatencySummary(BaseModel):
     mean_ms: float | None
     p50_ms: float | None
     p90_ms: float | None
+    p95_ms: float | None = None
     p99_ms: float | None
 
 
@@ -140,7 +143,17 @@ class LevelResult(BaseModel):
     e2e: LatencySummary
     tokens_per_chunk: float | None = Field(description="Output tokens / chunks: above 1 under speculative decoding")
     accept_length: float | None = Field(
-        description="/get_server_info internal_states[0].avg_spec_accept_length after the level (None: not speculative)"
+        description="This level's tokens per verify step, from counter differences over the level only: "
+        "sum(completion_tokens) / sum(spec_verify_ct) of its completed native requests' meta_info, else the "
+        "level's difference of the Prometheus counters generation_tokens_total / spec_verify_calls_total "
+        "(accept_length_source says which); None: not speculative, or no per-level counts"
+    )
+    accept_length_source: AcceptSource | None = Field(None, description="Where accept_length came from")
+    accept_verify_steps: int | None = Field(None, description="The verify steps behind accept_length")
+    accept_length_lifetime: float | None = Field(
+        None,
+        description="The server's own internal_states[0].avg_spec_accept_length after the level: since its start "
+        "(or last /flush_cache), over the decode intervals it logged; not this level's figure",
     )
     cache_flushed: bool | None = Field(description="True: flushed before the level; None: the server has no /flush_cache")
     client: ClientLoad | None = Field(description="None for sglang.bench_serving, which does not report it")

@@ -17,6 +17,11 @@ Definitions (the ones SGLang's bench_serving and vLLM use, named so a reader can
 - ITL per token: each gap between chunks divided evenly over the tokens the later chunk carries,
   counted once per token (SGLang's native backend does the same);
 - inter-chunk gap: the same gaps, counted once per chunk.
+- accept length of the level = sum(completion_tokens) / sum(spec_verify_ct) over the level's completed
+  requests whose meta_info has spec_verify_ct (native API; SGLang sets it only after a verify step),
+  else the level's difference of the counters sglang:generation_tokens_total / spec_verify_calls_total
+  (read just before and after its measured requests); never the server's lifetime average, which
+  mixes earlier work in (it is kept apart as accept_length_lifetime).
 Percentiles interpolate linearly between order statistics (numpy's default).
 
 The throughput's 95% interval is a batch-means interval: the steady window is cut into
@@ -62,13 +67,14 @@ def percentile(sorted_values: Sequence[float], q: float) -> float:
 def summarize(values_s: Sequence[float]) -> LatencySummary:
     """Seconds in, milliseconds out."""
     if not values_s:
-        return LatencySummary(samples=0, mean_ms=None, p50_ms=None, p90_ms=None, p99_ms=None)
+        return LatencySummary(samples=0, mean_ms=None, p50_ms=None, p90_ms=None, p95_ms=None, p99_ms=None)
     ordered = sorted(values_s)
     return LatencySummary(
         samples=len(ordered),
         mean_ms=1e3 * sum(ordered) / len(ordered),
         p50_ms=1e3 * percentile(ordered, 0.50),
         p90_ms=1e3 * percentile(ordered, 0.90),
+        p95_ms=1e3 * percentile(ordered, 0.95),
         p99_ms=1e3 * percentile(ordered, 0.99),
     )
 
@@ -170,6 +176,21 @@ def steady_tok_s(
     return tok_s, end - start, interval
 
 
+def level_acceptance(ok: Sequence[dict[str, Any]], counters: dict[str, Any] | None) -> tuple[float, str, int] | None:
+    """(accept length, source, verify steps) of one level from counts over that level only, or None."""
+    spec = [r for r in ok if r.get("spec_verify_ct") and r["output_tokens"] is not None]
+    if spec:
+        steps = sum(int(r["spec_verify_ct"]) for r in spec)
+        return sum(int(r["output_tokens"]) for r in spec) / steps, "meta_info", steps
+    before, after = (counters or {}).get("before"), (counters or {}).get("after")
+    if before and after:
+        tokens = after["sglang:generation_tokens_total"] - before["sglang:generation_tokens_total"]
+        steps = after["sglang:spec_verify_calls_total"] - before["sglang:spec_verify_calls_total"]
+        if steps > 0 and tokens > 0:
+            return tokens / steps, "metrics_counters", int(steps)
+    return None
+
+
 def _in_modelled_time(raw: dict[str, Any], time_scale: float) -> dict[str, Any]:
     def scaled(request: dict[str, Any]) -> dict[str, Any]:
         return {
@@ -234,7 +255,8 @@ def level_result(raw: dict[str, Any], *, time_scale: float = 1.0) -> LevelResult
     cpu_fraction = float(raw.get("client_cpu_s", 0.0)) / wall if wall > 0 else 0.0
     lag_p99 = float(raw.get("loop_lag_ms", {}).get("p99", 0.0))
     states = ((raw.get("server_info") or {}).get("internal_states") or [{}])
-    accept = states[0].get("avg_spec_accept_length") if states and isinstance(states[0], dict) else None
+    lifetime = states[0].get("avg_spec_accept_length") if states and isinstance(states[0], dict) else None
+    acceptance = level_acceptance(ok, raw.get("counters"))
     interval = steady[2] if steady else None
     figure = steady[0] if steady else overall_tok_s
     return LevelResult(
@@ -260,7 +282,10 @@ def level_result(raw: dict[str, Any], *, time_scale: float = 1.0) -> LevelResult
         inter_chunk_gap=summarize(gaps) if streamed else None,
         e2e=summarize(e2e),
         tokens_per_chunk=output_tokens / chunks if chunks else None,
-        accept_length=float(accept) if accept is not None else None,
+        accept_length=acceptance[0] if acceptance else None,
+        accept_length_source=acceptance[1] if acceptance else None,
+        accept_verify_steps=acceptance[2] if acceptance else None,
+        accept_length_lifetime=float(lifetime) if lifetime is not None else None,
         cache_flushed=raw.get("cache_flushed"),
         client=ClientLoad(
             cpu_fraction=round(cpu_fraction, 4),

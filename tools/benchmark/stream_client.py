@@ -32,6 +32,13 @@ native SGLang API (cumulative per chunk), `usage` on the OpenAI API
 (`stream_options.include_usage`; per chunk too when the server honours
 `continuous_usage_stats`). A chunk may carry several tokens (speculative
 decoding); nothing here assumes one token per chunk.
+
+Acceptance per level: a native request's last chunk carries `spec_verify_ct`
+(SGLang adds it when the request finishes, after a verify step); and where the
+server exports them, the Prometheus counters `sglang:generation_tokens_total` and
+`sglang:spec_verify_calls_total` (0.5.23) are read right before the level's
+measured requests and right after, so their difference is the level's alone.
+Server info: `/server_info`, else its deprecated name `/get_server_info`.
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import re
 import sys
 import time
 from urllib.parse import urlsplit
@@ -46,6 +54,10 @@ from urllib.parse import urlsplit
 LOOP_PROBE_S = 0.005  # the lag probe sleeps this long and records how late it wakes
 READ_SIZE = 1 << 16
 RANDOM_ID_RANGE = (1000, 20000)  # inside every modern vocabulary, away from special tokens
+SERVER_INFO_PATHS = ("/server_info", "/get_server_info")  # the new name first, the deprecated one as fallback
+# Counters of finished requests whose differences give a level's own acceptance (summed over label sets).
+COUNTERS = ("sglang:generation_tokens_total", "sglang:spec_verify_calls_total")
+_COUNTER_LINE = re.compile(r"^(sglang:[a-z_]+)(?:\{[^}]*\})?\s+([-+0-9.eE]+)\s*$")
 
 
 class HttpError(Exception):
@@ -204,12 +216,39 @@ class Client:
         self.cut_at: float | None = None  # a timed level's end: streams stop reading there
 
     async def get_json(self, path: str):
+        status, body = await self.get(path)
+        return status, (json.loads(body) if status == 200 and body else None)
+
+    async def get(self, path: str):
         conn = Connection(self.host, self.port, min(self.timeout_s, 30.0))
         try:
-            status, body = await conn.request("GET", path, None, self.headers)
+            return await conn.request("GET", path, None, self.headers)
         finally:
             conn.close()
-        return status, (json.loads(body) if status == 200 and body else None)
+
+    async def server_info(self):
+        """(status, JSON) of /server_info, else of /get_server_info when the first is not there."""
+        status, info = None, None
+        for path in SERVER_INFO_PATHS:
+            status, info = await self.get_json(path)
+            if status != 404:
+                break
+        return status, info
+
+    async def counters(self):
+        """The finished-request counters of /metrics, or None (no --enable-metrics, or a release without them)."""
+        try:
+            status, body = await self.get("/metrics")
+        except (HttpError, OSError, asyncio.TimeoutError):
+            return None
+        if status != 200:
+            return None
+        found = {}
+        for line in body.decode("utf-8", "replace").splitlines():
+            match = _COUNTER_LINE.match(line.strip())
+            if match and match.group(1) in COUNTERS:
+                found[match.group(1)] = found.get(match.group(1), 0.0) + float(match.group(2))
+        return found if len(found) == len(COUNTERS) else None
 
     async def post(self, path: str) -> int:
         conn = Connection(self.host, self.port, min(self.timeout_s, 30.0))
@@ -220,8 +259,8 @@ class Client:
         return status
 
     async def settle_api(self) -> dict:
-        """Decide the API (auto: native SGLang when /get_server_info answers) and the model name."""
-        status, info = await self.get_json("/get_server_info")
+        """Decide the API (auto: native SGLang when /server_info or /get_server_info answers) and the model name."""
+        status, info = await self.server_info()
         if self.api == "auto":
             self.api = "sglang" if status == 200 else "openai"
         if self.api == "openai" and not self.model:
@@ -340,15 +379,18 @@ class Client:
             if level.get("flush_cache"):
                 status = await self.post("/flush_cache")
                 flushed = True if status == 200 else (None if status == 404 else False)
+            before = await self.counters()  # after the warm-up: the difference is the measured requests' alone
             records = await self._measure(level_index, level, conns, output_len)
         finally:
             for conn in conns:
                 conn.close()
+        after = await self.counters() if before is not None else None
         try:
-            status, info = await self.get_json("/get_server_info")
+            status, info = await self.server_info()
         except (HttpError, OSError, asyncio.TimeoutError):
             status, info = None, None  # the server died during the level: its requests say how
         return {"concurrency": concurrency, "cache_flushed": flushed, **records,
+                "counters": {"before": before, "after": after} if before is not None and after is not None else None,
                 "server_info": _info_summary(info) if status == 200 and info else None}
 
     async def _measure(self, level_index: int, level: dict, conns: list, output_len: int) -> dict:

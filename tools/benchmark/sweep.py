@@ -172,6 +172,12 @@ def _warnings(args: BenchmarkArgs, raw: dict[str, Any], levels: list[LevelResult
                 f"C={c}: chunks carry {level.tokens_per_chunk:.2f} tokens on average but the server gave no per-chunk "
                 "counts: ITL per token is not reported (see TPOT and inter_chunk_gap)"
             )
+    if info.get("speculative_algorithm") and any(level.accept_length is None for level in levels):
+        notes.append(
+            "speculative server, but some levels have no accept length of their own: no completed request carried "
+            "spec_verify_ct and no counter differences (/metrics needs --enable-metrics; spec_verify_calls_total is "
+            "0.5.23's); accept_length_lifetime is the server's running average, not the level's"
+        )
     if args.flush_cache and any(level.cache_flushed is None for level in levels):
         notes.append("the server has no /flush_cache: levels may hit the prefix cache of earlier ones")
     elif args.flush_cache and any(level.cache_flushed is False for level in levels):
@@ -198,14 +204,29 @@ def _method(args: BenchmarkArgs, api: str, prompts: str) -> str:
         "last response); "
         "achieved concurrency = sum of latencies / duration; TPOT = (e2e - TTFT) / (tokens - 1); ITL per token = each "
         "chunk gap split over the chunk's tokens; inter-chunk gap = per chunk. Percentiles: linear interpolation. "
-        f"Accept length: /get_server_info internal_states[0].avg_spec_accept_length after each level. Client ran {where}."
+        f"Accept length per level: {_accept_method(api)} Client ran {where}."
+    )
+
+
+def _accept_method(api: str) -> str:
+    native = (
+        "sum(meta_info.completion_tokens) / sum(meta_info.spec_verify_ct) over the level's completed requests (the "
+        "keys SGLang adds to a finished request that had a verify step); where no request carried them, "
+    )
+    return (
+        (native if api == "sglang" else "")
+        + "the level's difference of the Prometheus counters sglang:generation_tokens_total / "
+        "sglang:spec_verify_calls_total (read after the warm-up and after the level; 0.5.23 with --enable-metrics). "
+        "accept_length_source names which; never the server's lifetime average, which is kept apart as "
+        "accept_length_lifetime (/server_info internal_states[0].avg_spec_accept_length after the level: since start "
+        "or its last /flush_cache)."
     )
 
 
 @tool("benchmark", mutates=False)
 def run_benchmark(ctx: ToolContext, args: BenchmarkArgs) -> BenchmarkResult:
     """Concurrency sweep against the server on `port`: per level output tok/s, request rate, TTFT / TPOT / ITL per
-    token / inter-chunk gap / E2E (mean, p50, p90, p99), achieved concurrency, errors and the server's accept length.
+    token / inter-chunk gap / E2E (mean, p50, p90, p99), achieved concurrency, errors and the level's accept length.
     The client runs on the host by default, so the SSH link is not measured."""
     if args.client == "bench_serving":
         return run_bench_serving(ctx, args)

@@ -70,7 +70,7 @@ def get_text(host: Host, port: int, path: str) -> str:
 
 
 class ServerInfoSummary(BaseModel):
-    """What /get_server_info says about a running server that a planner acts on."""
+    """What /server_info (or /get_server_info) says about a running server that a planner acts on."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -93,7 +93,9 @@ class ServerInfoSummary(BaseModel):
     block_size: int | None = Field(description="speculative_num_draft_tokens: positions verified per step")
     speculative_num_steps: int | None
     speculative_eagle_topk: int | None
-    avg_spec_accept_length: list[float] = Field(description="Per DP rank, since start (internal_states)")
+    avg_spec_accept_length: list[float] = Field(
+        description="Per DP rank, since start or the last /flush_cache (internal_states); not any one run's"
+    )
 
     @classmethod
     def from_server_info(cls, info: dict[str, Any]) -> ServerInfoSummary:
@@ -128,14 +130,39 @@ class ServerInfoSummary(BaseModel):
         )
 
 
+# Every modelled release serves /server_info and /model_info beside the deprecated /get_ names; the new names
+# come first, the old ones are the fallback for a server that has only them.
+SERVER_INFO_PATHS = ("/server_info", "/get_server_info")
+MODEL_INFO_PATHS = ("/model_info", "/get_model_info")
+# /v1/loads in every modelled release; /get_load up to 0.5.11 only.
+LOAD_PATHS = ("/v1/loads", "/get_load")
+
+
+def get_json_first(host: Host, port: int, paths: tuple[str, ...]) -> tuple[str, Any]:
+    """(path, JSON) of the first of `paths` the server has; a 404 moves on, any other error is raised."""
+    for path in paths[:-1]:
+        try:
+            return path, get_json(host, port, path)
+        except httpx.HTTPStatusError as exc:
+            if exc.response.status_code != 404:
+                raise
+    return paths[-1], get_json(host, port, paths[-1])
+
+
+def raw_server_info(host: Host, port: int) -> dict[str, Any]:
+    """/server_info, falling back to /get_server_info."""
+    _, info = get_json_first(host, port, SERVER_INFO_PATHS)
+    return info if isinstance(info, dict) else {}
+
+
+def model_info(host: Host, port: int) -> dict[str, Any]:
+    """/model_info, falling back to /get_model_info."""
+    _, info = get_json_first(host, port, MODEL_INFO_PATHS)
+    return info if isinstance(info, dict) else {}
+
+
 def server_info(host: Host, port: int) -> ServerInfoSummary:
-    """/get_server_info (older releases), falling back to /server_info (newer ones may drop the old name)."""
-    try:
-        return ServerInfoSummary.from_server_info(get_json(host, port, "/get_server_info"))
-    except httpx.HTTPStatusError as exc:
-        if exc.response.status_code != 404:
-            raise
-        return ServerInfoSummary.from_server_info(get_json(host, port, "/server_info"))
+    return ServerInfoSummary.from_server_info(raw_server_info(host, port))
 
 
 _METRIC = re.compile(r"^(sglang:[a-z_]+)(\{[^}]*\})?\s+([-+0-9.eE]+|NaN)\s*$")

@@ -10,7 +10,7 @@ from ..hosts import HostError, PortNotListening
 from ..inputs import Port
 from ..registry import tool
 from .handle import RunningServer
-from .server_http import ServerInfoSummary, get_json, get_text, health_status, parse_metrics, server_info
+from .server_http import LOAD_PATHS, ServerInfoSummary, get_json_first, get_text, health_status, parse_metrics, raw_server_info
 
 
 class StatusArgs(BaseModel):
@@ -28,11 +28,13 @@ class ServerStatus(BaseModel):
     health_status: int | None = Field(description="/health's status code; None when nothing answered")
     process_running: bool | None = Field(description="With a handle: whether its process is alive")
     info: ServerInfoSummary | None
-    accept_length: float | None = Field(description="Average speculative accept length since start (DP rank 0)")
+    accept_length: float | None = Field(
+        description="The server's average speculative accept length since start or its last /flush_cache (DP rank 0)"
+    )
     running_requests: int | None
     queued_requests: int | None
     gen_throughput_tok_s: float | None = Field(description="Last decode throughput the server logged (/metrics or server info)")
-    source: str = Field(description="Where the load figures came from: get_load, metrics or none")
+    source: str = Field(description="Where the load figures came from: v1/loads, get_load, metrics or none")
 
 
 @tool("server_status", mutates=False)
@@ -46,20 +48,34 @@ def server_status(ctx: ToolContext, args: StatusArgs) -> ServerStatus:
         return ServerStatus(port=port, up=False, health_status=None, process_running=running, info=None,
                             accept_length=None, running_requests=None, queued_requests=None,
                             gen_throughput_tok_s=None, source="none")
-    info = _quietly(lambda: server_info(host, port))
+    raw_info = _quietly(lambda: raw_server_info(host, port))
+    info = ServerInfoSummary.from_server_info(raw_info) if isinstance(raw_info, dict) and raw_info else None
     accept = info.avg_spec_accept_length[0] if info and info.avg_spec_accept_length else None
     throughput = None
-    raw_info = _quietly(lambda: get_json(host, port, "/get_server_info"))
     if isinstance(raw_info, dict):
         states = [s for s in raw_info.get("internal_states") or [] if isinstance(s, dict)]
         if states and states[0].get("last_gen_throughput") is not None:
             throughput = float(states[0]["last_gen_throughput"])
     running_reqs = queued = None
     source = "none"
-    load = _quietly(lambda: get_json(host, port, "/get_load"))
-    if isinstance(load, list) and load:
-        running_reqs = sum(int(r.get("num_reqs", 0)) for r in load if isinstance(r, dict))
-        queued = sum(int(r.get("num_waiting_reqs", 0)) for r in load if isinstance(r, dict))
+    # /v1/loads (every modelled release), else /get_load (gone in 0.5.23), else the Prometheus gauges.
+    found = _quietly(lambda: get_json_first(host, port, LOAD_PATHS))
+    path, load = found if found is not None else (None, None)
+    ranks = load.get("loads") if path == "/v1/loads" and isinstance(load, dict) else load if path == "/get_load" else None
+    ranks = [r for r in ranks if isinstance(r, dict)] if isinstance(ranks, list) else []
+    if path == "/v1/loads" and ranks:
+        running_reqs = sum(int(r.get("num_running_reqs", 0)) for r in ranks)
+        queued = sum(int(r.get("num_waiting_reqs", 0)) for r in ranks)
+        spec = ranks[0].get("speculative")
+        if accept is None and isinstance(spec, dict) and spec.get("accept_length") is not None:
+            accept = float(spec["accept_length"])
+        if throughput is None and any(r.get("gen_throughput") is not None for r in ranks):
+            throughput = sum(float(r.get("gen_throughput") or 0.0) for r in ranks)
+        source = "v1/loads"
+    elif path == "/get_load" and ranks:
+        # num_reqs counts running and waiting requests together (SGLang's GetLoadReqOutput).
+        queued = sum(int(r.get("num_waiting_reqs", 0)) for r in ranks)
+        running_reqs = sum(int(r.get("num_reqs", 0)) for r in ranks) - queued
         source = "get_load"
     else:
         metrics = _quietly(lambda: parse_metrics(get_text(host, port, "/metrics")))
