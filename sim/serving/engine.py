@@ -42,6 +42,7 @@ class GenerationRequest:
     finish_reason: str | None = None
     aborted: bool = False
     prefill_done_at: float = 0.0
+    log_metrics: bool = True  # False for /health_generate's probe, which SGLang keeps out of its counters
     correct_drafts_histogram: list[int] = field(default_factory=list)
     _update: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -118,6 +119,8 @@ class EngineStats:
         return self.spec_total_accept_tokens / self.spec_total_forward_ct if self.spec_total_forward_ct else None
 
     def count_finished(self, request: GenerationRequest) -> None:
+        if not request.log_metrics:
+            return
         self.generation_tokens_total += request.generated
         self.spec_verify_calls_total += request.verify_ct
 
@@ -241,6 +244,12 @@ class Engine:
         if ready:
             for r in ready:
                 self.prefilling.remove(r)
+                if r.limit <= 0:  # max_new_tokens 0: done at prefill, no decode (so no verify) step
+                    r.finish_reason, r.finished_at = "length", time.monotonic()
+                    self.stats.finished_total += 1
+                    self.stats.count_finished(r)
+                    r._notify()
+            ready = [r for r in ready if not r.finished]
             self.running.extend(ready)
             if self._on_running is not None:
                 self._on_running(len(self.running))

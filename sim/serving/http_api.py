@@ -233,6 +233,7 @@ class Api:
         if not self.s.ready:
             return web.Response(status=503)
         r = self._new_request("health", 1, {"max_new_tokens": 1, "ignore_eos": True, "temperature": 0}, None)
+        r.log_metrics = False
         await self._run_to_end(r)
         return web.Response(status=200)
 
