@@ -158,6 +158,7 @@ def bench_serving_argv(module: str, args: BenchmarkArgs, concurrency: int, outpu
         "--request-rate", "inf",
         "--warmup-requests", str(args.warmup_requests),
         "--seed", str(args.seed),
+        "--tokenize-prompt",  # token ids, not their text: exact input lengths, as our own client sends
         "--output-file", output_file,
     ]
     if args.flush_cache:
@@ -277,8 +278,8 @@ def run_bench_serving(ctx: ToolContext, args: BenchmarkArgs) -> BenchmarkResult:
         method=(
             f"SGLang's {module} (the module of the installed release"
             f"{f', {release.version}' if release is not None else ''}) on the host, one run per level "
-            f"(--dataset-name {DATASET}, --max-concurrency C, --request-rate inf, --num-prompts per level, "
-            "--random-range-ratio 1.0); figures as it reports them: output_throughput = output tokens / duration, "
+            f"(--dataset-name {DATASET} --tokenize-prompt, --max-concurrency C, --request-rate inf, --num-prompts "
+            "per level, --random-range-ratio 1.0); figures as it reports them: output_throughput = output tokens / duration, "
             "concurrency = sum of latencies / duration, ITL per token (native backend), percentiles it reports (p90 "
             "and p95 of every latency from 0.5.23), no per-chunk gaps; failures = prompts sent - completed. Accept "
             "length per level: the difference of the Prometheus counters sglang:generation_tokens_total / "
