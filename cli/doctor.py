@@ -17,11 +17,8 @@ from specops.tools.errors import ToolError
 from specops.tools.facts import HostFacts, gather_host_facts
 from specops.tools.hosts import HostError, open_host
 from specops.tools.parsers.df import PSEUDO_FSTYPES
-from specops.tools.parsers.versions import version_tuple
+from specops.sglang_releases.facts import algorithm_history, first_release_with
 
-# First SGLang with --speculative-algorithm DFLASH (a 0.5.10 main build ran it on the seed host;
-# sim/serving/versions.py tells the story).
-DFLASH_MIN_SGLANG = (0, 5, 10)
 # A mount this full leaves no room for a model download.
 NEARLY_FULL_PERCENT = 90
 
@@ -38,9 +35,9 @@ def find_problems(facts: HostFacts) -> list[Problem]:
                                 remedy="use a GPU host, or check the driver with nvidia-smi"))
     if facts.sglang_version is None:
         problems.append(Problem(what="SGLang is not installed for python3",
-                                remedy="pip install 'sglang[all]' (0.5.10 or newer for DFlash)"))
-    elif version_tuple(facts.sglang_version) < DFLASH_MIN_SGLANG:
-        need = ".".join(map(str, DFLASH_MIN_SGLANG))
+                                remedy=f"pip install 'sglang[all]' ({first_release_with('DFLASH')} or newer for DFlash)"))
+    elif facts.speculative is not None and not facts.speculative.dflash:
+        need = first_release_with("DFLASH")
         problems.append(Problem(what=f"SGLang {facts.sglang_version} is too old for DFlash (needs {need} or newer)",
                                 remedy=f"upgrade SGLang to {need} or newer; until then only autoregressive serving works"))
     by_name = {c.name: c for c in facts.clis}
@@ -61,6 +58,24 @@ def find_problems(facts: HostFacts) -> list[Problem]:
     return problems
 
 
+def minimum_versions() -> str:
+    """Each --speculative-algorithm with the first SGLang release that takes it (from the release wheels)."""
+    history = algorithm_history()
+    oldest = history["scanned"][0]
+    return ", ".join(
+        f"{name} since {since}{' or earlier' if since == oldest else ''}" for name, since in history["first_release_with"].items()
+    )
+
+
+def _speculative_row(facts: HostFacts) -> str:
+    support = facts.speculative
+    if support is None:
+        return "-"
+    dp = {"refused": "DFlash not with DP attention", "needs_dp_lm_head": "DFlash with DP attention needs the DP LM head",
+          "allowed": "DFlash with DP attention", "not_offered": "no DFlash"}[support.dflash_with_dp_attention]
+    return f"{', '.join(support.algorithms)} ({dp}); first releases: {minimum_versions()}"
+
+
 def _facts_table(facts: HostFacts) -> Table:
     table = Table(title=f"{facts.host}", show_header=False)
     table.add_column("fact", style="bold")
@@ -76,6 +91,7 @@ def _facts_table(facts: HostFacts) -> Table:
         ("memory", f"{facts.memory.total} ({facts.memory.available} available)" if facts.memory else "?"),
         ("python", facts.python_version or "none"),
         ("sglang", facts.sglang_version or "not installed"),
+        ("speculative", _speculative_row(facts)),
         ("huggingface_hub", facts.huggingface_hub_version or "not installed"),
     ]
     rows += [(cli.name, ("ok " if cli.works else "BROKEN ") + cli.detail) for cli in facts.clis]

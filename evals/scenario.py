@@ -89,6 +89,15 @@ class Expectation(BaseModel):
     throughput_tolerance: float = Field(default=0.20, gt=0, description="numbers_match_truth: relative")
     acceptance_tolerance: float = Field(default=0.15, gt=0, description="numbers_match_truth: absolute")
     measures: bool | None = Field(default=None, description="numbers_match_truth: benchmarks must (True) exist")
+    benchmarked: list[str] = Field(
+        default_factory=list,
+        description="outcome: globs of configuration names (the report's benchmark rows) that must have been measured, "
+        "e.g. 'tp8-ep8-dp8-dpattn+dflash' where DFlash must run on DP attention",
+    )
+    not_launched: list[str] = Field(
+        default_factory=list,
+        description="outcome: words that no launch_server call's argv may contain (e.g. '--speculative-algorithm')",
+    )
 
 
 class Scenario(BaseModel):

@@ -36,6 +36,7 @@ class LaunchFlag(BaseModel):
     required: bool = False
     deprecated: bool = False
     action: str | None = Field(default=None, description="a custom argparse action class, by name")
+    replacement: str | None = Field(default=None, description="what a deprecated flag's warning says to use instead")
 
 
 class LaunchRule(BaseModel):
@@ -133,7 +134,11 @@ def version_tuple(version: str) -> Version:
 @functools.cache
 def modelled_versions() -> tuple[str, ...]:
     """The releases with a facts file, oldest first."""
-    names = [p.name[: -len(".json")] for p in resources.files(__package__).joinpath("data").iterdir() if p.name.endswith(".json")]
+    names = [
+        p.name[: -len(".json")]
+        for p in resources.files(__package__).joinpath("data").iterdir()
+        if p.name.endswith(".json") and p.name[0].isdigit()
+    ]
     return tuple(sorted(names, key=version_tuple))
 
 
@@ -154,9 +159,21 @@ def for_version(version: str) -> ReleaseFacts:
     return load(candidates[-1] if candidates else modelled_versions()[0])
 
 
+@functools.cache
+def algorithm_history() -> dict[str, Any]:
+    """`data/algorithm_history.json`: the releases scanned and the first of them taking each algorithm."""
+    import json
+
+    text = resources.files(__package__).joinpath("data", "algorithm_history.json").read_text(encoding="utf-8")
+    return json.loads(text)  # type: ignore[no-any-return]
+
+
 def first_release_with(algorithm: str) -> str | None:
-    """The oldest modelled release whose --speculative-algorithm takes `algorithm`."""
-    return next((v for v in modelled_versions() if load(v).offers(algorithm)), None)
+    """The first release that takes `--speculative-algorithm algorithm` (DFLASH: 0.5.11), None if none scanned does.
+
+    The scan starts at 0.5.10; an algorithm already there may be older (see `algorithm_history()["scanned"]`).
+    """
+    return algorithm_history()["first_release_with"].get(algorithm.upper())  # type: ignore[no-any-return]
 
 
 LATEST = "0.5.23"

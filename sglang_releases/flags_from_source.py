@@ -39,7 +39,7 @@ def from_add_argument(call: ast.Call, evaluate: StaticEval) -> LaunchFlag | None
     keywords = {k.arg: k.value for k in call.keywords if k.arg}
     values: dict[str, Any] = {}
     dynamic_choices = False
-    for key in ("default", "choices", "nargs", "required", "dest", "const"):
+    for key in ("default", "choices", "nargs", "required", "dest", "const", "new_flag"):
         if key in keywords:
             try:
                 values[key] = evaluate(keywords[key])
@@ -68,6 +68,7 @@ def from_add_argument(call: ast.Call, evaluate: StaticEval) -> LaunchFlag | None
         required=bool(values.get("required", False)),
         deprecated="deprecated" in (help_text + (custom or "")).lower(),
         action=custom,
+        replacement=values.get("new_flag"),
     )
 
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, Union, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
+
+from ..sglang_releases.facts import modelled_versions
 
 from .fault_names import FaultName
 
@@ -122,10 +124,19 @@ class SshDrop(_Fault):
 
 
 class OldSglang(_Fault):
-    """The host has an SGLang older than DFlash support. Read by the host tree builder."""
+    """The host has an older SGLang release than its profile (by default 0.5.10.post1, the last without
+    DFLASH). Read by the host tree builder."""
 
     name: Literal[FaultName.OLD_SGLANG] = FaultName.OLD_SGLANG
-    version: str = "0.5.2"
+    version: str = "0.5.10.post1"
+
+    @field_validator("version")
+    @classmethod
+    def _modelled(cls, version: str) -> str:
+        # The simulator behaves as a release it has the facts of (sglang_releases/data), never as a guess.
+        if version not in modelled_versions():
+            raise ValueError(f"SGLang {version} is not modelled; the simulated releases are {', '.join(modelled_versions())}")
+        return version
 
 
 Fault = Annotated[

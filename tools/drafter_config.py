@@ -5,7 +5,9 @@ path) or from the Hub the host uses (a repo id; only config.json is fetched,
 here, never the weights), and checks them the way SGLang's DFlash worker will
 at load time (reference: shared/reference/sglang-dflash.md):
 
-- `architectures` must contain DFlashDraftModel;
+- `architectures` must name a DFlash-family drafter SGLang serves under DFLASH
+  (DFlashDraftModel from 0.5.11; 0.5.23 adds DFlash2DraftModel and others, read from
+  its wheel's `srt/models/dflash.py`);
 - `block_size` and `target_layer_ids`, `mask_token`, `mask_token_id` may sit at
   the top level or in `dflash_config`; dflash_config wins;
 - every target layer id must be a layer the target has (`num_hidden_layers`,
@@ -35,6 +37,7 @@ from huggingface_hub.errors import (
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 from tenacity import retry, retry_if_exception, stop_after_attempt, wait_exponential
 
+from ..sglang_releases.facts import load, modelled_versions
 from .context import ToolContext
 from .disk import human_bytes, storage_scale, stored_files
 from .errors import ToolError
@@ -44,6 +47,16 @@ from .inputs import HostPath, RepoId, Revision
 from .registry import tool
 
 DFLASH_ARCHITECTURE = "DFlashDraftModel"
+
+
+def dflash_family() -> dict[str, str]:
+    """Each DFlash-family drafter architecture with the first modelled SGLang release that serves it."""
+    first: dict[str, str] = {}
+    for version in modelled_versions():
+        for name in load(version).dflash_architectures:
+            first.setdefault(name, version)
+    return first
+
 SGLANG_DEFAULT_BLOCK_SIZE = 16
 DEFAULT_MASK_TOKEN = "<|MASK|>"
 _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".gguf")
@@ -243,11 +256,13 @@ def read_drafter_config(ctx: ToolContext, args: ReadDrafterConfigArgs) -> Drafte
     endpoint = host_hub_endpoint(ctx.host)
     config, weights = _read(ctx, args.drafter, endpoint)
     drafter = _facts(args.drafter.label(), config, weights)
-    if DFLASH_ARCHITECTURE not in drafter.architectures:
+    family = dflash_family()
+    served = [a for a in drafter.architectures if a in family]
+    if not served:
         raise NotADrafter(
             f"{drafter.source} is not a DFlash drafter: its architectures are {drafter.architectures or 'not given'}, "
-            f"not {DFLASH_ARCHITECTURE}. SGLang with --speculative-algorithm DFLASH would fail to load it as the draft model",
-            remedy="pass a DFlash drafter repo (config.json architectures: [\"DFlashDraftModel\"]); "
+            f"none of {', '.join(family)}. SGLang with --speculative-algorithm DFLASH would fail to load it as the draft model",
+            remedy="pass a DFlash drafter repo (config.json architectures such as [\"DFlashDraftModel\"]); "
             "if this is the target model, pass it as the target",
             details={"source": drafter.source, "architectures": drafter.architectures, "model_type": drafter.model_type},
         )
@@ -257,6 +272,9 @@ def read_drafter_config(ctx: ToolContext, args: ReadDrafterConfigArgs) -> Drafte
     mask_token, _ = _dflash_value(config, "mask_token")
     mask_id, _ = _dflash_value(config, "mask_token_id")
     notes: list[str] = []
+    if served[0] != DFLASH_ARCHITECTURE:
+        notes.append(f"{served[0]} is served under DFLASH from SGLang {family[served[0]]} (older releases serve only "
+                     f"{DFLASH_ARCHITECTURE}): check the host's SGLang version")
     if block is None:
         notes.append(f"no block_size in the config: SGLang warns and uses {SGLANG_DEFAULT_BLOCK_SIZE} "
                      "unless --speculative-num-draft-tokens is given")

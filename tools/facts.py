@@ -31,6 +31,7 @@ from .parsers.ps import PS_ARGS, parse_ps
 from .parsers.versions import first_version, strip_ansi
 from .probing import probe, sections
 from .registry import tool
+from .speculative_support import SpeculativeSupport, speculative_support
 
 MIB = 1024**2
 
@@ -242,6 +243,9 @@ class HostFacts(BaseModel):
     memory: MemoryFacts | None
     python_version: str | None
     sglang_version: str | None = Field(description="None: SGLang is not installed for the host's python3")
+    speculative: SpeculativeSupport | None = Field(
+        default=None, description="What that SGLang allows for speculative decoding (None: no SGLang)"
+    )
     huggingface_hub_version: str | None = Field(description="The huggingface_hub python3 imports; None: not installed")
     clis: list[CliFacts]
     serving: list[ServingProcess]
@@ -499,6 +503,7 @@ def gather_host_facts(host: Host) -> HostFacts:
         memory=memory,
         python_version=python_version,
         sglang_version=versions.get("sglang"),
+        speculative=_support(versions.get("sglang")),
         huggingface_hub_version=versions.get("huggingface_hub"),
         clis=clis,
         serving=serving,
@@ -508,9 +513,19 @@ def gather_host_facts(host: Host) -> HostFacts:
     )
 
 
+def _support(version: str | None) -> SpeculativeSupport | None:
+    if not version:
+        return None
+    try:
+        return speculative_support(version)
+    except ValueError:  # not a release number (a source build's odd version): nothing known
+        return None
+
+
 @tool("host_facts", mutates=False)
 def host_facts(ctx: ToolContext, args: HostFactsArgs) -> HostFacts:
     """What the host has and runs: GPUs (model, count, memory, driver, CUDA, NVLink or PCIe links), CPU, memory,
-    OS, Python, SGLang and huggingface_hub versions, which Hugging Face CLIs work, SGLang servers already running
+    OS, Python, SGLang and huggingface_hub versions, what that SGLang allows for speculative decoding (algorithms,
+    DFLASH and its layouts), which Hugging Face CLIs work, SGLang servers already running
     (ports, models, GPU memory held), other processes holding GPU memory, and the mounts with free bytes."""
     return gather_host_facts(ctx.host)

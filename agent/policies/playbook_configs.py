@@ -6,8 +6,9 @@ expert parallel over all GPUs and over half of them (on PCIe-only hosts EP
 keeps MoE traffic off the slow all-reduce, as the seed found), and EP with DP
 attention (no attention all-reduce: slower per token at low load, often the
 best peak, so the baseline DFlash must beat at high load); and pipeline
-parallel, which needs no all-reduce at all. DFlash runs only where SGLang
-allows it (pp = 1, no DP attention), on the best autoregressive layouts, with
+parallel, which needs no all-reduce at all. DFlash runs only where the host's
+SGLang allows it (pp = 1; DP attention as host_facts' `speculative.dflash_with_dp_attention`
+says: refused on 0.5.11, with the DP LM head on 0.5.23), on the best autoregressive layouts, with
 max_running_requests and the CUDA-graph batch raised to the top benchmark level
 (SGLang's DFlash default of 48 running requests would cap the sweep).
 """
@@ -34,9 +35,11 @@ class Candidate:
     def name(self) -> str:
         return base_name(ServerConfig.model_validate(self.config))
 
-    @property
-    def dflash_allowed(self) -> bool:
-        return self.config.get("pp", 1) == 1 and not self.config.get("enable_dp_attention", False)
+    def dflash_allowed(self, dp_attention: str) -> bool:
+        """Whether SGLang serves DFLASH on this layout; `dp_attention` is host_facts' rule for DP attention."""
+        if self.config.get("pp", 1) != 1:
+            return False
+        return not self.config.get("enable_dp_attention", False) or dp_attention in ("needs_dp_lm_head", "allowed")
 
     def with_(self, **changes: Any) -> Candidate:
         return Candidate({**self.config, **changes})
@@ -58,14 +61,21 @@ def autoregressive_candidates(model_path: str, gpu_count: int, *, moe: bool, int
 
 
 def dflash_candidates(
-    ranked: list[Candidate], drafter_path: str, block_size: int, top_level: int, layouts: int = DFLASH_LAYOUTS
+    ranked: list[Candidate],
+    drafter_path: str,
+    block_size: int,
+    top_level: int,
+    layouts: int = DFLASH_LAYOUTS,
+    dp_attention: str = "refused",
 ) -> list[Candidate]:
-    """DFlash on the `layouts` best allowed layouts (best first), CUDA graphs on."""
-    allowed = [c for c in ranked if c.dflash_allowed][:layouts]
+    """DFlash on the `layouts` best allowed layouts (best first), CUDA graphs on; the DP LM head where
+    the host's SGLang needs it for DP attention."""
+    allowed = [c for c in ranked if c.dflash_allowed(dp_attention)][:layouts]
     return [
         c.with_(
             speculative_algorithm="DFLASH", drafter_path=drafter_path, block_size=block_size,
             max_running_requests=top_level, cuda_graph_max_bs=top_level, cuda_graphs=True,
+            **({"enable_dp_lm_head": True} if c.config.get("enable_dp_attention") and dp_attention == "needs_dp_lm_head" else {}),
         )
         for c in allowed
     ]

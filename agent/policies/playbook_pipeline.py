@@ -131,7 +131,7 @@ class Pipeline:
         p.add("download", f"Download {repo} (detached)")
         if self._benchmarking:
             p.add("baseline", "Benchmark the autoregressive configurations while the drafter downloads")
-        p.add("dflash", "Launch DFlash on the layouts SGLang allows (no PP, no DP attention), block size from the config")
+        p.add("dflash", "Launch DFlash on the layouts the host's SGLang allows (no PP; DP attention as it says), block size from the config")
         p.add("acceptance", "Measure acceptance length on the first DFlash server (per category, both means)")
         if self._benchmarking:
             p.add("dflash_bench", "Benchmark DFlash at the same levels; CUDA graphs off if graphs-on loses at high load")
@@ -173,8 +173,9 @@ class Pipeline:
         # As launched (what recovery changed, e.g. mem_fraction_static, carries over), best peak first.
         launched = [self.ar_candidates.get(c.name, c) for c in ar_candidates]
         ranked = sorted(launched, key=lambda c: -max(self.ar.get(c.name, {0: 0.0}).values()))
+        dp_attention = (facts.get("speculative") or {}).get("dflash_with_dp_attention", "refused")
         yield from self._dflash(dflash_candidates(ranked, path, config["block_size"], max(self.levels),
-                                                  layouts=self.settings.dflash_layouts))
+                                                  layouts=self.settings.dflash_layouts, dp_attention=dp_attention))
         if self._benchmarking:
             self.plan.start("compare")
             self.plan.complete("compare")

@@ -3,11 +3,14 @@
 Findings are read from the report's comparison (built from the measurements):
 dflash_wins_low_load (speculative wins at the lowest level), dflash_loses_peak
 (autoregressive has the higher peak), crossover_stated (the crossover is between
-two measured levels, and the policy's recommendation or summary says so).
+two measured levels, and the policy's recommendation or summary says so). A
+scenario may also name configurations that must have been benchmarked, and words
+no launch may carry (nothing speculative launched on an SGLang without DFLASH).
 """
 
 from __future__ import annotations
 
+import fnmatch
 from dataclasses import dataclass
 
 from ..evidence import RunEvidence
@@ -47,6 +50,19 @@ class ExpectedOutcome(Grader):
         missing = [w for w in expect.explains if w.lower() not in text]
         if missing:
             return Verdict.fail(f"the final answer does not say {missing}: {text[:300]!r}")
+        measured = {row["config"] for row in (evidence.report or {}).get("benchmarks") or []}
+        for pattern in expect.benchmarked:
+            if not any(fnmatch.fnmatch(name, pattern) for name in measured):
+                return Verdict.fail(f"no benchmark of a configuration like {pattern!r}; measured {sorted(measured)}")
+        for word in expect.not_launched:
+            for step in evidence.steps_of("launch_server"):
+                # A process started: a ready server (its argv), or a launch that failed after starting (its
+                # configuration). A launch refused before anything ran (too old, a rule) started nothing.
+                if step.result is None or not (step.ok or (step.result.error and step.result.error.kind == "launch_failed")):
+                    continue
+                started = " ".join(map(str, (step.result.result or {}).get("argv") or [])) if step.ok else str(step.call.args)
+                if word in started:
+                    return Verdict.fail(f"a launch that started a process carried {word!r}: {started[:300]}")
         found = _findings(evidence)
         for name in expect.findings:
             held, why = found[name]

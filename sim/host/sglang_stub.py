@@ -1,5 +1,5 @@
 """The `sglang` package a sim host "has installed": its version, `python -m sglang.launch_server` and
-`python -m sglang.bench_serving`.
+`python -m sglang.bench_serving` (and `sglang.benchmark.serving` where the release has it).
 
 The launcher hands over to the serving simulator (specops.sim.serving.launch),
 the benchmark to specops.sim.host.bench_serving, each with the world root baked
@@ -10,6 +10,8 @@ in, so they find their world from any shell. A host whose profile has no SGLang
 from __future__ import annotations
 
 from pathlib import Path
+
+from ...sglang_releases.facts import for_version
 
 
 def _launch_server(root: Path) -> str:
@@ -49,4 +51,11 @@ def write_sglang_stub(site_dir: Path, root: Path, version: str) -> Path:
     (package / "__init__.py").write_text("from sglang.version import __version__\n\n__all__ = [\"__version__\"]\n")
     (package / "launch_server.py").write_text(_launch_server(root))
     (package / "bench_serving.py").write_text(_bench_serving(root))
+    # 0.5.23 moved the benchmark to sglang.benchmark.serving (sglang.bench_serving stays as a shim).
+    module = for_version(version).bench_serving.module
+    if module != "sglang.bench_serving":
+        folder = site_dir / Path(*module.split(".")[:-1])
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "__init__.py").touch()
+        (folder / f"{module.rsplit('.', 1)[-1]}.py").write_text(_bench_serving(root))
     return package

@@ -6,11 +6,10 @@ memory rules, takes the virtual port, loads for profile.serving.target.load_seco
 / load_time_scale with SGLang's log lines, then serves over real HTTP on a loopback
 port recorded in the port registry, until SIGTERM/SIGINT.
 
-When the HTTP port is taken matches the version: from 0.5.9 SGLang binds it before
-loading and fails at once; before, uvicorn fails to bind after loading. From then
-on the kernel queues connections on the bound socket, so a client connecting
-during loading waits; `/health` answers 503 from uvicorn's start until the warm-up
-request has run, then 200.
+The HTTP port is bound when uvicorn starts, after the model has loaded (neither
+0.5.10.post1, 0.5.11 nor 0.5.23 binds it earlier), so a taken port costs a whole
+load and then fails with uvicorn's "address already in use". `/health` answers 503
+from uvicorn's start until the warm-up request has run, then 200.
 """
 
 from __future__ import annotations
@@ -45,14 +44,7 @@ from .memory import (
 from .performance import Launch, build_performance_model
 from .server_args import ServerArgs, parse_server_args
 from .speculative import SpeculativeSettings, check_dflash_args, check_dflash_drafter
-from .versions import (
-    DECODE_LOG_ACCEPT_RATE_SINCE,
-    PORT_PREBIND_SINCE,
-    SERVER_INFO_ALIAS_SINCE,
-    SPEC_DRAFT_METRICS_SINCE,
-    at_least,
-    parse_version,
-)
+from ...sglang_releases.facts import LATEST, for_version
 
 # Fractions of the load time at which each phase begins.
 PHASE_DISTRIBUTED = 0.02
@@ -63,6 +55,7 @@ PHASE_KV = 0.86
 PHASE_GRAPHS_END = 0.97
 WARMUP_FRACTION = 0.02
 CRASH_COUNTER = "server_crash_at_start.json"
+SIMULATOR_LOG = "simulator.log"  # in the world's .sim folder
 
 
 class Launcher:
@@ -70,7 +63,7 @@ class Launcher:
         self.argv = argv
         self.world = WorldState.load(root)
         self.layout = self.world.layout
-        self.version = parse_version(self.world.sglang_version)
+        self.release = for_version(self.world.sglang_version or LATEST)
         self.log = ServerLog(stream)
         self.pid = os.getpid()
         self.port_taken = False
@@ -137,18 +130,7 @@ class Launcher:
         return max(registered, fault)
 
     def _port_in_use_error(self, port: int, host: str) -> LaunchError:
-        if at_least(self.version, PORT_PREBIND_SINCE):
-            return LaunchError(
-                f"[{self.log._stamp()}] Failed to bind HTTP port {port} on {host}: the port is already in use by another "
-                f"process. Check it with `lsof -i :{port}` or `ss -ltnp | grep :{port}`, stop that process or choose "
-                "another port with --port.\n"
-                + "Traceback (most recent call last):\n"
-                f'  File "{SGLANG_SRC}/srt/entrypoints/http_server.py", line 1791, in launch_server\n'
-                "    server_socket = _create_server_socket(server_args)\n"
-                f'  File "{SGLANG_SRC}/srt/entrypoints/http_server.py", line 1702, in _create_server_socket\n'
-                "    sock.bind((host, server_args.port))\n"
-                "OSError: [Errno 98] Address already in use"
-            )
+        """uvicorn's answer when it binds, after the load."""
         return LaunchError(f"[{self.log._stamp()}] ERROR:    [Errno 98] error while attempting to bind on address "
                            f"('{host}', {port}): address already in use")
 
@@ -171,7 +153,9 @@ class Launcher:
 
     # ------------------------------------------------------------------ the launch
     async def run(self) -> int:
-        args = parse_server_args(self.argv, self.version)
+        args = parse_server_args(self.argv, self.release)
+        for warning in args.deprecation_warnings:  # argparse's actions print these while parsing
+            self.log.warning(warning)
         self._port = args.port
         profile = self.world.profile
         gpu_mib = profile.gpus.memory_mib
@@ -192,7 +176,7 @@ class Launcher:
                     drafter = load_checkpoint(args.speculative_draft_model_path, self.layout, self.world.byte_scale, None)
                 except LaunchError:
                     drafter = None  # fails again, as SGLang would, when the draft model loads
-            spec = check_dflash_args(args, drafter)
+            spec = check_dflash_args(args, drafter, self.release)
         elif args.speculative_algorithm and args.speculative_draft_model_path and args.speculative_algorithm != "NGRAM":
             drafter = load_checkpoint(args.speculative_draft_model_path, self.layout, self.world.byte_scale, None)
         if args.chunked_prefill_size is None:
@@ -225,15 +209,6 @@ class Launcher:
         for warning in (spec.warnings if spec else []):
             log.warning(warning)
 
-        # The HTTP port: taken now (newer SGLang) or when uvicorn starts (older).
-        prebind = at_least(self.version, PORT_PREBIND_SINCE)
-        sock: socket.socket | None = None
-        if prebind:
-            if ports.read_entry(self.layout, args.port) is not None:
-                raise self._port_in_use_error(args.port, args.host)
-            sock = ports.bind_loopback()
-            self._claim_port(args, sock.getsockname()[1])
-
         # Performance and memory.
         fault_graph = self.world.fault(FaultName.CUDA_GRAPH_DRAFTER)
         graph_fault = fault_graph if isinstance(fault_graph, CudaGraphDrafter) and args.speculative_algorithm and args.cuda_graphs else None
@@ -242,8 +217,11 @@ class Launcher:
                         speculative_algorithm=args.speculative_algorithm)
         model = build_performance_model(profile.serving, launch, spec.block_size if spec else (args.speculative_num_draft_tokens or 1),
                                         collapsed=graph_fault is not None and graph_fault.mode == "collapse")
-        for warning in model.choice.warnings:
-            log.warning(warning, scheduler=True)
+        # The simulator's own notes (an uncalibrated layout) go to the world's log, never the host's:
+        # nothing of the simulator shows through the simulated host.
+        if model.choice.warnings:
+            with open(self.layout.sim_dir / SIMULATOR_LOG, "a", encoding="utf-8") as notes:
+                notes.writelines(f"{' '.join(self.argv)}: {w}\n" for w in model.choice.warnings)
 
         oom = self.world.fault(FaultName.OUT_OF_MEMORY)
         draft_layers = int(drafter.config.get("num_hidden_layers", 0)) if drafter else 0
@@ -297,7 +275,7 @@ class Launcher:
         if drafter is not None:
             await self._advance(PHASE_DRAFTER_END)
             if spec is not None:
-                check_dflash_drafter(drafter, target)
+                check_dflash_drafter(drafter, target, self.release)
             draft_mib = drafter.weight_gib * 1024 / args.tp_size
             log.scheduler(f"Load weight end. type={drafter.architecture}, dtype=torch.bfloat16, "
                           f"avail mem={free_gib - (weights_mib + draft_mib) / 1024:.2f} GB, mem usage={draft_mib / 1024:.2f} GB.")
@@ -344,20 +322,18 @@ class Launcher:
                       f"max_prefill_tokens=16384, max_running_requests={max_running}, context_len={context_length}, "
                       f"available_gpu_mem={plan.avail_gib(held):.2f} GB")
 
-        # Serving.
-        if not prebind:
-            if ports.read_entry(self.layout, args.port) is not None:
-                raise self._port_in_use_error(args.port, args.host)
-            sock = ports.bind_loopback()
-            self._claim_port(args, sock.getsockname()[1])
-        assert sock is not None
+        # Serving: uvicorn binds the HTTP port only now.
+        if ports.read_entry(self.layout, args.port) is not None:
+            raise self._port_in_use_error(args.port, args.host)
+        sock = ports.bind_loopback()
+        self._claim_port(args, sock.getsockname()[1])
         crash_fault = self.world.fault(FaultName.CRASH_UNDER_LOAD)
         engine = Engine(
             model=model, time_scale=self.world.time_scale, max_running_requests=max_running,
             max_total_tokens=plan.max_total_tokens, cuda_graph_max_bs=args.cuda_graph_max_bs,
             cuda_graphs=args.cuda_graphs, decode_log_interval=args.decode_log_interval,
             decode_log=log.scheduler, prefill_log=log.scheduler,
-            accept_rate_in_log=at_least(self.version, DECODE_LOG_ACCEPT_RATE_SINCE),
+            accept_rate_in_log="accept rate" in "".join(self.release.log_lines.decode_batch),
         )
         if isinstance(crash_fault, CrashUnderLoad) and (args.speculative_algorithm or not crash_fault.speculative_only):
             engine._on_running = lambda n: self._maybe_crash(engine, crash_fault, n, args)
@@ -370,7 +346,7 @@ class Launcher:
             version=self.world.sglang_version or "", server_args=server_args,
             speculative_algorithm=args.speculative_algorithm, random_seed=args.random_seed,
             dp_size=args.dp_size if args.enable_dp_attention else 1, enable_metrics=args.enable_metrics,
-            api_key=args.api_key,
+            release=self.release, api_key=args.api_key,
             incremental_streaming_output=args.incremental_streaming_output,
             extra_info={"derived": {"max_total_num_tokens": plan.max_total_tokens},
                         "memory_usage": {"weight": round(plan.weights_mib / 1024, 2), "kvcache": round(plan.kv_mib / 1024, 2),

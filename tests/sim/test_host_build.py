@@ -86,13 +86,13 @@ def test_hf_cache_is_seen_by_the_real_huggingface_hub(seed, fixtures):
 
 
 def test_faults_the_builder_applies(tmp_path, fixtures):
-    faults = [FullDisk(mount_point="/", free_gib=3.0), OldSglang(version="0.5.2"), PortInUse(port=30000),
+    faults = [FullDisk(mount_point="/", free_gib=3.0), OldSglang(version="0.5.10.post1"), PortInUse(port=30000),
               OutOfMemory(foreign_mib_per_gpu=40000)]
     world = build_host(tmp_path / "host", load_profile("h200x8-nvlink"), faults=faults, hub_url=NO_HUB,
                        fixtures=fixtures)
     df = sh(world, "df", "-B1", "--output=size,used,avail", "/").stdout.splitlines()[1].split()
     assert int(df[2]) == 3 * 1024**3 and int(df[0]) - int(df[1]) == 3 * 1024**3
-    assert sh(world, "python", "-c", "import sglang; print(sglang.__version__)").stdout == "0.5.2\n"
+    assert sh(world, "python", "-c", "import sglang; print(sglang.__version__)").stdout == "0.5.10.post1\n"
     port = (Path(world.root) / ".sim/ports/30000.json").read_text()
     assert f'"pid":{os.getpid()}' in port.replace(" ", "") and '"owner":"foreign"' in port.replace(" ", "")
     apps = sh(world, "nvidia-smi", "--query-compute-apps=pid,process_name,used_gpu_memory",

@@ -224,8 +224,8 @@ def test_nproc_python_and_sglang(seed, hgx):
     for name in ("python", "python3", "python3.12"):
         assert sh(seed, name, "--version").stdout == "Python 3.12.3\n"
     version = sh(seed, "python", "-c", "import sglang; print(sglang.__version__)").stdout
-    assert version == "0.5.10\n"
-    assert sh(hgx, "python3", "-c", "import sglang; print(sglang.__version__)").stdout == "0.5.11\n"
+    assert version == "0.5.23\n"
+    assert sh(hgx, "python3", "-c", "import sglang; print(sglang.__version__)").stdout == "0.5.23\n"
 
 
 def test_huggingface_cli_by_hub_version(seed, hgx):

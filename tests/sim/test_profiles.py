@@ -3,6 +3,8 @@
 from pathlib import Path
 
 import pytest
+
+from specops.sglang_releases.facts import LATEST, for_version
 import yaml
 from pydantic import ValidationError
 
@@ -61,11 +63,19 @@ def test_seed_dflash_matches_the_seed(calibration):
 @pytest.mark.parametrize("name", builtin_profiles())
 def test_speculative_configs_obey_sglang_dflash_rules(name):
     profile = load_profile(name)
+    release = for_version(profile.software.sglang or LATEST)
     for spec in profile.serving.speculative:
         base = profile.serving.config(spec.base)
         if spec.algorithm == "DFLASH":
-            assert base.pp == 1 and not base.dp_attention, f"{spec.name}: SGLang refuses DFlash with PP or DP attention"
+            assert base.pp == 1, f"{spec.name}: SGLang refuses DFlash with PP"
+            # DP attention: refused before 0.5.23, allowed there with --enable-dp-lm-head.
+            assert not base.dp_attention or release.rule("dflash_dp_attention_needs_dp_lm_head") is not None, spec.name
         assert spec.cuda_graphs == base.cuda_graphs or not spec.cuda_graphs
+
+
+@pytest.mark.parametrize("name", ["seed-ct200", "h200x8-nvlink"])
+def test_profiles_run_the_newest_modelled_sglang(name):
+    assert load_profile(name).software.sglang == LATEST
 
 
 def test_own_profile_is_documented_as_modelled():

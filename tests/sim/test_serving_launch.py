@@ -27,13 +27,21 @@ def layout(tmp_path: Path):
 def test_dflash_refuses_pipeline_parallelism(layout) -> None:
     done = run_launch(layout, launch_args(layout, "--pp-size", "2", dflash=True))
     assert done.returncode == 1
-    assert "ValueError: DFLASH speculative decoding only supports pp_size == 1" in done.stderr
+    assert "ValueError: Currently DFLASH speculative decoding only supports pp_size == 1." in done.stderr
 
 
-def test_dflash_refuses_dp_attention(layout) -> None:
+def test_dflash_with_dp_attention_needs_the_dp_lm_head_on_0_5_23(layout) -> None:
     done = run_launch(layout, launch_args(layout, "--dp", "8", "--enable-dp-attention", dflash=True))
     assert done.returncode == 1
-    assert "ValueError: DFLASH speculative decoding does not support dp attention." in done.stderr
+    assert "ValueError: DFLASH with dp attention requires --enable-dp-lm-head." in done.stderr
+    assert "'--enable-dp-attention' is deprecated" in done.stderr  # 0.5.23 warns, and rewrites it to --attn-dp-size
+
+
+def test_dflash_refuses_dp_attention_on_0_5_11(tmp_path: Path) -> None:
+    layout = build_world(tmp_path / "host", faults=[OldSglang(version="0.5.11")])
+    done = run_launch(layout, launch_args(layout, "--dp", "8", "--enable-dp-attention", "--enable-dp-lm-head", dflash=True))
+    assert done.returncode == 1
+    assert "ValueError: Currently DFLASH speculative decoding does not support dp attention." in done.stderr
 
 
 def test_dflash_needs_a_draft_model(layout) -> None:
@@ -45,11 +53,11 @@ def test_dflash_needs_a_draft_model(layout) -> None:
 def test_unknown_flag_is_an_argparse_error(layout) -> None:
     done = run_launch(layout, launch_args(layout, "--no-such-flag"))
     assert done.returncode == 2
-    assert "launch_server.py: error: unrecognized arguments: --no-such-flag" in done.stderr
+    assert "sglang serve: error: unrecognized arguments: --no-such-flag" in done.stderr
 
 
 def test_old_sglang_has_no_dflash(tmp_path: Path) -> None:
-    layout = build_world(tmp_path / "host", faults=[OldSglang(version="0.5.2")])
+    layout = build_world(tmp_path / "host", faults=[OldSglang(version="0.5.10.post1")])
     done = run_launch(layout, launch_args(layout, dflash=True))
     assert done.returncode == 2
     assert "argument --speculative-algorithm: invalid choice: 'DFLASH' (choose from" in done.stderr
@@ -90,8 +98,9 @@ def test_port_in_use(layout) -> None:
     write_entry(layout, 30000, PortEntry(pid=os.getpid(), real_port=None, owner="squatter", command="nc -l 30000"))
     done = run_launch(layout, launch_args(layout, "--ep", "4"))
     assert done.returncode == 1
-    assert "OSError: [Errno 98] Address already in use" in done.stderr
-    assert "Load weight begin" not in done.stderr  # 0.5.10 binds the port before loading
+    # No modelled release binds the HTTP port before loading: the whole load is spent, then uvicorn fails to bind.
+    assert "error while attempting to bind on address ('127.0.0.1', 30000): address already in use" in done.stderr
+    assert done.stderr.index("Load weight end") < done.stderr.index("address already in use")
 
 
 def test_becomes_healthy_and_cleans_up(layout, tmp_path: Path) -> None:
@@ -102,7 +111,7 @@ def test_becomes_healthy_and_cleans_up(layout, tmp_path: Path) -> None:
         base = f"http://127.0.0.1:{resolve_port(layout, 30000)}"
         assert urllib.request.urlopen(f"{base}/health").status == 200
         info = json.loads(urllib.request.urlopen(f"{base}/get_server_info").read())
-        assert info["version"] == "0.5.10" and info["speculative_algorithm"] == "DFLASH"
+        assert info["version"] == "0.5.23" and info["speculative_algorithm"] == "DFLASH"
         assert info["max_running_requests"] == 48 and info["speculative_num_draft_tokens"] == 8
         assert "avg_spec_accept_length" in info["internal_states"][0]
         holding = json.loads((layout.gpu_dir / f"{proc.pid}.json").read_text())

@@ -30,7 +30,7 @@ def test_the_view_derives_what_the_typed_state_derives(built):
     view = load_state_view(built.root)
     assert view.layout == built.layout
     assert (view.time_scale, view.load_time_scale, view.byte_scale) == (built.time_scale, built.load_time_scale, built.byte_scale)
-    assert view.sglang_version == built.sglang_version == "0.5.2"  # the old_sglang fault's version
+    assert view.sglang_version == built.sglang_version == "0.5.10.post1"  # the old_sglang fault's version
     assert view.fault(FaultName.FULL_DISK).free_gib == built.fault(FaultName.FULL_DISK).free_gib
     assert view.fault(FaultName.BROKEN_CLI) is None and built.fault(FaultName.BROKEN_CLI) is None
     assert view.profile.gpus.count == built.profile.gpus.count == 8

@@ -94,10 +94,10 @@ def test_doctor_reports_facts_and_the_seed_hosts_problems(world):  # noqa: F811
 
 @pytest.mark.timeout(60)
 def test_doctor_finds_old_sglang_and_a_cli_that_prints_help():
-    with start_world(faults=[OldSglang(version="0.5.2"), BrokenCli()]) as w:
+    with start_world(faults=[OldSglang(version="0.5.10.post1"), BrokenCli()]) as w:
         result = CliRunner().invoke(_doctor_app(), [w.host_spec])
     assert result.exit_code == 1, result.output
-    assert "SGLang 0.5.2 is too old for DFlash" in result.output
+    assert "SGLang 0.5.10.post1 is too old for DFlash (needs 0.5.11 or newer)" in result.output
     assert "hf CLI does not work" in result.output and "help text" in result.output
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
+from specops.sglang_releases.facts import load
 from specops.sim.serving.server_args import help_text
 from specops.tools.sglang import (
     ServerConfig,
@@ -12,6 +13,7 @@ from specops.tools.sglang import (
     SglangRuleViolation,
     SglangTooOld,
     UnsupportedFlags,
+    check_launch,
     check_rules,
     check_supported,
     diagnose,
@@ -35,17 +37,34 @@ def test_argv_is_a_word_list_with_only_the_flags_set():
     assert not {"--pp-size", "--dp-size", "--disable-cuda-graph", "--speculative-algorithm"} & set(argv)
 
 
-def test_dflash_argv_carries_drafter_block_size_and_graph_settings():
-    argv = launch_argv(ServerConfig(**DFLASH, block_size=8, cuda_graph_max_bs=64, disable_cuda_graph_padding=True,
-                                    max_running_requests=128, mem_fraction_static=0.88))
-    i = argv.index("--speculative-algorithm")
-    assert argv[i + 1] == "DFLASH"
-    assert argv[argv.index("--speculative-draft-model-path") + 1] == "/root/models/dflash"
-    assert argv[argv.index("--speculative-num-draft-tokens") + 1] == "8"
-    assert argv[argv.index("--cuda-graph-max-bs") + 1] == "64"
-    assert "--disable-cuda-graph-padding" in argv and argv[argv.index("--mem-fraction-static") + 1] == "0.88"
-    off = launch_argv(ServerConfig(**DFLASH, cuda_graphs=False, cuda_graph_max_bs=64))
-    assert "--disable-cuda-graph" in off and "--cuda-graph-max-bs" not in off
+def test_dflash_argv_carries_drafter_block_size_and_graph_settings_in_each_releases_spelling():
+    config = ServerConfig(**DFLASH, block_size=8, cuda_graph_max_bs=64, disable_cuda_graph_padding=True,
+                          max_running_requests=128, mem_fraction_static=0.88)
+    new = launch_argv(config, flags=_caps("0.5.23").flags)
+    assert new[new.index("--speculative-algorithm") + 1] == "DFLASH"
+    assert new[new.index("--speculative-draft-model-path") + 1] == "/root/models/dflash"
+    assert new[new.index("--speculative-num-draft-tokens") + 1] == "8"
+    # 0.5.23 has only the per-phase cap; --cuda-graph-max-bs would be an "ambiguous option" there.
+    assert new[new.index("--cuda-graph-max-bs-decode") + 1] == "64" and "--cuda-graph-max-bs" not in new
+    assert "--disable-cuda-graph-padding" in new and new[new.index("--mem-fraction-static") + 1] == "0.88"
+    old = launch_argv(config, flags=_caps("0.5.11").flags)
+    assert old[old.index("--cuda-graph-max-bs") + 1] == "64" and "--cuda-graph-max-bs-decode" not in old
+    assert launch_argv(config) == new  # without a host's flags: the newest release's
+    off_new = launch_argv(ServerConfig(**DFLASH, cuda_graphs=False, cuda_graph_max_bs=64), flags=_caps("0.5.23").flags)
+    assert off_new[off_new.index("--cuda-graph-backend-decode") + 1] == "disabled" and "--disable-cuda-graph" not in off_new
+    assert not {"--cuda-graph-max-bs", "--cuda-graph-max-bs-decode"} & set(off_new)
+    off_old = launch_argv(ServerConfig(**DFLASH, cuda_graphs=False), flags=_caps("0.5.11").flags)
+    assert "--disable-cuda-graph" in off_old
+
+
+def test_dp_attention_is_spelled_as_the_release_spells_it():
+    dp = ServerConfig(model_path=KIMI, tp=8, ep=8, dp=8, enable_dp_attention=True)
+    new = launch_argv(dp, flags=_caps("0.5.23").flags)
+    assert new[new.index("--attn-dp-size") + 1] == "8" and not {"--dp-size", "--enable-dp-attention"} & set(new)
+    old = launch_argv(dp, flags=_caps("0.5.11").flags)
+    assert old[old.index("--dp-size") + 1] == "8" and "--enable-dp-attention" in old and "--attn-dp-size" not in old
+    head = launch_argv(dp.model_copy(update={"enable_dp_lm_head": True}), flags=_caps("0.5.23").flags)
+    assert "--enable-dp-lm-head" in head
 
 
 @pytest.mark.parametrize(
@@ -63,7 +82,8 @@ def test_dflash_argv_carries_drafter_block_size_and_graph_settings():
         {"model_path": KIMI, "drafter_path": "/root/models/dflash"},
         {"model_path": KIMI, "speculative_algorithm": "DFLASH"},
         {"model_path": KIMI, "speculative_algorithm": "MEDUSA", "drafter_path": "/d"},
-        {**DFLASH, "block_size": 1},
+        {**DFLASH, "block_size": 0},
+        {"model_path": KIMI, "enable_dp_lm_head": True},
         {"model_path": KIMI, "tp": 8, "ep": 3},
         {"model_path": KIMI, "unknown_flag": True},
     ],
@@ -73,33 +93,48 @@ def test_bad_configurations_are_refused_before_anything_runs(bad):
         ServerConfig(**bad)
 
 
-def test_dflash_rules_refuse_pp_and_dp_attention_with_sglangs_reason():
-    with pytest.raises(SglangRuleViolation, match="only supports pp_size == 1") as pp:
-        check_rules(ServerConfig(**{**DFLASH, "tp": 1, "ep": 1, "pp": 2}))
-    assert pp.value.details["pp"] == 2 and "tp" in pp.value.remedy
-    with pytest.raises(SglangRuleViolation, match="does not support dp attention"):
-        check_rules(ServerConfig(**DFLASH, dp=8, enable_dp_attention=True))
-    check_rules(ServerConfig(model_path=KIMI, pp=8))  # pipeline parallelism without a drafter is fine
+def test_dflash_rules_are_the_installed_releases_with_its_messages():
+    new, first = load("0.5.23"), load("0.5.11")
+    for release in (new, first):
+        with pytest.raises(SglangRuleViolation, match="only supports pp_size == 1") as pp:
+            check_rules(ServerConfig(**{**DFLASH, "tp": 1, "ep": 1, "pp": 2}), release)
+        assert pp.value.details["pp"] == 2 and "tp" in pp.value.remedy
+        assert "Currently DFLASH speculative decoding only supports pp_size == 1." in str(pp.value)
+    dp = ServerConfig(**DFLASH, dp=8, enable_dp_attention=True)
+    with pytest.raises(SglangRuleViolation, match="does not support dp attention") as refused:
+        check_rules(dp, first)  # 0.5.11 refuses DFLASH with DP attention outright
+    assert "0.5.23" in refused.value.remedy
+    with pytest.raises(SglangRuleViolation, match="requires --enable-dp-lm-head") as needs:
+        check_rules(dp, new)  # 0.5.23 allows it with the DP LM head
+    assert "enable_dp_lm_head" in needs.value.remedy
+    check_rules(dp.model_copy(update={"enable_dp_lm_head": True}), new)
+    check_rules(ServerConfig(model_path=KIMI, pp=8), new)  # pipeline parallelism without a drafter is fine
 
 
 def _caps(version: str) -> SglangCapabilities:
-    flags, algos = parse_help(help_text(tuple(int(p) for p in version.split("."))))
+    flags, algos = parse_help(help_text(load(version)))
     return SglangCapabilities(host="test", python="python3", version=version, flags=flags, speculative_algorithms=algos)
 
 
 def test_help_parsing_finds_flags_aliases_and_dflash_only_where_it_exists():
-    new, old = _caps("0.5.10"), _caps("0.5.2")
-    assert {"--model-path", "--tp-size", "--tp", "--ep-size", "--enable-dp-attention", "--cuda-graph-max-bs"} <= new.flags
-    assert "DFLASH" in new.speculative_algorithms and "DFLASH" not in old.speculative_algorithms
-    check_supported(ServerConfig(**DFLASH, block_size=8), new)
-    with pytest.raises(SglangTooOld, match=r"0\.5\.2 .*DFLASH needs SGLang >= 0\.5\.10") as too_old:
-        check_supported(ServerConfig(**DFLASH), old)
-    assert too_old.value.details["version"] == "0.5.2"
+    new, first, old = _caps("0.5.23"), _caps("0.5.11"), _caps("0.5.10.post1")
+    assert {"--model-path", "--tp-size", "--ep-size", "--enable-dp-attention", "--cuda-graph-max-bs"} <= first.flags
+    assert {"--attn-dp-size", "--enable-dp-lm-head", "--cuda-graph-max-bs-decode"} <= new.flags
+    assert "--cuda-graph-max-bs" not in new.flags
+    # 0.5.1x list the algorithms as argparse choices; 0.5.23 takes a free string, its known names come from the wheel.
+    assert first.speculative_algorithms is not None and "DFLASH" in first.speculative_algorithms
+    assert new.speculative_algorithms is None and new.offers("DFLASH") and new.offers("NEXTN")
+    assert not old.offers("DFLASH")
+    check_launch(ServerConfig(**DFLASH, block_size=8), new)
+    check_launch(ServerConfig(**DFLASH, block_size=8), first)
+    with pytest.raises(SglangTooOld, match=r"0\.5\.10\.post1 .*DFLASH needs SGLang >= 0\.5\.11") as too_old:
+        check_launch(ServerConfig(**DFLASH), old)
+    assert too_old.value.details["version"] == "0.5.10.post1" and too_old.value.details["needs"] == "0.5.11"
     check_supported(ServerConfig(model_path=KIMI, tp=8, ep=4), old)  # autoregressive needs nothing new
 
 
 def test_a_flag_missing_from_help_is_named():
-    caps = _caps("0.5.10")
+    caps = _caps("0.5.23")
     trimmed = caps.model_copy(update={"flags": caps.flags - {"--reasoning-parser"}})
     with pytest.raises(UnsupportedFlags, match="--reasoning-parser") as missing:
         check_supported(ServerConfig(model_path=KIMI, reasoning_parser="kimi_k2"), trimmed)

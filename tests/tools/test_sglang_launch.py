@@ -87,7 +87,7 @@ def test_autoregressive_ep4_is_ready_reports_its_settings_and_stops_clean(world,
     ctx = ToolContext.for_host(sim_host)
     server = _launch(world, ctx, _ep4(ctx))
     try:
-        assert server.info.version == "0.5.10" and (server.info.tp, server.info.ep) == (8, 4)
+        assert server.info.version == "0.5.23" and (server.info.tp, server.info.ep) == (8, 4)
         assert server.info.speculative_algorithm is None and server.info.cuda_graphs is True
         assert server.info.max_running_requests and server.info.max_total_num_tokens
         assert "The server is fired up and ready to roll!" in ctx.host.tail(server.log_path, 5)

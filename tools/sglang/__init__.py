@@ -25,7 +25,7 @@ from .errors import (
 )
 from .handle import RunningServer
 from .launch import LaunchArgs, launch_server, ready_timeout_for
-from .preflight import check_rules, check_supported
+from .preflight import check_launch, check_rules, check_supported
 from .server_http import ServerInfoSummary, server_url
 from .status import ServerStatus, StatusArgs, server_status
 from .stop import RestartArgs, RestartResult, StopArgs, StopResult, restart_server, stop_server
@@ -52,6 +52,7 @@ __all__ = [
     "StopIncomplete",
     "StopResult",
     "UnsupportedFlags",
+    "check_launch",
     "check_rules",
     "check_supported",
     "diagnose",

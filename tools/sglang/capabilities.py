@@ -1,7 +1,7 @@
 """What the host's SGLang can do, read from itself: its version and its `launch_server --help`.
 
 Flags and `--speculative-algorithm` choices change between releases (DFLASH
-arrived in 0.5.10/0.5.11), so a launch is checked against the installed
+arrived in 0.5.11; 0.5.23 renamed the CUDA-graph cap), so a launch is checked against the installed
 SGLang, never against assumptions. Reading --help imports SGLang (seconds on a
 real host), so the answer is cached per host and interpreter.
 """
@@ -13,6 +13,7 @@ import threading
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ...sglang_releases.facts import ReleaseFacts, for_version
 from ..errors import HostCommandFailed
 from ..hosts import Host
 from .command import LAUNCH_MODULE
@@ -46,6 +47,22 @@ class SglangCapabilities(BaseModel):
 
     def has(self, flag: str) -> bool:
         return flag in self.flags
+
+    @property
+    def release(self) -> ReleaseFacts:
+        """The modelled release this version behaves as (the newest not newer than it)."""
+        return for_version(self.version)
+
+    @property
+    def algorithms(self) -> tuple[str, ...]:
+        """--speculative-algorithm values: --help's choices where it lists them (up to 0.5.1x); 0.5.23 takes
+        a free string checked at start-up, so its own list of known algorithms is used."""
+        if self.speculative_algorithms is not None:
+            return self.speculative_algorithms
+        return (*self.release.speculative_algorithms, *self.release.speculative_algorithm_aliases)
+
+    def offers(self, algorithm: str) -> bool:
+        return algorithm.upper() in self.algorithms
 
 
 def version_tuple(version: str) -> tuple[int, ...]:

@@ -1,14 +1,34 @@
-"""A ServerConfig as the argv of `python3 -m sglang.launch_server`: a list of words, never a shell line."""
+"""A ServerConfig as the argv of `python3 -m sglang.launch_server`: a list of words, never a shell line.
+
+Releases spell some settings differently, so the words are chosen from the flags the
+installed SGLang lists in its `--help` (SglangCapabilities.flags):
+- the CUDA-graph batch cap: `--cuda-graph-max-bs` up to the 0.5.1x releases,
+  `--cuda-graph-max-bs-decode` in 0.5.23 (where the old spelling is an argparse
+  "ambiguous option" between -decode and -prefill);
+- no CUDA graphs: `--cuda-graph-backend-decode disabled --cuda-graph-backend-prefill
+  disabled` where those exist (0.5.23 deprecates `--disable-cuda-graph`);
+- DP attention: `--attn-dp-size N` where it exists (0.5.23 rewrites the deprecated
+  `--dp-size N --enable-dp-attention` to it), else `--dp-size N --enable-dp-attention`.
+Without a host's flag list, the newest modelled release's flags are used.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
+from ...sglang_releases.facts import LATEST, load
 from .config import ServerConfig
 
 LAUNCH_MODULE = "sglang.launch_server"
 
 
-def launch_flags(config: ServerConfig) -> list[str]:
+def newest_release_flags() -> frozenset[str]:
+    return frozenset(name for flag in load(LATEST).launch_flags for name in flag.names)
+
+
+def launch_flags(config: ServerConfig, flags: Collection[str] | None = None) -> list[str]:
     """The flags and values, in a stable order; defaults SGLang already has are not passed."""
+    known = frozenset(flags) if flags is not None else newest_release_flags()
     words: list[str] = ["--model-path", config.model_path, "--tp-size", str(config.tp)]
 
     def flag(name: str, value: object, *, when: bool = True) -> None:
@@ -20,11 +40,19 @@ def launch_flags(config: ServerConfig) -> list[str]:
             words.append(name)
 
     flag("--ep-size", config.ep, when=config.ep > 1)
-    flag("--dp-size", config.dp, when=config.dp > 1)
+    if config.enable_dp_attention and "--attn-dp-size" in known:
+        flag("--attn-dp-size", config.dp, when=config.dp > 1)
+    else:
+        flag("--dp-size", config.dp, when=config.dp > 1)
+        switch("--enable-dp-attention", config.enable_dp_attention)
+    switch("--enable-dp-lm-head", config.enable_dp_lm_head)
     flag("--pp-size", config.pp, when=config.pp > 1)
-    switch("--enable-dp-attention", config.enable_dp_attention)
-    switch("--disable-cuda-graph", not config.cuda_graphs)
-    flag("--cuda-graph-max-bs", config.cuda_graph_max_bs, when=config.cuda_graphs)
+    if not config.cuda_graphs and "--cuda-graph-backend-decode" in known:
+        words.extend(["--cuda-graph-backend-decode", "disabled", "--cuda-graph-backend-prefill", "disabled"])
+    else:
+        switch("--disable-cuda-graph", not config.cuda_graphs)
+    cap_flag = "--cuda-graph-max-bs" if "--cuda-graph-max-bs" in known else "--cuda-graph-max-bs-decode"
+    flag(cap_flag, config.cuda_graph_max_bs, when=config.cuda_graphs)
     switch("--disable-cuda-graph-padding", config.disable_cuda_graph_padding)
     flag("--mem-fraction-static", config.mem_fraction_static)
     flag("--max-running-requests", config.max_running_requests)
@@ -45,10 +73,10 @@ def launch_flags(config: ServerConfig) -> list[str]:
     return words
 
 
-def needed_flags(config: ServerConfig) -> list[str]:
+def needed_flags(config: ServerConfig, flags: Collection[str] | None = None) -> list[str]:
     """The flag names the configuration passes: what the installed SGLang's --help must list."""
-    return [w for w in launch_flags(config) if w.startswith("--")]
+    return [w for w in launch_flags(config, flags) if w.startswith("--")]
 
 
-def launch_argv(config: ServerConfig, *, python: str = "python3") -> list[str]:
-    return [python, "-m", LAUNCH_MODULE, *launch_flags(config)]
+def launch_argv(config: ServerConfig, *, python: str = "python3", flags: Collection[str] | None = None) -> list[str]:
+    return [python, "-m", LAUNCH_MODULE, *launch_flags(config, flags)]

@@ -65,8 +65,14 @@ class ServerConfig(BaseModel):
     dp: Size = Field(default=1, description="--dp-size: data-parallel replicas")
     pp: Size = Field(default=1, description="--pp-size: pipeline stages")
     enable_dp_attention: bool = False
+    enable_dp_lm_head: bool = Field(
+        default=False,
+        description="--enable-dp-lm-head: the LM head split over the DP-attention ranks; SGLang 0.5.23 needs it for DFLASH with DP attention",
+    )
     cuda_graphs: bool = Field(default=True, description="False passes --disable-cuda-graph")
-    cuda_graph_max_bs: Annotated[int, Field(ge=1, le=4096)] | None = None
+    cuda_graph_max_bs: Annotated[int, Field(ge=1, le=4096)] | None = Field(
+        default=None, description="CUDA-graph batch cap (--cuda-graph-max-bs, or --cuda-graph-max-bs-decode where SGLang spells it so)"
+    )
     disable_cuda_graph_padding: bool = False
     mem_fraction_static: Annotated[float, Field(gt=0, le=1)] | None = None
     max_running_requests: Annotated[int, Field(ge=1, le=65536)] | None = None
@@ -102,8 +108,8 @@ class ServerConfig(BaseModel):
                 raise ValueError(f"{', '.join(stray)} given without speculative_algorithm")
         elif algo in DRAFT_MODEL_ALGORITHMS and self.drafter_path is None:
             raise ValueError(f"{algo.value} needs drafter_path (--speculative-draft-model-path)")
-        if algo is SpeculativeAlgorithm.DFLASH and self.block_size is not None and self.block_size < 2:
-            raise ValueError("a DFLASH block size must be at least 2 (one verified position plus drafted ones)")
+        if self.enable_dp_lm_head and not self.enable_dp_attention:
+            raise ValueError("enable_dp_lm_head needs enable_dp_attention (it splits the LM head over the DP-attention ranks)")
         if self.ep > 1 and self.tp % self.ep:
             raise ValueError(f"ep ({self.ep}) must divide tp ({self.tp}): SGLang places experts over the TP ranks")
         return self

@@ -1,6 +1,9 @@
 """Why a launch failed, read from SGLang's log: the cause, the lines that show it, and a remedy.
 
-Patterns are SGLang's (and PyTorch's, NCCL's, argparse's) own messages. They
+Patterns are SGLang's (and PyTorch's, NCCL's, argparse's) own messages; those
+SGLang writes itself (the DFLASH rules, the port check, out of memory, CUDA-graph
+capture) come from the modelled releases' wheels (`specops.sglang_releases`), so a
+message a release changes is recognised in every modelled spelling. They
 are tried most specific first: a CUDA-graph capture that ran out of memory is a
 CUDA-graph failure (turning graphs off or shrinking their batch sizes fixes
 it), not a generic out-of-memory.
@@ -9,10 +12,13 @@ it), not a generic out-of-memory.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from ...sglang_releases.facts import ReleaseFacts, load, modelled_versions
 
 LaunchCause = Literal[
     "out_of_memory",
@@ -38,30 +44,46 @@ def _sig(cause: LaunchCause, pattern: str, remedy: str) -> _Signature:
     return _Signature(cause, re.compile(pattern), remedy)
 
 
+def _message_pattern(template: str) -> str:
+    """A release's message as a regex: its text literally, each `{expression}` field as anything."""
+    return ".*?".join(re.escape(part) for part in re.split(r"\{[^{}]*\}", template))
+
+
+def _release_messages(pick: Callable[[ReleaseFacts], list[str]]) -> str:
+    """One alternation of every modelled release's spelling of a message."""
+    texts = {text for version in modelled_versions() for text in pick(load(version)) if text}
+    return "|".join(sorted(_message_pattern(t) for t in texts))
+
+
+_DFLASH_RULES = _release_messages(lambda r: [rule.message for rule in r.launch_rules])
+_PORT_CHECK = _release_messages(lambda r: [(r.log_lines.port_in_use or "").split(" dist_init_port")[0]])
+_POOL_TOO_SMALL = _release_messages(lambda r: [r.log_lines.out_of_memory])
+_GRAPH_CAPTURE = _release_messages(lambda r: [r.log_lines.cuda_graph_capture_failed.split(":")[0]])
+
 SIGNATURES: tuple[_Signature, ...] = (
-    _sig("unsupported_flag", r"error: (unrecognized arguments: .*|argument --[\w-]+.*: invalid choice: .*)",
-         "the installed SGLang does not accept that flag or value: check launch_server --help on the host, "
-         "upgrade SGLang, or drop the setting"),
-    _sig("dflash_rule", r"DFLASH speculative decoding (requires|only supports|does not support).*"
-         r"|--speculative-num-draft-tokens and --speculative-dflash-block-size must match.*"
-         r"|DFLASH block size must be at least.*|--speculative-draft-window-size .* must be >=.*",
-         "change the configuration to what DFLASH allows: pp=1, no --enable-dp-attention, a draft model path, "
-         "one block size"),
+    _sig("unsupported_flag", r"error: (unrecognized arguments: .*|ambiguous option: .*|argument --[\w-]+.*: invalid choice: .*)"
+         r"|Unknown speculative algorithm name: .*",
+         "the installed SGLang does not accept that flag or value (an 'ambiguous option' is a flag this release "
+         "renamed, e.g. --cuda-graph-max-bs on 0.5.23): check launch_server --help on the host, upgrade SGLang, "
+         "or drop the setting"),
+    _sig("dflash_rule", _DFLASH_RULES,
+         "change the configuration to what DFLASH allows on this SGLang (the quoted line says which rule): pp=1, "
+         "a draft model path, one block size; DP attention only on 0.5.23 and with enable_dp_lm_head"),
     _sig("bad_drafter", r"DFLASH requires a DFlash draft model.*|DFLASH target_layer_ids must be.*"
          r"|implements neither set_dspark_layers_to_capture nor set_dflash_layers_to_capture.*"
          r"|'PretrainedConfig' object has no attribute 'num_hidden_layers'",
-         "the drafter does not fit this target: check its config.json (architectures DFlashDraftModel, "
+         "the drafter does not fit this target: check its config.json (a DFlash architecture this SGLang serves, "
          "num_hidden_layers, target_layer_ids within the target's layers) or download the right drafter"),
     _sig("model_not_found", r"OSError: .* (is not a local folder and is not a valid model identifier|"
          r"does not appear to have a file named config\.json).*",
          "the model or drafter path does not hold a model: download it there first, or fix the path"),
-    _sig("port_in_use", r".*(Address already in use|address already in use|Failed to bind HTTP port).*",
-         "another process holds the port: choose another port, or stop that process if it is yours"),
-    _sig("cuda_graph_failure", r".*(Capture cuda graph failed|CUDA graph capture failed|cuda_graph_runner).*",
-         "relaunch with cuda_graphs off (--disable-cuda-graph; slower), or a smaller cuda_graph_max_bs, "
+    _sig("port_in_use", r".*(Address already in use|address already in use|Failed to bind HTTP port|" + _PORT_CHECK + r").*",
+         "another process holds the port (SGLang binds the HTTP port only after loading, and checks the ports "
+         "it derives from it first with DP attention): choose another port, or stop that process if it is yours"),
+    _sig("cuda_graph_failure", r".*(" + _GRAPH_CAPTURE + r"|CUDA graph capture failed|cuda_graph_runner).*",
+         "relaunch with cuda_graphs off (slower), or a smaller cuda_graph_max_bs, "
          "or a lower mem_fraction_static so the graphs have room"),
-    _sig("out_of_memory", r".*(Not enough memory\. Please try to increase --mem-fraction-static|"
-         r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory).*",
+    _sig("out_of_memory", r".*(" + _POOL_TOO_SMALL + r"|CUDA out of memory|OutOfMemoryError|CUDA error: out of memory).*",
          "see details.memory for which: the static pool is too small (raise mem_fraction_static, lower "
          "context_length, max_running_requests or cuda_graph_max_bs) or the weights do not fit (more GPUs per "
          "replica: larger tp or pp, or free the GPU memory other processes hold)"),

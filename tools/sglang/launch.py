@@ -19,7 +19,7 @@ from .command import launch_argv
 from .config import ServerConfig
 from .errors import LaunchFailed
 from .handle import RunningServer, write_record
-from .preflight import check_rules, check_supported
+from .preflight import check_launch
 from .readiness import Outcome, wait_until_ready
 from .server_http import server_info
 
@@ -48,19 +48,19 @@ class LaunchArgs(BaseModel):
 def launch_server(ctx: ToolContext, args: LaunchArgs) -> RunningServer:
     """Launch SGLang detached with the given configuration and wait until it is ready.
 
-    Refused before anything starts when SGLang would refuse it (DFLASH with pp>1 or DP attention) or the
-    installed SGLang lacks a flag or DFLASH. Ready means both the log's "fired up" line and /health 200.
+    Refused before anything starts when the installed SGLang would refuse it (DFLASH with pp>1; DFLASH with
+    DP attention before 0.5.23, or on 0.5.23 without enable_dp_lm_head) or lacks a flag or DFLASH (0.5.11+). Ready means both the log's "fired up" line and /health 200.
     On failure raises launch_failed with `cause` (out_of_memory, port_in_use, dflash_rule,
     cuda_graph_failure, bad_drafter, model_not_found, crash, timeout, unsupported_flag), the log lines
     that show it, the log tail and a remedy; a failed server is not left running.
     """
     config = args.config
-    check_rules(config)
-    check_supported(config, read_capabilities(ctx.host, python=args.python))
+    caps = read_capabilities(ctx.host, python=args.python)
+    check_launch(config, caps)
     log_dir = ctx.writable(args.log_dir)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
     log_path = posixpath.join(log_dir, f"sglang-{config.port}-{stamp}.log")
-    argv = launch_argv(config, python=args.python)
+    argv = launch_argv(config, python=args.python, flags=caps.flags)
     try:
         proc = ctx.host.start_detached(argv, log_path=log_path)
     except ConnectionDropped as exc:

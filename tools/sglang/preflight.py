@@ -1,56 +1,78 @@
-"""Checks before a launch: SGLang's own start-up rules, and the installed SGLang's flags.
+"""Checks before a launch: the installed SGLang's flags and algorithms, then its start-up rules.
 
 Both run before anything starts on the host, so a configuration SGLang would
 refuse costs no model load (minutes on a real host) and leaves nothing behind.
+The rules and their messages are the installed release's own (read from its wheel,
+`specops.sglang_releases`): 0.5.11 refuses DFLASH with DP attention; 0.5.23 allows it
+when the DP LM head is on.
 """
 
 from __future__ import annotations
 
+from ...sglang_releases.facts import ReleaseFacts, first_release_with
 from .capabilities import SglangCapabilities
 from .command import needed_flags
 from .config import ServerConfig, SpeculativeAlgorithm
 from .errors import SglangRuleViolation, SglangTooOld, UnsupportedFlags
 
-# The first SGLang that accepts --speculative-algorithm DFLASH (PR sgl-project/sglang#22077,
-# merged right after the v0.5.10 tag; builds of main that week report 0.5.10).
-DFLASH_MIN_VERSION = "0.5.10"
+
+def check_launch(config: ServerConfig, caps: SglangCapabilities) -> None:
+    """Everything SGLang would refuse at start, in the order it matters: version, flags, rules."""
+    check_supported(config, caps)
+    check_rules(config, caps.release)
 
 
-def check_rules(config: ServerConfig) -> None:
-    """SGLang's server-args rules for speculative decoding (srt/server_args.py), applied up front."""
+def _sglang_says(release: ReleaseFacts, rule_id: str) -> str:
+    rule = release.rule(rule_id)
+    return f' (SGLang {release.version}: "{rule.message}")' if rule else ""
+
+
+def check_rules(config: ServerConfig, release: ReleaseFacts) -> None:
+    """SGLang's server-args rules for speculative decoding, as the installed release applies them."""
     if config.speculative_algorithm is not SpeculativeAlgorithm.DFLASH:
         return
+    if config.enable_dp_attention and release.rule("dflash_dp_attention") is not None:
+        raise SglangRuleViolation(
+            f"SGLang {release.version} refuses DFLASH with DP attention{_sglang_says(release, 'dflash_dp_attention')}",
+            remedy="drop enable_dp_attention for the DFLASH server (DP attention stays available without a drafter), "
+            "or upgrade SGLang to 0.5.23, which allows DFLASH with DP attention and the DP LM head",
+            details={"rule": "dflash_dp_attention", "version": release.version},
+        )
+    if config.enable_dp_attention and not config.enable_dp_lm_head and release.rule("dflash_dp_attention_needs_dp_lm_head"):
+        raise SglangRuleViolation(
+            "DFLASH with DP attention needs the DP LM head"
+            + _sglang_says(release, "dflash_dp_attention_needs_dp_lm_head"),
+            remedy="set enable_dp_lm_head=true in the configuration (passes --enable-dp-lm-head)",
+            details={"rule": "dflash_dp_attention_needs_dp_lm_head", "version": release.version},
+        )
     if config.pp != 1:
         raise SglangRuleViolation(
-            f"DFLASH speculative decoding only supports pp_size == 1, but the configuration has pp={config.pp}: "
-            "SGLang refuses it at start (the drafter reads hidden states from all target layers on one rank)",
+            f"DFLASH only supports pp_size == 1, but the configuration has pp={config.pp}"
+            + _sglang_says(release, "dflash_pp")
+            + ": the drafter reads hidden states from all target layers on one rank",
             remedy="serve DFLASH with tensor or expert parallelism instead (e.g. tp=8 ep=4, pp=1), "
             "or keep pipeline parallelism without speculative decoding",
-            details={"rule": "dflash_pp", "pp": config.pp},
-        )
-    if config.enable_dp_attention:
-        raise SglangRuleViolation(
-            "DFLASH speculative decoding does not support dp attention: SGLang refuses --enable-dp-attention with it",
-            remedy="drop enable_dp_attention for the DFLASH server (dp attention stays available without a drafter)",
-            details={"rule": "dflash_dp_attention"},
+            details={"rule": "dflash_pp", "pp": config.pp, "version": release.version},
         )
 
 
 def check_supported(config: ServerConfig, caps: SglangCapabilities) -> None:
-    """Every flag the configuration passes must be in the installed --help; DFLASH among the algorithm choices."""
+    """Every flag the configuration passes must be in the installed --help; the algorithm among those it takes."""
     algo = config.speculative_algorithm
-    if algo is not None and caps.speculative_algorithms is not None and algo.value not in caps.speculative_algorithms:
-        too_old = SglangTooOld if algo is SpeculativeAlgorithm.DFLASH else UnsupportedFlags
-        since = f" (DFLASH needs SGLang >= {DFLASH_MIN_VERSION})" if algo is SpeculativeAlgorithm.DFLASH else ""
+    if algo is not None and not caps.offers(algo.value):
+        since = first_release_with(algo.value)
+        too_old = SglangTooOld if since is not None else UnsupportedFlags
+        needs = f" ({algo.value} needs SGLang >= {since})" if since else ""
         raise too_old(
-            f"SGLang {caps.version} on {caps.host} does not offer --speculative-algorithm {algo.value}{since}; "
-            f"it offers {', '.join(caps.speculative_algorithms)}",
-            remedy=f"upgrade SGLang on the host to a release with {algo.value}, or launch without speculative decoding",
-            details={"version": caps.version, "algorithm": algo.value, "choices": list(caps.speculative_algorithms)},
+            f"SGLang {caps.version} on {caps.host} does not offer --speculative-algorithm {algo.value}{needs}; "
+            f"it offers {', '.join(caps.algorithms)}",
+            remedy=f"upgrade SGLang on the host to {since or 'a release with ' + algo.value} or newer, "
+            "or launch without speculative decoding",
+            details={"version": caps.version, "algorithm": algo.value, "choices": list(caps.algorithms), "needs": since},
         )
-    missing = [flag for flag in needed_flags(config) if not caps.has(flag)]
+    missing = [flag for flag in needed_flags(config, caps.flags) if not caps.has(flag)]
     if missing:
-        speculative = algo is SpeculativeAlgorithm.DFLASH and any(f.startswith("--speculative-") for f in missing)
+        speculative = algo is not None and any(f.startswith("--speculative-") for f in missing)
         error = SglangTooOld if speculative else UnsupportedFlags
         raise error(
             f"SGLang {caps.version} on {caps.host} does not know {', '.join(missing)} (not in launch_server --help)",

@@ -22,7 +22,7 @@ from .errors import ServerNotOurs, StopIncomplete
 from .handle import RunningServer, forget_record, started_by_us
 from .capabilities import read_capabilities
 from .launch import LaunchArgs, launch_server
-from .preflight import check_rules, check_supported
+from .preflight import check_launch
 
 RELEASE_POLL_S = 0.2
 
@@ -188,7 +188,6 @@ def restart_server(ctx: ToolContext, args: RestartArgs) -> RestartResult:
             details={"errors": exc.errors(include_url=False, include_context=False)},
         ) from None
     launch = LaunchArgs(config=config, ready_timeout_s=args.ready_timeout_s, log_dir=args.log_dir, python=args.python)
-    check_rules(config)
-    check_supported(config, read_capabilities(ctx.host, python=launch.python))
+    check_launch(config, read_capabilities(ctx.host, python=launch.python))
     stopped = stop_server(ctx, StopArgs(server=args.server))
     return RestartResult(stopped=stopped, server=launch_server(ctx, launch))
