@@ -1,10 +1,12 @@
 """`python -m sglang.bench_serving` on a sim host, and the benchmark tool's client="bench_serving" path through it.
 
-The sim host's sglang package ships SGLang's serving benchmark: its flags (argparse
-refuses the others), its requests (streamed over real HTTP to the serving
-simulator), its figures, summary and JSONL fields. Through the benchmark tool it
-must agree with our own client against the same server, and it exists only where
-the profile installs SGLang.
+The sim host's sglang package ships the installed release's serving benchmark: its
+flags (argparse refuses the others), its requests (streamed over real HTTP to the
+serving simulator), its figures, summary and exactly its JSONL fields (0.5.23: p90
+and p95 of every latency). `random` fetches ShareGPT from the Hub unless
+--dataset-path names a copy, so without one it fails as SGLang does offline;
+`random-ids` fetches nothing. Through the benchmark tool it must agree with our own
+client against the same server, and it exists only where the profile installs SGLang.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import json
 
 import pytest
 
+from specops.sglang_releases import facts
 from specops.sim.profiles import load_profile
 from specops.tools.benchmark import BenchmarkArgs, BenchServingUnavailable, run_benchmark
 from specops.tools.benchmark.bench_serving import find_bench_serving
@@ -23,20 +26,15 @@ from .worlds import BACKENDS, reach, start_world
 
 pytestmark = pytest.mark.timeout(180)
 
-# The JSON line's fields, as SGLang's bench_serving writes them (shared/reference/sglang-dflash.md).
-FIELDS = (
-    "backend", "dataset_name", "request_rate", "max_concurrency", "random_input_len", "random_output_len",
-    "random_range_ratio", "server_info", "duration", "completed", "total_input_tokens", "total_output_tokens",
-    "request_throughput", "input_throughput", "output_throughput", "total_throughput", "concurrency", "accept_length",
-    *(f"{stat}_{metric}" for metric in ("e2e_latency_ms", "ttft_ms", "tpot_ms", "itl_ms")
-      for stat in ("mean", "median", "std", "p99")),
-    "p95_itl_ms",
-)
+VERSION = FAST_LOAD.software.sglang
+RELEASE = facts.for_version(VERSION)
+# The JSON line's fields, as the installed release's bench_serving writes them (read from its wheel).
+FIELDS = RELEASE.bench_serving.result_fields
 
 
-def bench(*extra: str, port: str = "30000") -> list[str]:
+def bench(*extra: str, port: str = "30000", dataset: str = "random-ids") -> list[str]:
     return ["python3", "-m", "sglang.bench_serving", "--backend", "sglang", "--host", "127.0.0.1", "--port", port,
-            "--dataset-name", "random", "--random-range-ratio", "1.0", "--request-rate", "inf", "--seed", "1", *extra]
+            "--dataset-name", dataset, "--random-range-ratio", "1.0", "--request-rate", "inf", "--seed", "1", *extra]
 
 
 @pytest.fixture(scope="module")
@@ -72,18 +70,18 @@ def test_a_run_streams_from_the_server_prints_the_summary_and_appends_sglangs_fi
                       "Max request concurrency:                 4", "P95 ITL (ms):"):
             assert words in first.stdout, words
         # The second run names the server by --base-url, asks for the model by name and lets lengths vary.
-        second = host.run(["python3", "-m", "sglang.bench_serving", "--base-url", "http://127.0.0.1:30000",
-                           "--dataset-name", "random", "--num-prompts", "6", "--random-input-len", "32",
+        second = host.run(["python3", "-m", RELEASE.bench_serving.module, "--base-url", "http://127.0.0.1:30000",
+                           "--dataset-name", "random-ids", "--num-prompts", "6", "--random-input-len", "32",
                            "--random-output-len", "40", "--random-range-ratio", "0.5", "--max-concurrency", "6",
                            "--warmup-requests", "0", "--output-file", out, "--tag", "second"], timeout=120)
         assert second.exit_code == 0, second.stdout[-2000:] + second.stderr[-2000:]
         lines = [json.loads(line) for line in host.read_file(out).decode().splitlines()]
     assert len(lines) == 2, "each run appends one line"
     one, two = lines
-    assert all(field in one for field in FIELDS), [f for f in FIELDS if f not in one]
+    assert tuple(one) == FIELDS, "exactly the release's fields, in its order"
     assert one["completed"] == 8 and one["total_input_tokens"] == 8 * 64 and one["total_output_tokens"] == 8 * 48
     assert one["max_concurrency"] == 4 and one["request_rate"] == float("inf") and one["accept_length"] is None
-    assert one["server_info"]["version"] == "0.5.10" and one["server_info"]["ep_size"] == 4
+    assert one["server_info"]["version"] == VERSION and one["server_info"]["ep_size"] == 4
     assert one["output_throughput"] == pytest.approx(one["total_output_tokens"] / one["duration"])
     assert one["concurrency"] == pytest.approx(4, rel=0.15), "four requests kept in flight"
     # Native backend: ITL is each chunk gap over its tokens, so its mean matches TPOT's (one token a chunk here).
@@ -91,6 +89,23 @@ def test_a_run_streams_from_the_server_prints_the_summary_and_appends_sglangs_fi
     assert one["p99_e2e_latency_ms"] >= one["median_e2e_latency_ms"] >= one["median_ttft_ms"] > 0
     assert two["tag"] == "second" and two["completed"] == 6 and two["max_concurrency"] == 6
     assert 6 * 20 <= two["total_output_tokens"] <= 6 * 40 and 6 * 16 <= two["total_input_tokens"] <= 6 * 32
+
+
+def test_random_without_a_dataset_path_fails_as_sglang_does_offline(served):
+    small = ("--num-prompts", "2", "--random-input-len", "16", "--random-output-len", "8")
+    with reach(served, "sim") as host:
+        offline = host.run(bench(*small, dataset="random"), timeout=60)
+        assert offline.exit_code == 1, offline.stdout[-2000:]
+        assert ("huggingface_hub.errors.LocalEntryNotFoundError: An error happened while trying to locate the file on "
+                "the Hub and we cannot find the requested files in the local cache.") in offline.stderr
+        # With a readable ShareGPT copy (--dataset-path), `random` runs.
+        copy = f"{served.layout.home}/sharegpt.json"
+        host.write_file(copy, json.dumps([{"conversations": [{"value": "hi"}, {"value": "hello"}]}]).encode(), mode=0o644)
+        out = f"{served.layout.home}/bench/with-path.jsonl"
+        host.run(["mkdir", "-p", f"{served.layout.home}/bench"], timeout=30).check()
+        local = host.run(bench(*small, "--dataset-path", copy, "--output-file", out, dataset="random"), timeout=60)
+        assert local.exit_code == 0, local.stdout[-2000:] + local.stderr[-2000:]
+        assert json.loads(host.read_file(out).decode().splitlines()[-1])["dataset_name"] == "random"
 
 
 def test_nothing_listening_fails_as_sglang_does(served):
@@ -104,8 +119,15 @@ def test_the_tool_runs_it_on_every_backend(served, backend):
     with reach(served, backend) as host:
         result = run_benchmark(ToolContext.for_host(host), BenchmarkArgs(
             levels=[1, 3], input_len=32, output_len=24, rounds=1, client="bench_serving", timeout_s=120))
-    assert result.client == "bench_serving" and result.host == host.spec and result.server_version == "0.5.10"
-    assert [lv.requests_completed for lv in result.levels] == [1, 3]
+    assert result.client == "bench_serving" and result.host == host.spec and result.server_version == VERSION
+    assert result.api.startswith(RELEASE.bench_serving.module) and "random-ids" in result.prompts
+    assert [lv.requests_completed for lv in result.levels] == [1, 3] and not any(lv.requests_failed for lv in result.levels)
+    # p90 / p95 kept where the release reports them (0.5.23: every latency; before: p90 of E2E, p95 of ITL).
+    has = set(FIELDS)
+    for level in result.levels:
+        assert (level.ttft.p90_ms is not None) == ("p90_ttft_ms" in has)
+        assert (level.ttft.p95_ms is not None) == ("p95_ttft_ms" in has)
+        assert level.e2e.p90_ms is not None and level.itl_per_token.p95_ms is not None
     assert [lv.total_output_tokens for lv in result.levels] == [24, 72]
     assert result.time_scale == TIME_SCALE and "faster than the host it models" in result.method
 
@@ -118,7 +140,7 @@ def test_the_tool_through_bench_serving_agrees_with_our_own_client(served):
         ours = run_benchmark(ctx, BenchmarkArgs(levels=levels, input_len=128, output_len=256, rounds=1))
         theirs = run_benchmark(ctx, BenchmarkArgs(levels=levels, input_len=128, output_len=256, rounds=1,
                                                   client="bench_serving"))
-    assert theirs.api == "sglang.bench_serving --backend sglang" and theirs.best_at_concurrency == 64
+    assert theirs.api == f"{RELEASE.bench_serving.module} --backend sglang" and theirs.best_at_concurrency == 64
     for mine, sglang in zip(ours.levels, theirs.levels, strict=True):
         c = mine.concurrency
         assert sglang.concurrency == c and sglang.requests_completed == c == mine.requests_completed
@@ -133,10 +155,10 @@ def test_the_tool_through_bench_serving_agrees_with_our_own_client(served):
 
 def test_only_a_host_whose_profile_installs_sglang_has_bench_serving(served):
     with reach(served, "sim") as host:
-        assert find_bench_serving(ToolContext.for_host(host)) == "sglang.bench_serving"
+        assert find_bench_serving(ToolContext.for_host(host))[0] == RELEASE.bench_serving.module
     seed = load_profile("seed-ct200")
     bare = seed.model_copy(update={"software": seed.software.model_copy(update={"sglang": None})})
     with start_world(bare, time_scale=TIME_SCALE) as world, reach(world, "sim") as host:
         assert not host.run(["python3", "-c", "import sglang"], timeout=60).ok
-        with pytest.raises(BenchServingUnavailable, match="has no sglang.bench_serving"):
+        with pytest.raises(BenchServingUnavailable, match="has no SGLang serving benchmark"):
             run_benchmark(ToolContext.for_host(host), BenchmarkArgs(levels=[1], client="bench_serving"))

@@ -42,11 +42,14 @@ def test_several_tokens_per_chunk_are_counted_from_the_server(sim_world):
     for level in native.levels + openai.levels:
         assert level.total_output_tokens == 200 * level.concurrency  # not one token per chunk
         assert level.tokens_per_chunk > 2.0
-        assert 3.0 < level.accept_length < 4.2
+        assert 3.0 < level.accept_length_lifetime < 4.2  # the server's own average, kept apart
         # TPOT is per token; a chunk gap spans tokens_per_chunk tokens.
         gap, tpot = level.inter_chunk_gap.mean_ms, level.tpot.mean_ms
         assert gap == pytest.approx(tpot * level.tokens_per_chunk, rel=0.25)
     for level in native.levels:  # native stream: per-chunk counts, so ITL is per token
+        # The level's own acceptance from its requests' meta_info (a chunk may carry several steps' tokens).
+        assert level.accept_length_source == "meta_info" and 3.0 < level.accept_length < 4.2
+        assert level.accept_length == pytest.approx(level.total_output_tokens / level.accept_verify_steps)
         assert level.itl_per_token.samples > level.inter_chunk_gap.samples
         assert level.itl_per_token.mean_ms == pytest.approx(level.tpot.mean_ms, rel=0.15)
     assert openai.levels[0].itl_per_token is None  # no per-chunk usage from the server: not guessed
