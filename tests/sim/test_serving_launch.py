@@ -113,7 +113,8 @@ def test_becomes_healthy_and_cleans_up(layout, tmp_path: Path) -> None:
         info = json.loads(urllib.request.urlopen(f"{base}/get_server_info").read())
         assert info["version"] == "0.5.23" and info["speculative_algorithm"] == "DFLASH"
         assert info["max_running_requests"] == 48 and info["speculative_num_draft_tokens"] == 8
-        assert "avg_spec_accept_length" in info["internal_states"][0]
+        # As SGLang: no average until a decode interval was logged (the 8-token warm-up logs none).
+        assert "avg_spec_accept_length" not in info["internal_states"][0]
         holding = json.loads((layout.gpu_dir / f"{proc.pid}.json").read_text())
         assert sorted(holding["gpu_mib"]) == [str(i) for i in range(8)]
         text = log.read_text()
