@@ -60,6 +60,21 @@ def autoregressive_candidates(model_path: str, gpu_count: int, *, moe: bool, int
     return found
 
 
+def rank_for_dflash(launched: list[Candidate], measured: dict[str, dict[int, float]]) -> list[Candidate]:
+    """The layouts to try DFlash on, most promising first: the best autoregressive layout at the lowest
+    level (where speculation pays most), the best at the highest level (the peak it must beat), then the
+    rest by their peak."""
+    def at(candidate: Candidate, level: int) -> float:
+        return measured.get(candidate.name, {}).get(level, 0.0)
+
+    by_peak = sorted(launched, key=lambda c: -max(measured.get(c.name, {0: 0.0}).values()))
+    levels = sorted({level for figures in measured.values() for level in figures})
+    if not levels:
+        return by_peak
+    firsts = [max(launched, key=lambda c: at(c, levels[0])), max(launched, key=lambda c: at(c, levels[-1]))]
+    return list({c.name: c for c in [*firsts, *by_peak]}.values())
+
+
 def dflash_candidates(
     ranked: list[Candidate],
     drafter_path: str,

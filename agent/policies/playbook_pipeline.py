@@ -21,7 +21,7 @@ from typing import Any
 
 from specops.agent.final import FinalAnswer
 
-from .playbook_configs import Candidate, autoregressive_candidates, dflash_candidates
+from .playbook_configs import Candidate, autoregressive_candidates, dflash_candidates, rank_for_dflash
 from .playbook_goal import Understood, target_name_for
 from .playbook_history import Call, Outcome
 from .playbook_plan import Plan
@@ -170,9 +170,10 @@ class Pipeline:
         path = yield from self._finish_download()
         self.plan.start("dflash")
         config = yield from self._drafter_config({"path": path}, target)
-        # As launched (what recovery changed, e.g. mem_fraction_static, carries over), best peak first.
+        # As launched (what recovery changed, e.g. mem_fraction_static, carries over): the low-load and the
+        # high-load winners first, then by peak.
         launched = [self.ar_candidates.get(c.name, c) for c in ar_candidates]
-        ranked = sorted(launched, key=lambda c: -max(self.ar.get(c.name, {0: 0.0}).values()))
+        ranked = rank_for_dflash(launched, self.ar)
         dp_attention = (facts.get("speculative") or {}).get("dflash_with_dp_attention", "refused")
         yield from self._dflash(dflash_candidates(ranked, path, config["block_size"], max(self.levels),
                                                   layouts=self.settings.dflash_layouts, dp_attention=dp_attention))

@@ -30,6 +30,7 @@ def host_executables(profile: Profile) -> dict[str, str]:
         "df": "df",
         "free": "free",
         "nproc": "nproc",
+        "ss": "ss",
         "python": "python",
         "python3": "python",
         f"python{major_minor}": "python",

@@ -235,3 +235,19 @@ def test_huggingface_cli_by_hub_version(seed, hgx):
     gone = subprocess.run(["sh", "-c", "huggingface-cli --help"], env=hgx.env, capture_output=True, text=True)
     assert gone.returncode == 127 and "not found" in gone.stderr
     assert (Path(hgx.root) / ".sim/bin/hf").exists() and not (Path(hgx.root) / ".sim/bin/huggingface-cli").exists()
+
+
+# ---- ss ---------------------------------------------------------------------------------------------
+
+
+def test_ss_lists_the_hosts_ports_not_this_machines(tmp_path, fixtures):
+    from specops.sim.faults import PortInUse
+
+    world = build_host(tmp_path / "host", load_profile("seed-ct200"), faults=[PortInUse(port=30000)],
+                       hub_url=NO_HUB, fixtures=fixtures)
+    out = sh(world, "ss", "-ltnp").stdout.splitlines()
+    assert out[0].startswith("State") and len(out) == 2  # only the fault's squatter, none of this machine's sockets
+    assert "127.0.0.1:30000" in out[1] and f'users:(("python3",pid={os.getpid()},' in out[1]
+    assert sh(world, "ss", "-Hltn", "sport = :30001").stdout.strip() == ""
+    refused = sh(world, "ss", "-s", check=False)
+    assert refused.returncode == 1 and "only listening TCP sockets are modelled" in refused.stderr
