@@ -41,6 +41,7 @@ from .errors import ToolError
 from .hosts import PortNotListening
 from .inputs import Port
 from .registry import tool
+from .sglang.server_http import SERVER_INFO_PATHS  # /server_info first, the deprecated /get_server_info as fallback
 
 # Below this a drafter hardly ever beats the same server without speculation (verify cost > gain).
 DEFAULT_MIN_USEFUL_ACCEPT_LENGTH = 1.5
@@ -239,10 +240,6 @@ async def _generate(client: httpx.AsyncClient, text: str, args: AcceptanceArgs) 
         return response.json()["meta_info"]
 
     return await attempt()
-
-
-# /server_info first; /get_server_info is its deprecated name, kept as the fallback for a server without the new one.
-SERVER_INFO_PATHS = ("/server_info", "/get_server_info")
 
 
 def _server_info(base_url: str) -> dict[str, Any]:

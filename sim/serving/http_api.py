@@ -24,8 +24,7 @@ from typing import Any, Awaitable, Callable
 
 from aiohttp import web
 
-from ...sglang_releases import facts
-from ...sglang_releases.facts import ReleaseFacts
+from ...sglang_releases.facts import LATEST, ReleaseFacts, for_version
 from .engine import Engine, GenerationRequest
 from .metrics import render_metrics
 from .prompt_kind import classify_prompt, thinking_switched_off
@@ -66,10 +65,11 @@ class ServerState:
 
     def __post_init__(self) -> None:
         if self.release is None:
-            self.release = facts.for_version(self.version or facts.LATEST)
+            self.release = for_version(self.version or LATEST)
 
     @property
     def facts(self) -> ReleaseFacts:
+        """The release's facts (set by __post_init__)."""
         assert self.release is not None
         return self.release
 
@@ -322,7 +322,7 @@ class Api:
                 "num_waiting_uncached_tokens": 0, "num_used_tokens": used, "num_total_tokens": used,
                 "num_active_tokens": used, "num_prealloc_ready_tokens": 0, "max_total_num_tokens": e.max_total_tokens,
                 "max_running_requests": e.max_running_requests, "token_usage": usage, "gen_throughput": throughput,
-                "cache_hit_rate": 0.0, "utilization": usage, "total_prefill_uncached_tokens": 0,
+                "cache_hit_rate": 0.0, "utilization": usage, "total_prefill_uncached_tokens": 0,  # no prefix cache
                 "total_prefill_busy_us": 0, "decode_moments": None,
             }
         else:
@@ -333,7 +333,10 @@ class Api:
             }
         if include == {"core"}:
             return load
-        wants = lambda name: include is None or "all" in include or name in include  # noqa: E731
+
+        def wants(section: str) -> bool:
+            return include is None or "all" in include or section in include
+
         memory = s.extra_info.get("memory_usage") or {}
         if wants("memory") and memory:
             load["memory"] = {"weight_gb": memory.get("weight", 0.0), "kv_cache_gb": memory.get("kvcache", 0.0),
