@@ -23,7 +23,7 @@ _OUT_OF_SCOPE: dict[str, tuple[str, ...]] = {
     "serve with another speculative method": ("eagle", "medusa", "ngram", "lookahead"),
 }
 # A drafter repo name is the target's name with a suffix like these.
-_DRAFTER_SUFFIX = re.compile(r"[-_.](dflash|draft|drafter|spec|eagle3?)\b.*$", re.IGNORECASE)
+_DRAFTER_SUFFIX = re.compile(r"[-_.](dflash\d*|draft|drafter|spec|eagle3?)\b.*$", re.IGNORECASE)  # DFlash2 too
 _GOAL_FIELD = re.compile(r"\{[^{}]*\"repo_id\"[^{}]*\}")
 
 

@@ -330,7 +330,8 @@ class Engine:
     def _log_decode(self, batch_size: int) -> None:
         now = time.monotonic()
         elapsed = max(now - self._interval_started, 1e-9)
-        self.stats.last_gen_throughput = self._interval_tokens / elapsed
+        # In the modelled host's tokens per second: the engine runs time_scale times faster than that host.
+        self.stats.last_gen_throughput = self._interval_tokens / (elapsed * self.time_scale)
         parts = [
             f"#running-req: {batch_size}",
             f"#token: {self.num_tokens}",

@@ -203,6 +203,7 @@ def test_candidates_and_names():
     assert names == ["tp8", "tp8-ep8", "tp8-ep4", "tp8-ep8-dp8-dpattn", "pp8"]
     assert [c.name for c in autoregressive_candidates(KIMI, 8, moe=False, interconnect="nvlink")] == ["tp8"]
     assert target_name_for("SubSir/Kimi-K2.6-DFlash-tmp-long") == "Kimi-K2.6"
+    assert target_name_for("SubSir/Kimi-K2.6-DFlash2-b8") == "Kimi-K2.6"  # a DFlash-family name
     assert target_name_for("org/plain-model") is None
     assert understand("Goal: quantize org/model to int4").cannot_do
     assert understand(GOAL).goal.repo_id == "SubSir/Kimi-K2.6-DFlash-tmp-long"
