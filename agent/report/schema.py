@@ -165,7 +165,7 @@ class BenchmarkRow(BaseModel):
     inter_chunk_gap_ms_p50: float | None = Field(description="Per chunk, as the network sees it")
     e2e_ms_p50: float | None
     tokens_per_chunk: float | None
-    accept_length: float | None = Field(description="The server's own average after the level")
+    accept_length: float | None = Field(description="The level's own acceptance length, from counter differences over its requests (not the server's lifetime average)")
     client_limited: bool | None = Field(description="The benchmark client was busy enough to distort the level")
     unstable: bool | None = Field(
         None, description="The level's throughput interval was wider than +-10%: the figure moved while measured"

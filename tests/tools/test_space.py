@@ -44,7 +44,8 @@ def test_in_use_is_never_freed_and_deletion_is_measured():
         try:
             listing = list_freeable(c, ListFreeableArgs())
             kimi = next(i for i in listing.items if i.kind == "directory")
-            assert kimi.safety == "never" and kimi.used_by == [holder.pid]
+            # The holder uses it; on a loaded machine the shell that started it may still be exiting there too.
+            assert kimi.safety == "never" and holder.pid in kimi.used_by
             approved = free_space(c, FreeSpaceArgs(ids=[kimi.id], approved_paths=[kimi.path], dry_run=False))
             assert approved.deleted == [] and approved.refused[0].safety == "never"
             assert (w.layout.home / "models" / "Kimi-K2.6" / "config.json").exists()

@@ -35,7 +35,7 @@ class RunningServer(BaseModel):
     port: int
     base_url: str = Field(description="URL on the host; from here reach it through host.forward(port) (server_url)")
     config: ServerConfig
-    info: ServerInfoSummary = Field(description="From /get_server_info once ready")
+    info: ServerInfoSummary = Field(description="From /server_info (/get_server_info on releases without it) once ready")
     ready_after_s: float = Field(description="Seconds from start to ready (load, CUDA graphs, warm-up)")
     warnings: list[str] = Field(default_factory=list, description="SGLang's start-up warnings (defaults it chose, overrides)")
 

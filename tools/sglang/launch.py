@@ -83,7 +83,7 @@ def launch_server(ctx: ToolContext, args: LaunchArgs) -> RunningServer:
     except (httpx.HTTPError, PortNotListening, HostError) as exc:
         ctx.host.stop(proc, grace_s=STOP_GRACE_S)
         raise LaunchFailed(
-            f"the server on port {config.port} said ready but /get_server_info failed: {exc}",
+            f"the server on port {config.port} said ready but its server info (/server_info) could not be read: {exc}",
             remedy="read the log tail; relaunch once, it may have died right after warm-up",
             details={"cause": "crash", "log_path": log_path, "log_tail": ctx.host.tail(log_path, 100)},
         ) from exc
