@@ -45,8 +45,15 @@ def _sig(cause: LaunchCause, pattern: str, remedy: str) -> _Signature:
 
 
 def _message_pattern(template: str) -> str:
-    """A release's message as a regex: its text literally, each `{expression}` field as anything."""
-    return ".*?".join(re.escape(part) for part in re.split(r"\{[^{}]*\}", template))
+    """A release's message as a regex: its text literally, each `{expression}` field between two texts as
+    anything (a field at either end is left out: a search needs no `.*` there, and a leading one would make
+    it quadratic on SGLang's long server_args line)."""
+    parts = [re.escape(part) for part in re.split(r"\{[^{}]*\}", template)]
+    while parts and not parts[0]:
+        parts.pop(0)
+    while parts and not parts[-1]:
+        parts.pop()
+    return "[^\n]*?".join(parts)
 
 
 def _release_messages(pick: Callable[[ReleaseFacts], list[str]]) -> str:
@@ -77,18 +84,18 @@ SIGNATURES: tuple[_Signature, ...] = (
     _sig("model_not_found", r"OSError: .* (is not a local folder and is not a valid model identifier|"
          r"does not appear to have a file named config\.json).*",
          "the model or drafter path does not hold a model: download it there first, or fix the path"),
-    _sig("port_in_use", r".*(Address already in use|address already in use|Failed to bind HTTP port|" + _PORT_CHECK + r").*",
+    _sig("port_in_use", r"Address already in use|address already in use|Failed to bind HTTP port|" + _PORT_CHECK,
          "another process holds the port (SGLang binds the HTTP port only after loading, and checks the ports "
          "it derives from it first with DP attention): choose another port, or stop that process if it is yours"),
-    _sig("cuda_graph_failure", r".*(" + _GRAPH_CAPTURE + r"|CUDA graph capture failed|cuda_graph_runner).*",
+    _sig("cuda_graph_failure", _GRAPH_CAPTURE + r"|CUDA graph capture failed|cuda_graph_runner",
          "relaunch with cuda_graphs off (slower), or a smaller cuda_graph_max_bs, "
          "or a lower mem_fraction_static so the graphs have room"),
-    _sig("out_of_memory", r".*(" + _POOL_TOO_SMALL + r"|CUDA out of memory|OutOfMemoryError|CUDA error: out of memory).*",
+    _sig("out_of_memory", _POOL_TOO_SMALL + r"|CUDA out of memory|OutOfMemoryError|CUDA error: out of memory",
          "see details.memory for which: the static pool is too small (raise mem_fraction_static, lower "
          "context_length, max_running_requests or cuda_graph_max_bs) or the weights do not fit (more GPUs per "
          "replica: larger tp or pp, or free the GPU memory other processes hold)"),
-    _sig("crash", r".*(Traceback \(most recent call last\)|NCCL error|Received sigquit from a child process|"
-         r"RuntimeError|Segmentation fault|core dumped|Killed).*",
+    _sig("crash", r"Traceback \(most recent call last\)|NCCL error|Received sigquit from a child process|"
+         r"RuntimeError|Segmentation fault|core dumped|Killed",
          "the server crashed while starting: read the traceback in the log tail; if it looks transient "
          "(NCCL, illegal memory access) relaunch once, else change the configuration"),
 )
