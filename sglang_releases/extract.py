@@ -258,6 +258,51 @@ def meta_info_speculative_keys(wheel: Wheel) -> list[str]:
     return keys
 
 
+def _subscript_keys(function: ast.AST, holders: set[str]) -> list[str]:
+    """Constant keys assigned as `<holder>["key"] = ...`, or in a `<holder> = {...}` / `dict(...)` literal."""
+    keys: list[str] = []
+    for n in ast.walk(function):
+        if not isinstance(n, ast.Assign):
+            continue
+        for t in n.targets:
+            if (isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id in holders
+                    and isinstance(t.slice, ast.Constant) and isinstance(t.slice.value, str)):
+                keys.append(t.slice.value)
+            elif isinstance(t, ast.Name) and t.id in holders:
+                if isinstance(n.value, ast.Dict):
+                    keys += [k.value for k in n.value.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+                elif isinstance(n.value, ast.Call) and getattr(n.value.func, "id", None) == "dict":
+                    keys += [k.arg for k in n.value.keywords if k.arg]
+    return keys
+
+
+def internal_state_keys(wheel: Wheel) -> list[str]:
+    """Keys the scheduler sets in one `internal_states[]` entry of /server_info, besides the server args 0.5.23
+    starts it from: the function that sets `avg_spec_accept_length` (0.5.10's Scheduler.get_internal_state), and
+    the methods of its class that fill the same `state` parameter (0.5.23's InternalState._add_*)."""
+    for module in wheel.names_under("sglang/srt/managers/"):
+        if '"avg_spec_accept_length"] =' not in wheel.text(module):
+            continue
+        for cls in ast.walk(wheel.tree(module)):
+            if not isinstance(cls, ast.ClassDef):
+                continue
+            methods = [m for m in cls.body if isinstance(m, ast.FunctionDef)]
+            for method in methods:
+                holders = {
+                    t.value.id for n in ast.walk(method) if isinstance(n, ast.Assign) for t in n.targets
+                    if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)
+                    and isinstance(t.slice, ast.Constant) and t.slice.value == "avg_spec_accept_length"
+                }
+                if not holders:
+                    continue
+                keys = _subscript_keys(method, holders)
+                for other in methods:
+                    if other is not method and {a.arg for a in other.args.args} & holders:
+                        keys += _subscript_keys(other, holders)
+                return sorted(set(keys))
+    return []
+
+
 def endpoints(wheel: Wheel) -> list[str]:
     """Routes of the HTTP server: `@app.<method>(path)` and `@router.<method>(path)` in srt/entrypoints,
     and the Prometheus app mounted at /metrics."""
@@ -399,6 +444,7 @@ def extract(path: Path) -> ReleaseFacts:
         launch_rules=tuple(dflash_rules(wheel)),
         dflash_architectures=tuple(dflash_architectures(wheel)),
         meta_info_speculative_keys=tuple(meta_info_speculative_keys(wheel)),
+        server_info_internal_state_keys=tuple(internal_state_keys(wheel)),
         endpoints=tuple(endpoints(wheel)),
         metrics=tuple(metrics(wheel)),
         log_lines=log_lines(wheel),

@@ -90,6 +90,9 @@ class ReleaseFacts(BaseModel):
     launch_rules: tuple[LaunchRule, ...]
     dflash_architectures: tuple[str, ...] = Field(description="drafter architectures DFLASH serves; empty before DFLASH")
     meta_info_speculative_keys: tuple[str, ...] = Field(description="/generate meta_info keys of a finished speculative request")
+    server_info_internal_state_keys: tuple[str, ...] = Field(
+        default=(), description="keys of an internal_states[] entry of /server_info (one per DP rank)"
+    )
     endpoints: tuple[str, ...]
     metrics: tuple[str, ...] = Field(description="Prometheus metric names")
     log_lines: LogLines

@@ -253,15 +253,20 @@ class Api:
 
     def _internal_state(self) -> dict[str, Any]:
         e = self.s.engine
-        state: dict[str, Any] = {
+        args = self.s.server_args
+        modelled: dict[str, Any] = {
             "last_gen_throughput": round(e.stats.last_gen_throughput, 3),
             "memory_usage": self.s.extra_info.get("memory_usage", {}),
-            "load": len(e.running) + e.queue_len,
+            "effective_max_running_requests_per_dp": e.max_running_requests,
+            "world_size": int(args.get("tp_size") or 1) * int(args.get("pp_size") or 1),
+            "startup_time": self.s.extra_info.get("startup_time"),
         }
         accept = e.stats.avg_spec_accept_length
         if self.s.speculative_algorithm and accept is not None:  # absent until a decode interval was logged
-            state["avg_spec_accept_length"] = accept
-        return state
+            modelled["avg_spec_accept_length"] = accept
+        # Only what the release's scheduler writes there (sglang_releases: server_info_internal_state_keys).
+        known = set(self.s.facts.server_info_internal_state_keys)
+        return {k: v for k, v in modelled.items() if k in known and v is not None}
 
     async def server_info(self, request: web.Request) -> web.Response:
         s = self.s

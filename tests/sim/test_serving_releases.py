@@ -187,6 +187,9 @@ def test_avg_spec_accept_length_is_cumulative_since_start_and_reset_by_flush(ver
 
     before, metas, after, reset, last = _serve(_state(version), body)
     assert "avg_spec_accept_length" not in before  # no decode interval logged yet
+    # Only keys the release's scheduler writes (0.5.23 has no `load`, 0.5.10 no `world_size`).
+    assert set(after) <= set(facts.load(version).server_info_internal_state_keys)
+    assert {"last_gen_throughput", "memory_usage", "effective_max_running_requests_per_dp"} <= set(after)
     # Every step logged (interval 1): the average is all tokens over all verify steps since start, both requests.
     pooled = sum(m["completion_tokens"] for m in metas) / sum(m["spec_verify_ct"] for m in metas)
     assert after["avg_spec_accept_length"] == pytest.approx(pooled)
