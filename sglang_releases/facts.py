@@ -13,7 +13,7 @@ import re
 from importlib import resources
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 Version = tuple[int, ...]
 
@@ -97,6 +97,7 @@ class ReleaseFacts(BaseModel):
     metrics: tuple[str, ...] = Field(description="Prometheus metric names")
     log_lines: LogLines
     bench_serving: BenchServing
+    _by_name: dict[str, LaunchFlag] = PrivateAttr(default_factory=dict)  # option string -> flag, built on first use
 
     @property
     def version_tuple(self) -> Version:
@@ -104,7 +105,9 @@ class ReleaseFacts(BaseModel):
 
     def flag(self, name: str) -> LaunchFlag | None:
         """The flag registered under this exact option string."""
-        return _flag_index(self).get(name)
+        if not self._by_name:
+            self._by_name.update({option: flag for flag in self.launch_flags for option in flag.names})
+        return self._by_name.get(name)
 
     def has_flag(self, name: str) -> bool:
         return self.flag(name) is not None
@@ -115,15 +118,6 @@ class ReleaseFacts(BaseModel):
 
     def rule(self, rule_id: str) -> LaunchRule | None:
         return next((r for r in self.launch_rules if r.id == rule_id), None)
-
-
-@functools.lru_cache(maxsize=None)
-def _flag_index_cached(key: int, flags: tuple[LaunchFlag, ...]) -> dict[str, LaunchFlag]:
-    return {name: flag for flag in flags for name in flag.names}
-
-
-def _flag_index(facts: ReleaseFacts) -> dict[str, LaunchFlag]:
-    return _flag_index_cached(id(facts), facts.launch_flags)
 
 
 def version_tuple(version: str) -> Version:
