@@ -32,7 +32,6 @@ from .playbook_recovery import (
     STOP,
     SWITCH_METHOD,
     GiveUp,
-    Retry,
     after_launch_failure,
 )
 from .playbook_settings import PlaybookSettings

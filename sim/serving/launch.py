@@ -19,7 +19,6 @@ import fcntl
 import json
 import os
 import signal
-import socket
 import sys
 from pathlib import Path
 from typing import Any
@@ -29,7 +28,7 @@ from aiohttp import web
 from ..faults import CrashUnderLoad, CudaGraphDrafter, FaultName, OutOfMemory, ServerCrashAtStart
 from ..world.state import WorldState
 from ..world import gpu_registry, ports
-from .checkpoint import GIB, Checkpoint, load_checkpoint
+from .checkpoint import Checkpoint, load_checkpoint
 from .engine import Engine
 from .errors import LaunchError, SGLANG_SRC, scheduler_traceback
 from .http_api import ServerState, build_app
