@@ -9,12 +9,15 @@ levels must be within the tolerance and the worst level within twice it, except 
 level measured under the truth where the benchmark tool flagged its own client as
 busy (a shared machine): a busy client measures less, never more. Acceptance is
 compared with the profile's mean lowered for answers that end at EOS (see
-eos_truncated). The report's flags are the policy's own figures that
+eos_truncated), and each speculative benchmark level's own acceptance with what
+that level should measure (sim/serving/truth.py level_accept_length) within 0.05,
+or four standard errors where a short level's few requests are noisier. The report's flags are the policy's own figures that
 the evidence contradicts or does not support: any flag on a figure fails too.
 """
 
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import dataclass
 from typing import Any
@@ -23,13 +26,15 @@ from specops.sim.faults import CudaGraphDrafter, parse_fault
 from specops.sim.profiles import load_profile
 from specops.sim.profiles.schema import ServingSpec
 from specops.sim.serving.performance import Launch, build_performance_model
-from specops.sim.serving.truth import modelled_tok_s
+from specops.sim.serving.truth import level_accept_length, modelled_tok_s
 
 from ..evidence import RunEvidence
 from ._base import Grader, Verdict
 
 # One outlier level may stray twice as far as the tolerance (a busy shared machine); the median may not.
 OUTLIER_FACTOR = 2.0
+# A benchmark level's own acceptance (counter differences over its requests) against the truth of that level.
+LEVEL_ACCEPTANCE_TOLERANCE = 0.05
 
 
 def eos_truncated(mean_accept: float, completion_tokens: int | None, answers: int | None) -> float:
@@ -85,6 +90,16 @@ class Truth:
             errors.append((row["output_tok_s"] / truth - 1, truth, row))
         return errors
 
+    def level_acceptance(self, config: dict[str, Any], output_tokens: int) -> tuple[float, float] | None:
+        """What a benchmark level of `config` should measure as its own acceptance (random-id prompts are chat to
+        the simulator; each request makes `output_tokens`), and the per-request spread; None: not speculative."""
+        launch, collapsed = self._launch(config)
+        truth = level_accept_length(self.serving, launch, block_size=config.get("block_size") or 1,
+                                    output_tokens=output_tokens, collapsed=collapsed)  # fmt: skip
+        if truth is None:
+            return None
+        return truth, build_performance_model(self.serving, launch, config.get("block_size") or 1).accept_spread
+
     def acceptance(self, config: dict[str, Any]) -> float | None:
         """The profile's mean accept length for `config` (1.0 when its graphs collapsed); None: not speculative."""
         launch, collapsed = self._launch(config)
@@ -92,6 +107,48 @@ class Truth:
         if speculative is None:
             return None
         return 1.0 if collapsed else speculative.mean_accept_length
+
+
+@dataclass(frozen=True)
+class _Sweep:
+    """What a benchmark result says of its levels' acceptance: each request's tokens, and per level the
+    requests that completed (the level's acceptance counts only those)."""
+
+    output_len: int
+    completed: dict[int, int]
+
+
+def _sweeps(evidence: RunEvidence) -> dict[int, _Sweep]:
+    """Transcript seq of each benchmark result whose requests made exactly output_len tokens (EOS ignored)."""
+    sweeps = {}
+    for step in evidence.steps_of("benchmark"):
+        result = step.result.result if step.ok and step.result else None
+        if result and result.get("ignore_eos") and result.get("output_len"):
+            completed = {int(level["concurrency"]): int(level.get("requests_completed") or 0) for level in result["levels"]}
+            sweeps[step.result.seq] = _Sweep(int(result["output_len"]), completed)  # type: ignore[union-attr]
+    return sweeps
+
+
+def level_acceptance_errors(truth: Truth, report: dict[str, Any], sweeps: dict[int, _Sweep]) -> list[tuple[float, float, str]]:
+    """(error, allowed, what) for each speculative level that reported its own acceptance. Allowed: 0.05, or four
+    standard errors of a mean over the level's completed requests where so few make it noisier than that."""
+    configs = {c["name"]: c for c in report.get("configs") or [] if c.get("launched")}
+    out = []
+    for row in report.get("benchmarks") or []:
+        config = configs.get(row["config"])
+        mine = [sweeps[s] for s in row.get("seqs") or [] if s in sweeps]
+        lengths = {sweep.output_len for sweep in mine}
+        completed = sum(sweep.completed.get(row["concurrency"], 0) for sweep in mine)
+        if config is None or row.get("accept_length") is None or len(lengths) != 1 or not completed:
+            continue
+        expected = truth.level_acceptance(config, lengths.pop())
+        if expected is None:
+            continue
+        value, spread = expected
+        allowed = max(LEVEL_ACCEPTANCE_TOLERANCE, 4 * spread / math.sqrt(completed))
+        out.append((abs(row["accept_length"] - value), allowed,
+                    f"{row['config']} C={row['concurrency']}: accept length {row['accept_length']:.2f} vs {value:.2f}"))
+    return out
 
 
 def _acceptance_counts(evidence: RunEvidence) -> tuple[int | None, int | None]:
@@ -139,8 +196,12 @@ class NumbersMatchTruth(Grader):
             if median > tol or worst[0] > OUTLIER_FACTOR * tol:
                 return Verdict.fail(f"throughput off the profile's truth: median error {median:.1%}, worst {worst[1]} "
                                     f"({worst[0]:.1%}; tolerance {tol:.0%})")
+        level_errors = level_acceptance_errors(sim_truth, report, _sweeps(evidence))
+        off = [(e, allowed, what) for e, allowed, what in level_errors if e > allowed]
+        if off:
+            return Verdict.fail(f"a level's own acceptance is off the truth: {off[0][2]} (allowed {off[0][1]:.2f})")
         acceptance = report.get("acceptance")
-        note = ""
+        note = f"; {len(level_errors)} levels' acceptance within the truth" if level_errors else ""
         if acceptance:
             config = configs.get(acceptance["config"])
             truth = sim_truth.acceptance(config) if config else None
@@ -151,7 +212,7 @@ class NumbersMatchTruth(Grader):
             if truth is not None and abs(measured - truth) > expect.acceptance_tolerance:
                 return Verdict.fail(f"acceptance {measured:.2f} vs the profile's {truth:.2f} (EOS-truncated; "
                                     f"tolerance {expect.acceptance_tolerance})")
-            note = f"; acceptance {measured:.2f} vs {truth if truth is not None else float('nan'):.2f}"
+            note += f"; acceptance {measured:.2f} vs {truth if truth is not None else float('nan'):.2f}"
         if not errors:
             return Verdict.ok("no throughput measured" + note)
         low = [e for e in outliers_allowed if e[0] > OUTLIER_FACTOR * expect.throughput_tolerance]

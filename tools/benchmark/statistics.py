@@ -18,7 +18,8 @@ Definitions (the ones SGLang's bench_serving and vLLM use, named so a reader can
   counted once per token (SGLang's native backend does the same);
 - inter-chunk gap: the same gaps, counted once per chunk.
 - accept length of the level = sum(completion_tokens) / sum(spec_verify_ct) over the level's completed
-  requests whose meta_info has spec_verify_ct (native API; SGLang sets it only after a verify step),
+  requests whose meta_info has spec_verify_ct (native API; SGLang sets it only after a verify step)
+  when at least as many finished as were cut (else those few are the fastest: biased high),
   else the level's difference of the counters sglang:generation_tokens_total / spec_verify_calls_total
   (read just before and after its measured requests); never the server's lifetime average, which
   mixes earlier work in (it is kept apart as accept_length_lifetime).
@@ -176,10 +177,17 @@ def steady_tok_s(
     return tok_s, end - start, interval
 
 
-def level_acceptance(ok: Sequence[dict[str, Any]], counters: dict[str, Any] | None) -> tuple[float, str, int] | None:
-    """(accept length, source, verify steps) of one level from counts over that level only, or None."""
+def level_acceptance(
+    ok: Sequence[dict[str, Any]], counters: dict[str, Any] | None, cut: int = 0
+) -> tuple[float, str, int] | None:
+    """(accept length, source, verify steps) of one level from counts over that level only, or None.
+
+    Per-request counts come only with a finished request, and when a timed level cuts most of its requests
+    the few that finished are the fastest, those that accepted most: a biased sample. Then only the
+    counters (every token the server made) give the level's figure, or none is given.
+    """
     spec = [r for r in ok if r.get("spec_verify_ct") and r["output_tokens"] is not None]
-    if spec:
+    if spec and len(ok) >= cut:
         steps = sum(int(r["spec_verify_ct"]) for r in spec)
         return sum(int(r["output_tokens"]) for r in spec) / steps, "meta_info", steps
     before, after = (counters or {}).get("before"), (counters or {}).get("after")
@@ -256,7 +264,7 @@ def level_result(raw: dict[str, Any], *, time_scale: float = 1.0) -> LevelResult
     lag_p99 = float(raw.get("loop_lag_ms", {}).get("p99", 0.0))
     states = ((raw.get("server_info") or {}).get("internal_states") or [{}])
     lifetime = states[0].get("avg_spec_accept_length") if states and isinstance(states[0], dict) else None
-    acceptance = level_acceptance(ok, raw.get("counters"))
+    acceptance = level_acceptance(ok, raw.get("counters"), cut=len(cut))
     interval = steady[2] if steady else None
     figure = steady[0] if steady else overall_tok_s
     return LevelResult(
