@@ -44,15 +44,30 @@ if __name__ == "__main__":
 '''
 
 
+# 0.5.23's sglang/bench_serving.py: a shim over sglang.benchmark.serving that warns, then runs it.
+_DEPRECATED_BENCH_SERVING = """
+import warnings
+
+warnings.warn(
+    "`sglang.bench_serving` is deprecated and will be removed in a future "
+    "release; use `sglang.benchmark.serving` instead "
+    "(e.g. `python -m sglang.benchmark.serving`).",
+    FutureWarning,
+    stacklevel=1,
+)
+"""
+
+
 def write_sglang_stub(site_dir: Path, root: Path, version: str) -> Path:
     package = site_dir / "sglang"
     package.mkdir(parents=True, exist_ok=True)
     (package / "version.py").write_text(f"__version__ = {version!r}\n")
     (package / "__init__.py").write_text("from sglang.version import __version__\n\n__all__ = [\"__version__\"]\n")
     (package / "launch_server.py").write_text(_launch_server(root))
-    (package / "bench_serving.py").write_text(_bench_serving(root))
-    # 0.5.23 moved the benchmark to sglang.benchmark.serving (sglang.bench_serving stays as a shim).
+    # 0.5.23 moved the benchmark to sglang.benchmark.serving (sglang.bench_serving stays as a shim that warns).
     module = for_version(version).bench_serving.module
+    shim = _DEPRECATED_BENCH_SERVING if module != "sglang.bench_serving" else ""
+    (package / "bench_serving.py").write_text(_bench_serving(root).replace("\nimport sys\n", shim + "\nimport sys\n", 1))
     if module != "sglang.bench_serving":
         folder = site_dir / Path(*module.split(".")[:-1])
         folder.mkdir(parents=True, exist_ok=True)
