@@ -33,7 +33,8 @@ FIELDS = RELEASE.bench_serving.result_fields
 
 
 def bench(*extra: str, port: str = "30000", dataset: str = "random-ids") -> list[str]:
-    return ["python3", "-m", "sglang.bench_serving", "--backend", "sglang", "--host", "127.0.0.1", "--port", port,
+    # The installed release's own module (0.5.23: sglang.benchmark.serving; sglang.bench_serving is a shim that warns).
+    return ["python3", "-m", RELEASE.bench_serving.module, "--backend", "sglang", "--host", "127.0.0.1", "--port", port,
             "--dataset-name", dataset, "--random-range-ratio", "1.0", "--request-rate", "inf", "--seed", "1", *extra]
 
 
@@ -162,3 +163,11 @@ def test_only_a_host_whose_profile_installs_sglang_has_bench_serving(served):
         assert not host.run(["python3", "-c", "import sglang"], timeout=60).ok
         with pytest.raises(BenchServingUnavailable, match="has no SGLang serving benchmark"):
             run_benchmark(ToolContext.for_host(host), BenchmarkArgs(levels=[1], client="bench_serving"))
+
+
+def test_the_old_module_is_a_warning_shim_where_the_release_moved_it(served):
+    with reach(served, "sim") as host:
+        done = host.run(["python3", "-m", "sglang.bench_serving", "--help"], timeout=60)
+    moved = RELEASE.bench_serving.module != "sglang.bench_serving"
+    assert done.exit_code == 0 and "usage: " in done.stdout
+    assert ("FutureWarning: `sglang.bench_serving` is deprecated" in done.stderr) == moved
