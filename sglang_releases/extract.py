@@ -127,6 +127,8 @@ def _dedupe(flags: Any) -> list[LaunchFlag]:
 
 
 def speculative_algorithms(wheel: Wheel, flags: list[LaunchFlag]) -> tuple[list[str], dict[str, str], bool]:
+    """(names, aliases, whether argparse checks them): --speculative-algorithm's choices where it has them (up to
+    0.5.1x), else the SpeculativeAlgorithm enum and the aliases `from_string` maps to EAGLE (0.5.23)."""
     flag = next(f for f in flags if "--speculative-algorithm" in f.names)
     if flag.choices:
         return [str(c).upper() for c in flag.choices], {}, True
@@ -149,7 +151,7 @@ def speculative_algorithms(wheel: Wheel, flags: list[LaunchFlag]) -> tuple[list[
         if reserved is None:
             match = re.search(r"_RESERVED_ALIASES\s*=\s*frozenset\(\{([^}]*)\}\)", wheel.text(registry))
             reserved = re.findall(r'"([A-Z0-9_]+)"', match.group(1)) if match else []
-        if "_RESERVED_ALIASES:\n            return cls.EAGLE" in source:
+        if re.search(r"in _RESERVED_ALIASES:\s*return cls\.EAGLE", source):
             aliases = {alias: "EAGLE" for alias in reserved}
     return names, aliases, False
 
