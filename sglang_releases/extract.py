@@ -129,8 +129,8 @@ def _dedupe(flags: Any) -> list[LaunchFlag]:
 def speculative_algorithms(wheel: Wheel, flags: list[LaunchFlag]) -> tuple[list[str], dict[str, str], bool]:
     """(names, aliases, whether argparse checks them): --speculative-algorithm's choices where it has them (up to
     0.5.1x), else the SpeculativeAlgorithm enum and the aliases `from_string` maps to EAGLE (0.5.23)."""
-    flag = next(f for f in flags if "--speculative-algorithm" in f.names)
-    if flag.choices:
+    flag = next((f for f in flags if "--speculative-algorithm" in f.names), None)
+    if flag is not None and flag.choices:
         return [str(c).upper() for c in flag.choices], {}, True
     tree = wheel.tree("sglang/srt/speculative/spec_info.py")
     names = [
@@ -278,18 +278,35 @@ def _subscript_keys(function: ast.AST, holders: set[str]) -> list[str]:
     return keys
 
 
+def _calls_with(function: ast.AST, holders: set[str]) -> set[str]:
+    """Names of the `self.<name>(..., holder, ...)` calls in `function` that hand a holder on."""
+    return {
+        n.func.attr for n in ast.walk(function)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and getattr(n.func.value, "id", None) == "self"
+        and any(isinstance(a, ast.Name) and a.id in holders for a in n.args)
+    }
+
+
+def _handed_on(function: ast.AST, holders: set[str], methods: dict[str, ast.FunctionDef]) -> set[str]:
+    """Methods `function` hands a holder to: called with it, or named (`for add in (self._add_x, ...): add(state)`)
+    when they take a parameter of that name."""
+    named = {n.attr for n in ast.walk(function) if isinstance(n, ast.Attribute) and getattr(n.value, "id", None) == "self"}
+    takes_it = {name for name in named & set(methods) if holders & {a.arg for a in methods[name].args.args}}
+    return (_calls_with(function, holders) | takes_it) & set(methods)
+
+
 def internal_state_keys(wheel: Wheel) -> list[str]:
     """Keys the scheduler sets in one `internal_states[]` entry of /server_info, besides the server args 0.5.23
-    starts it from: the function that sets `avg_spec_accept_length` (0.5.10's Scheduler.get_internal_state), and
-    the methods of its class that fill the same `state` parameter (0.5.23's InternalState._add_*)."""
+    starts it from: in the method that builds the entry (0.5.10's Scheduler.get_internal_state, 0.5.23's
+    InternalState.get_internal_state) and in the methods it hands the entry to (0.5.23's `_add_*(state)`)."""
     for module in wheel.names_under("sglang/srt/managers/"):
         if '"avg_spec_accept_length"] =' not in wheel.text(module):
             continue
         for cls in ast.walk(wheel.tree(module)):
             if not isinstance(cls, ast.ClassDef):
                 continue
-            methods = [m for m in cls.body if isinstance(m, ast.FunctionDef)]
-            for method in methods:
+            methods = {m.name: m for m in cls.body if isinstance(m, ast.FunctionDef)}
+            for method in methods.values():
                 holders = {
                     t.value.id for n in ast.walk(method) if isinstance(n, ast.Assign) for t in n.targets
                     if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)
@@ -297,10 +314,12 @@ def internal_state_keys(wheel: Wheel) -> list[str]:
                 }
                 if not holders:
                     continue
-                keys = _subscript_keys(method, holders)
-                for other in methods:
-                    if other is not method and {a.arg for a in other.args.args} & holders:
-                        keys += _subscript_keys(other, holders)
+                builder = method
+                if holders & {a.arg for a in method.args.args}:  # filled in for a caller: that caller builds it
+                    builder = next((m for m in methods.values() if method.name in _handed_on(m, holders, methods)), method)
+                keys = _subscript_keys(builder, holders)
+                for name in _handed_on(builder, holders, methods) - {builder.name}:
+                    keys += _subscript_keys(methods[name], holders)
                 return sorted(set(keys))
     return []
 

@@ -1,0 +1,218 @@
+"""extract.py on a small wheel written here: the facts it reads from source, without importing it."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+from specops.sglang_releases.extract import extract
+
+SERVER_ARGS = '''
+import argparse
+
+LOAD_FORMATS = ["auto", "pt"]
+
+
+class ServerArgs:
+    tp_size: int = 1
+    load_format: str = "auto"
+
+    def check(self):
+        if self.speculative_algorithm == "DFLASH":
+            if self.pp_size != 1:
+                raise ValueError("Currently DFLASH speculative decoding only supports pp_size == 1.")
+            if self.speculative_draft_model_path is None:
+                raise ValueError(
+                    "DFLASH speculative decoding requires setting --speculative-draft-model-path."
+                )
+
+    @staticmethod
+    def add_cli_args(parser):
+        parser.add_argument("--model-path", "--model", type=str, required=True)
+        parser.add_argument("--tensor-parallel-size", "--tp-size", type=int, default=ServerArgs.tp_size)
+        parser.add_argument("--load-format", type=str, choices=LOAD_FORMATS + ["dummy"], default=ServerArgs.load_format)
+        parser.add_argument("--enable-metrics", action="store_true")
+        parser.add_argument("--speculative-algorithm", type=str, choices=["EAGLE", "DFLASH"])
+        parser.add_argument("--reasoning-parser", type=str, choices=compute_parsers())
+
+
+def check_ports(dist_init_port):
+    raise ValueError(f"Port is already in use. {dist_init_port=}")
+'''
+
+OTHER_FILES = {
+    "sglang/srt/managers/tokenizer_manager.py": '''
+def metrics(meta_info, recv_obj, i):
+    if recv_obj.spec_verify_ct[i] > 0:
+        meta_info["spec_accept_length"] = 1
+        meta_info["spec_verify_ct"] = recv_obj.spec_verify_ct[i]
+''',
+    "sglang/srt/managers/scheduler.py": '''
+class Scheduler:
+    def get_internal_state(self):
+        ret = dict(last_gen_throughput=self.t)
+        ret["avg_spec_accept_length"] = self.a
+        return ret
+
+    def process(self, ret):
+        ret["not_a_state_key"] = 1
+''',
+    "sglang/srt/entrypoints/http_server.py": '''
+@app.get("/health")
+async def health(): ...
+
+@app.post("/generate")
+async def generate(): ...
+
+def launch():
+    logger.info("The server is fired up and ready to roll!")
+''',
+    "sglang/srt/utils/common.py": 'metrics = Mount("/metrics", app)\n',
+    "sglang/srt/model_executor/pool.py": 'MSG = "Not enough memory. Please try to increase --mem-fraction-static."\n',
+    "sglang/srt/model_executor/cuda_graph_runner.py": '''
+def capture(e):
+    raise Exception(f"Capture cuda graph failed: {e}")
+''',
+    "sglang/srt/managers/metrics_reporter.py": '''
+def log_decode(n, a, r, t):
+    msg = f"Decode batch, #running-req: {n}, "
+    msg += f"accept len: {a:.2f}, accept rate: {r:.2f}, "
+    msg += f"gen throughput (token/s): {t:.2f}, #queue-req: 0"
+    gauge = "sglang:spec_accept_length"
+''',
+    "sglang/srt/models/dflash.py": "class DFlashDraftModel: ...\n\nEntryClass = DFlashDraftModel\n",
+    "sglang/bench_serving.py": '''
+def run(metrics):
+    result = {"completed": metrics.completed, "output_throughput": metrics.output_throughput, "p99_ttft_ms": 1}
+    return result
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--dataset-name", type=str, default="sharegpt", choices=["sharegpt", "random-ids"])
+    parser.add_argument("--num-prompts", type=int, default=1000)
+''',
+}
+
+
+def _wheel(tmp_path: Path) -> Path:
+    path = tmp_path / "sglang-9.9.9-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as wheel:
+        wheel.writestr("sglang/srt/server_args.py", SERVER_ARGS)
+        for name, text in OTHER_FILES.items():
+            wheel.writestr(name, text)
+    return path
+
+
+def test_a_wheel_is_read_into_facts(tmp_path):
+    facts = extract(_wheel(tmp_path))
+    assert facts.version == "9.9.9"
+    tp = facts.flag("--tp-size")
+    assert tp is not None and tp.names == ("--tensor-parallel-size", "--tp-size")
+    assert (tp.dest, tp.type, tp.default) == ("tensor_parallel_size", "int", 1)  # ServerArgs.tp_size, resolved
+    assert facts.flag("--model").required and facts.flag("--enable-metrics").kind == "store_true"
+    load_format = facts.flag("--load-format")
+    assert load_format.choices == ("auto", "pt", "dummy") and load_format.default == "auto"
+    reasoning = facts.flag("--reasoning-parser")
+    assert reasoning.choices is None and reasoning.choices_dynamic  # computed when SGLang runs: not guessed
+    assert facts.speculative_algorithms == ("EAGLE", "DFLASH") and facts.speculative_algorithm_argparse_choices
+    assert [(r.id, r.message) for r in facts.launch_rules] == [
+        ("dflash_pp", "Currently DFLASH speculative decoding only supports pp_size == 1."),
+        ("dflash_draft_model_path", "DFLASH speculative decoding requires setting --speculative-draft-model-path."),
+    ]
+    assert facts.meta_info_speculative_keys == ("spec_accept_length", "spec_verify_ct")
+    assert facts.server_info_internal_state_keys == ("avg_spec_accept_length", "last_gen_throughput")
+    assert facts.endpoints == ("/generate", "/health", "/metrics")
+    assert facts.metrics == ("sglang:spec_accept_length",)
+    assert facts.dflash_architectures == ("DFlashDraftModel",)
+    lines = facts.log_lines
+    assert lines.ready == "The server is fired up and ready to roll!"
+    assert lines.cuda_graph_capture_failed == "Capture cuda graph failed: {e}"
+    assert lines.decode_batch[0] == "Decode batch, #running-req: {n}, " and "accept len" in lines.decode_batch[1]
+    assert lines.port_in_use == "Port is already in use. dist_init_port={dist_init_port}"  # f"{x=}" as it prints
+    bench = facts.bench_serving
+    assert bench.module == "sglang.bench_serving" and bench.dataset_names == ("sharegpt", "random-ids")
+    assert bench.result_fields == ("completed", "output_throughput", "p99_ttft_ms")
+
+
+RECORD_STYLE = {
+    # 0.5.20 on: flags are annotated fields of namespace records; a few are still added by hand.
+    "sglang/srt/server_args.py": '''
+from sglang.srt.arg_groups.arg_utils import add_cli_args_from_dataclass
+from sglang.srt.arg_groups.fields.exec_ import ExecGraph
+
+_INPUT_NAMESPACES = [
+    ExecGraph,
+]
+
+
+class ServerArgs:
+    @staticmethod
+    def add_cli_args(parser):
+        add_cli_args_from_dataclass(parser, ServerArgs)
+        parser.add_argument("--disable-cuda-graph", action=DeprecatedStoreTrueAction,
+                            new_flag="--cuda-graph-backend-decode=disabled", help="Deprecated.")
+''',
+    "sglang/srt/arg_groups/fields/__init__.py": "",
+    "sglang/srt/arg_groups/fields/exec_.py": '''
+class ExecGraph(msgspec.Struct):
+    _NS_PATH = "exec"
+    cuda_graph_max_bs_decode: A[Optional[int], "Maximum decode batch captured."] = None
+    cuda_graph_backend_decode: A[Literal["full", "disabled"], Arg(help="Backend.", aliases=["--cgb"])] = "full"
+    enable_dp_lm_head: A[bool, "Split the LM head over DP ranks."] = False
+    attn_dp_size: A[int, Arg(help="DP attention size.", cli_name="--attn-dp-size")] = 1
+    internal_only: A[int, Arg(no_cli=True)] = 3
+''',
+    "sglang/srt/speculative/spec_info.py": '''
+class SpeculativeAlgorithm(Enum):
+    DFLASH = auto()
+    EAGLE = auto()
+    NONE = auto()
+
+    @classmethod
+    def from_string(cls, name):
+        upper = name.upper()
+        if upper in _RESERVED_ALIASES:
+            return cls.EAGLE
+''',
+    "sglang/srt/speculative/spec_registry.py": '_RESERVED_ALIASES = frozenset({"NEXTN"})\n',
+    "sglang/srt/managers/internal_state.py": '''
+class InternalState:
+    def get_internal_state(self):
+        state = resolved()
+        for contribute in (self._add_topology, self._add_speculative):
+            contribute(state)
+        return state
+
+    def _add_topology(self, state):
+        state["world_size"] = 8
+
+    def _add_speculative(self, state):
+        state["avg_spec_accept_length"] = 3.0
+
+    def _unrelated(self, other):
+        other["not_a_state_key"] = 1
+''',
+}
+
+
+def test_a_record_style_release_is_read_as_its_argparse_would_register_it(tmp_path):
+    files = {**OTHER_FILES, **RECORD_STYLE}
+    del files["sglang/srt/managers/scheduler.py"]
+    path = tmp_path / "sglang-9.9.10-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as wheel:
+        for name, text in files.items():
+            wheel.writestr(name, text)
+    facts = extract(path)
+    cap = facts.flag("--cuda-graph-max-bs-decode")
+    assert cap is not None and (cap.type, cap.default, cap.kind) == ("int", None, "value")
+    backend = facts.flag("--cgb")
+    assert backend is not None and backend.names[0] == "--cuda-graph-backend-decode" and backend.choices == ("full", "disabled")
+    assert facts.flag("--enable-dp-lm-head").kind == "store_true" and facts.flag("--attn-dp-size").dest == "attn_dp_size"
+    assert facts.flag("--internal-only") is None  # no_cli
+    old = facts.flag("--disable-cuda-graph")
+    assert old.kind == "deprecated_store_true" and old.replacement == "--cuda-graph-backend-decode=disabled"
+    # A free string checked at start-up: the enum's names, and the alias from_string maps to EAGLE.
+    assert facts.speculative_algorithms == ("DFLASH", "EAGLE") and not facts.speculative_algorithm_argparse_choices
+    assert facts.speculative_algorithm_aliases == {"NEXTN": "EAGLE"} and facts.offers("nextn")
+    assert facts.server_info_internal_state_keys == ("avg_spec_accept_length", "world_size")
