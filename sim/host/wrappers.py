@@ -31,7 +31,6 @@ def host_executables(profile: Profile) -> dict[str, str]:
         "free": "free",
         "nproc": "nproc",
         "ss": "ss",
-        "ps": "ps",
         "python": "python",
         "python3": "python",
         f"python{major_minor}": "python",

@@ -47,7 +47,7 @@ def test_world_json_env_and_layout(seed):
     assert env["SPECOPS_SIM_ROOT"] == str(root)
     assert seed.real_hf.endswith("/hf") and Path(seed.real_hf).is_file()
     assert sorted(p.name for p in (root / ".sim/bin").iterdir()) == [
-        "df", "free", "hf", "huggingface-cli", "nproc", "nvidia-smi", "ps", "python", "python3", "python3.12", "ss"]
+        "df", "free", "hf", "huggingface-cli", "nproc", "nvidia-smi", "python", "python3", "python3.12", "ss"]
     assert [m.mount_point for m in seed.mounts] == ["/", "/dev/shm"]
     assert all(m.kind == "virtual" for m in seed.mounts)
 
