@@ -9,6 +9,7 @@ and recognise failure messages with them.
 from __future__ import annotations
 
 import functools
+import json
 import re
 from importlib import resources
 from typing import Any, Literal
@@ -112,9 +113,13 @@ class ReleaseFacts(BaseModel):
     def has_flag(self, name: str) -> bool:
         return self.flag(name) is not None
 
+    @property
+    def accepted_algorithms(self) -> tuple[str, ...]:
+        """Every name --speculative-algorithm takes: the algorithms and their aliases."""
+        return (*self.speculative_algorithms, *self.speculative_algorithm_aliases)
+
     def offers(self, algorithm: str) -> bool:
-        name = algorithm.upper()
-        return name in self.speculative_algorithms or name in self.speculative_algorithm_aliases
+        return algorithm.upper() in self.accepted_algorithms
 
     def rule(self, rule_id: str) -> LaunchRule | None:
         return next((r for r in self.launch_rules if r.id == rule_id), None)
@@ -159,8 +164,6 @@ def for_version(version: str) -> ReleaseFacts:
 @functools.cache
 def algorithm_history() -> dict[str, Any]:
     """`data/algorithm_history.json`: the releases scanned and the first of them taking each algorithm."""
-    import json
-
     text = resources.files(__package__).joinpath("data", "algorithm_history.json").read_text(encoding="utf-8")
     return json.loads(text)  # type: ignore[no-any-return]
 

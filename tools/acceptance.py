@@ -41,7 +41,7 @@ from .errors import ToolError
 from .hosts import PortNotListening
 from .inputs import Port
 from .registry import tool
-from .sglang.server_http import SERVER_INFO_PATHS  # /server_info first, the deprecated /get_server_info as fallback
+from .sglang.server_http import SERVER_INFO_PATHS, raw_server_info  # /server_info first, /get_server_info as fallback
 
 # Below this a drafter hardly ever beats the same server without speculation (verify cost > gain).
 DEFAULT_MIN_USEFUL_ACCEPT_LENGTH = 1.5
@@ -242,16 +242,6 @@ async def _generate(client: httpx.AsyncClient, text: str, args: AcceptanceArgs) 
     return await attempt()
 
 
-def _server_info(base_url: str) -> dict[str, Any]:
-    for path in SERVER_INFO_PATHS:
-        response = httpx.get(f"{base_url}{path}", timeout=30)
-        if response.status_code == 200:
-            return response.json()
-        if response.status_code != 404:
-            break
-    return {}
-
-
 async def _server_info_async(client: httpx.AsyncClient) -> dict[str, Any]:
     for path in SERVER_INFO_PATHS:
         response = await client.get(path)
@@ -350,7 +340,10 @@ def measure_acceptance(ctx: ToolContext, args: AcceptanceArgs) -> AcceptanceResu
     try:
         with ctx.host.forward(args.port) as (address, local_port):
             base_url = f"http://{address}:{local_port}"
-            info = _server_info(base_url)
+            try:
+                info = raw_server_info(ctx.host, args.port)
+            except httpx.HTTPStatusError:
+                info = {}
             model_dir = info.get("model_path") if isinstance(info.get("model_path"), str) else None
             template = read_chat_template(ctx.host, model_dir) if model_dir and _wants_template(args) else None
             modes = _modes(args, template, model_dir)

@@ -20,6 +20,7 @@ target raises IncompatibleDrafter, saying what SGLang would do with it.
 
 from __future__ import annotations
 
+import functools
 import json
 import posixpath
 import tempfile
@@ -49,6 +50,7 @@ from .registry import tool
 DFLASH_ARCHITECTURE = "DFlashDraftModel"
 
 
+@functools.cache
 def dflash_family() -> dict[str, str]:
     """Each DFlash-family drafter architecture with the first modelled SGLang release that serves it."""
     first: dict[str, str] = {}

@@ -45,7 +45,7 @@ def speculative_support(sglang_version: str) -> SpeculativeSupport:
         rule = "allowed"
     return SpeculativeSupport(
         behaves_as=release.version,
-        algorithms=[*release.speculative_algorithms, *release.speculative_algorithm_aliases],
+        algorithms=list(release.accepted_algorithms),
         dflash=dflash,
         dflash_since=first_release_with("DFLASH"),
         dflash_with_dp_attention=rule,

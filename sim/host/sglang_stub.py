@@ -29,9 +29,9 @@ if __name__ == "__main__":
 '''
 
 
-def _bench_serving(root: Path) -> str:
+def _bench_serving(root: Path, prelude: str = "") -> str:
     return f'''"""SGLang's serving benchmark on this simulated host."""
-
+{prelude}
 import sys
 from pathlib import Path
 
@@ -67,7 +67,7 @@ def write_sglang_stub(site_dir: Path, root: Path, version: str) -> Path:
     # 0.5.23 moved the benchmark to sglang.benchmark.serving (sglang.bench_serving stays as a shim that warns).
     module = for_version(version).bench_serving.module
     shim = _DEPRECATED_BENCH_SERVING if module != "sglang.bench_serving" else ""
-    (package / "bench_serving.py").write_text(_bench_serving(root).replace("\nimport sys\n", shim + "\nimport sys\n", 1))
+    (package / "bench_serving.py").write_text(_bench_serving(root, prelude=shim))
     if module != "sglang.bench_serving":
         folder = site_dir / Path(*module.split(".")[:-1])
         folder.mkdir(parents=True, exist_ok=True)

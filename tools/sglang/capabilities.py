@@ -59,7 +59,7 @@ class SglangCapabilities(BaseModel):
         a free string checked at start-up, so its own list of known algorithms is used."""
         if self.speculative_algorithms is not None:
             return self.speculative_algorithms
-        return (*self.release.speculative_algorithms, *self.release.speculative_algorithm_aliases)
+        return self.release.accepted_algorithms
 
     def offers(self, algorithm: str) -> bool:
         return algorithm.upper() in self.algorithms

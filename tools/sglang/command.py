@@ -14,6 +14,7 @@ Without a host's flag list, the newest modelled release's flags are used.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection
 
 from ...sglang_releases.facts import LATEST, load
@@ -22,6 +23,7 @@ from .config import ServerConfig
 LAUNCH_MODULE = "sglang.launch_server"
 
 
+@functools.cache
 def newest_release_flags() -> frozenset[str]:
     return frozenset(name for flag in load(LATEST).launch_flags for name in flag.names)
 
