@@ -24,6 +24,14 @@ from .masking import Masker
 _TURNS = frozenset({"run_start", "model_request", "model_response", "run_end"})
 _OUTPUT_TOOL = "final_result"
 _ENVELOPE = ("seq", "ts", "run_id", "schema_version")
+# What a model response carries besides what the model said and called: which provider and model answered,
+# where, when, why it stopped, at what cost. A replay cannot always reproduce it (a recording from before responses
+# were served whole, a provider that numbers its answers), and it never changes the run's course.
+_PROVIDER_METADATA = frozenset({
+    "provider_name", "provider_url", "provider_details", "provider_response_id", "finish_reason", "timestamp",
+    "usage", "model_name", "run_id", "conversation_id", "history_digest",
+})  # fmt: skip
+_PART_METADATA = frozenset({"provider_name", "provider_details"})
 
 
 @dataclass
@@ -134,7 +142,7 @@ class EventComparator:
             if self._live:  # the tool results in it are live ones
                 data = {"type": kind}
             else:
-                data = {"history": data["history"], "messages": data["messages"]}
+                data = {"history": data["history"], "messages": [_sent(m) for m in data["messages"]]}
         elif kind == "model_response":
             data = {"parts": [_part(p, self._live) for p in data["response"].get("parts", [])]}
         elif kind == "tool_result":
@@ -166,17 +174,39 @@ class EventComparator:
         )  # fmt: skip
 
 
+def _sent(message: dict[str, Any]) -> dict[str, Any]:
+    """A message sent to the model, as compared: a response in it without its provider metadata."""
+    if message.get("kind") != "response":
+        return message
+    out = {k: v for k, v in message.items() if k not in _PROVIDER_METADATA}
+    out["parts"] = [{k: v for k, v in p.items() if k not in _PART_METADATA} for p in message.get("parts") or []]
+    return out
+
+
 def _part(part: dict[str, Any], live: bool) -> dict[str, Any]:
-    """A response part as compared: the call (tool, id, arguments) or the text; live, not the final answer's prose."""
+    """A response part as compared: the call (tool, id, arguments), the text or the thinking; live, not the prose
+    (the final answer's words, the text, the thinking), which a live policy words from live numbers."""
     kind = part.get("part_kind")
     if kind == "tool-call":
-        args = part.get("args")
+        args = _args(part.get("args"))
         if live and part.get("tool_name") == _OUTPUT_TOOL and isinstance(args, dict):
             args = {"status": args.get("status")}
         return {"tool": part.get("tool_name"), "id": part.get("tool_call_id"), "args": args}
     if kind == "text":
         return {"text": None if live else part.get("content")}
-    return {"part_kind": kind}
+    if kind == "thinking":
+        return {"part_kind": kind, "thinking": None if live else part.get("content")}
+    return {k: v for k, v in part.items() if k not in _PART_METADATA}
+
+
+def _args(args: Any) -> Any:
+    """A call's arguments: a model over the wire gives them as a JSON string, the playbook as a dict; both alike."""
+    if isinstance(args, str):
+        try:
+            return json.loads(args)
+        except ValueError:
+            return args
+    return args
 
 
 def _same_subject(a: Event, b: Event) -> bool:
@@ -190,7 +220,7 @@ def _label(event: Event) -> str:
 
 def _why(expected: Event, want: dict[str, Any], have: dict[str, Any]) -> str:
     if expected.type == "model_response":
-        calls = lambda d: [p.get("tool") or p.get("part_kind") or "text" for p in d.get("parts", [])]  # noqa: E731
+        calls = lambda d: [p.get("tool") or p.get("part_kind") or "text" for p in d.get("parts", [])]
         if calls(want) != calls(have):
             return f"the policy answered differently: recorded {calls(want)}, today {calls(have)}"
         return "the policy called the same tools with different arguments"
