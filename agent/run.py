@@ -20,7 +20,6 @@ import asyncio
 import json
 import os
 import secrets
-import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -30,11 +29,14 @@ from typing import Any
 
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
-from pydantic_ai import Agent, RunContext
-from pydantic_ai.exceptions import AgentRunError, UnexpectedModelBehavior, UsageLimitExceeded
+from pydantic_ai import Agent
+from pydantic_ai.exceptions import (
+    AgentRunError,
+    UnexpectedModelBehavior,
+    UsageLimitExceeded,
+)
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models import Model
-
 from specops.prompts.loader import Prompt, agent_prompts
 from specops.tools.registry import ToolSpec
 from specops.transcripts import (
@@ -43,7 +45,6 @@ from specops.transcripts import (
     PolicyInfo,
     PromptVersion,
     RunEndEvent,
-    RunLogs,
     RunStartEvent,
     RunStatus,
     Usage,
@@ -58,6 +59,7 @@ from .final import FinalAnswer
 from .goal import Goal, parse_goal
 from .guard import LoopDetected, RepeatGuard
 from .host import DEFAULT_HOST, HostNotAnswering, HostOpener, RunHost, open_run_host
+from .plan_reminder import plan_reminder
 from .policies import default_policy_spec, policy_settings, resolve_policy
 from .questions import ASK_TOOL, QuestionRound, ask_tool, load_answers
 from .recording import Listener, ObservedRecorder, recording_hooks
@@ -298,17 +300,15 @@ def _build_agent(model: Model, prompts: dict, specs: dict, options: RunOptions, 
         tools.append(ask_tool(QuestionRound(ask=ask, answers=answers)))
         own.add(ASK_TOOL)
 
-    def current_plan(ctx: RunContext[AgentDeps]) -> str:
-        return ctx.deps.todos.render()
-
+    # The instructions never change within a run; the plan travels at the end of each request (plan_reminder.py).
     return Agent(
         model,
         output_type=FinalAnswer,
-        instructions=[prompts["system"].text, prompts["tools"].text, current_plan],
+        instructions=[prompts["system"].text, prompts["tools"].text],
         deps_type=AgentDeps,
         tools=tools,
         retries={"tools": options.tool_retries, "output": 2},
-        capabilities=[recording_hooks(own)],
+        capabilities=[plan_reminder(), recording_hooks(own)],
     )
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
-
 from specops.transcripts import NoteEvent, TodoDiff, TodoItem, diff_todos
 from specops.transcripts.todos import TodoPriority, TodoStatus
 
@@ -42,6 +41,11 @@ class TodoWriteResult(BaseModel):
     todos: list[Todo]
     changes: list[TodoDiff]
     summary: str
+
+
+def todo_view(result: TodoWriteResult) -> dict[str, object]:
+    """What the model is shown of a write: what changed (the plan itself travels at the end of every request)."""
+    return {"summary": result.summary, "changes": [c.model_dump(mode="json") for c in result.changes]}
 
 
 class TodoRuleBroken(ValueError):

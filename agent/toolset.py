@@ -12,7 +12,11 @@ JSON Schema of the args model, not a wrapper around it). A call is:
    the host by default, served from a transcript by replay;
 4. answered `{"ok": true, "result": ...}`, or `{"ok": false, "error": {kind,
    what, remedy, details}}` for a ToolError: a failure is information for the
-   model, not an exception.
+   model, not an exception. The model is sent the tool's compact view, capped
+   in size; the full outcome travels as the return's metadata (tool_answer.py).
+
+Calls in one answer run one after another, in the order given (each tool is
+`sequential`): a later call sees what an earlier one did.
 
 Every call is recorded as tool_call + tool_result (arguments, result or error,
 duration, host).
@@ -26,14 +30,21 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 from pydantic_ai import ModelRetry, RunContext, Tool
-
+from pydantic_ai.messages import ToolReturn
 from specops.tools.errors import ToolError, ToolErrorRecord
 from specops.tools.registry import REGISTRY, ToolSpec
-from specops.transcripts import ErrorEvent, RetryEvent, ToolCallEvent, ToolResultEvent, ToolSchema
+from specops.transcripts import (
+    ErrorEvent,
+    RetryEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    ToolSchema,
+)
 from specops.transcripts.records import json_schema_of
 
 from .deps import AgentDeps
-from .todo import TodoRuleBroken, TodoWriteArgs, TodoWriteResult
+from .todo import TodoRuleBroken, TodoWriteArgs, TodoWriteResult, todo_view
+from .tool_answer import answer_error, answer_ok
 from .tool_runner import ToolRequest
 
 # Importing a tool module registers its tools: this is the one list of them.
@@ -96,7 +107,7 @@ def parse_args(deps: AgentDeps, ctx: RunContext[AgentDeps], name: str, model: ty
 
 
 def registry_tool(spec: ToolSpec) -> Tool[AgentDeps]:
-    async def call(ctx: RunContext[AgentDeps], **raw: Any) -> dict[str, Any]:
+    async def call(ctx: RunContext[AgentDeps], **raw: Any) -> ToolReturn:
         deps = ctx.deps
         deps.clock.check()
         deps.acted = True
@@ -130,18 +141,20 @@ def registry_tool(spec: ToolSpec) -> Tool[AgentDeps]:
         data = done.result
         deps.recorder.record(ToolResultEvent, call_id=call_id, tool=spec.name, ok=True, result=data,
                              duration_s=time.monotonic() - started, host=deps.host_spec)  # fmt: skip
-        return {"ok": True, "result": data}
+        return answer_ok(data, spec.result, spec.view)
 
+    # sequential: calls in one answer run in the order given, each after the one before has finished.
     return Tool.from_schema(
-        call, name=spec.name, description=spec.description, json_schema=json_schema_of(spec.args), takes_ctx=True
+        call, name=spec.name, description=spec.description, json_schema=json_schema_of(spec.args), takes_ctx=True,
+        sequential=True,
     )
 
 
-def _answer_error(deps: AgentDeps, call_id: str, tool: str, record: ToolErrorRecord, started: float) -> dict[str, Any]:
+def _answer_error(deps: AgentDeps, call_id: str, tool: str, record: ToolErrorRecord, started: float) -> ToolReturn:
     error = record.model_dump(mode="json")
     deps.recorder.record(ToolResultEvent, call_id=call_id, tool=tool, ok=False, error=error,
                          duration_s=time.monotonic() - started, host=deps.host_spec)  # fmt: skip
-    return {"ok": False, "error": error}
+    return answer_error(error)
 
 
 _TODO_DESCRIPTION = (
@@ -152,7 +165,7 @@ _TODO_DESCRIPTION = (
 
 
 def todo_tool() -> Tool[AgentDeps]:
-    async def todowrite(ctx: RunContext[AgentDeps], **raw: Any) -> dict[str, Any]:
+    async def todowrite(ctx: RunContext[AgentDeps], **raw: Any) -> ToolReturn:
         deps = ctx.deps
         args = parse_args(deps, ctx, TODO_TOOL, TodoWriteArgs, raw)
         call_id = ctx.tool_call_id or TODO_TOOL
@@ -169,9 +182,9 @@ def todo_tool() -> Tool[AgentDeps]:
         data = result.model_dump(mode="json")
         deps.recorder.record(ToolResultEvent, call_id=call_id, tool=TODO_TOOL, ok=True, result=data,
                              duration_s=time.monotonic() - started, host=deps.host_spec)  # fmt: skip
-        return {"ok": True, "result": data}
+        return answer_ok(data, TodoWriteResult, todo_view)
 
     return Tool.from_schema(
         todowrite, name=TODO_TOOL, description=_TODO_DESCRIPTION, json_schema=json_schema_of(TodoWriteArgs),
-        takes_ctx=True,
+        takes_ctx=True, sequential=True,
     )  # fmt: skip

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pydantic import SecretStr
 
 from .errors import PathOutsideAllowedRoots
+from .handles import RunHandles
 from .hosts import Host
 
 # Pseudo and system filesystems: never a place for models.
@@ -30,6 +31,7 @@ class ToolContext:
     command_timeout_s: float = 120.0
     shell_may_change: bool = False  # the shell tool runs only read-only commands unless the policy allows more
     notes: list[str] = field(default_factory=list)
+    handles: RunHandles = field(default_factory=RunHandles)  # the servers and downloads this run started, by id
 
     @classmethod
     def for_host(

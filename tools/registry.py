@@ -3,7 +3,9 @@
 The agent builds its pydantic-ai toolset from this catalogue; the transcript
 records each tool's JSON schema from it. A tool is `fn(ctx, args) -> result`
 with one pydantic model in and one out; `mutates` says whether it changes the
-host (a download, a launch, freeing space) or only looks (facts, checks).
+host (a download, a launch, freeing space) or only looks (facts, checks);
+`view` is what the model is shown of the result (model_view.py), when the
+whole of it is more than a planner needs.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any, TypeVar, get_type_hints
 from pydantic import BaseModel
 
 from .context import ToolContext
+from .model_view import View
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -28,13 +31,17 @@ class ToolSpec:
     result: type[BaseModel]
     mutates: bool
     description: str
+    view: View | None = None
 
 
 REGISTRY: dict[str, ToolSpec] = {}
 
 
-def tool(name: str, *, mutates: bool) -> Callable[[F], F]:
-    """Register `fn(ctx: ToolContext, args: Args) -> Result` under `name`; its docstring is its description."""
+def tool(name: str, *, mutates: bool, view: View | None = None) -> Callable[[F], F]:
+    """Register `fn(ctx: ToolContext, args: Args) -> Result` under `name`; its docstring is its description.
+
+    `view(result) -> JSON data` is what the model is shown instead of the whole result (compacted and capped either way).
+    """
 
     def register(fn: F) -> F:
         hints = get_type_hints(fn)
@@ -47,7 +54,8 @@ def tool(name: str, *, mutates: bool) -> Callable[[F], F]:
         if name in REGISTRY and REGISTRY[name].fn is not fn:
             raise ValueError(f"tool {name!r} registered twice")
         REGISTRY[name] = ToolSpec(
-            name=name, fn=fn, args=args, result=result, mutates=mutates, description=inspect.cleandoc(fn.__doc__ or "")
+            name=name, fn=fn, args=args, result=result, mutates=mutates, description=inspect.cleandoc(fn.__doc__ or ""),
+            view=view,
         )
         return fn
 

@@ -13,7 +13,14 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic_ai.messages import ModelMessage, ModelRequest, RetryPromptPart, ToolReturnPart, UserPromptPart
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    RetryPromptPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+from specops.agent.tool_answer import full_outcome
 
 
 @dataclass(frozen=True)
@@ -82,8 +89,8 @@ def read_history(messages: list[ModelMessage]) -> History:
         for part in message.parts:
             if isinstance(part, UserPromptPart) and not prompt:
                 prompt = _prompt_text(part)
-            elif isinstance(part, ToolReturnPart):
-                outcomes[part.tool_call_id] = _as_outcome(part.content)
+            elif isinstance(part, ToolReturnPart):  # the full outcome, not the compact view the model was sent
+                outcomes[part.tool_call_id] = _as_outcome(full_outcome(part.content, part.metadata))
             elif isinstance(part, RetryPromptPart) and part.tool_name is not None:
                 what = part.content if isinstance(part.content, str) else json.dumps(part.content, default=str)
                 outcomes[part.tool_call_id] = Outcome(ok=False, error={"kind": "retry_prompt", "what": what})

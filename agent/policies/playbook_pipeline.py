@@ -62,7 +62,7 @@ class Pipeline:
         self.done: list[str] = []  # what happened, in order, for the summary
         self.handled: list[str] = []  # failures met and how each was handled
         self.unresolved: list[str] = []
-        self.running: dict[int, dict[str, Any]] = {}  # pid -> RunningServer of servers up now
+        self.running: dict[int, dict[str, Any]] = {}  # pid -> RunningServer (its full result) of servers up now
         self.left_running: list[str] = []
         self.port = DEFAULT_PORT
         self.ar: dict[str, Sweep] = {}
@@ -305,7 +305,7 @@ class Pipeline:
         self.download, self.download_state = out.result, "running"
 
     def _poll_download(self) -> Steps:
-        out = yield from self.look("download_status", handle=self.download)
+        out = yield from self.look("download_status", download=self.download["id"])
         if out.ok and out.result["state"] != "running":
             yield from self._download_ended(out.result)
 
@@ -338,7 +338,7 @@ class Pipeline:
         waits = 0
         while self.download_state == "running":
             waits += 1
-            out = yield from self.look("wait_download", handle=self.download, **WAIT)
+            out = yield from self.look("wait_download", download=self.download["id"], **WAIT)
             if not out.ok:
                 raise Stop("failed", f"could not follow the download: {out.describe()}")
             if out.result["timed_out"]:
@@ -378,7 +378,7 @@ class Pipeline:
     def _stop(self, server: dict[str, Any]) -> Steps:
         # A hung server ignores SIGTERM (it sits in a collective): kill it after a short grace, not the default 30 s.
         grace = {"grace_s": HUNG_GRACE_S} if server["pid"] in self.hung else {}
-        out = yield from self.call("stop_server", server=server, **grace)
+        out = yield from self.call("stop_server", server=server["id"], **grace)
         self.running.pop(server["pid"], None)
         if not out.ok and out.kind != "server_not_ours":
             self.unresolved.append(f"stopping the server on port {server['port']}: {out.describe()}")
@@ -404,7 +404,7 @@ class Pipeline:
         hung = [lv["concurrency"] for lv in out.result["levels"] if lv not in streamed and not lv["requests_failed"]]
         if failed or hung:
             level = min(failed + hung)
-            status = yield from self.look("server_status", server=server)
+            status = yield from self.look("server_status", server=server["id"])
             down = status.ok and not status.result.get("up")
             what = f"requests failed at C={level}" if level in failed else f"no token came back at C={level}"
             if down:

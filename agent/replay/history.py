@@ -12,12 +12,23 @@ serves the results that were recorded, and runs the rest).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, RetryPromptPart, ToolCallPart, ToolReturnPart
-
+from pydantic import BaseModel
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    RetryPromptPart,
+    ToolCallPart,
+    ToolReturn,
+    ToolReturnPart,
+)
 from specops.transcripts import ModelRequestEvent, ModelResponseEvent, ToolResultEvent
 
+from ..plan_reminder import without_plan
+from ..todo import TodoWriteResult, todo_view
+from ..tool_answer import answer_error, answer_ok
+from ..toolset import TODO_TOOL, registered_tools
 from .recorded_run import RecordedRun
 
 # Failures the loop sends back as retry prompts, not as tool returns.
@@ -31,11 +42,15 @@ class RebuiltHistory:
     done: dict[str, ToolResultEvent] = field(default_factory=dict)  # results of the last response's calls, by id
 
 
-def tool_return_content(result: ToolResultEvent) -> dict[str, Any]:
-    """What the loop handed the model for this result (toolset.py's answer)."""
-    if result.ok:
-        return {"ok": True, "result": result.result}
-    return {"ok": False, "error": result.error.model_dump(mode="json") if result.error is not None else {}}
+def tool_return(result: ToolResultEvent) -> ToolReturn:
+    """What the loop answered for this result (toolset.py): the model's view, the full outcome as metadata."""
+    if not result.ok:
+        return answer_error(result.error.model_dump(mode="json") if result.error is not None else {})
+    data = result.result if isinstance(result.result, dict) else {"value": result.result}
+    if result.tool == TODO_TOOL:
+        return answer_ok(data, TodoWriteResult, todo_view)
+    spec = registered_tools().get(result.tool)
+    return answer_ok(data, spec.result, spec.view) if spec is not None else answer_ok(data, BaseModel, None)
 
 
 def rebuild_history(recorded: RecordedRun) -> RebuiltHistory:
@@ -43,7 +58,7 @@ def rebuild_history(recorded: RecordedRun) -> RebuiltHistory:
     last_request = next((e for e in reversed(events) if isinstance(e, ModelRequestEvent)), None)
     if last_request is None:
         return RebuiltHistory(messages=None)
-    messages: list[ModelMessage] = recorded.read.model_messages_sent(last_request)
+    messages: list[ModelMessage] = without_plan(recorded.read.model_messages_sent(last_request))
     after = events[last_request.seq + 1 :]
     response_event = next((e for e in after if isinstance(e, ModelResponseEvent)), None)
     if response_event is None:
@@ -63,4 +78,6 @@ def rebuild_history(recorded: RecordedRun) -> RebuiltHistory:
 def _answer(call: ToolCallPart, result: ToolResultEvent) -> ToolReturnPart | RetryPromptPart:
     if not result.ok and result.error is not None and result.error.kind in _RETRIED:
         return RetryPromptPart(content=result.error.what, tool_name=call.tool_name, tool_call_id=call.tool_call_id)
-    return ToolReturnPart(tool_name=call.tool_name, content=tool_return_content(result), tool_call_id=call.tool_call_id)
+    answer = tool_return(result)
+    return ToolReturnPart(tool_name=call.tool_name, content=answer.return_value, tool_call_id=call.tool_call_id,
+                          metadata=answer.metadata)

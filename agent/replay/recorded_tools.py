@@ -74,8 +74,17 @@ class RecordedTools:
                 continue
             self._used[i] = True
             assert pair.result is not None
+            _keep_handles(context, pair.result)
             return serve_recorded(pair.result)
         raise RecordedResultMissing(
             f"the recording has no result for {request.tool}({request.raw_args}): today's code made a call "
             "the recorded run did not make"
         )
+
+
+def _keep_handles(context: ToolContext, result: ToolResultEvent) -> None:
+    """A served launch or download names its id for later calls, as a live one would (a fork goes on live)."""
+    if result.ok and isinstance(result.result, dict):
+        context.handles.restore([(result.tool, True, result.result)])
+    elif result.error is not None:
+        context.handles.restore([(result.tool, False, result.error.model_dump(mode="json"))])

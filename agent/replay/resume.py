@@ -140,15 +140,21 @@ async def _prepare(recorded: RecordedRun, deps: AgentDeps, run_host: RunHost) ->
             from specops.tools.errors import ToolErrorRecord
 
             deps.guard.failed(spec.name, normalized, ToolErrorRecord(**pair.result.error.model_dump(mode="json")))
-    for server in _servers_left_up(recorded):
-        status = await _look(deps, run_host, "server_status", {"server": server})
+    handles = run_host.context.handles
+    handles.restore(
+        (p.call.tool, p.result.ok, p.result.result if p.result.ok else p.result.error.model_dump(mode="json"))
+        for p in recorded.tools
+        if p.result is not None and (isinstance(p.result.result, dict) if p.result.ok else p.result.error is not None)
+    )
+    for server in handles.running():
+        status = await _look(deps, run_host, "server_status", {"server": server.id})
         up = isinstance(status, dict) and status.get("up")
         deps.recorder.record(NoteEvent, text=(
-            f"resume: the server on port {server.get('port')} (pid {server.get('pid')}) that this run launched "
+            f"resume: the server {server.id} on port {server.port} (pid {server.pid}) that this run launched "
             + ("is up (health check passed); it is reused" if up else f"is not up ({_said(status)})")
         ))  # fmt: skip
     for handle in _downloads_started(recorded):
-        status = await _look(deps, run_host, "download_status", {"handle": handle})
+        status = await _look(deps, run_host, "download_status", {"download": handle["id"]})
         state = status.get("state") if isinstance(status, dict) else None
         deps.recorder.record(NoteEvent, text=(
             f"resume: the download of {handle.get('repo_id')} into {handle.get('target_dir')} is "
@@ -171,21 +177,6 @@ async def _look(deps: AgentDeps, run_host: RunHost, tool: str, raw: dict[str, An
 
 def _said(status: dict[str, Any] | str) -> str:
     return status if isinstance(status, str) else json.dumps(status, default=str)[:200]
-
-
-def _servers_left_up(recorded: RecordedRun) -> list[dict[str, Any]]:
-    """Servers the run launched and did not stop, by pid."""
-    up: dict[int, dict[str, Any]] = {}
-    for pair in recorded.tools:
-        result = pair.result
-        if result is None or not result.ok or not isinstance(result.result, dict):
-            continue
-        if pair.call.tool == "launch_server" and "pid" in result.result:
-            up[result.result["pid"]] = result.result
-        elif pair.call.tool == "stop_server":
-            server = pair.call.args.get("server") or {}
-            up.pop(server.get("pid"), None)
-    return list(up.values())
 
 
 def _downloads_started(recorded: RecordedRun) -> list[dict[str, Any]]:

@@ -212,23 +212,25 @@ def _read_launch(evidence: Evidence, exchange: ToolExchange) -> None:
         if server is not None:
             evidence.launches.append(Launch(exchange.seq, exchange.call_seq, exchange.tool, server.config, server, None, stopped))
         return
-    config = _attempted_config(exchange)
+    config = _attempted_config(evidence, exchange)
+    stopped = exchange.error.details.get("stopped") if exchange.error is not None else None
+    stopped_pid = stopped.get("pid") if isinstance(stopped, dict) else None  # a restart stops before it relaunches
     if config is None:
         evidence.notes.append(f"seq {exchange.seq}: a failed {exchange.tool} whose configuration cannot be read; "
                               "it is listed among failures only")
         return
-    evidence.launches.append(Launch(exchange.seq, exchange.call_seq, exchange.tool, config, None, exchange.error))
+    evidence.launches.append(Launch(exchange.seq, exchange.call_seq, exchange.tool, config, None, exchange.error, stopped_pid))
 
 
-def _attempted_config(exchange: ToolExchange) -> ServerConfig | None:
+def _attempted_config(evidence: Evidence, exchange: ToolExchange) -> ServerConfig | None:
     """The configuration a failed launch tried: from its arguments, else from the error's details."""
     candidates: list[Any] = []
     if exchange.tool == "launch_server":
         candidates.append(exchange.args.get("config"))
-    else:
-        old = (exchange.args.get("server") or {}).get("config")
-        if isinstance(old, dict):
-            candidates.append({**old, **(exchange.args.get("changes") or {})})
+    else:  # a restart names its server by id: the configuration is that server's, with the changes
+        old = next((l.server for l in evidence.launches if l.server is not None and l.server.id == exchange.args.get("server")), None)
+        if old is not None:
+            candidates.append({**old.config.model_dump(), **(exchange.args.get("changes") or {})})
     if exchange.error is not None:
         candidates.append(exchange.error.details.get("config"))
     for candidate in candidates:

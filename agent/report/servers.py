@@ -39,7 +39,8 @@ class ServerTimeline:
         self._lives: list[_Life] = []
         # (seq, server launched or None, pid stopped or None): a restart does both, stop first.
         changes: list[tuple[int, Launch | None, int | None]] = [
-            (launch.seq, launch, launch.stopped_pid) for launch in evidence.launches if launch.server is not None
+            (launch.seq, launch, launch.stopped_pid) for launch in evidence.launches
+            if launch.server is not None or launch.stopped_pid is not None  # a failed restart still stopped its server
         ]
         changes += [(stop.seq, None, stop.value.pid) for stop in evidence.stops]
         for seq, launch, stopped_pid in sorted(changes, key=lambda change: change[0]):

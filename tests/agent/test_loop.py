@@ -24,7 +24,8 @@ async def test_tool_results_are_ok_envelopes_and_recorded(world_host, tmp_path):
             return call("todowrite", PLAN)
         if n == 1:
             return call("check_disk", {"repo_id": "SubSir/Kimi-K2.6-DFlash-tmp-long", "target": "~/models/dflash"})
-        seen["disk"] = last_request(messages).parts[0].content
+        part = last_request(messages).parts[0]
+        seen["disk"], seen["full"] = part.content, part.metadata
         return finish()
 
     outcome = await drive(FunctionModel(respond), world_host, tmp_path)
@@ -32,7 +33,10 @@ async def test_tool_results_are_ok_envelopes_and_recorded(world_host, tmp_path):
     assert seen["disk"]["ok"] is True and seen["disk"]["result"]["needed_bytes"] > 0
     results = {e.tool: e for e in events(outcome, "tool_result")}
     assert results["check_disk"].ok and results["check_disk"].host == world_host
-    assert results["check_disk"].result == seen["disk"]["result"]
+    # The model is sent the compact view (no empty lists); the full result rides along, unsent, and is recorded.
+    assert results["check_disk"].result == seen["full"]["result"] and seen["full"]["ok"] is True
+    assert results["check_disk"].result["alternatives"] == [] and "alternatives" not in seen["disk"]["result"]
+    assert seen["disk"]["result"]["needed_bytes"] == results["check_disk"].result["needed_bytes"]
     assert [e.type for e in events(outcome)][0] == "run_start" and events(outcome)[-1].type == "run_end"
     start = events(outcome, "run_start")[0]
     assert {"todowrite", "host_facts", "start_download", "free_space"} <= set(start.tools)

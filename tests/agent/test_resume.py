@@ -121,7 +121,7 @@ def test_killed_during_a_benchmark_resumes_on_the_same_server(tmp_path):
     benchmarks = _pairs(events, "benchmark")
     resumed_benchmark = next(r for c, r in benchmarks if r.seq > len(before))
     assert resumed_benchmark.ok and resumed_benchmark.result["levels"]
-    stops = [c.args["server"]["pid"] for c, r in _pairs(events, "stop_server")]
+    stops = [r.result["pid"] for c, r in _pairs(events, "stop_server") if r.ok]
     assert stops[0] == server["pid"]
     launches = [c.args["config"] for c, _ in _pairs(events, "launch_server")]
     assert launches.count(launches[0]) == 1  # the first configuration was not launched a second time

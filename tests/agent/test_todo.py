@@ -6,6 +6,7 @@ import pytest
 from pydantic_ai.messages import ModelMessage, ModelResponse
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
+from specops.agent.plan_reminder import PLAN_MARK
 from specops.agent.todo import Todo, TodoList, TodoRuleBroken, check_rules
 
 from .scripted import call, drive, events, finish, last_request, turn, world_host  # noqa: F401
@@ -41,8 +42,10 @@ def test_a_good_plan_replaces_the_old_one_whole():
     assert "[x] a" in text and "[-] c" in text and "not needed" in text and "b" not in text.split("\n", 1)[1]
 
 
-async def test_the_current_plan_is_in_the_instructions_every_turn(world_host, tmp_path):
+async def test_the_current_plan_ends_every_request_and_the_instructions_never_change(world_host, tmp_path):
     shown: list[str] = []
+    instructions: list[str] = []
+    histories: list[list[ModelMessage]] = []
     plans = [
         {"todos": [{"id": "dl", "content": "Download the drafter", "status": "in_progress", "priority": "high"}]},
         {"todos": [{"id": "dl", "content": "Download the drafter", "status": "completed", "priority": "high"},
@@ -50,15 +53,24 @@ async def test_the_current_plan_is_in_the_instructions_every_turn(world_host, tm
     ]  # fmt: skip
 
     def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        shown.append(last_request(messages).instructions or "")
+        last = last_request(messages)
+        shown.append(str(last.parts[-1].content))
+        instructions.append(last.instructions or "")
+        histories.append(list(messages))
         n = turn(messages)
         return call("todowrite", plans[n]) if n < len(plans) else finish()
 
     outcome = await drive(FunctionModel(respond), world_host, tmp_path)
     assert outcome.status == "completed"
-    assert "none yet" in shown[0]
+    assert shown[0].startswith(PLAN_MARK) and "none yet" in shown[0]
     assert "[>] dl [high] Download the drafter" in shown[1]
     assert "[x] dl" in shown[2] and "[-] bench" in shown[2] and "no GPU time" in shown[2]
+    assert len(set(instructions)) == 1 and "Current plan" not in instructions[0]
+    # Only the newest request carries the plan: what came before is sent again as it was.
+    for earlier, later in zip(histories, histories[1:], strict=False):
+        kept = later[: len(earlier) - 1]
+        assert [m.parts for m in kept] == [m.parts for m in earlier[:-1]]
+        assert not any(PLAN_MARK in str(p.content) for m in kept for p in m.parts if p.part_kind == "user-prompt")
     changes = events(outcome, "todo_change")
     assert [[t.status for t in c.todos] for c in changes] == [["in_progress"], ["completed", "cancelled"]]
     assert any(n.text == "todo bench cancelled: no GPU time" for n in events(outcome, "note"))

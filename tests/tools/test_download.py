@@ -50,7 +50,7 @@ def fresh(name: str) -> str:
 
 
 def wait(ctx, handle, timeout_s: float = 30):
-    return wait_download(ctx, WaitDownloadArgs(handle=handle, timeout_s=timeout_s, poll_s=0.1)).status
+    return wait_download(ctx, WaitDownloadArgs(download=handle.id, timeout_s=timeout_s, poll_s=0.1)).status
 
 
 @pytest.fixture(scope="module")
@@ -104,17 +104,17 @@ def test_progress_while_running_then_stop_and_resume(backend):
         args = StartDownloadArgs(repo_id=DRAFTER, target_dir="models/drafter", include=["*.json", "*00002*"])
         handle = start_download(ctx, args)
         deadline = time.monotonic() + 20
-        status = download_status(ctx, DownloadStatusArgs(handle=handle))
+        status = download_status(ctx, DownloadStatusArgs(download=handle.id))
         while status.files_complete == 0 and time.monotonic() < deadline:
             time.sleep(0.05)
-            status = download_status(ctx, DownloadStatusArgs(handle=handle))
+            status = download_status(ctx, DownloadStatusArgs(download=handle.id))
         assert status.state is DownloadState.RUNNING, status
         assert 0 < status.files_complete < status.files_total
         assert 0 < status.done_bytes < status.expected_bytes and 0 < status.fraction < 1
         assert any(p.endswith(".safetensors") for p in status.missing_files)
 
         h.stop(handle.process)
-        stopped = download_status(ctx, DownloadStatusArgs(handle=handle))
+        stopped = download_status(ctx, DownloadStatusArgs(download=handle.id))
         assert stopped.state is DownloadState.FAILED and stopped.failure.cause is DownloadCause.KILLED
         kept = stopped.files_complete
         assert kept >= 1

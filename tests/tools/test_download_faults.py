@@ -30,7 +30,7 @@ FAST = 400.0
 
 
 def wait(ctx, handle, timeout_s: float = 40):
-    return wait_download(ctx, WaitDownloadArgs(handle=handle, timeout_s=timeout_s, poll_s=0.1)).status
+    return wait_download(ctx, WaitDownloadArgs(download=handle.id, timeout_s=timeout_s, poll_s=0.1)).status
 
 
 def args(**kw) -> StartDownloadArgs:

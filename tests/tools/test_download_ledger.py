@@ -21,7 +21,7 @@ SMALL_DRAFTER = "z-lab/Qwen3-8B-DFlash-b16"
 
 def _download(ctx: ToolContext, target: str) -> str:
     handle = start_download(ctx, StartDownloadArgs(repo_id=SMALL_DRAFTER, target_dir=target))
-    status = wait_download(ctx, WaitDownloadArgs(handle=handle, timeout_s=60, poll_s=0.1)).status
+    status = wait_download(ctx, WaitDownloadArgs(download=handle.id, timeout_s=60, poll_s=0.1)).status
     assert status.state is DownloadState.FINISHED, status.log_tail
     return handle.target_dir
 

@@ -46,16 +46,16 @@ def test_local_download_reports_bytes_in_flight_then_finishes(local_ctx):
     assert shard.listed_bytes == 2_104_518_656 and shard.stored_bytes == -(-shard.listed_bytes // BYTE_SCALE)
 
     deadline = time.monotonic() + 20
-    status = download_status(ctx, DownloadStatusArgs(handle=handle))
+    status = download_status(ctx, DownloadStatusArgs(download=handle.id))
     while not (status.files_complete < status.files_total and status.stored_present_bytes > 10**6):
         assert status.state is DownloadState.RUNNING and time.monotonic() < deadline, status
         time.sleep(0.05)
-        status = download_status(ctx, DownloadStatusArgs(handle=handle))
+        status = download_status(ctx, DownloadStatusArgs(download=handle.id))
     # The shard is in flight: its partial bytes count, converted back to listed bytes.
     assert "model.safetensors" in status.missing_files
     assert 0 < status.fraction < 1 and 10**6 * BYTE_SCALE * 0.9 < status.done_bytes < status.expected_bytes
 
-    done = wait_download(ctx, WaitDownloadArgs(handle=handle, timeout_s=40, poll_s=0.1)).status
+    done = wait_download(ctx, WaitDownloadArgs(download=handle.id, timeout_s=40, poll_s=0.1)).status
     assert done.state is DownloadState.FINISHED, done
     assert done.config_json_ok is True
     stored = {f.path: f.stored_size(BYTE_SCALE) for f in fixtures[SMALL_DRAFTER].revision().files}

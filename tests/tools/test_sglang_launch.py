@@ -92,10 +92,10 @@ def test_autoregressive_ep4_is_ready_reports_its_settings_and_stops_clean(world,
         assert server.info.max_running_requests and server.info.max_total_num_tokens
         assert "The server is fired up and ready to roll!" in ctx.host.tail(server.log_path, 5)
         assert server.pid in _gpu_pids(ctx.host)
-        status = server_status(ctx, StatusArgs(server=server))
+        status = server_status(ctx, StatusArgs(server=server.id))
         assert status.up and status.process_running and status.running_requests == 0 and status.accept_length is None
     finally:
-        stopped = stop_server(ctx, StopArgs(server=server))
+        stopped = stop_server(ctx, StopArgs(server=server.id))
     assert stopped.was_running and stopped.port_free and stopped.gpu_released and stopped.gpu_mib_released > 8 * 60_000
     assert server.pid not in _gpu_pids(ctx.host)
     assert not server_status(ctx, StatusArgs(port=server.port)).up
@@ -110,16 +110,16 @@ def test_dflash_on_ep4_takes_block_size_8_from_the_drafter_then_restarts_without
         assert server.info.drafter_path.endswith("models/dflash")
         assert server.info.max_running_requests == 48  # SGLang's DFLASH default, flagged as a warning
         assert any("defaulting to 48" in w for w in server.warnings)
-        status = server_status(ctx, StatusArgs(server=server))
+        status = server_status(ctx, StatusArgs(server=server.id))
         # Fresh from its warm-up the server has logged no decode interval, so it reports no average yet (as SGLang).
         assert status.up and status.info.block_size == 8 and status.accept_length is None
-        restarted = restart_server(ctx, RestartArgs(server=server, changes={"cuda_graphs": False, "max_running_requests": 128},
+        restarted = restart_server(ctx, RestartArgs(server=server.id, changes={"cuda_graphs": False, "max_running_requests": 128},
                                                     ready_timeout_s=_ready_timeout(world)))
         assert restarted.stopped.gpu_released and restarted.server.pid != server.pid
         server = restarted.server
         assert server.info.cuda_graphs is False and server.info.max_running_requests == 128 and server.info.block_size == 8
     finally:
-        stop_server(ctx, StopArgs(server=server))
+        stop_server(ctx, StopArgs(server=server.id))
 
 
 @pytest.mark.parametrize("backend", ["ssh", "local"])
@@ -130,15 +130,15 @@ def test_launch_status_restart_and_stop_over_ssh_and_locally(world, backend):
         try:
             assert server.port == 30000 and server.host == host.spec
             assert host.port_on_host(30000) != 30000  # the world's virtual port, served elsewhere on this machine
-            status = server_status(ctx, StatusArgs(server=server))
+            status = server_status(ctx, StatusArgs(server=server.id))
             assert status.up and status.process_running and status.info.max_running_requests != 96
-            restarted = restart_server(ctx, RestartArgs(server=server, changes={"max_running_requests": 96},
+            restarted = restart_server(ctx, RestartArgs(server=server.id, changes={"max_running_requests": 96},
                                                         ready_timeout_s=30))
             assert restarted.stopped.gpu_released and restarted.server.pid != server.pid
             server = restarted.server
-            assert server_status(ctx, StatusArgs(server=server)).info.max_running_requests == 96
+            assert server_status(ctx, StatusArgs(server=server.id)).info.max_running_requests == 96
         finally:
-            stopped = stop_server(ctx, StopArgs(server=server))
+            stopped = stop_server(ctx, StopArgs(server=server.id))
         assert stopped.was_running and stopped.port_free and stopped.gpu_released
         assert not _gpu_pids(ctx.host) and not server_status(ctx, StatusArgs(port=30000)).up
 
@@ -169,15 +169,15 @@ def test_a_restart_with_a_refused_change_keeps_nothing_stopped(ctx):
     # The handle's record does not exist, but the rules are checked before any stop is tried.
     from specops.tools.sglang import RunningServer, ServerInfoSummary
 
-    handle = RunningServer(
+    handle = ctx.handles.add_server(RunningServer(
         host=ctx.host.spec, pid=1, pgid=1, started_at="2026-01-01T00:00:00Z", argv=["x"], log_path="/x.log", port=30000,
         base_url="http://127.0.0.1:30000", config=_ep4(ctx), ready_after_s=1.0,
         info=ServerInfoSummary.from_server_info({}),
-    )
+    ))
     with pytest.raises(SglangRuleViolation, match="dp attention"):
-        restart_server(ctx, RestartArgs(server=handle, changes=fake))
+        restart_server(ctx, RestartArgs(server=handle.id, changes=fake))
     with pytest.raises(ServerNotOurs, match="did not start it"):
-        stop_server(ctx, StopArgs(server=handle))
+        stop_server(ctx, StopArgs(server=handle.id))
     with pytest.raises(ServerNotOurs):
         stop_server(ctx, StopArgs(pid=4242))
 

@@ -90,10 +90,11 @@ class ExpectedFile(BaseModel):
 
 
 class DownloadHandle(BaseModel):
-    """What start_download returns and download_status / wait_download take back."""
+    """What start_download returns; download_status / wait_download take back its short `id`."""
 
     model_config = ConfigDict(frozen=True)
 
+    id: str = Field("", description="Short handle (d1, d2, ...) for download_status and wait_download")
     repo_id: str
     revision: str
     sha: str = Field(description="The commit the revision resolved to; the download is pinned to it")
@@ -147,14 +148,14 @@ class DownloadStatus(BaseModel):
 class DownloadStatusArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    handle: DownloadHandle
+    download: str = Field(min_length=1, max_length=16, description="The id start_download returned, e.g. 'd1'")
     log_lines: int = Field(default=40, ge=1, le=500)
 
 
 class WaitDownloadArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    handle: DownloadHandle
+    download: str = Field(min_length=1, max_length=16, description="The id start_download returned, e.g. 'd1'")
     timeout_s: float = Field(default=3600.0, gt=0, le=24 * 3600)
     poll_s: float = Field(default=5.0, gt=0, le=300)
     log_lines: int = Field(default=40, ge=1, le=500)

@@ -41,7 +41,7 @@ _MISSING_SHOWN = 20
 @tool("start_download", mutates=True)
 def start_download(ctx: ToolContext, args: StartDownloadArgs) -> DownloadHandle:
     """Start downloading a Hub repo (or the files matching include/exclude) into target_dir on the host,
-    detached; returns a handle for download_status / wait_download. Re-running over a partly downloaded
+    detached; returns its short id (d1, ...) for download_status / wait_download. Re-running over a partly downloaded
     directory keeps complete files (already_present_*). Raises RepoNotFound, RevisionNotFound, HubUnavailable,
     PathOutsideAllowedRoots before anything runs on the host."""
     target = ctx.writable(args.target_dir)
@@ -73,13 +73,13 @@ def start_download(ctx: ToolContext, args: StartDownloadArgs) -> DownloadHandle:
         except (OSError, HostError):  # a full disk, say: the download runs anyway; only the ledger misses it
             pass
     expected = sum(f.listed_bytes for f in files)
-    return DownloadHandle(
+    return ctx.handles.add_download(DownloadHandle(
         repo_id=args.repo_id, revision=args.revision, sha=listing.sha, method=args.method, target_dir=target,
         log_path=log_path, process=process, command=command, max_attempts=args.max_attempts, files=files,
         sizes_source=sizes_source, expected_bytes=expected, expected_human=human_bytes(expected),
         already_present_files=len(already.complete), already_present_bytes=already.listed_complete,
         already_present_human=human_bytes(already.listed_complete),
-    )
+    ))
 
 
 @tool("download_status", mutates=False)
@@ -87,16 +87,17 @@ def download_status(ctx: ToolContext, args: DownloadStatusArgs) -> DownloadStatu
     """How far a download got (files and bytes on disk against the listing), whether it still runs, and on
     failure the classified cause (cli_unusable, no_space, gated, not_found, throttled, partial, killed) with
     the log tail. Read-only."""
-    return _status(ctx, args.handle, args.log_lines)
+    return _status(ctx, ctx.handles.download(args.download), args.log_lines)
 
 
 @tool("wait_download", mutates=False)
 def wait_download(ctx: ToolContext, args: WaitDownloadArgs) -> WaitDownloadResult:
     """Poll a download until it finishes or fails, or until timeout_s (it keeps running after a timeout)."""
+    handle = ctx.handles.download(args.download)
     started = time.monotonic()
     deadline = started + args.timeout_s
     while True:
-        status = _status(ctx, args.handle, args.log_lines)
+        status = _status(ctx, handle, args.log_lines)
         if status.state is not DownloadState.RUNNING:
             return WaitDownloadResult(status=status, timed_out=False, waited_s=time.monotonic() - started)
         left = deadline - time.monotonic()

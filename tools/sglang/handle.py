@@ -26,6 +26,7 @@ class RunningServer(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    id: str = Field("", description="Short handle (s1, s2, ...) for server_status, stop_server, restart_server")
     host: str = Field(description="Spec of the host it runs on")
     pid: int
     pgid: int = Field(description="Its process group: stop signals the whole group (scheduler and detokenizer too)")

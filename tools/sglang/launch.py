@@ -87,12 +87,12 @@ def launch_server(ctx: ToolContext, args: LaunchArgs) -> RunningServer:
             remedy="read the log tail; relaunch once, it may have died right after warm-up",
             details={"cause": "crash", "log_path": log_path, "log_tail": ctx.host.tail(log_path, 100)},
         ) from exc
-    return RunningServer(
+    return ctx.handles.add_server(RunningServer(
         host=ctx.host.spec, pid=proc.pid, pgid=proc.pgid, started_at=proc.started_at, argv=proc.argv,
         log_path=log_path, port=config.port, base_url=f"http://127.0.0.1:{config.port}", config=config, info=info,
         ready_after_s=round(outcome.elapsed_s, 2),
         warnings=_startup_warnings(ctx, log_path),
-    )
+    ))
 
 
 def _startup_warnings(ctx: ToolContext, log_path: str) -> list[str]:

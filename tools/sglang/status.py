@@ -9,14 +9,13 @@ from ..context import ToolContext
 from ..hosts import HostError, PortNotListening
 from ..inputs import Port
 from ..registry import tool
-from .handle import RunningServer
 from .server_http import LOAD_PATHS, ServerInfoSummary, get_json_first, get_text, health_status, parse_metrics, raw_server_info
 
 
 class StatusArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    server: RunningServer | None = Field(default=None, description="A handle from launch_server; else look at `port`")
+    server: str | None = Field(default=None, max_length=16, description="The id launch_server returned (e.g. 's1'); else look at `port`")
     port: Port = 30000
 
 
@@ -40,9 +39,10 @@ class ServerStatus(BaseModel):
 @tool("server_status", mutates=False)
 def server_status(ctx: ToolContext, args: StatusArgs) -> ServerStatus:
     """Whether an SGLang server answers, its server info, accept length, and running and queued requests."""
-    port = args.server.port if args.server is not None else args.port
+    server = ctx.handles.server(args.server) if args.server is not None else None
+    port = server.port if server is not None else args.port
     host = ctx.host
-    running = host.is_running(args.server.process) if args.server is not None else None
+    running = host.is_running(server.process) if server is not None else None
     code = health_status(host, port)
     if code is None:
         return ServerStatus(port=port, up=False, health_status=None, process_running=running, info=None,

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..context import ToolContext
-from ..errors import InvalidToolInput
+from ..errors import InvalidToolInput, ToolError
 from ..hosts import DetachedProcess, Host, PortNotListening
 from ..registry import tool
 from .config import ServerConfig
@@ -30,7 +30,7 @@ RELEASE_POLL_S = 0.2
 class StopArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    server: RunningServer | None = Field(default=None, description="The handle launch_server returned")
+    server: str | None = Field(default=None, max_length=16, description="The id launch_server returned, e.g. 's1'")
     pid: int | None = Field(default=None, ge=2, description="Stop this process group leader instead (needs allow_foreign)")
     allow_foreign: bool = Field(default=False, description="Allow stopping a server this run did not start")
     port: int | None = Field(default=None, ge=1, le=65535, description="With pid: the port to wait on")
@@ -41,6 +41,7 @@ class StopArgs(BaseModel):
 class StopResult(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    server: str | None = Field(None, description="The id of the server stopped; None when stopped by pid")
     host: str
     pid: int
     was_running: bool
@@ -81,13 +82,14 @@ def _port_answers(host: Host, port: int) -> bool:
 
 def _target(ctx: ToolContext, args: StopArgs) -> tuple[DetachedProcess, int | None]:
     if args.server is not None:
-        if args.server.host != ctx.host.spec:
+        server = ctx.handles.server(args.server)
+        if server.host != ctx.host.spec:
             raise InvalidToolInput(
-                f"the server handle is for {args.server.host}, not {ctx.host.spec}",
+                f"the server {server.id} is on {server.host}, not {ctx.host.spec}",
                 remedy="stop it through a context for its own host",
-                details={"server_host": args.server.host},
+                details={"server_host": server.host},
             )
-        proc, port = args.server.process, args.server.port
+        proc, port = server.process, server.port
         if not args.allow_foreign and not started_by_us(ctx, proc):
             raise ServerNotOurs(
                 f"no launch record on {ctx.host.spec} for pid {proc.pid} started {proc.started_at:%Y-%m-%d %H:%M:%S}: "
@@ -97,12 +99,12 @@ def _target(ctx: ToolContext, args: StopArgs) -> tuple[DetachedProcess, int | No
             )
         return proc, port
     if args.pid is None:
-        raise InvalidToolInput("nothing to stop: give the server handle, or a pid with allow_foreign",
-                               remedy="pass server=<the RunningServer launch_server returned>")
+        raise InvalidToolInput("nothing to stop: give the server's id, or a pid with allow_foreign",
+                               remedy="pass server=<the id launch_server returned, e.g. 's1'>")
     if not args.allow_foreign:
         raise ServerNotOurs(
             f"pid {args.pid} was not named by a handle this run holds",
-            remedy="pass the RunningServer handle, or allow_foreign=True to stop a server this run did not start",
+            remedy="pass the server's id (e.g. 's1'), or allow_foreign=True to stop a server this run did not start",
             details={"pid": args.pid},
         )
     members = _group_members(ctx.host, args.pid)
@@ -138,6 +140,8 @@ def stop_server(ctx: ToolContext, args: StopArgs) -> StopResult:
         if (port_free and gpu_free) or time.monotonic() > deadline:
             break
         time.sleep(RELEASE_POLL_S)
+    if args.server is not None:  # its processes are gone, whatever still holds the port or the memory
+        ctx.handles.mark_stopped(args.server)
     if not (port_free and gpu_free):
         raise StopIncomplete(
             f"the server's processes are gone but {'port ' + str(port) + ' still answers' if not port_free else ''}"
@@ -148,7 +152,7 @@ def stop_server(ctx: ToolContext, args: StopArgs) -> StopResult:
         )
     forget_record(ctx, proc.pgid)
     return StopResult(
-        host=host.spec, pid=proc.pid, was_running=was_running, port=port, port_free=port_free,
+        server=args.server, host=host.spec, pid=proc.pid, was_running=was_running, port=port, port_free=port_free,
         gpu_mib_released=released_mib, gpu_released=gpu_free, seconds=round(time.monotonic() - start, 2),
     )
 
@@ -156,7 +160,7 @@ def stop_server(ctx: ToolContext, args: StopArgs) -> StopResult:
 class RestartArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    server: RunningServer
+    server: str = Field(max_length=16, description="The id launch_server returned, e.g. 's1'")
     changes: dict[str, object] = Field(
         default_factory=dict, description="ServerConfig fields to change, e.g. {'cuda_graphs': false}"
     )
@@ -169,7 +173,7 @@ class RestartResult(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     stopped: StopResult
-    server: RunningServer
+    server: RunningServer = Field(description="The new server, under a new id")
 
 
 @tool("restart_server", mutates=True)
@@ -177,10 +181,12 @@ def restart_server(ctx: ToolContext, args: RestartArgs) -> RestartResult:
     """Stop a server this run started and launch it again with some configuration fields changed.
 
     The new configuration is validated and checked against SGLang's rules and --help first, so a
-    refused change leaves the running server up.
+    refused change leaves the running server up. The new server gets a new id; when its launch fails,
+    the error says the old one was stopped (details.stopped_server).
     """
+    old = ctx.handles.server(args.server)
     try:
-        config = ServerConfig.model_validate({**args.server.config.model_dump(), **args.changes})
+        config = ServerConfig.model_validate({**old.config.model_dump(), **args.changes})
     except ValidationError as exc:
         raise InvalidToolInput(
             f"the changed configuration is not valid: {exc.errors()[0]['msg']}",
@@ -189,5 +195,12 @@ def restart_server(ctx: ToolContext, args: RestartArgs) -> RestartResult:
         ) from None
     launch = LaunchArgs(config=config, ready_timeout_s=args.ready_timeout_s, log_dir=args.log_dir, python=args.python)
     check_launch(config, read_capabilities(ctx.host, python=launch.python))
-    stopped = stop_server(ctx, StopArgs(server=args.server))
-    return RestartResult(stopped=stopped, server=launch_server(ctx, launch))
+    stopped = stop_server(ctx, StopArgs(server=old.id))
+    try:
+        server = launch_server(ctx, launch)
+    except ToolError as exc:
+        # The old server is gone whatever the relaunch did: say so, or the caller would still count it running.
+        exc.what = f"{old.id} was stopped, then its relaunch failed: {exc.what}"
+        exc.details = {**exc.details, "stopped_server": old.id, "stopped": stopped.model_dump(mode="json")}
+        raise
+    return RestartResult(stopped=stopped, server=server)

@@ -1,0 +1,31 @@
+"""A tool call's answer: the compact view the model is sent, with the full outcome beside it for the harness.
+
+The model is sent `{"ok": true, "result": <view>}` or `{"ok": false, "error":
+<record>}`, compacted and capped (tools/model_view.py). The full outcome rides
+along as the tool return's metadata, which pydantic-ai never sends to a model:
+the playbook reads it, the transcript's tool_result event holds it, and the
+report is built from it. The same function answers a live call and rebuilds a
+recorded one (resume), so both give the model the same text.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+from pydantic_ai.messages import ToolReturn
+from specops.tools.model_view import View, capped, compact, for_model
+
+
+def answer_ok(result: dict[str, Any], result_type: type[BaseModel], view: View | None) -> ToolReturn:
+    full = {"ok": True, "result": result}
+    return ToolReturn(return_value={"ok": True, "result": for_model(result, result_type, view)}, metadata=full)
+
+
+def answer_error(error: dict[str, Any]) -> ToolReturn:
+    return ToolReturn(return_value={"ok": False, "error": capped(compact(error))}, metadata={"ok": False, "error": error})
+
+
+def full_outcome(content: Any, metadata: Any) -> Any:
+    """What a tool return carried in full: its metadata when the loop put the outcome there, else its content."""
+    return metadata if isinstance(metadata, dict) and "ok" in metadata else content
