@@ -54,6 +54,7 @@ from specops.transcripts import (
 
 from .approval import ApprovalPolicy, AskYesNo
 from .budget import BudgetExceeded, Budgets, WallClock
+from .compare import COMPARE_TOOL
 from .deps import AgentDeps
 from .final import FinalAnswer
 from .goal import Goal, parse_goal
@@ -294,7 +295,7 @@ async def carry_out(parts: RunParts) -> RunOutcome:
 
 def _build_agent(model: Model, prompts: dict, specs: dict, options: RunOptions, ask: Callable[[str], str] | None) -> Agent:
     tools = build_tools(specs)
-    own = {TODO_TOOL, *specs}
+    own = {TODO_TOOL, COMPARE_TOOL, *specs}
     if options.ask_once:
         answers = load_answers(options.answers_file) if options.answers_file is not None else None
         tools.append(ask_tool(QuestionRound(ask=ask, answers=answers)))

@@ -40,12 +40,20 @@ from specops.transcripts import (
     ToolResultEvent,
     ToolSchema,
 )
-from specops.transcripts.records import json_schema_of
 
+from .compare import (
+    COMPARE_DESCRIPTION,
+    COMPARE_TOOL,
+    CompareArgs,
+    CompareResult,
+    compare_run,
+    compare_view,
+)
 from .deps import AgentDeps
 from .todo import TodoRuleBroken, TodoWriteArgs, TodoWriteResult, todo_view
 from .tool_answer import answer_error, answer_ok
 from .tool_runner import ToolRequest
+from .tool_schema import advanced_note, parameters_schema
 
 # Importing a tool module registers its tools: this is the one list of them.
 TOOL_MODULES = (
@@ -75,11 +83,12 @@ def tool_schemas(specs: dict[str, ToolSpec]) -> dict[str, ToolSchema]:
         name: ToolSchema.of(s.args, s.result, mutates=s.mutates, description=s.description) for name, s in specs.items()
     }
     schemas[TODO_TOOL] = ToolSchema.of(TodoWriteArgs, TodoWriteResult, mutates=False, description=_TODO_DESCRIPTION)
+    schemas[COMPARE_TOOL] = ToolSchema.of(CompareArgs, CompareResult, mutates=False, description=COMPARE_DESCRIPTION)
     return schemas
 
 
 def build_tools(specs: dict[str, ToolSpec]) -> list[Tool[AgentDeps]]:
-    return [todo_tool(), *(registry_tool(spec) for spec in specs.values())]
+    return [todo_tool(), compare_tool(), *(registry_tool(spec) for spec in specs.values())]
 
 
 def _validation_message(exc: ValidationError) -> str:
@@ -145,7 +154,8 @@ def registry_tool(spec: ToolSpec) -> Tool[AgentDeps]:
 
     # sequential: calls in one answer run in the order given, each after the one before has finished.
     return Tool.from_schema(
-        call, name=spec.name, description=spec.description, json_schema=json_schema_of(spec.args), takes_ctx=True,
+        call, name=spec.name, description=spec.description + advanced_note(spec.args),
+        json_schema=parameters_schema(spec.args), takes_ctx=True,
         sequential=True,
     )
 
@@ -185,6 +195,26 @@ def todo_tool() -> Tool[AgentDeps]:
         return answer_ok(data, TodoWriteResult, todo_view)
 
     return Tool.from_schema(
-        todowrite, name=TODO_TOOL, description=_TODO_DESCRIPTION, json_schema=json_schema_of(TodoWriteArgs),
+        todowrite, name=TODO_TOOL, description=_TODO_DESCRIPTION, json_schema=parameters_schema(TodoWriteArgs),
+        takes_ctx=True, sequential=True,
+    )  # fmt: skip
+
+
+def compare_tool() -> Tool[AgentDeps]:
+    """compare.py's tool: it reads the run's own transcript, so it runs here, not on the host."""
+
+    async def compare(ctx: RunContext[AgentDeps], **raw: Any) -> ToolReturn:
+        deps = ctx.deps
+        parse_args(deps, ctx, COMPARE_TOOL, CompareArgs, raw)
+        call_id = ctx.tool_call_id or COMPARE_TOOL
+        deps.recorder.record(ToolCallEvent, call_id=call_id, tool=COMPARE_TOOL, args=raw)
+        started = time.monotonic()
+        data = compare_run(deps.recorder.path).model_dump(mode="json")
+        deps.recorder.record(ToolResultEvent, call_id=call_id, tool=COMPARE_TOOL, ok=True, result=data,
+                             duration_s=time.monotonic() - started, host=deps.host_spec)  # fmt: skip
+        return answer_ok(data, CompareResult, compare_view)
+
+    return Tool.from_schema(
+        compare, name=COMPARE_TOOL, description=COMPARE_DESCRIPTION, json_schema=parameters_schema(CompareArgs),
         takes_ctx=True, sequential=True,
     )  # fmt: skip

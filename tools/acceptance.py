@@ -31,17 +31,23 @@ from typing import Any, Literal
 import httpx
 import tenacity
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
-
 from specops.prompts.acceptance import CATEGORIES, Category, load_prompt_set
 
-from .acceptance_intervals import BOOTSTRAP_RESAMPLES, request_mean_interval, token_weighted_interval
+from .acceptance_intervals import (
+    BOOTSTRAP_RESAMPLES,
+    request_mean_interval,
+    token_weighted_interval,
+)
 from .chat_template import ChatTemplate, ChatTemplateError, read_chat_template
 from .context import ToolContext
 from .errors import ToolError
 from .hosts import PortNotListening
 from .inputs import Port
 from .registry import tool
-from .sglang.server_http import SERVER_INFO_PATHS, raw_server_info  # /server_info first, /get_server_info as fallback
+from .sglang.server_http import (  # /server_info first, /get_server_info as fallback
+    SERVER_INFO_PATHS,
+    raw_server_info,
+)
 
 # Below this a drafter hardly ever beats the same server without speculation (verify cost > gain).
 DEFAULT_MIN_USEFUL_ACCEPT_LENGTH = 1.5
@@ -331,7 +337,21 @@ def _method(args: AcceptanceArgs, sets: dict[str, str], template: ChatTemplate |
     )
 
 
-@tool("acceptance", mutates=False)
+ACCEPTANCE_COLUMNS = ("category", "thinking", "request_mean", "request_mean_ci95", "token_weighted", "prompts",
+                      "draft_accept_rate")  # fmt: skip
+
+
+def acceptance_view(result: AcceptanceResult) -> dict[str, Any]:
+    """Each category as a row of the figures compared (per-request extremes and counts stay in the transcript)."""
+    def row(c: CategoryAcceptance) -> list[Any]:
+        return [getattr(c, column) for column in ACCEPTANCE_COLUMNS]
+
+    shown = result.model_dump(mode="json", exclude={"categories", "overall", "overall_by_thinking", "method"})
+    return {**shown, "columns": list(ACCEPTANCE_COLUMNS), "categories": [row(c) for c in result.categories],
+            "overall": [row(c) for c in [result.overall, *result.overall_by_thinking]]}
+
+
+@tool("acceptance", mutates=False, view=acceptance_view)
 def measure_acceptance(ctx: ToolContext, args: AcceptanceArgs) -> AcceptanceResult:
     """Acceptance length (tau) of the speculative server on `port`, per category (math, code, chat) and overall:
     request mean and token weighted, each with a 95% interval, the method, and a warning when tau is too low

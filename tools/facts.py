@@ -14,17 +14,24 @@ from __future__ import annotations
 
 import json
 import posixpath
-import re
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..transcripts.redaction import is_secret_flag
 from .context import ToolContext
 from .disk import Mount, human_bytes, list_mounts, simulated_root
 from .hosts import Host
 from .parsers.free import parse_free
-from .parsers.nvidia_smi import APP_FIELDS, GPU_FIELDS, parse_compute_apps, parse_cuda_version, parse_gpu_query
+from .parsers.nvidia_smi import (
+    APP_FIELDS,
+    GPU_FIELDS,
+    parse_compute_apps,
+    parse_cuda_version,
+    parse_gpu_query,
+)
 from .parsers.nvidia_topo import GpuTopology, parse_topology
 from .parsers.os_release import parse_os_release, pretty_name
 from .parsers.ps import PS_ARGS, parse_ps
@@ -76,20 +83,19 @@ for name in os.listdir("/proc"):
 print(json.dumps(out))
 """
 
-# Flags whose value is a secret: shown as *** wherever argv is reported.
-_SECRET_FLAG = re.compile(r"--?[\w-]*(key|token|secret|password|passwd)[\w-]*", re.IGNORECASE)
-
-
 def redact_argv(argv: Sequence[str]) -> list[str]:
+    """argv with the values of flags that are secrets (--api-key, --hf-token, --token, --admin-api-key...) shown
+    as ***. Which flags those are is redaction's rule (`is_secret_flag`): --speculative-num-draft-tokens,
+    --max-total-tokens or --mask-token keep their values."""
     words: list[str] = []
     hide_next = False
     for word in argv:
         if hide_next:
             words.append("***")
             hide_next = False
-        elif "=" in word and _SECRET_FLAG.fullmatch(word.split("=", 1)[0]):
+        elif "=" in word and is_secret_flag(word.split("=", 1)[0]):
             words.append(word.split("=", 1)[0] + "=***")
-        elif _SECRET_FLAG.fullmatch(word):
+        elif is_secret_flag(word):
             words.append(word)
             hide_next = True
         else:
@@ -522,7 +528,24 @@ def _support(version: str | None) -> SpeculativeSupport | None:
         return None
 
 
-@tool("host_facts", mutates=False)
+def host_facts_view(facts: HostFacts) -> dict[str, Any]:
+    """The facts with the GPUs in one line per kind and the link matrix as its summary (both whole in the transcript)."""
+    shown = facts.model_dump(mode="json", exclude={"gpus", "interconnect"})
+    kinds: dict[tuple[str, str], list[GpuFacts]] = {}
+    for gpu in facts.gpus:
+        kinds.setdefault((gpu.model, gpu.memory_total), []).append(gpu)
+    shown["gpus"] = [
+        f"{len(gpus)} x {model} ({memory}; used: {', '.join(sorted({g.memory_used or '?' for g in gpus}))})"
+        for (model, memory), gpus in kinds.items()
+    ]
+    if facts.interconnect is not None:
+        topology = facts.interconnect
+        shown["interconnect"] = {"kind": topology.interconnect, "min_nvlinks": topology.min_nvlinks,
+                                 "link_counts": topology.link_counts, "summary": topology.summary}
+    return shown
+
+
+@tool("host_facts", mutates=False, view=host_facts_view)
 def host_facts(ctx: ToolContext, args: HostFactsArgs) -> HostFacts:
     """What the host has and runs: GPUs (model, count, memory, driver, CUDA, NVLink or PCIe links), CPU, memory,
     OS, Python, SGLang and huggingface_hub versions, what that SGLang allows for speculative decoding (algorithms,

@@ -25,6 +25,7 @@ from pydantic_ai.messages import (
 )
 from specops.transcripts import ModelRequestEvent, ModelResponseEvent, ToolResultEvent
 
+from ..compare import COMPARE_TOOL, CompareResult, compare_view
 from ..plan_reminder import without_plan
 from ..todo import TodoWriteResult, todo_view
 from ..tool_answer import answer_error, answer_ok
@@ -49,6 +50,8 @@ def tool_return(result: ToolResultEvent) -> ToolReturn:
     data = result.result if isinstance(result.result, dict) else {"value": result.result}
     if result.tool == TODO_TOOL:
         return answer_ok(data, TodoWriteResult, todo_view)
+    if result.tool == COMPARE_TOOL:
+        return answer_ok(data, CompareResult, compare_view)
     spec = registered_tools().get(result.tool)
     return answer_ok(data, spec.result, spec.view) if spec is not None else answer_ok(data, BaseModel, None)
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import posixpath
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,20 +24,26 @@ import tenacity
 
 from specops.prompts.acceptance import CATEGORIES, load_prompt_set
 
+from ..acceptance import DEFAULT_MIN_USEFUL_ACCEPT_LENGTH
 from ..context import ToolContext
 from ..errors import HostUnavailable
-from ..hosts import ConnectionDropped, Host, LocalHost, PortNotListening
+from ..hosts import ConnectionDropped, DetachedProcess, Host, HostError, LocalHost, PortNotListening
 from ..registry import tool
+from ..sglang.diagnosis import SIGNATURES, diagnose
+from ..sglang.handle import RECORDS_DIR
+from ..simulated import simulated_scales
 from .bench_serving import run_bench_serving
 from .errors import BenchmarkClientFailed, ServerNotReachable
-from .models import BenchmarkArgs, BenchmarkResult, LevelResult
-from ..simulated import simulated_scales
+from .for_model import benchmark_view
+from .models import BenchmarkArgs, BenchmarkResult, LevelResult, ServerFailure
 from .statistics import level_result
 
 CLIENT_SCRIPT = Path(__file__).with_name("stream_client.py")
 CLIENT_DIR = ".cache/specops/bench"  # under the host's home: only our own files go there
 # A level whose clients were fewer than this share of the requested concurrency did not test that level.
 LOW_CONCURRENCY_SHARE = 0.8
+LOG_TAIL_LINES = 400  # where a server that died under load says why: its last lines
+SGLANG_DEFAULT_PORT = 30000
 
 
 @contextmanager
@@ -144,45 +152,219 @@ def run_client(ctx: ToolContext, args: BenchmarkArgs, config: dict[str, Any]) ->
 
 
 def _warnings(args: BenchmarkArgs, raw: dict[str, Any], levels: list[LevelResult]) -> list[str]:
+    """The sweep's warnings: its own, then each level's as 'C=N: ...'. Every one says what to do."""
     notes: list[str] = []
     info = raw.get("server_info") or {}
     cap = info.get("max_running_requests")
     if isinstance(cap, int) and max(args.levels) > cap:
         notes.append(
             f"the server runs at most {cap} requests at once (max_running_requests): levels above it queue "
-            "on the server, so their latencies include queueing"
+            f"on the server, so their latencies include queueing; compare levels up to {cap}, or relaunch with a "
+            "higher max_running_requests if its memory allows"
         )
-    for level in levels:
-        c = level.concurrency
-        if level.client is not None and level.client.limited:
-            notes.append(
-                f"C={c}: the client was busy (CPU {level.client.cpu_fraction:.0%} of a core, timer lag p99 "
-                f"{level.client.loop_lag_p99_ms:.1f} ms): the figures may show the client's limit, not the server's"
-            )
-        if level.requests_failed:
-            notes.append(f"C={c}: {level.requests_failed} requests failed, e.g. {level.errors[0]}")
-        held = level.requests_completed + level.requests_cut
-        if held and level.achieved_concurrency < LOW_CONCURRENCY_SHARE * min(c, held):
-            notes.append(
-                f"C={c}: only {level.achieved_concurrency:.1f} requests were in flight on average; "
-                "use more requests per level (rounds) or a duration so the level is held"
-            )
-        if level.itl_per_token is None and level.tokens_per_chunk is not None and level.tokens_per_chunk > 1.05:
-            notes.append(
-                f"C={c}: chunks carry {level.tokens_per_chunk:.2f} tokens on average but the server gave no per-chunk "
-                "counts: ITL per token is not reported (see TPOT and inter_chunk_gap)"
-            )
-    if info.get("speculative_algorithm") and any(level.accept_length is None for level in levels):
+    notes.extend(level_notes(levels))
+    if info.get("speculative_algorithm") and any(level.accept_length is None for level in levels if level.valid):
         notes.append(
             "speculative server, but some levels have no accept length of their own: no completed request carried "
             "spec_verify_ct and no counter differences (/metrics needs --enable-metrics; spec_verify_calls_total is "
-            "0.5.23's); accept_length_lifetime is the server's running average, not the level's"
+            "0.5.23's); accept_length_lifetime is the server's running average, not the level's. To get the level's: "
+            "api='sglang' (meta_info per request) or relaunch with enable_metrics; the acceptance tool measures it apart"
         )
-    if args.flush_cache and any(level.cache_flushed is None for level in levels):
-        notes.append("the server has no /flush_cache: levels may hit the prefix cache of earlier ones")
+    if args.flush_cache and any(level.cache_flushed is None for level in levels if level.valid):
+        notes.append("the server has no /flush_cache: levels may hit the prefix cache of earlier ones; use "
+                     "prompts='random' (new token ids at every level) so no level reuses another's cache")
     elif args.flush_cache and any(level.cache_flushed is False for level in levels):
-        notes.append("/flush_cache was refused before some levels (requests still running)")
+        notes.append("/flush_cache was refused before some levels (requests still running): wait until the server is "
+                     "idle (server_status shows no running requests) before benchmarking, or use prompts='random'")
     return notes
+
+
+def level_notes(levels: list[LevelResult]) -> list[str]:
+    """The levels' part of the result's warnings: an invalid level first, then each level's own, as 'C=N: ...'."""
+    notes = []
+    for level in levels:
+        if not level.valid:
+            notes.append(f"C={level.concurrency}: NOT VALID, {level.invalid_reason}. Remedy: {level.remedy}")
+        notes.extend(f"C={level.concurrency}: {w}" for w in level.warnings)
+    return notes
+
+
+def level_warnings(args: BenchmarkArgs, level: LevelResult, speculative: bool) -> list[str]:
+    """One level's warnings, each with a remedy (without the 'C=N:' the result's list puts before them)."""
+    notes: list[str] = []
+    c = level.concurrency
+    if level.client is not None and level.client.limited:
+        notes.append(
+            f"the client was busy (CPU {level.client.cpu_fraction:.0%} of a core, timer lag p99 "
+            f"{level.client.loop_lag_p99_ms:.1f} ms): the figures may show the client's limit, not the server's. "
+            + _busy_client_remedy(args, c)
+        )
+    if level.requests_failed and level.valid:
+        notes.append(
+            f"{level.requests_failed} requests failed, e.g. {level.errors[0]}: their tokens and latencies are not "
+            "counted. Read the server's log for the cause (server_status, or the shell tool on its log), fix it and "
+            "run the level again"
+        )
+    held = level.requests_completed + level.requests_cut
+    if level.valid and held and level.achieved_concurrency < LOW_CONCURRENCY_SHARE * min(c, held):
+        notes.append(
+            f"only {level.achieved_concurrency:.1f} requests were in flight on average; "
+            "use more requests per level (rounds) or a duration so the level is held"
+        )
+    if level.itl_per_token is None and level.tokens_per_chunk is not None and level.tokens_per_chunk > 1.05:
+        notes.append(
+            f"chunks carry {level.tokens_per_chunk:.2f} tokens on average but the server gave no per-chunk "
+            "counts: ITL per token is not reported (see TPOT and inter_chunk_gap); api='sglang' (native /generate) "
+            "gives per-chunk counts"
+        )
+    low = acceptance_warning(level, speculative)
+    if low:
+        notes.append(low)
+    return notes
+
+
+def _busy_client_remedy(args: BenchmarkArgs, concurrency: int) -> str:
+    if args.client == "local":
+        where = ("run the client on the host (client='host', the default): here it shares this machine and reads "
+                 "through the port forward")
+    else:
+        where = (
+            f"give the client less to read at once: fewer requests in flight per client (levels below C={concurrency}, "
+            "or the high levels in a call of their own while nothing else runs on the host), or compare with "
+            "client='bench_serving' (SGLang's own client)"
+        )
+    return (f"Read this level's TTFT and ITL as upper bounds (its throughput holds if the level held its "
+            f"concurrency); to measure them, {where}")
+
+
+def acceptance_warning(level: LevelResult, speculative: bool = True) -> str | None:
+    """A level's accept length under the useful floor (tools/acceptance.py's wording); None when fine or unknown."""
+    figure, which = level.accept_length, "this level's accept length"
+    if figure is None and speculative and level.accept_length_lifetime is not None:
+        figure, which = level.accept_length_lifetime, "the server's running accept length (accept_length_lifetime)"
+    if figure is None or figure >= DEFAULT_MIN_USEFUL_ACCEPT_LENGTH:
+        return None
+    never = " (1.00: drafts are never accepted)" if figure < 1.005 else ""
+    return (
+        f"{which} {figure:.2f}{never} is below {DEFAULT_MIN_USEFUL_ACCEPT_LENGTH:g}, below which a drafter rarely "
+        "beats no speculation: the speculative server is likely slower than the baseline. Check the drafter matches "
+        "the target, the CUDA-graph mode (tau 1.00 means drafts are never accepted: relaunch with cuda_graphs off "
+        "to test it), and thinking/chat-template settings; the acceptance tool measures it per category"
+    )
+
+
+# -- the server after a level ----------------------------------------------------------------------
+
+
+def _port_of(argv: list[str]) -> int:
+    for i, word in enumerate(argv):
+        if word == "--port" and i + 1 < len(argv) and argv[i + 1].isdigit():
+            return int(argv[i + 1])
+        if word.startswith("--port=") and word[7:].isdigit():
+            return int(word[7:])
+    return SGLANG_DEFAULT_PORT
+
+
+def find_server_process(ctx: ToolContext, port: int) -> DetachedProcess | None:
+    """The server on `port` this run (or an earlier one) launched: the run's handles, else the launch records
+    under ~/.specops/sglang on the host (tools/sglang/handle.py); the latest started. None: not one of ours."""
+    mine = [s for s in ctx.handles.servers.values() if s.port == port and s.host == ctx.host.spec]
+    if mine:
+        return max(mine, key=lambda s: s.started_at).process
+    folder = posixpath.join(ctx.home, RECORDS_DIR)
+    script = 'cd "$1" 2>/dev/null || exit 0; for f in *.json; do [ -f "$f" ] && cat "$f" && echo; done'
+    try:
+        done = ctx.host.run(["sh", "-c", script, "sh", folder], timeout=30, idempotent=True)
+    except HostError:
+        return None
+    found = []
+    for line in done.stdout.splitlines():
+        try:
+            proc = DetachedProcess.model_validate_json(line)
+        except ValueError:
+            continue
+        if _port_of(proc.argv) == port:
+            found.append(proc)
+    return max(found, key=lambda p: p.started_at) if found else None
+
+
+def _cause_words(cause: str, lines: list[str]) -> str:
+    text = " ".join(lines)
+    if "Watchdog caught collective operation timeout" in text or "watchdog thread terminated" in text:
+        return "NCCL watchdog timeout (a collective hung and the watchdog killed the server)"
+    return {
+        "out_of_memory": "out of GPU memory",
+        "crash": "a crash",
+        "cuda_graph_failure": "a CUDA-graph failure",
+    }.get(cause, cause.replace("_", " "))
+
+
+def _written_since(host: Host, path: str, since: float) -> bool:
+    """Whether the log at `path` was written after `since` (this machine's clock): a record left by an earlier
+    server on the same port names a log nothing writes to any more. True when the host cannot say."""
+    done = host.run(["sh", "-c", 'date +%s; stat -c %Y -- "$1"', "sh", path], timeout=30, idempotent=True)
+    words = done.stdout.split()
+    if not done.ok or len(words) != 2 or not all(w.isdigit() for w in words):
+        return True
+    host_minus_here = int(words[0]) - time.time()
+    return int(words[1]) - host_minus_here >= since - 5.0
+
+
+def check_server(ctx: ToolContext, port: int, health: str, since: float | None = None) -> ServerFailure:
+    """What the host shows of a server that failed the check after a level (`health` says how): whether its
+    process lives, and the cause its log gives (tools/sglang/diagnosis.py). `since`: when the benchmark started
+    (a log not written since then is an earlier server's)."""
+    proc = find_server_process(ctx, port)
+    try:
+        if proc is not None and since is not None and not _written_since(ctx.host, proc.log_path, since):
+            proc = None
+    except HostError:
+        pass
+    if proc is None:
+        return ServerFailure(state="died" if "Refused" in health else "not_answering", health=health, cause=None,
+                             cause_words="unknown: no launch record on the host names the server's log")
+    try:
+        alive = ctx.host.is_running(proc)
+    except HostError:
+        alive = False
+    try:
+        log = ctx.host.tail(proc.log_path, LOG_TAIL_LINES)
+    except HostError:
+        log = ""
+    state = "not_answering" if alive else "died"
+    if not log.strip() or (alive and not any(sig.pattern.search(log) for sig in SIGNATURES)):
+        words = "its log names no error" if log.strip() else "its log could not be read"
+        return ServerFailure(state=state, health=health, cause=None, cause_words=words, log_path=proc.log_path,
+                             log_lines=[line for line in log.splitlines()[-3:] if line.strip()])
+    found = diagnose(log)
+    return ServerFailure(state=state, health=health, cause=found.cause, cause_words=_cause_words(found.cause, found.lines),
+                         log_lines=found.lines, log_path=proc.log_path)
+
+
+def failed_level(level: LevelResult, failure: ServerFailure, port: int, cap: int | None) -> LevelResult:
+    """`level` marked invalid: why (the server's state and the cause from its log) and what to do."""
+    c = level.concurrency
+    running = min(c, cap) if cap else c
+    what = {"died": f"the server on port {port} died during the level",
+            "not_answering": f"the server on port {port} stopped answering during the level (its process is up: hung)"}
+    reason = f"{what[failure.state]} at C={c}: {failure.cause_words}"
+    if failure.log_lines:
+        reason += f"; log: {failure.log_lines[0][:300]}"
+    lower = max(1, running // 2)
+    if failure.cause == "out_of_memory":
+        fix = (f"Relaunch with fewer running requests (max_running_requests, --max-running-requests, below {running}, "
+               f"e.g. {lower}) or a lower mem_fraction_static so activations have room")
+    else:
+        fix = (f"Relaunch the server with fewer running requests: max_running_requests (--max-running-requests) below "
+               f"{running}, e.g. {lower}")
+    remedy = f"{fix}, then benchmark again from C={c}; the levels before it stand, this one's figures are not a measurement"
+    if failure.cause is None:
+        remedy += (f"; read the server's log ({failure.log_path}) for the cause" if failure.log_path else
+                   "; read the server's log for the cause (no launch record names it: a server this tool did not start)")
+    if failure.state == "not_answering":
+        remedy = "Stop the hung server (stop_server), then " + remedy[0].lower() + remedy[1:]
+    return level.model_copy(update={"valid": False, "invalid_reason": reason, "remedy": remedy,
+                                    "server_failure": failure})
 
 
 def _method(args: BenchmarkArgs, api: str, prompts: str) -> str:
@@ -223,13 +405,18 @@ def _accept_method(api: str) -> str:
     )
 
 
-@tool("benchmark", mutates=False)
+@tool("benchmark", mutates=False, view=benchmark_view)  # the model sees a per-level table (for_model.py)
 def run_benchmark(ctx: ToolContext, args: BenchmarkArgs) -> BenchmarkResult:
     """Concurrency sweep against the server on `port`: per level output tok/s, request rate, TTFT / TPOT / ITL per
     token / inter-chunk gap / E2E (mean, p50, p90, p99), achieved concurrency, errors and the level's accept length.
     The client runs on the host by default, so the SSH link is not measured."""
+    started = time.time()
     if args.client == "bench_serving":
-        return run_bench_serving(ctx, args)
+        checked = run_bench_serving(
+            ctx, args, check=lambda health: check_server(ctx, args.port, health, since=started),
+            mark_failed=lambda level, failure, cap: failed_level(level, failure, args.port, cap),
+        )
+        return _bench_serving_warnings(args, checked)
     try:
         with server_url(ctx.host, args.port, args.client) as url:
             raw = run_client(ctx, args, client_config(args, url))
@@ -239,9 +426,18 @@ def run_benchmark(ctx: ToolContext, args: BenchmarkArgs) -> BenchmarkResult:
             remedy="check the host is reachable, then run the benchmark again",
         ) from None
     scale = simulated_scales(ctx.host).time_scale
-    levels = [level_result(level, time_scale=scale) for level in raw["levels"]]
-    best = max(levels, key=lambda level: level.output_tok_s)
     info = raw.get("server_info") or {}
+    cap = info.get("max_running_requests") if isinstance(info.get("max_running_requests"), int) else None
+    levels = []
+    for raw_level in raw["levels"]:
+        level = level_result(raw_level, time_scale=scale)
+        health = raw_level.get("server_health") or {}
+        if health.get("ok") is False:
+            said = f"GET {health.get('path') or '/'}: {health.get('error') or health.get('status')}"
+            level = failed_level(level, check_server(ctx, args.port, said, since=started), args.port, cap)
+        speculative = bool(info.get("speculative_algorithm"))
+        levels.append(level.model_copy(update={"warnings": level_warnings(args, level, speculative)}))
+    best = max([level for level in levels if level.valid] or levels, key=lambda level: level.output_tok_s)
     _, prompts = prompt_config(args)
     return BenchmarkResult(
         host=ctx.host.spec,
@@ -259,8 +455,9 @@ def run_benchmark(ctx: ToolContext, args: BenchmarkArgs) -> BenchmarkResult:
         levels=levels,
         best_output_tok_s=best.output_tok_s,
         best_at_concurrency=best.concurrency,
+        levels_not_run=list(args.levels[len(levels):]),
         method=_method(args, raw["api"], prompts) + _time_note(scale),
-        warnings=_warnings(args, raw, levels),
+        warnings=_warnings(args, raw, levels) + _not_run_warning(args.levels[len(levels):], levels),
         time_scale=scale,
     )
 
@@ -272,3 +469,20 @@ def _time_note(time_scale: float) -> str:
         f" Simulated host running {time_scale:g}x faster than the host it models: measured times were multiplied "
         f"and rates divided by {time_scale:g}, so the figures are the modelled host's."
     )
+
+
+def _not_run_warning(not_run: list[int], levels: list[LevelResult]) -> list[str]:
+    if not not_run or not levels:
+        return []
+    last = levels[-1]
+    return [f"levels {not_run} were not run: the server had failed at C={last.concurrency} (see that level)"]
+
+
+def _bench_serving_warnings(args: BenchmarkArgs, result: BenchmarkResult) -> BenchmarkResult:
+    """sglang.bench_serving's levels get the same per-level warnings (low acceptance, failures) as our client's."""
+    speculative = result.speculative_algorithm is not None
+    levels = [level.model_copy(update={"warnings": level_warnings(args, level, speculative)}) for level in result.levels]
+    per_level = level_notes(levels)
+    return result.model_copy(update={
+        "levels": levels, "warnings": per_level + result.warnings + _not_run_warning(result.levels_not_run, levels),
+    })

@@ -14,7 +14,18 @@ import time
 from datetime import UTC, datetime
 
 from ..context import ToolContext
-from .causes import REMEDIES, attempts_started, cause_in, clean, evidence, final_exit, last_attempt
+from ..hosts import HostError
+from ..hub import host_hub_endpoint, list_repo
+from ..registry import tool
+from .causes import (
+    REMEDIES,
+    attempts_started,
+    cause_in,
+    clean,
+    evidence,
+    final_exit,
+    last_attempt,
+)
 from .command import DOWNLOAD_ENV, downloader_argv, supervised_argv
 from .ledger import record_download
 from .models import (
@@ -29,16 +40,31 @@ from .models import (
     WaitDownloadResult,
 )
 from .sizes import expected_files
-from .target import Progress, config_parses, free_space, human_bytes, measure, scan_target, snapshot
-from ..hosts import HostError
-from ..hub import host_hub_endpoint, list_repo
-from ..registry import tool
+from .target import (
+    Progress,
+    config_parses,
+    free_space,
+    human_bytes,
+    measure,
+    scan_target,
+    snapshot,
+)
 
 LOG_DIR = "~/.specops/downloads"
 _MISSING_SHOWN = 20
 
 
-@tool("start_download", mutates=True)
+def download_view(handle: DownloadHandle) -> dict[str, object]:
+    """The download's id and what it fetches; the command, the retry script and the file list stay in the transcript."""
+    return {
+        "id": handle.id, "repo_id": handle.repo_id, "sha": handle.sha, "method": handle.method,
+        "target_dir": handle.target_dir, "files": len(handle.files), "expected": handle.expected_human,
+        "already_present": f"{handle.already_present_files} files, {handle.already_present_human}",
+        "log_path": handle.log_path,
+    }  # fmt: skip
+
+
+@tool("start_download", mutates=True, view=download_view)
 def start_download(ctx: ToolContext, args: StartDownloadArgs) -> DownloadHandle:
     """Start downloading a Hub repo (or the files matching include/exclude) into target_dir on the host,
     detached; returns its short id (d1, ...) for download_status / wait_download. Re-running over a partly downloaded

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import posixpath
 from datetime import datetime
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -67,3 +68,18 @@ def started_by_us(ctx: ToolContext, proc: DetachedProcess) -> bool:
 
 def forget_record(ctx: ToolContext, pgid: int) -> None:
     ctx.host.run(["rm", "-f", "--", record_path(ctx, pgid)], timeout=30, idempotent=True)
+
+
+def server_view(server: RunningServer) -> dict[str, Any]:
+    """What a planner needs of a running server: its id and what it runs (argv, config and paths stay in the transcript)."""
+    config, info = server.config, server.info
+    return {
+        "id": server.id, "port": server.port, "pid": server.pid, "ready_after_s": server.ready_after_s,
+        "sglang": info.version, "layout": {"tp": config.tp, "ep": config.ep, "dp": config.dp, "pp": config.pp,
+                                           "dp_attention": config.enable_dp_attention},
+        "speculative": config.speculative_algorithm and {
+            "algorithm": config.speculative_algorithm, "block_size": config.block_size, "drafter": config.drafter_path},
+        "cuda_graphs": config.cuda_graphs, "max_running_requests": info.max_running_requests,
+        "max_total_num_tokens": info.max_total_num_tokens, "context_length": info.context_length,
+        "log_path": server.log_path, "warnings": server.warnings,
+    }  # fmt: skip

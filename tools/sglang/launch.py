@@ -18,7 +18,7 @@ from .capabilities import read_capabilities
 from .command import launch_argv
 from .config import ServerConfig
 from .errors import LaunchFailed
-from .handle import RunningServer, write_record
+from .handle import RunningServer, server_view, write_record
 from .preflight import check_launch
 from .readiness import Outcome, wait_until_ready
 from .server_http import server_info
@@ -44,7 +44,7 @@ class LaunchArgs(BaseModel):
     )
 
 
-@tool("launch_server", mutates=True)
+@tool("launch_server", mutates=True, view=server_view)
 def launch_server(ctx: ToolContext, args: LaunchArgs) -> RunningServer:
     """Launch SGLang detached with the given configuration and wait until it is ready.
 

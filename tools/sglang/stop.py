@@ -17,10 +17,10 @@ from ..context import ToolContext
 from ..errors import InvalidToolInput, ToolError
 from ..hosts import DetachedProcess, Host, PortNotListening
 from ..registry import tool
+from .capabilities import read_capabilities
 from .config import ServerConfig
 from .errors import ServerNotOurs, StopIncomplete
-from .handle import RunningServer, forget_record, started_by_us
-from .capabilities import read_capabilities
+from .handle import RunningServer, forget_record, server_view, started_by_us
 from .launch import LaunchArgs, launch_server
 from .preflight import check_launch
 
@@ -176,7 +176,11 @@ class RestartResult(BaseModel):
     server: RunningServer = Field(description="The new server, under a new id")
 
 
-@tool("restart_server", mutates=True)
+def restart_view(result: RestartResult) -> dict[str, object]:
+    return {"stopped": result.stopped.model_dump(mode="json"), "server": server_view(result.server)}
+
+
+@tool("restart_server", mutates=True, view=restart_view)
 def restart_server(ctx: ToolContext, args: RestartArgs) -> RestartResult:
     """Stop a server this run started and launch it again with some configuration fields changed.
 

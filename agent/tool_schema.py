@@ -1,0 +1,84 @@
+"""A tool's parameters as the model is sent them: pydantic's JSON Schema without what only repeats itself.
+
+pydantic gives every property a `title` (its name again, capitalised) and every
+optional field `anyOf: [X, {"type": "null"}]` with `default: null`. A model
+reads neither: the name is the key, and a field left out of `required` may be
+left out. Both go; descriptions, types, bounds, enums and defaults stay, and
+the arguments are still validated against the full model (toolset.py).
+
+Knobs a run rarely turns (timeouts, retry back-off, the client's seed) are
+left out of the schema and named in one line of the tool's description: a
+model that needs one can still pass it, and every request is shorter by
+what it would otherwise repeat (ADVANCED, by argument model).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+from specops.transcripts.records import json_schema_of
+
+_NULL = {"type": "null"}
+
+ADVANCED: dict[str, tuple[str, ...]] = {
+    "CheckDiskArgs": ("margin_fraction", "margin_min_bytes"),
+    "StartDownloadArgs": ("max_attempts", "retry_backoff_s"),
+    "DownloadStatusArgs": ("log_lines",),
+    "WaitDownloadArgs": ("poll_s", "log_lines"),
+    "LaunchArgs": ("ready_timeout_s", "log_dir", "python", "keep_on_timeout"),
+    "RestartArgs": ("ready_timeout_s", "log_dir", "python"),
+    "StopArgs": ("grace_s", "release_timeout_s"),
+    "ServerConfig": ("disable_cuda_graph_padding", "host", "enable_metrics", "tool_call_parser", "reasoning_parser",
+                     "served_model_name", "speculative_num_steps", "speculative_eagle_topk"),
+    "AcceptanceArgs": ("ignore_eos", "concurrency", "prompt_template", "break_even_accept_length", "flush_cache",
+                       "request_timeout_s"),
+    "BenchmarkArgs": ("ignore_eos", "warmup_requests", "rounds", "end", "flush_cache", "api", "model", "client",
+                      "temperature", "seed", "request_timeout_s", "timeout_s"),
+    "ShellArgs": ("cwd",),
+}  # fmt: skip
+
+
+def parameters_schema(args: type[BaseModel]) -> dict[str, Any]:
+    return _lean(_without_advanced(json_schema_of(args)))
+
+
+def advanced_note(args: type[BaseModel]) -> str:
+    """The line the tool's description gains for the arguments its schema leaves out ('' when none)."""
+    schema = json_schema_of(args)
+    names = [*_advanced_of(schema), *(n for d in schema.get("$defs", {}).values() for n in _advanced_of(d))]
+    return f"\nAlso accepted, rarely needed (defaults suit most runs): {', '.join(names)}." if names else ""
+
+
+def _advanced_of(model_schema: dict[str, Any]) -> list[str]:
+    hidden = ADVANCED.get(str(model_schema.get("title")), ())
+    return [name for name in hidden if name in model_schema.get("properties", {})]
+
+
+def _without_advanced(schema: dict[str, Any]) -> dict[str, Any]:
+    def strip(model_schema: dict[str, Any]) -> dict[str, Any]:
+        hidden = set(_advanced_of(model_schema))
+        if not hidden:
+            return model_schema
+        properties = {k: v for k, v in model_schema["properties"].items() if k not in hidden}
+        return {**model_schema, "properties": properties}
+
+    stripped = strip(schema)
+    if "$defs" in stripped:
+        stripped = {**stripped, "$defs": {k: strip(v) for k, v in stripped["$defs"].items()}}
+    return stripped
+
+
+def _lean(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_lean(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    lean = {key: _lean(value) for key, value in node.items() if key != "title" or not isinstance(value, str)}
+    options = lean.get("anyOf")
+    if isinstance(options, list) and _NULL in options and lean.get("default", ...) is None:
+        rest = [option for option in options if option != _NULL]
+        if len(rest) == 1 and isinstance(rest[0], dict):
+            del lean["anyOf"], lean["default"]
+            lean = {**rest[0], **lean}  # the field's own description wins over the option's
+    return lean

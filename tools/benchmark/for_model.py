@@ -1,0 +1,58 @@
+"""The benchmark as a model is shown it: one row per level, the figures a planner compares, flags, warnings.
+
+A full BenchmarkResult is about 9k characters per sweep (latency summaries
+with every percentile, client load, counters); the report keeps all of it.
+The planner needs per level: throughput with its interval, TTFT and TPOT at
+p50 and p99, the accept length, how many requests finished or failed, and
+whether the level can be trusted. Flags name what is wrong in a word; the
+warnings beside the table say it in full, each with what to do.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .models import BenchmarkResult, LatencySummary, LevelResult
+
+COLUMNS = ("C", "tok_s", "tok_s_ci95", "ttft_p50_ms", "ttft_p99_ms", "tpot_p50_ms", "tpot_p99_ms", "accept",
+           "completed", "failed", "flags")  # fmt: skip
+
+
+def benchmark_view(result: BenchmarkResult) -> dict[str, Any]:
+    return {
+        "port": result.port, "sglang": result.server_version, "speculative": result.speculative_algorithm,
+        "workload": f"{result.prompts} prompts, {result.input_len or '?'} in / {result.output_len} out tokens",
+        "columns": list(COLUMNS),
+        "levels": [_row(level) for level in result.levels],
+        "best": {"tok_s": result.best_output_tok_s, "at_C": result.best_at_concurrency},
+        "warnings": result.warnings,
+    }  # fmt: skip
+
+
+def _row(level: LevelResult) -> list[Any]:
+    return [
+        level.concurrency, level.output_tok_s, list(level.output_tok_s_ci95) if level.output_tok_s_ci95 else None,
+        _ms(level.ttft, "p50_ms"), _ms(level.ttft, "p99_ms"), _ms(level.tpot, "p50_ms"), _ms(level.tpot, "p99_ms"),
+        level.accept_length, level.requests_completed, level.requests_failed, _flags(level),
+    ]  # fmt: skip
+
+
+def _ms(summary: LatencySummary | None, field: str) -> float | None:
+    value = getattr(summary, field) if summary is not None and summary.samples else None
+    return round(value, 1) if value is not None else None
+
+
+def _flags(level: LevelResult) -> str:
+    """Words for what makes a level's figures doubtful; the warnings say why and what to do."""
+    flags = []
+    if not level.valid:
+        flags.append(f"INVALID: {level.invalid_reason or 'the server failed'}")
+    if level.unstable:
+        flags.append("unstable")
+    if level.client is not None and level.client.limited:
+        flags.append("client_busy")
+    if level.accept_length is not None and level.accept_length <= 1.0:
+        flags.append("accept_1.00")
+    if level.requests_failed:
+        flags.append("failures")
+    return ", ".join(flags)
