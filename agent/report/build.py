@@ -37,7 +37,7 @@ def build_report(events: Sequence[Event], final: FinalAnswer | None, *, status: 
     failures = list_failures(evidence)
     running = left_running(evidence, timeline, final)
     flags = check_claims(final, status=status, rows=rows, comparisons=comparisons, crossover=crossover,
-                         acceptance=acceptance, failures=failures, running=running)
+                         acceptance=acceptance, failures=failures, running=running, exchanges=evidence.exchanges)
     latest_acceptance = acceptance[-1] if acceptance else None
     for section in acceptance:
         if section.warning:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from specops.agent.final import FinalAnswer
 from specops.agent.report import build_report
 

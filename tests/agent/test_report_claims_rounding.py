@@ -23,3 +23,11 @@ def test_rounding_does_not_widen_the_tolerance_for_ordinary_figures():
     level = [_level(1.27, concurrency=1)]
     assert _speedup_flags("summary", "DFlash wins at C=1 (1.3x)", level) == []  # within 8%
     assert _speedup_flags("summary", "DFlash wins at C=1 (1.4x)", level)  # 10% off; rounding of 1.4 is only 0.05
+
+
+def test_a_slowdown_is_judged_as_the_inverse_speedup_with_the_same_tolerance():
+    level = [_level(0.62, concurrency=256)]  # 1/0.62 = 1.61
+    assert _speedup_flags("summary", "At C=256 DFlash is 1.6x slower", level) == []
+    assert _speedup_flags("summary", "At C=256 the speculative config is 1.5x-1.7x slower", level) == []
+    wrong = _speedup_flags("summary", "At C=256 DFlash is 1.8x slower", level)  # 12% off
+    assert [f.evidence for f in wrong] == ["1.8x slower: measured speedups C=256: 0.62x"]
