@@ -1,10 +1,13 @@
 """What failed during the run and how it was handled.
 
 A failure is a tool call that answered with an error record, a download whose
-status says it failed (the seed's CLI that printed its help), or a disk check
-whose verdict was does_not_fit (the seed's full disk). For each: the next call
-the run made, and the later call that succeeded at the same thing (the same
-repo downloaded, a server of the same kind up, the same tool answering), with
+status says it failed (the seed's CLI that printed its help), a disk check
+whose verdict was does_not_fit (the seed's full disk), or a benchmark level the
+server died in or stopped answering in (the benchmark answers, but that level
+is not valid: kind server_died / server_not_answering, the cause from the
+server's log). For each: the next call the run made, and the later call that
+succeeded at the same thing (the same repo downloaded, a server of the same
+kind up, the same tool answering, a valid level at the same concurrency), with
 what it did differently; without one the failure is unresolved.
 """
 
@@ -74,6 +77,17 @@ def _problems(evidence: Evidence) -> list[_Problem]:
                 f"mounts with room: {room}" if room else "free space that is provably safe, or ask for approval",
                 ("disk", check.repo_id),
             ))
+    for parsed in evidence.benchmarks:
+        for level in parsed.value.levels:
+            if level.valid:
+                continue
+            failure = level.server_failure
+            problems.append(_Problem(
+                parsed.seq, "benchmark", f"server_{failure.state}" if failure else "invalid_level",
+                (failure.cause or "unknown") if failure else None,
+                level.invalid_reason or f"C={level.concurrency}: the level is not valid", level.remedy,
+                ("benchmark_level", str(level.concurrency)),
+            ))
     return sorted(problems, key=lambda p: p.seq)
 
 
@@ -95,6 +109,11 @@ def _successes(evidence: Evidence) -> list[tuple[int, tuple[str, str | None], st
         if parsed.value.state is DownloadState.FINISHED:
             # A finished download proves the space problem was solved too.
             done.append((parsed.seq, ("disk", parsed.value.repo_id), f"download finished into {parsed.value.target_dir}"))
+    for parsed in evidence.benchmarks:
+        for level in parsed.value.levels:
+            if level.valid:
+                done.append((parsed.seq, ("benchmark_level", str(level.concurrency)),
+                             f"benchmark valid at C={level.concurrency} on port {parsed.value.port}"))
     for x in evidence.exchanges:
         if x.ok and x.tool not in _LAUNCH_TOOLS + _DOWNLOAD_TOOLS + ("check_disk",):
             done.append((x.seq, (x.tool, None), f"{x.tool} succeeded"))

@@ -5,6 +5,8 @@ the figures are the mean of the sweeps, and the throughput's 95% interval is
 the Student-t interval of that mean. A single sweep has an interval only when
 its level reports one (`output_tok_s_ci95`); otherwise the spread is unknown
 and the row says so (None) rather than pretending to a precision it lacks.
+A level the server died in (`valid` False) measured the failure, not the
+configuration: it is left out, with a note.
 """
 
 from __future__ import annotations
@@ -35,6 +37,10 @@ def benchmark_rows(evidence: Evidence, timeline: ServerTimeline, notes: list[str
         served = timeline.at(result.port, parsed.call_seq, result.speculative_algorithm)
         speculative[served.config] = served.speculative or result.speculative_algorithm is not None
         for level in result.levels:
+            if not level.valid:
+                notes.append(f"seq {parsed.seq}: {served.config} at C={level.concurrency} is not valid "
+                             f"({level.invalid_reason or 'the server failed'}); left out of the table")
+                continue
             if level.total_output_tokens == 0:
                 notes.append(f"seq {parsed.seq}: {served.config} at C={level.concurrency} streamed no token "
                              f"({'; '.join(level.errors[:2]) or 'no error given'}); left out of the table")

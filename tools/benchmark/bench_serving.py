@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -47,9 +48,9 @@ from specops.sglang_releases.facts import ReleaseFacts
 from ..context import ToolContext
 from ..hosts import HostError, PortNotListening
 from ..simulated import simulated_scales
-from ..sglang.server_http import get_text, parse_metrics
+from ..sglang.server_http import get_text, health_status, parse_metrics
 from .errors import BenchmarkClientFailed, BenchServingUnavailable
-from .models import BenchmarkArgs, BenchmarkResult, LatencySummary, LevelResult
+from .models import BenchmarkArgs, BenchmarkResult, LatencySummary, LevelResult, ServerFailure
 
 MODULES = ("sglang.benchmark.serving", "sglang.bench_serving")  # every name a modelled release uses
 DATASET = "random-ids"  # random token ids: nothing to download (`random` fetches ShareGPT from the Hub)
@@ -224,7 +225,29 @@ def _run_acceptance(before: dict[str, float] | None, after: dict[str, float] | N
     return (tokens / steps, int(steps)) if steps > 0 and tokens > 0 else None
 
 
-def run_bench_serving(ctx: ToolContext, args: BenchmarkArgs) -> BenchmarkResult:
+def _no_level(concurrency: int, sent: int | None, why: str) -> LevelResult:
+    """A level whose run gave no result line (the server went away under it)."""
+    empty = LatencySummary(samples=0, mean_ms=None, p50_ms=None, p90_ms=None, p99_ms=None)
+    return LevelResult(
+        concurrency=concurrency, achieved_concurrency=0.0, requests_completed=0, requests_failed=sent or 0,
+        errors=[why], duration_s=0.0, total_input_tokens=0, total_output_tokens=0, output_tok_s=0.0,
+        request_rate_per_s=0.0, ttft=empty, tpot=empty, itl_per_token=None, inter_chunk_gap=None, e2e=empty,
+        tokens_per_chunk=None, accept_length=None, cache_flushed=None, client=None,
+    )
+
+
+def _server_down(ctx: ToolContext, port: int) -> str | None:
+    """None when the server answers GET /health with 200 after a level; else what the check got."""
+    code = health_status(ctx.host, port)
+    return None if code == 200 else f"GET /health: {'no answer' if code is None else f'HTTP {code}'}"
+
+
+def run_bench_serving(
+    ctx: ToolContext, args: BenchmarkArgs, check: Callable[[str], ServerFailure] | None = None,
+    mark_failed: Callable[[LevelResult, ServerFailure, int | None], LevelResult] | None = None,
+) -> BenchmarkResult:
+    """One bench_serving run per level. With `check` (what the host shows of a server that failed its health check
+    after a level) and `mark_failed` (that level made invalid), the sweep stops at a server that died or hangs."""
     if args.prompts != "random":
         raise BenchServingUnavailable(
             "this tool runs SGLang's bench_serving on random token ids only",
@@ -239,6 +262,14 @@ def run_bench_serving(ctx: ToolContext, args: BenchmarkArgs) -> BenchmarkResult:
     for concurrency in args.levels:
         before = _counters(ctx, args.port)
         done = ctx.host.run(bench_serving_argv(module, args, concurrency, output_file, release), timeout=args.timeout_s)
+        down = _server_down(ctx, args.port) if check is not None and mark_failed is not None else None
+        if down is not None and check is not None and mark_failed is not None:
+            lines = [ln for ln in ctx.host.read_file(output_file).decode().splitlines() if ln.strip()] if done.ok else []
+            level = (parse_bench_serving_line(lines[-1], time_scale=scale, prompts_sent=args.requests_at(concurrency))
+                     if lines else _no_level(concurrency, args.requests_at(concurrency),
+                                             f"{module} exited {done.exit_code} with no result"))
+            levels.append(mark_failed(level, check(down), server_info.get("max_running_requests")))
+            break
         if not done.ok:
             raise BenchmarkClientFailed(
                 f"{module} failed at concurrency {concurrency} (exit {done.exit_code})",
@@ -251,13 +282,15 @@ def run_bench_serving(ctx: ToolContext, args: BenchmarkArgs) -> BenchmarkResult:
                                                acceptance=_run_acceptance(before, after)))
         info = json.loads(lines[-1]).get("server_info")
         server_info = info if isinstance(info, dict) else server_info
-    best = max(levels, key=lambda level: level.output_tok_s)
-    warnings = [f"C={level.concurrency}: {level.errors[0]}" for level in levels if level.requests_failed]
-    if server_info.get("speculative_algorithm") and any(level.accept_length is None for level in levels):
+    best = max([level for level in levels if level.valid] or levels, key=lambda level: level.output_tok_s)
+    # Per-level warnings (failures, acceptance) are the caller's (sweep.level_warnings); only the sweep's own here.
+    warnings = []
+    if server_info.get("speculative_algorithm") and any(level.accept_length is None for level in levels if level.valid):
         warnings.append(
             "speculative server, but no per-level accept length: it needs the counters sglang:generation_tokens_total "
             "and sglang:spec_verify_calls_total (0.5.23, --enable-metrics); accept_length_lifetime is bench_serving's "
-            "own figure, the server's running average"
+            "own figure, the server's running average. Relaunch with enable_metrics, or use client='host' with "
+            "api='sglang' (per-request meta_info)"
         )
     return BenchmarkResult(
         host=ctx.host.spec,
@@ -275,6 +308,7 @@ def run_bench_serving(ctx: ToolContext, args: BenchmarkArgs) -> BenchmarkResult:
         levels=levels,
         best_output_tok_s=best.output_tok_s,
         best_at_concurrency=best.concurrency,
+        levels_not_run=list(args.levels[len(levels):]),
         method=(
             f"SGLang's {module} (the module of the installed release"
             f"{f', {release.version}' if release is not None else ''}) on the host, one run per level "

@@ -19,6 +19,7 @@ Api = Literal["auto", "sglang", "openai"]
 ClientPlace = Literal["host", "local", "bench_serving"]
 LevelEnd = Literal["window", "drain", "cut"]
 AcceptSource = Literal["meta_info", "metrics_counters"]
+ServerState = Literal["died", "not_answering"]
 
 
 class BenchmarkArgs(BaseModel):
@@ -104,6 +105,21 @@ class ClientLoad(BaseModel):
     limited: bool = Field(description="True when the client was busy enough to distort the figures")
 
 
+class ServerFailure(BaseModel):
+    """The server died or stopped answering during a level (the check after it failed), and what its log says."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    state: ServerState = Field(description="died: its process is gone (or nothing listens); not_answering: it is up but hangs")
+    health: str = Field(description="What the check after the level got, e.g. 'GET /health_generate: ConnectionRefusedError'")
+    cause: str | None = Field(
+        description="From the server's log (tools/sglang/diagnosis.py): crash, out_of_memory, ...; None: log not found"
+    )
+    cause_words: str = Field(description="The cause in words, e.g. 'NCCL watchdog timeout (a collective hung)'")
+    log_lines: list[str] = Field(default_factory=list, description="The log lines that show the cause")
+    log_path: str | None = Field(None, description="The server's log on the host (from its launch record)")
+
+
 class LevelResult(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -157,6 +173,15 @@ class LevelResult(BaseModel):
     )
     cache_flushed: bool | None = Field(description="True: flushed before the level; None: the server has no /flush_cache")
     client: ClientLoad | None = Field(description="None for sglang.bench_serving, which does not report it")
+    valid: bool = Field(
+        True, description="False: the server died or stopped answering during the level; its figures measure the failure"
+    )
+    invalid_reason: str | None = Field(None, description="Why the level is not valid, with the cause from the server's log")
+    remedy: str | None = Field(None, description="What to do about an invalid level")
+    server_failure: ServerFailure | None = Field(None, description="The server's failure that made the level invalid")
+    warnings: list[str] = Field(
+        default_factory=list, description="This level's warnings, each with what to do (also in the result's, as 'C=N: ...')"
+    )
 
 
 class BenchmarkResult(BaseModel):
@@ -175,8 +200,13 @@ class BenchmarkResult(BaseModel):
     ignore_eos: bool
     warmup_requests: int
     levels: list[LevelResult]
-    best_output_tok_s: float = Field(description="The highest output tok/s over the levels")
+    best_output_tok_s: float = Field(
+        description="The highest output tok/s over the valid levels (over all levels when none is valid)"
+    )
     best_at_concurrency: int
+    levels_not_run: list[int] = Field(
+        default_factory=list, description="Requested levels never run: the server had died or stopped answering before"
+    )
     method: str = Field(description="How the figures were measured and counted, in words")
     warnings: list[str]
     time_scale: float = Field(

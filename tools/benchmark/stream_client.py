@@ -39,6 +39,15 @@ server exports them, the Prometheus counters `sglang:generation_tokens_total` an
 `sglang:spec_verify_calls_total` (0.5.23) are read right before the level's
 measured requests and right after, so their difference is the level's alone.
 Server info: `/server_info`, else its deprecated name `/get_server_info`.
+
+A request is completed only when its stream said so: a `finish_reason`, or the
+closing `data: [DONE]`. A stream the server broke off (it died, the connection
+closed mid-body) is failed, whatever it had streamed: its tokens and latencies
+do not count. Once a connection is refused the server is gone: the level issues
+no more requests. After each level the client asks the server whether it still
+answers (`/health_generate`, else `/health`); when it does not, the sweep stops
+there and the result says so (`server_health`), so the caller can read the
+server's log.
 """
 
 from __future__ import annotations
@@ -51,6 +60,8 @@ import sys
 import time
 from urllib.parse import urlsplit
 
+HEALTH_PATHS = ("/health_generate", "/health")  # a generation through the whole server first, then the plain check
+HEALTH_TIMEOUT_S = 30.0  # SGLang's own /health_generate gives up after 20 s on a stuck scheduler
 LOOP_PROBE_S = 0.005  # the lag probe sleeps this long and records how late it wakes
 READ_SIZE = 1 << 16
 RANDOM_ID_RANGE = (1000, 20000)  # inside every modern vocabulary, away from special tokens
@@ -62,6 +73,10 @@ _COUNTER_LINE = re.compile(r"^(sglang:[a-z_]+)(?:\{[^}]*\})?\s+([-+0-9.eE]+)\s*$
 
 class HttpError(Exception):
     pass
+
+
+class StreamBroken(HttpError):
+    """The connection closed in the middle of a response body: the server went away."""
 
 
 class LevelEnded(Exception):
@@ -126,6 +141,9 @@ class Connection:
         if headers.get("transfer-encoding", "").lower() == "chunked":
             while True:
                 size_line = await asyncio.wait_for(reader.readline(), self.timeout_s)
+                if not size_line:
+                    self.close()
+                    raise StreamBroken("the connection closed mid-stream (no closing chunk): the server went away")
                 size = int(size_line.split(b";")[0].strip() or b"0", 16)
                 if size == 0:
                     await asyncio.wait_for(reader.readline(), self.timeout_s)  # the CRLF after the last chunk
@@ -137,7 +155,8 @@ class Connection:
             while remaining:
                 data = await asyncio.wait_for(reader.read(min(remaining, READ_SIZE)), self.timeout_s)
                 if not data:
-                    raise HttpError("connection closed mid-body")
+                    self.close()
+                    raise StreamBroken("connection closed mid-body")
                 remaining -= len(data)
                 sink(data, time.perf_counter())
         else:
@@ -173,8 +192,8 @@ class SseParser:
 class Record:
     """What one request measured. Times are perf_counter seconds."""
 
-    __slots__ = ("start", "chunk_times", "chunk_tokens", "output_tokens", "prompt_tokens", "verify_ct", "error", "end",
-                 "cut")
+    __slots__ = ("chunk_times", "chunk_tokens", "cut", "end", "error", "finished", "output_tokens", "prompt_tokens",
+                 "start", "verify_ct")
 
     def __init__(self, start: float) -> None:
         self.start = start
@@ -186,6 +205,7 @@ class Record:
         self.error = None
         self.end = None
         self.cut = False  # stopped by the client at the level's end, not by the server
+        self.finished = False  # the server said the request was done (finish_reason, or [DONE])
 
     def as_json(self, origin: float) -> dict:
         known = all(n is not None for n in self.chunk_tokens)
@@ -199,6 +219,7 @@ class Record:
             "spec_verify_ct": self.verify_ct,
             "error": self.error,
             "cut": self.cut,
+            "finished": self.finished,
         }
 
 
@@ -214,6 +235,7 @@ class Client:
         self.api = config.get("api", "auto")
         self.model = config.get("model")
         self.cut_at: float | None = None  # a timed level's end: streams stop reading there
+        self.server_gone = False  # a connection was refused during the level: issue no more requests
 
     async def get_json(self, path: str):
         status, body = await self.get(path)
@@ -249,6 +271,20 @@ class Client:
             if match and match.group(1) in COUNTERS:
                 found[match.group(1)] = found.get(match.group(1), 0.0) + float(match.group(2))
         return found if len(found) == len(COUNTERS) else None
+
+    async def health(self) -> dict:
+        """Whether the server still answers after a level: the first of HEALTH_PATHS it has (404: the next)."""
+        for path in HEALTH_PATHS:
+            try:
+                status, _ = await asyncio.wait_for(self.get(path), HEALTH_TIMEOUT_S)
+            except (HttpError, OSError, asyncio.TimeoutError) as exc:  # noqa: UP041 - Python 3.8 on the host
+                why = f"no answer within {HEALTH_TIMEOUT_S:g} s" if isinstance(exc, asyncio.TimeoutError) else (
+                    f"{type(exc).__name__}: {exc}")
+                return {"ok": False, "path": path, "status": None, "error": why}
+            if status != 404:
+                return {"ok": status == 200, "path": path, "status": status,
+                        "error": None if status == 200 else f"HTTP {status}"}
+        return {"ok": None, "path": None, "status": 404, "error": None}  # no health route: unknown
 
     async def post(self, path: str) -> int:
         conn = Connection(self.host, self.port, min(self.timeout_s, 30.0))
@@ -307,11 +343,13 @@ class Client:
             if self.cut_at is not None and t >= self.cut_at:
                 raise LevelEnded()
             if payload == b"[DONE]":
-                state["done"] = True
+                state["done"] = record.finished = True
                 return
             event = json.loads(payload)
             if native:
                 meta = event.get("meta_info") or {}
+                if meta.get("finish_reason") is not None:
+                    record.finished = True
                 count = meta.get("completion_tokens")
                 if count is None:
                     return
@@ -327,6 +365,8 @@ class Client:
             usage = event.get("usage")
             choices = event.get("choices") or []
             text = choices[0].get("text") if choices else None
+            if choices and choices[0].get("finish_reason") is not None:
+                record.finished = True
             if text:
                 record.chunk_times.append(t)
                 if usage and usage.get("completion_tokens") is not None:
@@ -346,8 +386,14 @@ class Client:
                 conn.close()
             elif not record.chunk_times:
                 record.error = "the stream ended without any output"
+            elif not record.finished:
+                record.error = (f"the stream ended after {len(record.chunk_times)} chunk(s) without finishing (no "
+                                "finish_reason, no [DONE]): the server broke it off")
         except (HttpError, OSError, asyncio.TimeoutError, asyncio.IncompleteReadError, ValueError) as exc:
             record.error = f"{type(exc).__name__}: {exc}"
+            if isinstance(exc, ConnectionRefusedError) or (isinstance(exc, HttpError) and not record.chunk_times
+                                                             and "before a response" in str(exc)):
+                self.server_gone = True  # nothing accepts connections (or answers) on the port any more
             conn.close()
         except LevelEnded:
             record.cut, record.end = True, self.cut_at
@@ -364,6 +410,7 @@ class Client:
     async def run_level(self, level_index: int, level: dict) -> dict:
         concurrency = int(level["concurrency"])
         output_len = int(self.config["output_len"])
+        self.server_gone = False
         conns = [Connection(self.host, self.port, self.timeout_s) for _ in range(concurrency)]
         try:
             # Connections are opened before the clock starts: their setup is the client's cost, not the server's.
@@ -389,9 +436,10 @@ class Client:
             status, info = await self.server_info()
         except (HttpError, OSError, asyncio.TimeoutError):
             status, info = None, None  # the server died during the level: its requests say how
+        health = await self.health()  # last: its own request would count in the level's counters
         return {"concurrency": concurrency, "cache_flushed": flushed, **records,
                 "counters": {"before": before, "after": after} if before is not None and after is not None else None,
-                "server_info": _info_summary(info) if status == 200 and info else None}
+                "server_info": _info_summary(info) if status == 200 and info else None, "server_health": health}
 
     async def _measure(self, level_index: int, level: dict, conns: list, output_len: int) -> dict:
         concurrency = len(conns)
@@ -413,6 +461,8 @@ class Client:
 
         async def worker(conn: Connection) -> None:
             while True:
+                if self.server_gone:
+                    return
                 if duration:
                     if deadline[0] is not None and time.perf_counter() >= deadline[0]:
                         return
@@ -425,7 +475,7 @@ class Client:
         async def clock() -> None:
             """Start the duration when every first-wave request has a first token (or ended), then wait it out."""
             cap = origin + self.timeout_s
-            while time.perf_counter() < cap:
+            while time.perf_counter() < cap and not self.server_gone:
                 wave = records[:concurrency]
                 if len(wave) == concurrency and all(r.chunk_times or r.end is not None for r in wave):
                     break
@@ -433,7 +483,8 @@ class Client:
             deadline[0] = time.perf_counter() + float(duration)
             if end == "cut":
                 self.cut_at = deadline[0]
-            await asyncio.sleep(float(duration))
+            while not self.server_gone and time.perf_counter() < deadline[0]:
+                await asyncio.sleep(min(0.05, max(0.0, deadline[0] - time.perf_counter())))
 
         cpu0 = time.process_time()
         probe_task = asyncio.ensure_future(probe())
@@ -491,6 +542,8 @@ async def run(config: dict) -> dict:
             # recorded as failed and the sweep ends, so the levels already measured are kept.
             levels.append(_aborted_level(level, f"level not run, the server stopped answering: {type(exc).__name__}: {exc}"))
             break
+        if levels[-1]["server_health"]["ok"] is False:
+            break  # the server died or hangs: the next levels would measure nothing
     return {**settled, "python": sys.version.split()[0], "levels": levels}
 
 
@@ -499,7 +552,7 @@ def _aborted_level(level: dict, why: str) -> dict:
     failed.error, failed.end = why, 0.0
     return {"concurrency": int(level["concurrency"]), "cache_flushed": None, "duration_s": 0.0, "client_cpu_s": 0.0,
             "loop_lag_ms": {"p50": 0.0, "p99": 0.0, "max": 0.0, "samples": 0}, "requests": [failed.as_json(0.0)],
-            "server_info": None}
+            "server_info": None, "server_health": {"ok": False, "path": None, "status": None, "error": why}}
 
 
 def main() -> int:

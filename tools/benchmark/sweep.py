@@ -193,7 +193,7 @@ def level_warnings(args: BenchmarkArgs, level: LevelResult, speculative: bool) -
     """One level's warnings, each with a remedy (without the 'C=N:' the result's list puts before them)."""
     notes: list[str] = []
     c = level.concurrency
-    if level.client is not None and level.client.limited:
+    if level.valid and level.client is not None and level.client.limited:
         notes.append(
             f"the client was busy (CPU {level.client.cpu_fraction:.0%} of a core, timer lag p99 "
             f"{level.client.loop_lag_p99_ms:.1f} ms): the figures may show the client's limit, not the server's. "
@@ -386,7 +386,10 @@ def _method(args: BenchmarkArgs, api: str, prompts: str) -> str:
         "last response); "
         "achieved concurrency = sum of latencies / duration; TPOT = (e2e - TTFT) / (tokens - 1); ITL per token = each "
         "chunk gap split over the chunk's tokens; inter-chunk gap = per chunk. Percentiles: linear interpolation. "
-        f"Accept length per level: {_accept_method(api)} Client ran {where}."
+        f"Accept length per level: {_accept_method(api)} Client ran {where}. A request is completed only when the "
+        "server finished it (a finish_reason or [DONE]); one it broke off is failed, its tokens and latencies left "
+        "out. The server is checked after every level (/health_generate, else /health): a level it died or hung in "
+        "is marked not valid, with the cause from its log (found through its launch record), and the sweep stops."
     )
 
 
@@ -409,7 +412,8 @@ def _accept_method(api: str) -> str:
 def run_benchmark(ctx: ToolContext, args: BenchmarkArgs) -> BenchmarkResult:
     """Concurrency sweep against the server on `port`: per level output tok/s, request rate, TTFT / TPOT / ITL per
     token / inter-chunk gap / E2E (mean, p50, p90, p99), achieved concurrency, errors and the level's accept length.
-    The client runs on the host by default, so the SSH link is not measured."""
+    The client runs on the host by default, so the SSH link is not measured. A level the server died or hung in is
+    marked valid=false with the cause from the server's log and a remedy; the sweep stops there (levels_not_run)."""
     started = time.time()
     if args.client == "bench_serving":
         checked = run_bench_serving(
@@ -475,7 +479,8 @@ def _not_run_warning(not_run: list[int], levels: list[LevelResult]) -> list[str]
     if not not_run or not levels:
         return []
     last = levels[-1]
-    return [f"levels {not_run} were not run: the server had failed at C={last.concurrency} (see that level)"]
+    return [(f"levels {not_run} were not run: the server had failed at C={last.concurrency}; run them once that "
+             "level's remedy is applied")]
 
 
 def _bench_serving_warnings(args: BenchmarkArgs, result: BenchmarkResult) -> BenchmarkResult:

@@ -94,6 +94,11 @@ SIGNATURES: tuple[_Signature, ...] = (
          "see details.memory for which: the static pool is too small (raise mem_fraction_static, lower "
          "context_length, max_running_requests or cuda_graph_max_bs) or the weights do not fit (more GPUs per "
          "replica: larger tp or pp, or free the GPU memory other processes hold)"),
+    _sig("crash", r"Watchdog caught collective operation timeout|Process group watchdog thread terminated",
+         "an NCCL collective hung until PyTorch's watchdog killed the server (NCCL watchdog timeout). Under load it "
+         "comes with too many requests at once: relaunch with a lower max_running_requests (--max-running-requests); "
+         "at start, or at low load, relaunch once (it can be transient) and check the GPUs' links (nvidia-smi topo -m); "
+         "a longer --watchdog-timeout only delays it"),
     _sig("crash", r"Traceback \(most recent call last\)|NCCL error|Received sigquit from a child process|"
          r"RuntimeError|Segmentation fault|core dumped|Killed",
          "the server crashed while starting: read the traceback in the log tail; if it looks transient "
