@@ -42,10 +42,15 @@ def _goal(exchange: ToolExchange, evidence: Evidence) -> tuple[str, str | None]:
         speculative = launch is not None and launch.config.speculative_algorithm is not None
         return ("launch", "speculative" if speculative else "autoregressive")
     if exchange.tool in _DOWNLOAD_TOOLS:
-        return ("download", exchange.args.get("repo_id") or (exchange.args.get("handle") or {}).get("repo_id"))
+        return ("download", exchange.args.get("repo_id") or _download_repo(evidence, exchange.args.get("download")))
     if exchange.tool == "check_disk":
         return ("disk", exchange.args.get("repo_id"))
     return (exchange.tool, None)
+
+
+def _download_repo(evidence: Evidence, download_id: object) -> str | None:
+    """The repo of the download a status or wait call named by its id (d1, ...)."""
+    return next((h.value.repo_id for h in evidence.download_handles if h.value.id == download_id), None)
 
 
 def _problems(evidence: Evidence) -> list[_Problem]:
