@@ -23,6 +23,8 @@ from ..evals.table import render
 
 def eval_command(
     model: Annotated[Optional[str], typer.Option(help="Policy for every scenario (default: the playbook with each scenario's settings)")] = None,
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible base URL for an openai-chat: --model (default $OPENAI_BASE_URL)")] = None,
+    api_key_env: Annotated[str | None, typer.Option(help="Environment variable holding its API key (default OPENAI_API_KEY)")] = None,
     scenario: Annotated[str, typer.Option(help="Glob(s) of scenario names, comma-separated")] = "*",
     scenario_dir: Annotated[Path, typer.Option(help="Folder of scenario YAML files (default: the built-in ones)")] = SCENARIO_DIR,
     repeat: Annotated[int, typer.Option(min=1, help="Runs per scenario")] = 1,
@@ -44,7 +46,7 @@ def eval_command(
             scenarios = load_scenarios(scenario, scenario_dir)
             console.print(f"running {len(scenarios)} scenario(s) x {repeat}, {jobs} at once, into {out}")
             report = run_eval(scenarios, out_dir=out, model=model, repeat=repeat, jobs=jobs, pass_bar=pass_bar,
-                              baseline=baseline, extra_graders=extra)  # fmt: skip
+                              baseline=baseline, extra_graders=extra, base_url=base_url, api_key_env=api_key_env)  # fmt: skip
     except (ScenarioError, EvalHarnessError) as exc:
         console.print(f"[red]eval could not run:[/] {exc}")
         raise typer.Exit(2) from None

@@ -3,6 +3,7 @@
     specops replay runs/<id>                              offline: recorded tool results, no model, no host
     specops replay runs/<id> --live-tools --host H        recorded policy (or today's playbook), real tools on H
     specops replay runs/<id> --from N --model M --host H  fork: the recorded run up to event N, then policy M
+                                       [--base-url URL]  (M = openai-chat:NAME: its server)
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ def replay(
     host: Annotated[Optional[str], typer.Option(help="The fresh host for --live-tools and --from (e.g. sim:seed-ct200)")] = None,
     from_event: Annotated[Optional[int], typer.Option("--from", help="Fork: replay up to this event (seq), then continue with --model")] = None,
     model: Annotated[Optional[str], typer.Option(help="Fork: the live policy after --from (playbook, openai-chat:NAME, PROVIDER:MODEL)")] = None,
+    base_url: Annotated[str | None, typer.Option(help="Fork: the OpenAI-compatible base URL for an openai-chat: --model (default: the recorded run's, else $OPENAI_BASE_URL)")] = None,
+    api_key_env: Annotated[str | None, typer.Option(help="Fork: the environment variable holding its API key (default: the recorded run's, else OPENAI_API_KEY)")] = None,
     runs_dir: Annotated[Path, typer.Option(help="Where the new run of --live-tools / --from goes")] = Path("runs"),
 ) -> None:
     """Replay RUN with today's code; print the first divergence and exit 1, or one line and exit 0."""
@@ -32,13 +35,13 @@ def replay(
     if (live_tools or from_event is not None) and host is None:
         err.print("[red]error:[/red] --live-tools and --from run real tools: name the fresh host with --host (e.g. sim:seed-ct200)")
         raise typer.Exit(code=2)
-    if model is not None and from_event is None:
-        err.print("[red]error:[/red] --model picks the policy after a fork: pass --from N with it")
+    if (model is not None or base_url is not None or api_key_env is not None) and from_event is None:
+        err.print("[red]error:[/red] --model (and --base-url, --api-key-env) pick the policy after a fork: pass --from N with it")
         raise typer.Exit(code=2)
     try:
         result = replay_run(
             run, live_host=host if (live_tools or from_event is not None) else None, fork_at=from_event,
-            fork_model=model, runs_dir=runs_dir,
+            fork_model=model, base_url=base_url, api_key_env=api_key_env, runs_dir=runs_dir,
         )  # fmt: skip
     except (NotATranscript, ReplayRefused, TranscriptCorrupt, GoalRefused, PolicyUnavailable) as exc:
         err.print(f"[red]error:[/red] {exc}")

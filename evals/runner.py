@@ -42,11 +42,26 @@ def default_jobs() -> int:
     return max(1, min(4, os.cpu_count() or 1))
 
 
-async def _execute_in_child(scenario: Scenario, run_dir: Path, policy: str) -> RunEvidence:
+def policy_env(base_url: str | None = None, api_key_env: str | None = None) -> dict[str, str] | None:
+    """The environment of a scenario's child for an `openai-chat:` policy's server: the child's run reads the base URL
+    from $OPENAI_BASE_URL and the key from $OPENAI_API_KEY (agent/policies/openai_chat.py); None: this process's own."""
+    if base_url is None and api_key_env is None:
+        return None
+    env = dict(os.environ)
+    if base_url is not None:
+        env["OPENAI_BASE_URL"] = base_url
+    if api_key_env is not None:
+        if api_key_env not in os.environ:
+            raise EvalHarnessError(f"--api-key-env {api_key_env}: no such variable in the environment")
+        env["OPENAI_API_KEY"] = os.environ[api_key_env]
+    return env
+
+
+async def _execute_in_child(scenario: Scenario, run_dir: Path, policy: str, env: dict[str, str] | None = None) -> RunEvidence:
     run_dir.mkdir(parents=True, exist_ok=True)
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "specops.evals.execute", str(run_dir), policy,
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, env=env,
     )  # fmt: skip
     try:
         out, _ = await asyncio.wait_for(proc.communicate(scenario.model_dump_json().encode()),
@@ -118,10 +133,16 @@ def _clear_earlier_runs(runs_dir: Path) -> None:
 def run_eval(
     scenarios: list[Scenario], *, out_dir: Path, model: str | None = None, repeat: int = 1, jobs: int | None = None,
     pass_bar: float = 1.0, baseline: Path | None = None, extra_graders: list[Grader] = (), progress: bool = False,
+    base_url: str | None = None, api_key_env: str | None = None,
 ) -> EvalReport:  # fmt: skip
-    """Run every scenario `repeat` times, `jobs` at once, and grade them; runs land in out_dir/runs/."""
+    """Run every scenario `repeat` times, `jobs` at once, and grade them; runs land in out_dir/runs/.
+
+    `base_url`, `api_key_env`: where an `openai-chat:` policy's server is and which variable holds its key (as
+    `specops run --base-url --api-key-env`); each scenario's run gets them.
+    """
     if not scenarios:
         raise EvalHarnessError("no scenarios to run")
+    env = policy_env(base_url, api_key_env)
     graders = [*all_graders(), *extra_graders]
     runs_dir = out_dir / RUNS
     _clear_earlier_runs(runs_dir)
@@ -131,7 +152,7 @@ def run_eval(
     async def task(scenario: Scenario) -> RunEvidence:
         n = next(counters[scenario.name])
         run_dir = runs_dir / (scenario.name if repeat == 1 else f"{scenario.name}-r{n}")
-        return await _execute_in_child(scenario, run_dir, scenario.policy_spec(model))
+        return await _execute_in_child(scenario, run_dir, scenario.policy_spec(model), env)
 
     dataset = as_dataset(sorted(scenarios, key=expected_cost, reverse=True), graders)
     start = time.monotonic()

@@ -88,8 +88,12 @@ async def replay_async(
     live_host: str | None = None,
     fork_at: int | None = None,
     fork_model: str | None = None,
+    base_url: str | None = None,
+    api_key_env: str | None = None,
     runs_dir: Path = Path("runs"),
 ) -> ReplayResult:
+    """`base_url`, `api_key_env`: a fork's `openai-chat:` policy's server and key variable (default: the recorded
+    run's, else $OPENAI_BASE_URL and OPENAI_API_KEY)."""
     started = time.monotonic()
     recorded = RecordedRun.load(run)
     mode: ReplayMode = "fork" if fork_at is not None else ("live-tools" if live_host else "offline")
@@ -116,8 +120,11 @@ async def replay_async(
     policy, policy_label = _policy(recorded, live, lambda: opened[0].sim.get("root", "") if opened else "")
     config: dict[str, Any] = {"replay_of": {"run_id": recorded.run_id, "transcript": str(recorded.read.path)}}
     policy_name = recorded.policy
+    options, budgets = recorded_settings(recorded, live)
     if mode == "fork":
-        live_model = resolve_policy(fork_model or PLAYBOOK)
+        options = options.model_copy(update={"base_url": base_url or options.base_url,
+                                             "api_key_env": api_key_env or options.api_key_env})  # fmt: skip
+        live_model = resolve_policy(fork_model or PLAYBOOK, base_url=options.base_url, api_key_env=options.api_key_env)
         policy = HandoverModel(policy, live_model, recorded, fork_at)  # type: ignore[arg-type]
         policy_label += f" up to event {fork_at}, then {fork_model or PLAYBOOK}"
         config = {"forked_from": {"run_id": recorded.run_id, "transcript": str(recorded.read.path), "seq": fork_at}}
@@ -127,7 +134,6 @@ async def replay_async(
         open_host=_capturing(open_live_host if live else offline_opener(recorded_host(recorded)), opened),
         make_recorder=make_recorder, config=config, policy_name=policy_name, report=live,
     )  # fmt: skip
-    options, budgets = recorded_settings(recorded, live)
     with _run_dir(live, runs_dir, run_id) as run_dir:
         outcome: RunOutcome | None = None
         try:
