@@ -1,15 +1,23 @@
-"""Golden transcripts: short playbook runs on the simulated host, stored, and replayed by the tests.
+"""Golden transcripts: short runs on the simulated host, stored, and replayed by the tests.
 
 A change that alters what the agent does (the playbook's calls, the loop's
-events, the prompts) makes a golden replay diverge, and the test fails with
-the first divergence. When the change is meant, record them again:
+events, the prompts, what a model is sent) makes a golden replay diverge, and
+the test fails with the first divergence. When the change is meant, record
+them again, from the repository's root:
 
     .venv/bin/python -m specops.agent.replay.golden --rerecord
 
-which runs each scenario below for real (playbook, sim:seed-ct200, its
+which runs each scenario below for real (its policy, sim:seed-ct200, its
 faults) and writes transcripts/golden/<name>.jsonl.gz. Without --rerecord it
 replays them and exits 1 on a divergence. The scenarios are chosen short: the
 whole set records in about a minute and stores in a few hundred KiB.
+
+Most are the playbook's runs (replayed with today's playbook). One is a
+model's: an `openai-chat:` policy through the real openai client over HTTP,
+answered by the tests' scripted Chat Completions server (tests/agent/
+openai_chat_script.py, imported only to record it); its replay serves the
+recorded responses, so what it checks is everything around the model: the
+messages it is sent, the tools, the loop.
 """
 
 from __future__ import annotations
@@ -17,9 +25,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gzip
+import importlib
 import shutil
 import sys
 import tempfile
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,6 +48,10 @@ class GoldenScenario:
     goal: str
     faults: tuple[str, ...] = ()
     why: str = ""
+    policy: str = "playbook"
+    # A model's run: "module:function" of a context manager that serves the model on loopback while the scenario is
+    # recorded and yields its base URL (a test module, importable from the repository's root; only --rerecord uses it).
+    server: str | None = None
 
     @property
     def path(self) -> Path:
@@ -58,15 +72,21 @@ SCENARIOS: tuple[GoldenScenario, ...] = (
         "incompatible-drafter", "deploy and benchmark SubSir/Kimi-K2.6-DFlash-bad-layers",
         why="a drafter that does not fit its target: stopped before anything is downloaded",
     ),
+    GoldenScenario(
+        "openai-chat-incompatible-drafter", "deploy and benchmark SubSir/Kimi-K2.6-DFlash-bad-layers",
+        policy="openai-chat:scripted-agent", server="tests.agent.openai_chat_script:serve",
+        why="a model's run over HTTP (scripted Chat Completions server): several calls in one answer, text, "
+            "reasoning, usage and provider metadata in the responses; stopped before anything is downloaded",
+    ),
 )
 
 
 async def record(scenario: GoldenScenario) -> str:
     """Run the scenario for real and store its transcript; its ending status."""
-    with tempfile.TemporaryDirectory(prefix="specops-golden-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="specops-golden-") as tmp, _serving(scenario) as base_url:
         outcome = await run_goal_async(
-            scenario.goal, host="sim:seed-ct200", policy="playbook", run_dir=Path(tmp) / scenario.name,
-            options=RunOptions(sim_faults=scenario.faults, fsync=False),
+            scenario.goal, host="sim:seed-ct200", policy=scenario.policy, run_dir=Path(tmp) / scenario.name,
+            options=RunOptions(sim_faults=scenario.faults, fsync=False, base_url=base_url),
         )  # fmt: skip
         GOLDEN_DIR.mkdir(parents=True, exist_ok=True)
         data = (outcome.run_dir / TRANSCRIPT).read_bytes()
@@ -75,6 +95,20 @@ async def record(scenario: GoldenScenario) -> str:
             out.write(data)
         shutil.move(partial, scenario.path)
     return outcome.status
+
+
+def _serving(scenario: GoldenScenario) -> AbstractContextManager[str | None]:
+    """The scenario's model server while it is recorded (its base URL), or nothing (the playbook)."""
+    if scenario.server is None:
+        return nullcontext(None)
+    module, _, name = scenario.server.partition(":")
+    if str(Path.cwd()) not in sys.path:  # `python -m` puts the working directory first; an import from elsewhere may not
+        sys.path.insert(0, str(Path.cwd()))
+    try:
+        serve = getattr(importlib.import_module(module), name)
+    except ImportError as exc:
+        raise SystemExit(f"{scenario.name}: cannot import {module} ({exc}): record it from the repository's root") from None
+    return serve()
 
 
 async def check(scenario: GoldenScenario) -> ReplayResult:
