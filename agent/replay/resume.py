@@ -53,8 +53,10 @@ def resume(run: str | Path, **kwargs: Any) -> RunOutcome:
     return asyncio.run(resume_async(run, **kwargs))
 
 
-async def resume_async(run: str | Path, *, model: str | None = None, listeners: Sequence[Listener] = ()) -> RunOutcome:
-    """Continue the killed run RUN (its directory or transcript); `model` replaces its policy spec if given."""
+async def resume_async(run: str | Path, *, model: str | None = None, base_url: str | None = None,
+                       api_key_env: str | None = None, listeners: Sequence[Listener] = ()) -> RunOutcome:  # fmt: skip
+    """Continue the killed run RUN (its directory or transcript); `model` replaces its policy spec if given, and
+    `base_url`, `api_key_env` an `openai-chat:` policy's server and key variable (default: the recorded ones)."""
     path = transcript_path(run)
     if path.suffix == ".gz":
         raise ResumeRefused(f"{path} is a compressed (golden) transcript: resume continues a run directory's transcript.jsonl")
@@ -64,6 +66,8 @@ async def resume_async(run: str | Path, *, model: str | None = None, listeners: 
                             "replay it with `specops replay`, or fork it with `specops replay --from N`")  # fmt: skip
     spec = model or recorded.policy_spec
     options, budgets = recorded_settings(recorded, live=True)
+    options = options.model_copy(update={"base_url": base_url or options.base_url,
+                                         "api_key_env": api_key_env or options.api_key_env})  # fmt: skip
     try:
         policy = resolve_policy(spec, base_url=options.base_url, api_key_env=options.api_key_env)
     except PolicyUnavailable as exc:
@@ -78,7 +82,8 @@ async def resume_async(run: str | Path, *, model: str | None = None, listeners: 
         read = recorder.resumed_from
         recorder.record(NoteEvent, text=(
             f"resumed after event {recorded.events[-1].seq}" + (" (its torn last line was dropped)" if read and read.torn_tail else "")
-            + f"; policy {spec}; {len(history.pending)} call(s) of the last turn to carry out"
+            + f"; policy {spec}" + (f" at {base_url}" if base_url else "")
+            + f"; {len(history.pending)} call(s) of the last turn to carry out"
         ))  # fmt: skip
         todos = _restored_plan(recorded, recorder)
         host_described = recorded.last_host or {"spec": recorded.start.host.get("spec", "")}

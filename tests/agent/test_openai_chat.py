@@ -297,12 +297,18 @@ def test_resume_of_a_cut_run_continues_through_the_server(world_run, tmp_path, m
     run_dir = tmp_path / "cut"
     run_dir.mkdir()
     (run_dir / "transcript.jsonl").write_text("".join(lines[: last + 1]))
-    server = world_run.server
-    asked = len(server.requests)
     monkeypatch.setattr(models, "ALLOW_MODEL_REQUESTS", True)
-    out = CliRunner().invoke(app, ["resume", str(run_dir)])
+    recorded_server = world_run.server
+    asked = len(recorded_server.requests)
+    if cut == "between-two-calls":  # the server the run recorded
+        server = recorded_server
+        out = CliRunner().invoke(app, ["resume", str(run_dir)])
+    else:  # the model's server moved: --base-url names the new one
+        with ScriptedChatServer(SCRIPT) as server:
+            out = CliRunner().invoke(app, ["resume", str(run_dir), "--base-url", server.base_url])
+        assert len(recorded_server.requests) == asked
     assert out.exit_code == 1 and "resumed: failed" in out.output, out.output
-    resumed = server.requests[asked:]
+    resumed = server.requests[asked:] if server is recorded_server else server.requests
     assert [r.turn for r in resumed] == [4, 5] and server.errors == []
     # The first request after the cut carries both calls of answer 3, answered: the recorded one and the one run again.
     answer_3 = world_run.server.requests[3].call_ids
