@@ -3,16 +3,26 @@
 Three nets, applied to every string of every event and log line, recursively:
 
 1. values known to be secret: registered with `add_secret`, and the values of
-   environment variables whose names look secret (*TOKEN*, *KEY*, *SECRET*,
-   *PASSWORD*, *CREDENTIAL*...), read when the Redactor is made. They become
-   `[REDACTED:NAME]` (or `[REDACTED]` when registered without a name);
+   environment variables whose names name a secret (HF_TOKEN, OPENAI_API_KEY,
+   *_SECRET, *_PASSWORD, *_CREDENTIALS...), read when the Redactor is made. They
+   become `[REDACTED:NAME]` (or `[REDACTED]` when registered without a name);
 2. things that look like secrets wherever they appear: Hub and API token
    formats (hf_..., sk-..., ghp_..., AKIA...), `Bearer X`, `Authorization:`
    header values, `--token X` / `--api-key=X` / `--password X` flags (also
-   split over two argv elements), `NAME_TOKEN=X` assignments, passwords in
-   URLs (`scheme://user:PASSWORD@`), PEM private keys;
+   split over two argv elements), `NAME_TOKEN=X` assignments, `"hf_token": "X"`
+   pairs in JSON text, passwords in URLs (`scheme://user:PASSWORD@`), PEM
+   private keys;
 3. string values under keys that name a secret (`token`, `api_key`,
    `password`, `authorization`, ...).
+
+Names are judged by their words, not by substrings (see `is_secret_name`), so
+that ordinary text is left alone: `--speculative-num-draft-tokens 16`,
+`"mask_token": "<|MASK|>"`, `input_tokens`, `512-token prompts`, `--token-file
+PATH` and `cache_key` are not secrets. Values that cannot be secrets are left
+too: vocabulary tokens (`<|MASK|>`, `</s>`, `[PAD]`), shell variables
+(`--token $HF_TOKEN`), booleans, and an English word after a flag named in prose
+("pass --api-key to the server"). tests/transcripts/data/ordinary_text.txt is
+the corpus that holds this to no false positives.
 
 What it cannot see: secrets transformed before they reach it (base64, split
 across strings, hashed). Tools keep secrets out of argv in the first place
@@ -21,6 +31,7 @@ across strings, hashed). Tools keep secrets out of argv in the first place
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -30,33 +41,225 @@ from typing import Any
 
 REDACTED = "[REDACTED]"
 
-# Environment variable names that hold secrets. Names ending in _DIR, _PATH,
-# _FILE... hold where a secret is, which is not secret and helps debugging.
-_SECRET_ENV_NAME = re.compile(r"TOKEN|KEY|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE", re.IGNORECASE)
-_NOT_SECRET_SUFFIX = ("_DIR", "_PATH", "_FILE", "_HOME", "_URL_PATH")
 # Values this short or this boolean are flags (HF_HUB_DISABLE_IMPLICIT_TOKEN=1), not
-# secrets; redacting them would blank every "1" in a transcript.
+# secrets; redacting them would blank every "1" in a transcript. "EMPTY" and "dummy"
+# are what OpenAI-compatible clients are given when a local server wants no key.
 _MIN_ENV_SECRET_LENGTH = 4
-_FLAG_VALUES = {"true", "false", "yes", "no", "none", "null", "on", "off"}
+_FLAG_VALUES = {"true", "false", "yes", "no", "none", "null", "on", "off", "0", "1", "empty", "dummy"}
 
-# Dict keys whose string values are secrets. Anchored at the end so that
-# `input_tokens`, `tokenizer` or `token_weighted` are left alone.
-_SECRET_KEY = re.compile(
-    r"^(?:.*[_\-.])?(?:token|api[_-]?key|apikey|password|passwd|secret|secret[_-]key|access[_-]key|"
-    r"private[_-]key|authorization|credentials?|cookie)$",
-    re.IGNORECASE,
+# -- which names hold secrets -----------------------------------------------------------------------
+# A name (dict key, command-line flag, environment variable) is split into lowercase words
+# (`--admin-api-key`: admin api key; `hfToken`: hf token) and judged by them, never by a substring.
+
+# A name whose last word is one of these names a secret (`--password`, `hf_token`, `client_secret`)...
+_SECRET_WORDS = frozenset({
+    "token", "password", "passwd", "passphrase", "secret", "credential", "credentials", "cookie", "authorization",
+    "apikey",
+})  # fmt: skip
+# ... also glued to the word before it (`authtoken`, `dbpassword`).
+_GLUED_WORDS = ("token", "password", "passwd", "passphrase", "secret", "apikey")
+# `key` names a secret only after one of these (`api_key`, `--admin-api-key`, `AWS_SECRET_ACCESS_KEY`);
+# `cache_key` or `sort_key` do not.
+_KEY_QUALIFIERS = frozenset({
+    "api", "access", "private", "secret", "signing", "encryption", "master", "auth", "client", "session", "license",
+})  # fmt: skip
+# `token` after one of these is a token of the model's vocabulary or a count of tokens, not a credential:
+# mask_token, eos_token, image_token, --speculative-num-draft-token, max_token, itl_per_token.
+_VOCABULARY_TOKEN = frozenset({
+    "mask", "pad", "padding", "eos", "bos", "unk", "unknown", "sep", "separator", "cls", "special", "additional",
+    "image", "img", "video", "audio", "vision", "media", "placeholder", "boi", "eoi", "boa", "eoa", "bov", "eov",
+    "start", "end", "begin", "stop", "eot", "eom", "eod", "im", "fim", "prefix", "suffix", "middle", "think",
+    "thinking", "reasoning", "tool", "assistant", "system", "role", "turn", "answer", "newline", "space",
+    "delimiter", "sentinel", "dummy", "reserved", "control", "draft", "bonus", "target", "verify", "next", "first",
+    "last", "new", "max", "min", "num", "total", "per", "each", "output", "input", "prompt", "generated", "decode",
+    "prefill", "accepted", "rejected", "label", "ignore", "bad",
+})  # fmt: skip
+# Environment variables: a secret word anywhere in the name counts (AWS_ACCESS_KEY_ID, HF_TOKEN_RO, WANDB_KEY)...
+_ENV_SECRET_WORDS = frozenset({
+    "token", "key", "apikey", "secret", "password", "passwd", "passphrase", "credential", "credentials", "private",
+})  # fmt: skip
+# ... except in names of where a secret is, which is not secret and helps debugging.
+_NOT_SECRET_SUFFIX = ("_DIR", "_PATH", "_FILE", "_HOME", "_URL_PATH")
+
+# Every name judged secret ends in one of these (lowercased): the patterns below find candidate names by them,
+# and the recorder's fast path looks for them.
+_KEYWORDS = ("token", "key", "password", "passwd", "passphrase", "secret", "credentials", "credential", "cookie",
+             "authorization")  # fmt: skip
+_KEYWORD = f"(?:{'|'.join(_KEYWORDS)})"
+_ENDS_IN_KEYWORD = re.compile(rf"{_KEYWORD}$")
+_FLAG_NAME = rf"--?[A-Za-z0-9_-]*{_KEYWORD}"
+_FLAG_WORD = re.compile(r"--?[A-Za-z0-9][A-Za-z0-9_-]*")
+# Longer strings are text, not names: not judged (nor cached) as names.
+_MAX_NAME = 128
+
+# The letters `re` matches with an ASCII letter when it ignores case that lower() does not make that letter.
+_CASE_ODDITIES = {"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"}  # İ ı ſ K
+_CASE_ODDITIES_TABLE = str.maketrans(_CASE_ODDITIES)
+# The same letters as the ASCII letters of their own case, for splitting names into words.
+_NAME_ODDITIES_TABLE = str.maketrans({"\u0130": "I", "\u0131": "i", "\u017f": "s", "\u212a": "K"})
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z][a-z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_NOT_WORD = re.compile(r"[^a-z0-9]+")
+
+
+def _keyword_then(end: str) -> str:
+    """A keyword and what ends the name after it, as one literal per alternative: the recorder's fast path then
+    scans the pattern only in text that holds `token"` or `key:`, not in every text that says "token"."""
+    return f"(?:{'|'.join(keyword + end for keyword in _KEYWORDS)})"
+
+
+def _fold(text: str) -> str:
+    """`text` as caseless (ASCII) literals are looked for in: each letter that matches one of theirs made it."""
+    if not text.isascii() and any(odd in text for odd in _CASE_ODDITIES):
+        text = text.translate(_CASE_ODDITIES_TABLE)
+    return text.lower()
+
+
+def _words(name: str) -> list[str]:
+    """`--admin-api-key` -> [admin, api, key]; `hfToken`, `HFToken` -> [hf, token]; `HF_TOKEN` -> [hf, token]."""
+    if not name.isascii():
+        name = name.translate(_NAME_ODDITIES_TABLE)
+    return [word for word in _NOT_WORD.split(_CAMEL.sub("_", name).lower()) if word]
+
+
+def _token_is_secret(qualifier: str) -> bool:
+    return qualifier not in _VOCABULARY_TOKEN
+
+
+@functools.lru_cache(maxsize=4096)
+def is_secret_name(name: str) -> bool:
+    """Whether a dict key or a command-line flag (`--hf-token`, `api_key`, `Authorization`) names a secret.
+
+    Its last word decides: a secret word (token, password, secret, credentials, cookie, authorization, apikey,
+    also glued: authtoken), or `key` after api/access/private/secret...; `token` not after a vocabulary word
+    (mask_token, eos_token and max_token are not secrets). `--token-file`, `hub_token_env`, `input_tokens`,
+    `tokenizer`, `cache_key` end in another word and are not secrets either."""
+    if len(name) > _MAX_NAME or not _ENDS_IN_KEYWORD.search(_fold(name)):
+        return False
+    words = _words(name)
+    if not words:
+        return False
+    last, before = words[-1], (words[-2] if len(words) > 1 else "")
+    if last == "key":
+        return before in _KEY_QUALIFIERS
+    if last in _SECRET_WORDS:
+        return last != "token" or _token_is_secret(before)
+    for word in _GLUED_WORDS:
+        if last.endswith(word):
+            return word != "token" or _token_is_secret(last[: -len(word)])
+    return last.endswith("key") and last[:-3] in _KEY_QUALIFIERS
+
+
+def is_secret_flag(word: str) -> bool:
+    """Whether an argv word is a flag whose value (`=X` or the next word) is a secret: --token, --hf-token,
+    --api-key, --admin-api-key, --password; not --speculative-num-draft-tokens, --mask-token, --token-file."""
+    return (
+        word.startswith("-") and len(word) <= _MAX_NAME and _FLAG_WORD.fullmatch(_fold(word)) is not None
+        and is_secret_name(word)
+    )
+
+
+def is_secret_env_name(name: str) -> bool:
+    """Whether an environment variable's name says it holds a secret: a secret word anywhere in it (HF_TOKEN,
+    OPENAI_API_KEY, AWS_ACCESS_KEY_ID, SPECOPS_DB_PASSWORD), not only within a longer word (TOKENIZERS_PARALLELISM,
+    MAX_TOTAL_TOKENS, KEYBOARD), nor a vocabulary token (SGLANG_MASK_TOKEN), nor where a secret is (HF_TOKEN_PATH)."""
+    if name.upper().endswith(_NOT_SECRET_SUFFIX):
+        return False
+    words = _words(name)
+    for i, word in enumerate(words):
+        before = words[i - 1] if i else ""
+        if word in _ENV_SECRET_WORDS:
+            if word != "token" or _token_is_secret(before):
+                return True
+            continue
+        for glued in _GLUED_WORDS:
+            if word.endswith(glued):
+                if glued != "token" or _token_is_secret(word[: -len(glued)]):
+                    return True
+                break
+    return False
+
+
+# -- which values cannot be secrets -----------------------------------------------------------------
+
+_PLACEHOLDER = re.compile(
+    r"<\|?[^\s<>]{1,64}?\|?>"  # a vocabulary token or a placeholder: <|MASK|>, </s>, <pad>, <YOUR_TOKEN>
+    r"|\[[A-Z][A-Z0-9_]{0,31}\]"  # [MASK], [PAD], [CLS]
+    r"|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?"  # a shell variable: $HF_TOKEN, ${HF_TOKEN}
 )
-# A command-line flag whose value is a secret; the name must end in the keyword,
-# so `--hub-token-env NAME` and `--token-file PATH` keep their (non-secret) value.
-_SECRET_FLAG_NAME = r"--?[A-Za-z0-9_-]*(?:token|api[-_]?key|apikey|password|passwd|secret|credentials?)"
-_SECRET_FLAG = re.compile(rf"^{_SECRET_FLAG_NAME}$", re.IGNORECASE)
+# Words that follow a flag named in prose ("pass --api-key to the server", "--token or HF_TOKEN").
+_PROSE_WORDS = frozenset({
+    "a", "an", "the", "to", "or", "and", "nor", "is", "are", "was", "were", "be", "been", "with", "without", "when",
+    "if", "in", "on", "of", "for", "from", "as", "at", "by", "but", "so", "then", "not", "instead", "flag", "flags",
+    "option", "options", "argument", "only", "also", "it", "its", "that", "this", "which", "must", "should", "can",
+    "will", "would", "may", "set", "given", "unset", "here", "there", "too", "has", "have", "had", "does", "did",
+    "value", "you", "we", "they",
+})  # fmt: skip
+
+
+def _unquoted(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        return value[1:-1]
+    return value
+
+
+def _not_a_secret(value: str) -> bool:
+    """A value that no name makes a secret: no letter or digit in it ("...", "***"), a boolean, already redacted,
+    a vocabulary token (<|MASK|>), a variable ($HF_TOKEN)."""
+    value = _unquoted(value)
+    return (
+        not any(c.isalnum() for c in value)
+        or "[REDACTED" in value
+        or value.lower() in _FLAG_VALUES
+        or _PLACEHOLDER.fullmatch(value) is not None
+    )
+
+
+def _secret_flag_value(match: re.Match[str]) -> str:
+    name, separator, value = match.group(1), match.group(2), match.group(3)
+    if not is_secret_name(name) or _not_a_secret(value) or (separator != "=" and value.lower() in _PROSE_WORDS):
+        return match.group(0)
+    return f"{name}{separator}{REDACTED}"
+
+
+def _secret_assignment(match: re.Match[str]) -> str:
+    name, value = match.group(1), match.group(2)
+    if not is_secret_env_name(name) or _not_a_secret(value):
+        return match.group(0)
+    return f"{name}={REDACTED}"
+
+
+def _secret_query_value(match: re.Match[str]) -> str:
+    lead, name, value = match.group(1), match.group(2), match.group(3)
+    if not is_secret_name(name) or _not_a_secret(value):
+        return match.group(0)
+    return f"{lead}{name}={REDACTED}"
+
+
+def _secret_line_value(match: re.Match[str]) -> str:
+    lead, name, space, value = match.group(1), match.group(2) + match.group(3)[:-1], match.group(4), match.group(5)
+    if not is_secret_name(name) or _not_a_secret(value.strip()):
+        return match.group(0)
+    return f"{lead}{name}:{space}{REDACTED}"
+
+
+def _secret_json_pair(match: re.Match[str]) -> str:
+    name, close, colon, value = match.group(2) + match.group(3)[:-1], match.group(3)[-1], match.group(4), match.group(5)
+    if not is_secret_name(name) or _not_a_secret(value):
+        return match.group(0)
+    return f"{match.group(1)}{name}{close}{colon}{value[0]}{REDACTED}{value[0]}"
+
 
 _NOT_ALREADY = r"(?!\[REDACTED)"
+_QUOTE = "[\"']"
+# Just after a keyword; a name read whole (possessively) and checked here is rejected without backtracking.
+_ENDS_IN_A_KEYWORD = f"(?:{'|'.join(f'(?<={keyword})' for keyword in _KEYWORDS)})"
 _VALUE = r"(?:\"[^\"]*\"|'[^']*'|[^\s\"']+)"
 
 # (pattern, replacement): replacements keep the context (the flag, the header
-# name, the URL's user) so that a reader still sees what was there.
-_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+# name, the URL's user) so that a reader still sees what was there. A replacement
+# that is a function judges the name and value the pattern found, and gives the
+# text back unchanged when they are not a secret's.
+_PATTERNS: tuple[tuple[re.Pattern[str], Any], ...] = (
     (
         re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.DOTALL),
         REDACTED,
@@ -71,13 +274,44 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
         rf"\1\2{REDACTED}",
     ),
     (re.compile(rf"\b(bearer\s+){_NOT_ALREADY}[A-Za-z0-9\-._~+/]+=*", re.IGNORECASE), rf"\1{REDACTED}"),
-    (re.compile(rf"({_SECRET_FLAG_NAME})(?![A-Za-z0-9_-])(=|\s+){_NOT_ALREADY}{_VALUE}", re.IGNORECASE), rf"\1\2{REDACTED}"),
+    # A flag starts a word: the `-token` of "512-token prompts" is no flag. (The dash first, then what is before
+    # it: most positions of a text are rejected at once.)
     (
         re.compile(
-            rf"\b([A-Z0-9_]*(?:TOKEN|API_KEY|APIKEY|SECRET|PASSWORD|PASSWD|CREDENTIALS?|ACCESS_KEY|PRIVATE_KEY)"
-            rf"(?:_[A-Z0-9]+)*?)(?<!_DIR)(?<!_PATH)(?<!_FILE)(?<!_HOME)={_NOT_ALREADY}{_VALUE}"
+            rf"(-(?<![\w\-./]-)-?[A-Za-z0-9_-]*{_KEYWORD})(?![A-Za-z0-9_-])(=|[ \t]+){_NOT_ALREADY}(?!--)({_VALUE})",
+            re.IGNORECASE,
         ),
-        rf"\1={REDACTED}",
+        _secret_flag_value,
+    ),
+    (
+        re.compile(
+            rf"\b([A-Z0-9_]*(?:TOKEN|KEY|PASSWORD|PASSWD|PASSPHRASE|SECRET|CREDENTIALS?|PRIVATE)[A-Z0-9_]*)="
+            rf"{_NOT_ALREADY}({_VALUE})"
+        ),
+        _secret_assignment,
+    ),
+    # "name": "value" in JSON or a Python repr.
+    (
+        re.compile(
+            rf"([\"'])(?=[A-Za-z0-9_.\-]*+{_ENDS_IN_A_KEYWORD}{_QUOTE})([A-Za-z0-9_.\-]*?)({_keyword_then(_QUOTE)})"
+            rf"(\s*:\s*)(\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*')",
+            re.IGNORECASE,
+        ),
+        _secret_json_pair,
+    ),
+    (
+        re.compile(rf"([?&;])([A-Za-z0-9_.\-]*{_KEYWORD})={_NOT_ALREADY}([^\s&#\"'<>]+)", re.IGNORECASE),
+        _secret_query_value,
+    ),
+    # A line that is a header or a YAML entry, also as curl -v shows it (`> X-Api-Key: ...`) or in a YAML list.
+    # A quote may start the line too, so that the recorder's fast path sees a string's first line in JSON text.
+    (
+        re.compile(
+            rf"((?:^|(?<=[\n\"']))[ \t]*(?:[<>][ \t]*)?(?:-[ \t]+)?)((?=[A-Za-z])[A-Za-z0-9_-]*?)({_keyword_then(':')})"
+            rf"([ \t]+){_NOT_ALREADY}([^\s][^\n]*)",
+            re.IGNORECASE,
+        ),
+        _secret_line_value,
     ),
     (re.compile(r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{20,}"), REDACTED),
     (re.compile(r"(?<![A-Za-z0-9])sk-[A-Za-z0-9_\-]{20,}"), REDACTED),
@@ -87,25 +321,13 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
-def _scoped(pattern: re.Pattern[str]) -> str:
-    flags = ("i" if pattern.flags & re.IGNORECASE else "") + ("s" if pattern.flags & re.DOTALL else "")
-    return f"(?{flags}:{pattern.pattern})" if flags else f"(?:{pattern.pattern})"
-
-
-# One pass that finds whether any pattern matches: most strings hold no secret,
-# and one search is several times cheaper than every substitution.
-_ANY_PATTERN = re.compile("|".join(_scoped(pattern) for pattern, _ in _PATTERNS))
-
-
 # For the whole-event check (`Redactor.may_hold_secrets`): a JSON key naming a secret with a string value,
 # and a JSON string that is a secret flag on its own (its value is the next argv element).
-# Any key ending in a secret's name (a superset of _SECRET_KEY's), looked for in the lowercased text: fast.
-_SECRET_KEY_IN_JSON = re.compile(
-    r'(?:token|api[_-]?key|apikey|password|passwd|secret|access[_-]key|private[_-]key|authorization|credentials?|'
-    r'cookie)":"'
-)
-_KEY_WORDS = ("token", "key", "password", "passwd", "secret", "credential", "authorization", "cookie")
-_SECRET_FLAG_IN_JSON = re.compile(rf'"{_SECRET_FLAG_NAME}"', re.IGNORECASE)
+# Any key ending in a secret word (a superset of the keys `is_secret_name` accepts), looked for in the lowercased
+# text: fast.
+_SECRET_KEY_IN_JSON = re.compile(rf'{_KEYWORD}":"')
+_KEY_WORDS = ("token", "key", "password", "passwd", "passphrase", "secret", "credential", "authorization", "cookie")
+_SECRET_FLAG_IN_JSON = re.compile(rf'"{_FLAG_NAME}"', re.IGNORECASE)
 _JSON_ESCAPES = (('\\"', '"'), ("\\n", "\n"), ("\\t", "\t"), ("\\r", "\r"))
 # A set of literals this large says little about a text: the pattern is scanned instead.
 _MAX_LITERALS = 64
@@ -120,9 +342,10 @@ def _literals(items: Any, ops: Any) -> frozenset[str] | None:
 
     def consider(found: frozenset[str] | None) -> None:
         nonlocal best
-        if found and "" not in found and len(found) <= _MAX_LITERALS:
-            if best is None or min(map(len, found)) > min(map(len, best)):
-                best = found
+        if found and "" not in found and len(found) <= _MAX_LITERALS and (
+            best is None or min(map(len, found)) > min(map(len, best))
+        ):
+            best = found
 
     run = frozenset({""})  # what the stretch of literals read so far may spell
     for op, av in items:
@@ -167,10 +390,13 @@ def _gated(pattern: re.Pattern[str]) -> tuple[re.Pattern[str], tuple[str, ...], 
     cheaper than a pattern's scan, and most events hold none of them. No literal found: ("",), always scanned."""
     caseless = bool(pattern.flags & re.IGNORECASE)
     try:
-        from re import _constants, _parser  # the parser `re` compiles with; should it change, patterns are scanned
+        from re import (  # the parser `re` compiles with; should it change, patterns are scanned
+            _constants,
+            _parser,
+        )
 
         found = _literals(_parser.parse(pattern.pattern, pattern.flags), _constants)
-    except Exception:
+    except Exception:  # noqa: BLE001 - any failure of a private API means: scan the pattern
         found = None
     if found is None or (caseless and not all(literal.isascii() for literal in found)):  # see _fold
         return pattern, ("",), caseless
@@ -181,25 +407,23 @@ def _gated(pattern: re.Pattern[str]) -> tuple[re.Pattern[str], tuple[str, ...], 
 # always scanned) here by construction.
 _GATED: tuple[tuple[re.Pattern[str], tuple[str, ...], bool], ...] = tuple(_gated(pattern) for pattern, _ in _PATTERNS)
 
-# The letters `re` matches with an ASCII letter when it ignores case that lower() does not make that letter.
-_CASE_ODDITIES = {"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"}  # İ ı ſ K
-_CASE_ODDITIES_TABLE = str.maketrans(_CASE_ODDITIES)
+
+def _any_literal(caseless: bool) -> re.Pattern[str]:
+    """Finds any literal of the patterns that ignore case (in folded text) or of those that do not: a string with
+    none skips every pattern at once."""
+    return re.compile("|".join(sorted({re.escape(lit) for _, lits, c in _GATED if c is caseless for lit in lits})))
 
 
-def _fold(text: str) -> str:
-    """`text` as caseless (ASCII) literals are looked for in: each letter that matches one of theirs made it."""
-    if not text.isascii() and any(odd in text for odd in _CASE_ODDITIES):
-        text = text.translate(_CASE_ODDITIES_TABLE)
-    return text.lower()
-
+_ANY_LITERAL = _any_literal(caseless=False)
+_ANY_CASELESS_LITERAL = _any_literal(caseless=True)
+_GATED_REPLACEMENTS = tuple(zip(_GATED, (replacement for _, replacement in _PATTERNS), strict=True))
 
 def secret_env_names(environ: Mapping[str, str]) -> list[str]:
     """Names of the variables in `environ` that hold secrets (by name and value, as described above)."""
     return [
         name
         for name, value in environ.items()
-        if _SECRET_ENV_NAME.search(name)
-        and not name.upper().endswith(_NOT_SECRET_SUFFIX)
+        if is_secret_env_name(name)
         and len(value) >= _MIN_ENV_SECRET_LENGTH
         and value.strip().lower() not in _FLAG_VALUES
     ]
@@ -237,10 +461,19 @@ class Redactor:
         known = self._known
         if known is not None:
             text = known.sub(self._replace_known, text)
-        if _ANY_PATTERN.search(text) is None:
+        # Each pattern only where its literals are (see _GATED): most strings hold none, and a search for literals
+        # is far cheaper than the patterns' scans.
+        if _ANY_LITERAL.search(text) is None and _ANY_CASELESS_LITERAL.search(_fold(text)) is None:
             return text
-        for pattern, replacement in _PATTERNS:
-            text = pattern.sub(replacement, text)
+        folded: str | None = None
+        for (pattern, literals, caseless), replacement in _GATED_REPLACEMENTS:
+            if caseless and folded is None:
+                folded = _fold(text)
+            haystack = folded if caseless else text
+            if any(literal in haystack for literal in literals):
+                replaced = pattern.sub(replacement, text)
+                if replaced != text:
+                    text, folded = replaced, None
         return text
 
     def may_hold_secrets(self, json_text: str) -> bool:
@@ -292,7 +525,7 @@ class Redactor:
         return {key: self._redact_under_key(key, _loggable(item)) for key, item in event_dict.items()}
 
     def _redact_under_key(self, key: Any, item: Any) -> Any:
-        if isinstance(key, str) and isinstance(item, str) and _SECRET_KEY.match(key) and not item.startswith("[REDACTED"):
+        if isinstance(key, str) and isinstance(item, str) and is_secret_name(key) and not _not_a_secret(item):
             return self._known_name(item) or REDACTED
         return self.redact(item)
 
@@ -300,11 +533,11 @@ class Redactor:
         out: list[Any] = []
         follows_secret_flag = False
         for item in items:
-            if follows_secret_flag and isinstance(item, str) and not item.startswith("-"):
+            if follows_secret_flag and isinstance(item, str) and not item.startswith("-") and not _not_a_secret(item):
                 out.append(self._known_name(item) or REDACTED)
             else:
                 out.append(self.redact(item))
-            follows_secret_flag = isinstance(item, str) and bool(_SECRET_FLAG.match(item))
+            follows_secret_flag = isinstance(item, str) and is_secret_flag(item)
         return out
 
     def _known_name(self, value: str) -> str | None:

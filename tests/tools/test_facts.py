@@ -77,6 +77,15 @@ def test_redaction_of_secret_flags():
         "x", "--api-key", "***", "--hf-token=***", "--port", "1"]
 
 
+def test_flags_that_only_mention_tokens_keep_their_values():
+    """A running server's --speculative-num-draft-tokens was shown as ***: only flags naming a secret are masked."""
+    argv = ["python3", "-m", "sglang.launch_server", "--speculative-num-draft-tokens", "16", "--max-total-tokens=8192",
+            "--mask-token", "<|MASK|>", "--token-file", "/run/secrets/hf", "--admin-api-key", "a", "--token", "t"]
+    assert redact_argv(argv) == [
+        "python3", "-m", "sglang.launch_server", "--speculative-num-draft-tokens", "16", "--max-total-tokens=8192",
+        "--mask-token", "<|MASK|>", "--token-file", "/run/secrets/hf", "--admin-api-key", "***", "--token", "***"]
+
+
 def _doctor_app() -> typer.Typer:
     app = typer.Typer()
     app.command()(doctor)

@@ -28,6 +28,11 @@ SAMPLES = [
     "gh ghp_abcdefghijklmnopqrstuvwxyz0123456789 and github_pat_abcdefghijklmnopqrstuvwxyz0123456789",
     "aws AKIAABCDEFGHIJKLMNOP here",
     "slack xoxb-1234567890-abcdef",
+    '{"hf_token": "s3cret-in-json", "mask_token": "<|MASK|>"}',
+    "settings {'api_key': 'k-in-a-repr'}",
+    "GET /api/models?access_token=tok-in-a-query&full=1 HTTP/1.1",
+    "X-Api-Key: k-in-a-header",
+    "> GET /v1/models\n> Cookie: session=abc123",
     # Letters `re` matches with ASCII ones when it ignores case: İ ı ſ K.
     "AUTHORİZATİON: Bearer abc123",
     "authorızation: x",
