@@ -14,6 +14,12 @@ at load time (reference: shared/reference/sglang-dflash.md):
   nested in `text_config` for multimodal targets such as Kimi-K2.6);
 - hidden size and vocabulary must match the target's.
 
+It also says which model the drafter was trained for, when its config.json
+names it (`target_model`, `target_model_name_or_path`, `verifier`,
+`base_model`..., in dflash_config or at the top level) or, failing that, its
+model card does (README.md's YAML front matter, `base_model:` as a string or a
+list), and notes a target given under another name.
+
 A repo that is not a drafter raises NotADrafter; one that does not fit its
 target raises IncompatibleDrafter, saying what SGLang would do with it.
 """
@@ -27,6 +33,7 @@ import tempfile
 from typing import Any, Literal
 
 import httpx
+import yaml
 from huggingface_hub import hf_hub_download
 from huggingface_hub.errors import (
     EntryNotFoundError,
@@ -62,6 +69,14 @@ def dflash_family() -> dict[str, str]:
 SGLANG_DEFAULT_BLOCK_SIZE = 16
 DEFAULT_MASK_TOKEN = "<|MASK|>"
 _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".gguf")
+# Keys of a drafter's config.json (in dflash_config, which wins, or at the top level) that name the model it drafts
+# for, the most specific first. Training recipes spell it differently; none is standard.
+TARGET_MODEL_KEYS = (
+    "target_model_name_or_path", "target_model", "target_model_id", "target_model_name", "target_model_path",
+    "target_name_or_path", "verifier_model_name_or_path", "verifier_model", "verifier", "base_model_name_or_path",
+    "base_model",
+)  # fmt: skip
+MODEL_CARD = "README.md"
 
 
 class NotADrafter(ToolError):
@@ -125,6 +140,10 @@ class DrafterConfig(BaseModel):
     mask_token: str
     mask_token_id: int | None
     draft_layers: int | None
+    target_model: str | None = Field(
+        default=None, description="The model the drafter was trained for, as its config or model card names it")
+    target_model_source: Literal["config", "model_card"] | None = Field(
+        default=None, description="config: a key of config.json; model_card: base_model in README.md's front matter")
     checks: list[str] = Field(description="What was checked against the target and held")
     notes: list[str]
     summary: str
@@ -139,19 +158,24 @@ def _transient(exc: BaseException) -> bool:
     return isinstance(exc, httpx.TransportError)
 
 
-def _config_from_hub(repo_id: str, revision: str, endpoint: str, token: SecretStr | None) -> dict[str, Any]:
-    @retry(retry=retry_if_exception(_transient), stop=stop_after_attempt(5),
-           wait=wait_exponential(multiplier=0.5, max=8), reraise=True)
-    def fetch(cache_dir: str) -> str:
-        return hf_hub_download(
-            repo_id, "config.json", revision=revision, endpoint=endpoint, cache_dir=cache_dir,
-            token=token.get_secret_value() if token else False,
-        )
+@retry(retry=retry_if_exception(_transient), stop=stop_after_attempt(5),
+       wait=wait_exponential(multiplier=0.5, max=8), reraise=True)
+def _hub_file(
+    repo_id: str, filename: str, revision: str, endpoint: str, token: SecretStr | None, cache_dir: str
+) -> str:
+    return hf_hub_download(
+        repo_id, filename, revision=revision, endpoint=endpoint, cache_dir=cache_dir,
+        token=token.get_secret_value() if token else False,
+    )
 
+
+def _config_from_hub(repo_id: str, revision: str, endpoint: str, token: SecretStr | None) -> dict[str, Any]:
     try:
-        with tempfile.TemporaryDirectory(prefix="specops-config-") as cache_dir:
-            with open(fetch(cache_dir), encoding="utf-8") as f:
-                return json.load(f)
+        with (
+            tempfile.TemporaryDirectory(prefix="specops-config-") as cache_dir,
+            open(_hub_file(repo_id, "config.json", revision, endpoint, token, cache_dir), encoding="utf-8") as f,
+        ):
+            return json.load(f)
     except GatedRepoError:
         raise RepoGated(f"{repo_id} is gated on {endpoint}", remedy="set HF_TOKEN to a token granted access, then retry",
                         details={"repo_id": repo_id}) from None
@@ -184,6 +208,97 @@ def _config_from_disk(host: Host, directory: str) -> dict[str, Any]:
     except ValueError as exc:
         raise ConfigNotFound(f"{path} is not valid JSON: {exc}", remedy="the download may be incomplete: re-download it",
                              details={"path": path}) from None
+
+
+def _card_from_hub(
+    repo_id: str, revision: str, endpoint: str, token: SecretStr | None
+) -> tuple[str | None, str | None]:
+    """(the model card's text, None), (None, None) when the repo has none, or (None, why it could not be read)."""
+    try:
+        with (
+            tempfile.TemporaryDirectory(prefix="specops-card-") as cache_dir,
+            open(_hub_file(repo_id, MODEL_CARD, revision, endpoint, token, cache_dir), encoding="utf-8",
+                 errors="replace") as f,
+        ):
+            return f.read(), None
+    except EntryNotFoundError:
+        return None, None
+    except (HfHubHTTPError, httpx.TransportError, OSError) as exc:
+        first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        return None, f"the model card ({repo_id}/{MODEL_CARD}) could not be read: {first_line}"
+
+
+def _card_from_disk(host: Host, directory: str) -> str | None:
+    try:
+        return host.read_file(posixpath.join(directory, MODEL_CARD)).decode("utf-8", errors="replace")
+    except RemoteFileNotFound:
+        return None
+
+
+def _front_matter(card: str) -> dict[str, Any]:
+    """The YAML metadata at the top of a model card (between two `---` lines); {} when there is none or it is
+    not valid YAML."""
+    lines = card.lstrip("\ufeff").splitlines()
+    if not lines or lines[0].strip() != "---":
+        return {}
+    end = next((i for i in range(1, len(lines)) if lines[i].strip() in ("---", "...")), None)
+    if end is None:
+        return {}
+    try:
+        meta = yaml.safe_load("\n".join(lines[1:end]))
+    except yaml.YAMLError:
+        return {}
+    return meta if isinstance(meta, dict) else {}
+
+
+def card_base_models(card: str) -> list[str]:
+    """The models a model card's `base_model:` names (a string or a list of them), in its order."""
+    base = _front_matter(card).get("base_model")
+    names = [base] if isinstance(base, str) else base if isinstance(base, list) else []
+    return [name.strip() for name in names if isinstance(name, str) and name.strip()]
+
+
+def config_target_model(config: dict[str, Any]) -> str | None:
+    """The model a drafter's config.json names as its target (see TARGET_MODEL_KEYS), or None."""
+    nested = config.get("dflash_config")
+    for where in (nested if isinstance(nested, dict) else {}, config):
+        for key in TARGET_MODEL_KEYS:
+            value = where.get(key)
+            if isinstance(value, str) and value.strip() and not any(c.isspace() for c in value.strip()):
+                return value.strip()
+    return None
+
+
+def _target_model(ctx: ToolContext, source: ModelSource, config: dict[str, Any], endpoint: str,
+                  notes: list[str]) -> tuple[str | None, Literal["config", "model_card"] | None]:
+    """The drafter's target model from its config, else from its model card (read only then)."""
+    named = config_target_model(config)
+    if named is not None:
+        return named, "config"
+    if source.repo_id is not None:
+        card, problem = _card_from_hub(source.repo_id, source.revision, endpoint, ctx.hub_token)
+        if problem:
+            notes.append(problem)
+    else:
+        card = _card_from_disk(ctx.host, ctx.resolve(str(source.path)))
+    bases = card_base_models(card) if card else []
+    if not bases:
+        return None, None
+    if len(bases) > 1:
+        notes.append(f"the model card names {len(bases)} base models ({', '.join(bases)}): the first is taken as "
+                     "the target")
+    return bases[0], "model_card"
+
+
+def _names_the_same_model(named: str, target: ModelSource) -> bool:
+    """Whether the target given is the model the drafter names: the same repo id, or a directory or repo of the
+    same name (models/Kimi-K2.6 for moonshotai/Kimi-K2.6)."""
+    given = target.repo_id or str(target.path)
+
+    def name(model: str) -> str:
+        return model.rstrip("/").rsplit("/", 1)[-1].lower()
+
+    return named.lower() == given.lower() or name(named) == name(given)
 
 
 def _weights_on_disk(host: Host, directory: str) -> int | None:
@@ -252,7 +367,8 @@ def _dflash_value(config: dict[str, Any], name: str) -> tuple[Any, str]:
 @tool("read_drafter_config", mutates=False)
 def read_drafter_config(ctx: ToolContext, args: ReadDrafterConfigArgs) -> DrafterConfig:
     """The drafter's (and its target's) config.json, from the host's disk or the Hub: architecture, whether it is a
-    DFlash drafter, block_size, target_layer_ids, mask token, draft layers, hidden size, vocab, dtype, weight size;
+    DFlash drafter, the model it was trained for (from its config or model card), block_size, target_layer_ids,
+    mask token, draft layers, hidden size, vocab, dtype, weight size;
     checked against the target (layer ids in range, hidden size and vocab equal). Raises NotADrafter or
     IncompatibleDrafter with what SGLang would do."""
     endpoint = host_hub_endpoint(ctx.host)
@@ -269,11 +385,12 @@ def read_drafter_config(ctx: ToolContext, args: ReadDrafterConfigArgs) -> Drafte
             details={"source": drafter.source, "architectures": drafter.architectures, "model_type": drafter.model_type},
         )
 
+    notes: list[str] = []
+    target_model, target_model_source = _target_model(ctx, args.drafter, config, endpoint, notes)
     block, block_from = _dflash_value(config, "block_size")
     layer_ids, layers_from = _dflash_value(config, "target_layer_ids")
     mask_token, _ = _dflash_value(config, "mask_token")
     mask_id, _ = _dflash_value(config, "mask_token_id")
-    notes: list[str] = []
     if served[0] != DFLASH_ARCHITECTURE:
         notes.append(f"{served[0]} is served under DFLASH from SGLang {family[served[0]]} (older releases serve only "
                      f"{DFLASH_ARCHITECTURE}): check the host's SGLang version")
@@ -295,6 +412,10 @@ def read_drafter_config(ctx: ToolContext, args: ReadDrafterConfigArgs) -> Drafte
     if args.target is not None:
         target_config, target_weights = _read(ctx, args.target, endpoint)
         target = _facts(args.target.label(), target_config, target_weights)
+        if target_model is not None and not _names_the_same_model(target_model, args.target):
+            where = "config" if target_model_source == "config" else "model card"
+            notes.append(f"the drafter's {where} names {target_model} as the model it was trained for; the target "
+                         f"given is {target.source}: check that it is that model")
         problems: list[str] = []
         layers = target.num_hidden_layers
         if layer_ids and layers is not None:
@@ -336,7 +457,8 @@ def read_drafter_config(ctx: ToolContext, args: ReadDrafterConfigArgs) -> Drafte
 
     block_size = int(block) if isinstance(block, int) else SGLANG_DEFAULT_BLOCK_SIZE
     summary = (
-        f"{drafter.source}: DFlash drafter, {drafter.num_hidden_layers} draft layers, block_size {block_size}"
+        f"{drafter.source}: DFlash drafter{f' for {target_model}' if target_model else ''}, "
+        f"{drafter.num_hidden_layers} draft layers, block_size {block_size}"
         f"{'' if block is not None else ' (SGLang default)'}, hidden {drafter.hidden_size}, vocab {drafter.vocab_size}, "
         f"{drafter.dtype or 'dtype unknown'}, weights {drafter.weight_size or 'unknown'}"
         + (f"; fits {target.source} ({len(checks)} checks)" if target else "")
@@ -347,5 +469,6 @@ def read_drafter_config(ctx: ToolContext, args: ReadDrafterConfigArgs) -> Drafte
         target_layer_ids=layer_ids, target_layer_ids_from=layers_from,
         mask_token=str(mask_token) if mask_token else DEFAULT_MASK_TOKEN,
         mask_token_id=mask_id if isinstance(mask_id, int) else None,
-        draft_layers=drafter.num_hidden_layers, checks=checks, notes=notes, summary=summary,
+        draft_layers=drafter.num_hidden_layers, target_model=target_model, target_model_source=target_model_source,
+        checks=checks, notes=notes, summary=summary,
     )
