@@ -39,7 +39,7 @@ def err(kind: str, **details: Any) -> dict[str, Any]:
 
 def _launch(args: dict[str, Any]) -> dict[str, Any]:
     port = args["config"].get("port", 30000)
-    return ok({"pid": 100 + port, "port": port, "config": args["config"]})
+    return ok({"id": f"s{port}", "pid": 100 + port, "port": port, "config": args["config"]})
 
 
 def _bench(args: dict[str, Any]) -> dict[str, Any]:
@@ -55,7 +55,7 @@ HEALTHY: dict[str, Answer] = {
                                              "architectures": ["KimiK25ForConditionalGeneration"], "num_experts": 384}]}),
     "read_drafter_config": lambda a: ok({"block_size": 8, "summary": "DFlash drafter, block_size 8"}),
     "check_disk": lambda a: ok({"verdict": "fits", "summary": "fits"}),
-    "start_download": lambda a: ok({"method": a["method"], "target_dir": a["target_dir"], "expected_human": "8 GB"}),
+    "start_download": lambda a: ok({"id": "d1", "method": a["method"], "target_dir": a["target_dir"], "expected_human": "8 GB"}),
     "download_status": lambda a: ok({"state": "running"}),
     "wait_download": lambda a: ok({"timed_out": False, "status": {"state": "finished"}}),
     "launch_server": _launch,
