@@ -1,35 +1,64 @@
-"""Approval of destructive actions: what the user allowed this run to delete, and nothing more.
+"""Approval of deletions: what the user allowed this run to delete, and nothing more.
 
-Deleting is the one action a model must not authorise itself. free_space
-deletes `needs_approval` items only when their path is in `approved_paths`,
-and anything in `created_paths` counts as safe; both come from the model, so
-before a real (not dry-run) free_space this policy keeps only:
+The rule (stated once in prompts/system.md, enforced here and by the tools in
+tools/space.py): without the user's approval specops deletes only what specops
+created, this run (the toolset records what a tool made) or an earlier run (the
+host's ledger, tools/download/ledger.py), and nothing a running process uses.
+Anything else, another model's cache above all, goes only on the user's
+approval, given in one of two ways, both before the first change:
 
-- approved paths the user allowed: under a `--allow-delete PATH`, or answered
-  yes on the terminal when the run is interactive;
-- created paths this run really created (recorded by the toolset when a tool
-  made them).
+- `--allow-delete SPEC` on the command line (repeatable): `cache:ORG/NAME`
+  (every revision of that cached repo), `cache:ORG/NAME@REV`, or a path
+  (`dir:PATH` or PATH: everything under it);
+- a yes in the one round of questions (`--ask-once`, agent/questions.py): the
+  `delete` entries of ask_user, answered on the terminal or from the answers
+  file. The round may come after read-only checks (host facts, disk,
+  list_freeable) and closes at the first change (`changed`).
 
-Everything else is removed from the call, and each decision is an approval
-event. Non-interactive (the default), an unallowed path is refused without
-asking: the model then picks another way or stops and says what it would free.
+This is the harness's side. Before list_freeable and free_space run, the policy
+hands them the user's approvals (`user_approvals`, replacing whatever the caller
+put there), keeps only the approved paths the user approved and the created
+paths this run created (and adds those it saw created). A deletion on the
+user's approval is an approval event by who gave it (`--allow-delete`, the
+round's `terminal` or `answers file`); a path the caller called approved without
+the user's word is refused and recorded as such. Nothing is asked mid-run.
 """
 
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel
 
 from specops.tools.context import ToolContext
+from specops.tools.registry import REGISTRY
+from specops.tools.space import UserApproval, approval_covers
 from specops.transcripts import ApprovalEvent, NoteEvent, Recorder
 
 AskYesNo = Callable[[str], bool]
 
 # Tools whose arguments name what may be deleted; the policy reviews them.
 DELETING_TOOLS = frozenset({"free_space"})
+# Tools that class candidates for deletion: they get the user's approvals and this run's created paths.
+SPACE_TOOLS = frozenset({"list_freeable", "free_space"})
+CLI_FLAG = "--allow-delete"
+_CACHE_SPEC = re.compile(r"cache:[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*(@[A-Za-z0-9._/-]+)?")
+_PATH_SPEC = re.compile(r"(dir:)?[A-Za-z0-9._/~+@%=:,-]+")
+
+
+def check_delete_spec(spec: str) -> str:
+    """An --allow-delete value (or an --ask-once `delete` entry) as given, or ValueError saying the accepted forms."""
+    spec = spec.strip()
+    if spec.startswith("cache:"):
+        if _CACHE_SPEC.fullmatch(spec):
+            return spec
+    elif _PATH_SPEC.fullmatch(spec) and posixpath.normpath(spec.removeprefix("dir:") or ".") not in ("/", "~", "."):
+        return spec
+    raise ValueError(f"{spec!r}: give cache:ORG/NAME (every revision of that cached repo), cache:ORG/NAME@REVISION, "
+                     "or a path under which everything may go (not / or the home itself)")
 
 
 def _under(path: str, root: str) -> bool:
@@ -41,42 +70,88 @@ def _under(path: str, root: str) -> bool:
 class ApprovalPolicy:
     recorder: Recorder
     allow_delete: Sequence[str] = ()
-    ask: AskYesNo | None = None  # None: non-interactive, nothing is asked
+    ask: AskYesNo | None = None  # the terminal's yes/no, for the --ask-once round's deletion questions only
     created_paths: set[str] = field(default_factory=set)
-    _answers: dict[str, bool] = field(default_factory=dict)
+    changed: bool = False  # a change has been made (or tried): the round of questions is over
+    granted: list[UserApproval] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        given = []
+        for spec in self.allow_delete:
+            try:
+                given.append(UserApproval(spec=check_delete_spec(spec), by=CLI_FLAG))
+            except ValueError as exc:  # the CLI refuses these; from elsewhere (a scenario, a recording) it approves nothing
+                self.recorder.record(NoteEvent, text=f"{CLI_FLAG} ignored: {exc}")
+        self.granted = given + self.granted
+
+    def grant(self, spec: str, by: str) -> UserApproval:
+        """The user approved deleting `spec` (in the --ask-once round)."""
+        approval = UserApproval(spec=check_delete_spec(spec), by=by)
+        self.granted.append(approval)
+        return approval
 
     def review(self, tool: str, args: BaseModel, ctx: ToolContext) -> BaseModel:
-        """The arguments the call may run with (paths the user did not allow removed)."""
-        if tool not in DELETING_TOOLS or getattr(args, "dry_run", True):
+        """The arguments the call may run with: the user's approvals handed in, nothing the user did not allow."""
+        if not self.changed and self._changes(tool, args, ctx):
+            self.changed = True
+        if tool not in SPACE_TOOLS:
             return args
-        allowed_roots = [posixpath.normpath(ctx.resolve(p)) for p in self.allow_delete]
-        approved = [p for p in args.approved_paths if self._approved(ctx.resolve(p), allowed_roots)]
-        created = []
+        deleting = tool in DELETING_TOOLS and not getattr(args, "dry_run", True)
+        update: dict = {"user_approvals": list(self.granted), "created_paths": self._created(args, ctx, deleting)}
+        if tool in DELETING_TOOLS:
+            named = list(dict.fromkeys(ctx.resolve(p) for p in args.approved_paths))
+            update["approved_paths"] = [p for p in named if self._approved(p, ctx, deleting)]
+            if deleting:
+                for item_id in dict.fromkeys(args.ids):
+                    if not (item_id.startswith("dir:") and ctx.resolve(item_id.removeprefix("dir:")) in named):
+                        self._record_use(item_id, ctx)
+        return args.model_copy(update=update)
+
+    @staticmethod
+    def _changes(tool: str, args: BaseModel, ctx: ToolContext) -> bool:
+        spec = REGISTRY.get(tool)
+        if spec is None or not spec.mutates:
+            return False
+        if tool in DELETING_TOOLS and getattr(args, "dry_run", True):
+            return False
+        return not (tool == "shell" and not ctx.shell_may_change)  # the shell only looks unless allowed more
+
+    def _created(self, args: BaseModel, ctx: ToolContext, deleting: bool) -> list[str]:
+        kept = []
         for path in args.created_paths:
             resolved = ctx.resolve(path)
             if any(_under(resolved, c) for c in self.created_paths):
-                created.append(path)
-            else:
-                self.recorder.record(
-                    NoteEvent, text=f"free_space: {resolved} was not created by this run; not treated as safe"
-                )
-        return args.model_copy(update={"approved_paths": approved, "created_paths": created})
+                kept.append(resolved)
+            elif deleting:
+                self.recorder.record(NoteEvent, text=f"free_space: {resolved} was not created by this run; not treated as safe")
+        return list(dict.fromkeys([*kept, *sorted(self.created_paths)]))
 
-    def _approved(self, path: str, allowed_roots: list[str]) -> bool:
-        asked = f"delete {path}? It was not created by this run."
-        if any(_under(path, root) for root in allowed_roots):
-            self._record(asked, "yes", True, "--allow-delete")
-            return True
-        if path in self._answers:
-            return self._answers[path]
-        if self.ask is None:
-            self._record(asked, "no (non-interactive: pass --allow-delete PATH to allow it)", False, "non-interactive default")
-            self._answers[path] = False
-            return False
-        answer = bool(self.ask(asked))
-        self._answers[path] = answer
-        self._record(asked, "yes" if answer else "no", answer, "terminal")
-        return answer
+    def _covering(self, ctx: ToolContext, **candidate) -> UserApproval | None:
+        return next((a for a in self.granted if approval_covers(a.spec, ctx, **candidate)), None)
+
+    def _approved(self, path: str, ctx: ToolContext, deleting: bool) -> bool:
+        approval = self._covering(ctx, path=path)
+        if deleting:
+            asked = f"delete {path}? It was not created by specops."
+            if approval is not None:
+                self._record(asked, f"yes: {approval.label}", True, approval.by)
+            else:
+                self._record(asked, f"no: the user did not approve it ({CLI_FLAG} PATH, or a yes in the --ask-once round)",
+                             False, "non-interactive default")  # fmt: skip
+        return approval is not None
+
+    def _record_use(self, item_id: str, ctx: ToolContext) -> None:
+        """A deletion the user's approval covers, recorded with who approved it."""
+        if item_id.startswith("cache:"):
+            repo, _, revision = item_id.removeprefix("cache:").partition("@")
+            approval = next((a for a in self.granted if a.spec.startswith("cache:")
+                             and approval_covers(a.spec, ctx, path="", repo_id=repo, revision=revision)), None)  # fmt: skip
+        elif item_id.startswith("dir:"):
+            approval = self._covering(ctx, path=ctx.resolve(item_id.removeprefix("dir:")))
+        else:
+            approval = None
+        if approval is not None:
+            self._record(f"delete {item_id}? specops did not create it.", f"yes: {approval.label}", True, approval.by)
 
     def _record(self, asked: str, answer: str, approved: bool, by: str) -> None:
         self.recorder.record(ApprovalEvent, asked=asked, answer=answer, approved=approved, by=by)

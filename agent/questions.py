@@ -1,11 +1,22 @@
-"""--ask-once: one round of questions before the first action, answered on the terminal or from a file.
+"""--ask-once: one round of questions before the first change, answered on the terminal or from a file.
 
 Runs are non-interactive by default and the model is not offered this tool at
-all. With --ask-once it gets `ask_user` until it has asked once or has used any
-other tool (the first action): the user in the seed allowed "at most one round
-of questions right now before performing actions". Answers come from the
-terminal, or from `--answers FILE` (JSON or YAML: a list of answers in order,
-or a mapping from question to answer). Each question is an approval event.
+all. With --ask-once it gets `ask_user` until it has asked once or has changed
+anything on the host (the first change: a tool that mutates; read-only checks
+such as host_facts, check_disk and list_freeable come first freely, so the
+questions can be informed): the user in the seed allowed "at most one round of
+questions right now before performing actions".
+
+The round is also the one place, besides `--allow-delete`, where the user
+approves deleting what specops did not create (agent/approval.py): `delete`
+names candidates (list_freeable ids, cache:ORG/NAME, a directory); each is asked
+as a yes/no question that says what it is and what it frees, figured by the
+tool (not the model), and a yes is an approval free_space honours.
+
+Answers come from the terminal, or from `--answers FILE` (JSON or YAML: a list
+of answers in order, the questions' first and then the deletions', or a mapping
+from question, or from a deletion's spec, to answer). Each question is an
+approval event.
 """
 
 from __future__ import annotations
@@ -16,29 +27,100 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_ai import RunContext, Tool
 
-from specops.tools.errors import ToolErrorRecord
+from specops.tools.context import ToolContext
+from specops.tools.disk import human_bytes
+from specops.tools.errors import ToolError, ToolErrorRecord
+from specops.tools.hosts import HostError
+from specops.tools.space import FreeableItem, approval_covers, cache_expected, gather_freeable
 from specops.transcripts import ApprovalEvent, ToolCallEvent, ToolResultEvent
 
+from .approval import AskYesNo, check_delete_spec
 from .deps import AgentDeps
 from .toolset import parse_args
 
 ASK_TOOL = "ask_user"
 NO_ANSWER = "(no answer: decide yourself and say what you decided)"
+YES = ("y", "yes", "ok", "approve", "approved", "allow", "delete")
 Ask = Callable[[str], str]
 
 
 class AskArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    questions: list[str] = Field(min_length=1, max_length=10, description="All your questions, asked once together")
+    questions: list[str] = Field(default_factory=list, max_length=10, description="All your questions, asked once together")
+    delete: list[str] = Field(
+        default_factory=list, max_length=10,
+        description="What you ask the user's approval to delete: list_freeable ids, cache:ORG/NAME (a cached repo's "
+        "revisions) or a directory. Each is asked as a yes/no question with what it frees; a yes lets free_space "
+        "delete it. Only here or by --allow-delete can the user approve deleting what specops did not create",
+    )  # fmt: skip
+
+    @field_validator("delete")
+    @classmethod
+    def _specs(cls, specs: list[str]) -> list[str]:
+        return [check_delete_spec(s) for s in specs]
+
+    @model_validator(mode="after")
+    def _something(self) -> AskArgs:
+        if not self.questions and not self.delete:
+            raise ValueError("ask at least one question or one deletion")
+        return self
+
+
+class DeletionAnswer(BaseModel):
+    question: str = Field(description="As the user saw it: what it is and what it frees")
+    answer: str
+    approved: bool = Field(description="True: free_space may delete it in this run")
 
 
 class Answers(BaseModel):
     answers: dict[str, str]
+    deletions: dict[str, DeletionAnswer] = Field(default_factory=dict, description="Per `delete` entry")
+
+
+def _is_yes(answer: str) -> bool:
+    words = answer.strip().lower().replace(",", " ").replace(".", " ").replace("!", " ").split()
+    return bool(words) and words[0] in YES
+
+
+def deletion_questions(ctx: ToolContext, specs: list[str], created_paths: list[str]) -> dict[str, str] | str:
+    """spec -> the yes/no question the user sees (what it is, what it frees, from the host), or why one cannot be asked."""
+    listing = gather_freeable(ctx, created_paths)
+    out: dict[str, str] = {}
+    for spec in specs:
+        covered = [i for i in listing.items if _covers(spec, i, ctx)]
+        asked = [i for i in covered if i.safety == "needs_approval"]
+        if not asked:
+            why = ("it is specops' own: free_space may delete it without asking" if any(i.safety == "safe" for i in covered)
+                   else "it is in use or outside the allowed roots: it cannot be deleted" if covered
+                   else "it matches no list_freeable candidate")  # fmt: skip
+            return f"{spec}: {why}"
+        frees = sum(i.size_bytes for i in asked if i.kind == "directory") + cache_expected(ctx, asked)
+        mounts = ", ".join(dict.fromkeys(i.mount_point for i in asked))
+        out[spec] = (f"May specops delete {_what(spec, asked)}? Deleting it frees {human_bytes(frees)} on {mounts}. "
+                     f"specops did not create it. [{spec}] (yes/no)")
+    return out
+
+
+def _covers(spec: str, item: FreeableItem, ctx: ToolContext) -> bool:
+    if spec == item.id:
+        return True
+    return approval_covers(spec, ctx, path=item.path, repo_id=item.repo_id, revision=item.revision, refs=item.refs)
+
+
+def _what(spec: str, items: list[FreeableItem]) -> str:
+    revisions = [i for i in items if i.kind == "cache_revision"]
+    if revisions and len(revisions) == len(items):
+        repos = sorted({str(i.repo_id) for i in revisions})
+        return f"the Hugging Face cache of {', '.join(repos)} ({len(revisions)} revision(s), someone's download)"
+    if len(items) == 1:
+        return f"{items[0].path} ({items[0].reason.split(';')[0]})"
+    return f"{len(items)} items under {spec.removeprefix('dir:')}"
 
 
 def load_answers(path: Path) -> list[str] | dict[str, str]:
@@ -73,6 +155,21 @@ class QuestionRound:
                 out[question] = NO_ANSWER
         return out
 
+    def approve(self, question: str, spec: str, position: int, yes_no: AskYesNo | None) -> DeletionAnswer:
+        """A deletion's yes/no: from the file (by position after the questions, by question or by spec), else the
+        terminal; no answer is a no."""
+        if isinstance(self.answers, list):
+            answer = self.answers[position] if position < len(self.answers) else NO_ANSWER
+        elif isinstance(self.answers, dict):
+            answer = self.answers.get(question, self.answers.get(spec, NO_ANSWER))
+        elif yes_no is not None:
+            answer = "yes" if yes_no(question) else "no"
+        elif self.ask is not None:
+            answer = self.ask(question).strip() or NO_ANSWER
+        else:
+            answer = NO_ANSWER
+        return DeletionAnswer(question=question, answer=answer, approved=answer != NO_ANSWER and _is_yes(answer))
+
     @property
     def source(self) -> str:
         return "answers file" if self.answers is not None else "terminal" if self.ask is not None else "nobody"
@@ -84,25 +181,48 @@ def ask_tool(round_: QuestionRound) -> Tool[AgentDeps]:
         call_id = ctx.tool_call_id or ASK_TOOL
         args = parse_args(deps, ctx, ASK_TOOL, AskArgs, raw)
         deps.recorder.record(ToolCallEvent, call_id=call_id, tool=ASK_TOOL, args=raw)
-        if round_.used or deps.acted:
-            error = ToolErrorRecord(
-                kind="questions_closed",
-                what="the one round of questions is over (it is allowed only once, before the first action)",
-                remedy="decide yourself and say in the final answer what you decided and why",
-            ).model_dump()
+
+        def refuse(kind: str, what: str, remedy: str) -> dict[str, Any]:
+            error = ToolErrorRecord(kind=kind, what=what, remedy=remedy).model_dump()
             deps.recorder.record(ToolResultEvent, call_id=call_id, tool=ASK_TOOL, ok=False, error=error,
                                  duration_s=0.0, host=deps.host_spec)  # fmt: skip
             return {"ok": False, "error": error}
+
+        if round_.used or deps.approvals.changed:
+            return refuse("questions_closed",
+                          "the one round of questions is over (it is allowed only once, before the first change)",
+                          "decide yourself and say in the final answer what you decided and why")  # fmt: skip
+        questions: dict[str, str] = {}
+        if args.delete:
+            created = sorted(deps.approvals.created_paths)
+            try:
+                found = await anyio.to_thread.run_sync(deletion_questions, deps.tool_context, list(args.delete), created)
+            except (ToolError, HostError, OSError) as exc:  # the host could not say what they free: nothing is asked, the round stays open
+                return refuse("unexpected_error", f"could not figure what the deletions free: {type(exc).__name__}: {exc}",
+                              "ask again, or ask without `delete`")  # fmt: skip
+            if isinstance(found, str):  # the round stays open: nothing was asked
+                return refuse("invalid_input", f"cannot ask to delete {found}",
+                              "call list_freeable and name its needs_approval ids, or cache:ORG/NAME, in `delete`")
+            questions = found
         round_.used = True
         answers = round_.answer(args.questions)
         for question, answer in answers.items():
             deps.recorder.record(ApprovalEvent, asked=question, answer=answer, approved=None, by=round_.source)
-        result = Answers(answers=answers).model_dump()
+        deletions = {}
+        for index, (spec, question) in enumerate(questions.items()):
+            reply = round_.approve(question, spec, len(args.questions) + index, deps.approvals.ask)
+            by = round_.source if round_.answers is not None or deps.approvals.ask is None else "terminal"
+            if reply.approved:
+                deps.approvals.grant(spec, by=by)
+            deps.recorder.record(ApprovalEvent, asked=question, answer=reply.answer, approved=reply.approved, by=by)
+            deletions[spec] = reply
+        result = Answers(answers=answers, deletions=deletions).model_dump()
         deps.recorder.record(ToolResultEvent, call_id=call_id, tool=ASK_TOOL, ok=True, result=result,
                              duration_s=0.0, host=deps.host_spec)  # fmt: skip
         return {"ok": True, "result": result}
 
     return Tool.from_schema(
         ask_user, name=ASK_TOOL, json_schema=AskArgs.model_json_schema(), takes_ctx=True,
-        description="Ask the user your questions, all at once; allowed once, before any other action.",
+        description="Ask the user your questions, and their approval to delete what specops did not create "
+        "(`delete`), all at once; allowed once, after read-only checks if you like, before the first change.",
     )  # fmt: skip

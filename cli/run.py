@@ -17,12 +17,20 @@ import typer
 from rich.console import Console
 from rich.live import Live
 
+from ..agent.approval import check_delete_spec
 from ..agent.budget import Budgets
 from ..agent.goal import GoalRefused
 from ..agent.host import DEFAULT_HOST
 from ..agent.policies import PolicyUnavailable
 from ..agent.run import RunOptions, run_goal
 from .live_view import LiveView
+
+
+def _check_allow_delete(values: list[str] | None) -> list[str] | None:
+    try:
+        return [check_delete_spec(v) for v in values or []] or None
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
 
 
 def run(
@@ -36,9 +44,12 @@ def run(
     max_tokens: Annotated[Optional[int], typer.Option(help="Budget: input + output tokens")] = None,
     max_cost: Annotated[Optional[float], typer.Option(help="Budget: USD, where the model's price is known")] = None,
     max_wall: Annotated[float, typer.Option(help="Budget: wall-clock seconds")] = 3600.0,
-    ask_once: Annotated[bool, typer.Option(help="Allow one round of questions before the first action")] = False,
+    ask_once: Annotated[bool, typer.Option(help="Allow one round of questions (and deletion approvals) before the first change")] = False,
     answers: Annotated[Optional[Path], typer.Option(help="Answers to those questions (JSON/YAML list or mapping) instead of the terminal")] = None,
-    allow_delete: Annotated[Optional[list[str]], typer.Option(help="A path the run may delete though it did not create it (repeatable)")] = None,
+    allow_delete: Annotated[Optional[list[str]], typer.Option(
+        help="Approve deleting what specops did not create (repeatable): cache:ORG/NAME (that cached repo's "
+        "revisions), cache:ORG/NAME@REV, or a PATH (everything under it). Without it only specops' own downloads "
+        "are deleted", callback=_check_allow_delete)] = None,
     sim_fault: Annotated[Optional[list[str]], typer.Option(help="sim:PROFILE hosts: inject a fault NAME:k=v,... (repeatable; see `specops sim faults`)")] = None,
     time_scale: Annotated[Optional[float], typer.Option(help="sim:PROFILE hosts: modelled seconds per real second (default: the profile's quick-run scale)")] = None,
     runs_dir: Annotated[Path, typer.Option(help="Where runs/<run-id>/ go")] = Path("runs"),

@@ -4,7 +4,11 @@ The verdict compares what the download still needs (the Hub's declared sizes
 of the files selected, less what an earlier, maybe partial, download already
 put in the target directory), plus a headroom margin, with the free bytes of
 the mount the target lies on (df on its nearest existing parent). When it does
-not fit, the other mounts that would hold it are listed.
+not fit, every other mount is considered and either listed as an alternative
+(it has room: whether this run may write there, and a tmpfs named as what it is,
+RAM-backed and volatile) or set aside with the reason (too small, outside the
+allowed roots and how to allow it, a system or pseudo filesystem), so "no
+alternative" always comes with why.
 
 Simulated hosts store each file at 1/byte_scale of its size while `df` and the
 Hub report full sizes (see specops.sim.host.disk.usage). `storage_scale` says
@@ -17,7 +21,7 @@ from __future__ import annotations
 import json
 import posixpath
 import re
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
@@ -222,6 +226,21 @@ class MountOption(BaseModel):
 
     mount: Mount
     allowed: bool = Field(description="Whether this run may write there (under an allowed root)")
+    ram_backed: bool = Field(default=False, description="A tmpfs: it takes the host's memory and is lost at reboot")
+    target: str | None = Field(default=None, description="A download directory there this run may use, when allowed")
+    why: str = Field(default="", description="What to know before using it, and how to allow it when not allowed")
+
+
+class MountSetAside(BaseModel):
+    """A mount check_disk considered and did not offer, with the reason."""
+
+    model_config = ConfigDict(frozen=True)
+
+    mount_point: str
+    fstype: str
+    free: str
+    reason: Literal["too_small", "system"]
+    why: str
 
 
 class DiskCheck(BaseModel):
@@ -248,6 +267,8 @@ class DiskCheck(BaseModel):
     shortfall_bytes: int = Field(description="needed - free when it does not fit, else 0")
     shortfall: str
     alternatives: list[MountOption] = Field(description="Other mounts with room for it, when it does not fit")
+    set_aside: list[MountSetAside] = Field(
+        default_factory=list, description="When it does not fit: the other mounts considered and why each is no alternative")
     notes: list[str]
     summary: str
 
@@ -267,7 +288,20 @@ def _present(listing, files: dict[str, int] | None, factor: int) -> tuple[int, i
     return present + partial, count, partial
 
 
-@tool("check_disk", mutates=False)
+def disk_view(check: DiskCheck) -> dict[str, Any]:
+    """The check as a planner needs it: each mount as its point and free space, an alternative with its terms."""
+    data = check.model_dump(mode="json")
+    data["mount"] = {"mount_point": check.mount.mount_point, "fstype": check.mount.fstype, "free": check.mount.free}
+    data["alternatives"] = [{"mount_point": a.mount.mount_point, "fstype": a.mount.fstype, "free": a.mount.free,
+                             "allowed": a.allowed, "ram_backed": a.ram_backed or None, "target": a.target,
+                             "why": a.why or None} for a in check.alternatives]  # fmt: skip
+    # System filesystems (a real host lists many) are named, not explained one by one.
+    data["set_aside"] = [m.model_dump(mode="json") for m in check.set_aside if m.reason != "system"]
+    data["system_mounts_set_aside"] = [m.mount_point for m in check.set_aside if m.reason == "system"]
+    return data
+
+
+@tool("check_disk", mutates=False, view=disk_view)
 def check_disk(ctx: ToolContext, args: CheckDiskArgs) -> DiskCheck:
     """Whether downloading a Hub repo (revision, include/exclude) into `target` fits on the mount it lies on:
     the download's size from the Hub, what the target already holds (a partial download counts), headroom,
@@ -294,16 +328,10 @@ def check_disk(ctx: ToolContext, args: CheckDiskArgs) -> DiskCheck:
     shortfall = 0 if fits else needed - mount.free_bytes
 
     alternatives: list[MountOption] = []
+    set_aside: list[MountSetAside] = []
     if not fits:
-        for m in list_mounts(host):
-            if m.mount_point == mount.mount_point or m.fstype in PSEUDO_FSTYPES or m.free_bytes < total + margin:
-                continue
-            try:
-                ctx.writable(m.mount_point)
-                allowed = True
-            except InvalidToolInput:
-                allowed = False
-            alternatives.append(MountOption(mount=m, allowed=allowed))
+        name = posixpath.basename(target.rstrip("/")) or args.repo_id.split("/")[-1]
+        alternatives, set_aside = _other_mounts(ctx, mount, total + margin, name)
 
     notes = [n for n in (scale.note,) if n]
     if not listing.files:
@@ -317,7 +345,14 @@ def check_disk(ctx: ToolContext, args: CheckDiskArgs) -> DiskCheck:
         + ("fits" if fits else f"does NOT fit, short by {human_bytes(shortfall)}")
     )
     if alternatives:
-        summary += "; room on " + ", ".join(f"{a.mount.mount_point} ({a.mount.free} free)" for a in alternatives)
+        summary += "; room on " + ", ".join(
+            f"{a.mount.mount_point} ({a.mount.free} free" + (", tmpfs: RAM-backed, volatile" if a.ram_backed else "")
+            + ("" if a.allowed else ", outside the allowed roots") + ")" for a in alternatives)
+    elif not fits:
+        summary += "; no other mount has room"
+    shown = [m for m in set_aside if m.reason != "system"]
+    if shown:
+        summary += "; set aside: " + "; ".join(f"{m.mount_point}: {m.why}" for m in shown)
     return DiskCheck(
         repo_id=args.repo_id, revision=args.revision, sha=listing.sha, target=target, measured_path=measured,
         mount=mount, files=len(listing.files), download_bytes=total, download=human_bytes(total),
@@ -325,5 +360,67 @@ def check_disk(ctx: ToolContext, args: CheckDiskArgs) -> DiskCheck:
         remaining_bytes=remaining, remaining=human_bytes(remaining), margin_bytes=margin,
         needed_bytes=needed, needed=human_bytes(needed), free_bytes=mount.free_bytes, free=mount.free,
         verdict="fits" if fits else "does_not_fit", shortfall_bytes=shortfall, shortfall=human_bytes(shortfall),
-        alternatives=alternatives, notes=notes, summary=summary,
+        alternatives=alternatives, set_aside=set_aside, notes=notes, summary=summary,
     )
+
+
+# System mounts: never a place for a download, whatever their free space (tmpfs at /run is RAM too, but the system's).
+_SYSTEM_PREFIXES = ("/boot", "/dev", "/proc", "/sys", "/run", "/snap", "/efi", "/var/lib/docker", "/var/lib/containers")
+_RAM_FSTYPES = ("tmpfs", "ramfs")
+
+
+def _host_view(path: str, sim_root: str | None) -> str:
+    """A mount point as the modelled host names it (a sim host's mounts are real paths under its root)."""
+    if sim_root and (path == sim_root or path.startswith(sim_root.rstrip("/") + "/")):
+        return path[len(sim_root.rstrip("/")):] or "/"
+    return path
+
+
+def _is_system(mount: Mount, sim_root: str | None) -> bool:
+    seen = _host_view(mount.mount_point, sim_root)
+    if mount.fstype in _RAM_FSTYPES:
+        # /dev/shm is the one tmpfs under a system prefix that is meant for data.
+        return seen != "/dev/shm" and seen.startswith(_SYSTEM_PREFIXES)
+    return mount.fstype in PSEUDO_FSTYPES or seen.startswith(_SYSTEM_PREFIXES)
+
+
+def _allowed_target(ctx: ToolContext, mount: Mount, mounts: list[Mount], name: str) -> str | None:
+    """A download directory on `mount` under an allowed root: the mount itself, or an allowed root on it."""
+    try:
+        return posixpath.join(ctx.writable(mount.mount_point), "models", name)
+    except InvalidToolInput:
+        pass
+    for root in ctx.allowed_roots:
+        holding = mount_for(root, mounts)
+        if holding is not None and holding.mount_point == mount.mount_point:
+            return posixpath.join(root, "models", name)
+    return None
+
+
+def _other_mounts(ctx: ToolContext, mount: Mount, needed: int, name: str) -> tuple[list[MountOption], list[MountSetAside]]:
+    """Every mount but the target's: an alternative (it has room), or set aside with the reason."""
+    sim_root = simulated_scales(ctx.host).sim_root
+    mounts = list_mounts(ctx.host)
+    options, aside = [], []
+    roots = ", ".join(ctx.allowed_roots)
+    for m in mounts:
+        if m.mount_point == mount.mount_point:
+            continue
+        seen = _host_view(m.mount_point, sim_root)
+        if _is_system(m, sim_root):
+            aside.append(MountSetAside(mount_point=m.mount_point, fstype=m.fstype, free=m.free, reason="system",
+                                       why=f"a system or pseudo filesystem ({m.fstype}): not a place for models"))
+            continue
+        ram = m.fstype in _RAM_FSTYPES
+        ram_note = ("a tmpfs: RAM-backed and volatile (what is written there takes the host's memory, which the "
+                    "server may need, and is lost at reboot)") if ram else ""
+        target = _allowed_target(ctx, m, mounts, name)
+        allow = "" if target else f"outside the roots this run may write in ({roots}): rerun with --allow-root {seen} to allow it"
+        if m.free_bytes < needed:
+            why = f"too small: {m.free} free, the download needs {human_bytes(needed)}"
+            aside.append(MountSetAside(mount_point=m.mount_point, fstype=m.fstype, free=m.free, reason="too_small",
+                                       why="; ".join(w for w in (why, ram_note) if w)))
+            continue
+        options.append(MountOption(mount=m, allowed=target is not None, ram_backed=ram, target=target,
+                                   why="; ".join(w for w in (ram_note, allow) if w)))
+    return options, aside

@@ -1,22 +1,30 @@
-"""list_freeable and free_space: what could be deleted to make room, and deleting only what policy allows.
+"""list_freeable and free_space: what could be deleted to make room, and deleting only what the rule allows.
 
-Candidates are Hugging Face cache revisions (huggingface_hub's scan_cache_dir,
-run by the host's python3) and model directories (a config.json beside the
-weights) under the run's allowed roots. Each gets a safety class:
+The rule: without the user's approval specops deletes only what specops
+created (this run, or an earlier run by the host's ledger, download/ledger.py)
+and nothing a running process uses. Anything else, another model's Hugging Face
+cache above all (someone's hours of download, used or not), goes only on the
+user's approval: `--allow-delete` on the command line, or a yes in the one round
+of questions (`--ask-once`). The harness hands the user's approvals to these
+tools (`user_approvals`, filled from the user's word, never from the caller);
+the tools class every candidate and delete nothing else:
 
 - never: a running process uses it (its path, or a path inside it, is in the
   process's argv, working directory or open files; a server naming the repo id
   uses the whole cached repo), or it lies outside the allowed roots;
-- safe: a cache revision nothing uses, anything this run created, or specops' own
-  earlier download (a directory the host's ledger says a download created:
-  download/ledger.py) that nothing uses;
-- needs_approval: everything else (someone's model directory).
+- safe: created by specops, this run or an earlier one (its ledger), and unused;
+- needs_approval: everything else; `approved_by` names the user's approval
+  that covers it, if any, and `approve_with` the --allow-delete value that would.
 
-Sizes are what `df` will see freed: the bytes the host's tools measure (du,
-scan_cache_dir's expected freed size, which leaves blobs another revision
-shares), times the storage scale of a simulated host (disk.storage_scale).
-free_space re-lists before acting, so a server started since the listing is
-seen; it dry-runs by default and reports df before and after.
+Sizes are what `df` will see freed: the bytes the host's tools measure (du, and
+huggingface_hub's own deletion plan for cache revisions), times the storage
+scale of a simulated host (disk.storage_scale). Revisions of one cached repo
+share blobs: a revision alone frees only what no other revision references (its
+`size_bytes`, often just its links), so what a SET of candidates frees is
+computed for the set together (`sets`: per repo all its unused revisions, per
+mount what specops created, what may go now, and everything). free_space
+re-lists before acting, so a server started since the listing is seen; it
+dry-runs by default and reports df before and after.
 """
 
 from __future__ import annotations
@@ -24,9 +32,10 @@ from __future__ import annotations
 import json
 import posixpath
 from concurrent.futures import ThreadPoolExecutor
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.json_schema import SkipJsonSchema
 
 from .context import ToolContext
 from .disk import Mount, StorageScales, human_bytes, list_mounts, load_storage_scales, mount_for
@@ -38,6 +47,7 @@ from .probing import probe
 from .registry import tool
 
 Safety = Literal["safe", "needs_approval", "never"]
+CreatedBy = Literal["this_run", "specops", "other"]
 DELETE_TIMEOUT_S = 600.0
 
 # Runs on the host with its huggingface_hub: each cached revision and what deleting it alone would free.
@@ -55,9 +65,7 @@ except CacheNotFound:
     print(json.dumps({"revisions": []}))
     raise SystemExit(0)
 out = []
-whole = {}
 for repo in info.repos:
-    whole[repo.repo_id] = info.delete_revisions(*[r.commit_hash for r in repo.revisions]).expected_freed_size
     for rev in repo.revisions:
         out.append({
             "repo_id": repo.repo_id, "repo_type": repo.repo_type, "revision": rev.commit_hash,
@@ -65,7 +73,17 @@ for repo in info.repos:
             "size_on_disk": rev.size_on_disk,
             "freed": info.delete_revisions(rev.commit_hash).expected_freed_size,
         })
-print(json.dumps({"revisions": out, "whole_repos": whole}))
+print(json.dumps({"revisions": out}))
+"""
+
+# argv: a JSON list of sets of revision hashes; prints what deleting each set frees, the set as a whole (revisions
+# of one repo share blobs: a set frees the blobs no remaining revision references, not the sum of its members).
+_PLAN_SETS = r"""
+import json, sys
+from huggingface_hub import scan_cache_dir
+info = scan_cache_dir()
+print(json.dumps([info.delete_revisions(*revisions).expected_freed_size if revisions else 0
+                  for revisions in json.loads(sys.argv[1])]))
 """
 
 # argv: "plan" or "delete", then revision hashes. Revisions of one repo share blobs, so what deleting
@@ -83,6 +101,48 @@ print(strategy.expected_freed_size)
 _MODEL_DIR_DEPTH = 4
 
 
+class UserApproval(BaseModel):
+    """One thing the user allowed deleting: filled in by the harness from the user's word, never by the caller."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    spec: str = Field(description="cache:ORG/NAME (every revision of that cached repo), cache:ORG/NAME@REV, "
+                      "dir:PATH or PATH (everything under it)")
+    by: str = Field(description="Who approved: '--allow-delete', or the --ask-once round's 'terminal' / 'answers file'")
+
+    @property
+    def label(self) -> str:
+        if self.by == "--allow-delete":
+            return f"--allow-delete {self.spec}"
+        return f"the user ({self.by}, in the --ask-once round): {self.spec}"
+
+
+# The harness's field: not in the schema a model sees; whatever a caller puts there is replaced.
+UserApprovals = SkipJsonSchema[list[UserApproval]]
+
+
+def approval_covers(spec: str, ctx: ToolContext, *, path: str, repo_id: str | None = None,
+                    revision: str | None = None, refs: list[str] | tuple[str, ...] = ()) -> bool:  # fmt: skip
+    """Whether an --allow-delete value (or an approved --ask-once item) covers this candidate."""
+    if spec.startswith("cache:"):
+        repo, _, rev = spec.removeprefix("cache:").partition("@")
+        repo_id = repo_id or _cache_repo_of(path)
+        if repo_id != repo:
+            return False
+        return not rev or rev == revision or rev in refs or (len(rev) >= 7 and (revision or "").startswith(rev))
+    top = ctx.resolve(spec.removeprefix("dir:"))
+    return top not in ("/", ctx.home) and _inside(path, top)  # never everything at once
+
+
+def _cache_repo_of(path: str) -> str | None:
+    """ORG/NAME of a path inside a Hugging Face cache folder (.../models--ORG--NAME/...), else None."""
+    for part in path.split("/"):
+        kind, sep, rest = part.partition("--")
+        if sep and kind in ("models", "datasets", "spaces") and rest.count("--") == 1:
+            return rest.replace("--", "/")
+    return None
+
+
 class FreeableItem(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -92,7 +152,8 @@ class FreeableItem(BaseModel):
     repo_id: str | None = None
     revision: str | None = None
     refs: list[str] = []
-    size_bytes: int = Field(description="What df will see freed (see the module doc)")
+    size_bytes: int = Field(description="What deleting this item ALONE frees, as df counts it; a cache revision "
+                            "keeps the blobs another revision shares (see the listing's sets for what several free)")
     size: str
     measured_bytes: int = Field(description="As the host's tools measured it (du / scan_cache_dir)")
     mount_point: str
@@ -100,19 +161,41 @@ class FreeableItem(BaseModel):
     reason: str
     used_by: list[int] = Field(default_factory=list, description="PIDs of processes using it")
     created_by_run: bool = False
+    created_by: CreatedBy = Field(default="other", description="this_run / specops (an earlier run, by its ledger) / other")
+    approve_with: str | None = Field(default=None, description="needs_approval: the --allow-delete value that approves it")
+    approved_by: str | None = Field(default=None, description="needs_approval: the user's approval that covers it")
+
+
+class FreeableSet(BaseModel):
+    """Candidates deleted together, and what that frees as a whole (shared blobs counted once, when all go)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str = Field(description="repo:ORG/NAME, specops:MOUNT, now:MOUNT or all:MOUNT")
+    what: str
+    ids: list[str] = Field(description="The items' ids: pass them together to free_space")
+    frees_bytes: int = Field(description="What deleting all of them frees, as df counts it")
+    frees: str
+    mount_point: str
+    safety: Literal["safe", "needs_approval"] = Field(description="safe: every item was created by specops")
+    approved: bool = Field(description="Every item is safe or approved by the user: free_space may delete the set now")
+    approve_with: list[str] = Field(default_factory=list, description="--allow-delete values that would approve the rest")
 
 
 class ListFreeableArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    created_paths: list[HostPath] = Field(default_factory=list, description="Paths this run created: safe to delete")
+    created_paths: list[HostPath] = Field(default_factory=list, description="Paths this run created: safe to delete "
+                                          "(the harness adds what it saw this run create and drops what it did not)")
+    user_approvals: UserApprovals = Field(default_factory=list)
 
 
 class FreeableList(BaseModel):
     items: list[FreeableItem]
-    safe_bytes: int
+    sets: list[FreeableSet] = Field(default_factory=list)
+    safe_bytes: int = Field(description="What deleting every safe item frees, together")
     safe: str
-    needs_approval_bytes: int
+    needs_approval_bytes: int = Field(description="What deleting the needs_approval items too frees beyond safe_bytes")
     mounts: list[Mount]
     notes: list[str]
     summary: str
@@ -133,22 +216,37 @@ def _users(paths: list[str], processes: list[HostProcess], repo_id: str | None =
     return sorted(set(users))
 
 
-def _classify(ctx: ToolContext, path: str, users: list[int], created: bool, *, cache: bool,
-              earlier: LedgerEntry | None = None) -> tuple[Safety, str]:  # fmt: skip
+class _Owner(BaseModel):
+    created_by: CreatedBy
+    why: str
+
+
+def _owner(path: str, created: set[str], earlier: LedgerEntry | None, *, cache: bool) -> _Owner:
+    if any(_inside(path, c) or (cache and _inside(c, path)) for c in created):
+        return _Owner(created_by="this_run", why="created by this run")
+    if earlier is not None:
+        return _Owner(created_by="specops", why=f"specops' own earlier download of {earlier.repo_id}@"
+                      f"{(earlier.sha or '?')[:12]} (started {earlier.started_at}): can be downloaded again")
+    return _Owner(created_by="other", why="")
+
+
+def _classify(ctx: ToolContext, path: str, users: list[int], owner: _Owner, *, approve_with: str, what: str,
+              approvals: list[UserApproval], covers: dict) -> tuple[Safety, str, str | None]:  # fmt: skip
+    """(safety, reason, approved_by) by the rule: specops' own goes freely, the rest on the user's approval."""
     if users:
-        return "never", f"in use by running process(es) {users}"
+        return "never", f"in use by running process(es) {users}", None
     try:
         ctx.writable(path)
     except PathOutsideAllowedRoots:
-        return "never", "outside the roots this run may delete in"
-    if created:
-        return "safe", "created by this run"
-    if earlier is not None:
-        return "safe", (f"specops' own earlier download of {earlier.repo_id}@{(earlier.sha or '?')[:12]} "
-                        f"(started {earlier.started_at}); no running process uses it: can be downloaded again")
-    if cache:
-        return "safe", "a Hugging Face cache revision no running process uses: can be downloaded again"
-    return "needs_approval", "a model directory this run did not create: someone may want it"
+        return "never", "outside the roots this run may delete in", None
+    if owner.created_by != "other":
+        return "safe", f"{owner.why}; nothing uses it", None
+    approval = next((a for a in approvals if approval_covers(a.spec, ctx, path=path, **covers)), None)
+    reason = (f"{what}; not created by specops, so deleting it needs the user's approval "
+              f"(--allow-delete {approve_with}, or a yes in the --ask-once round)")
+    if approval is not None:
+        return "needs_approval", f"{reason}; approved by {approval.label}", approval.label
+    return "needs_approval", reason, None
 
 
 def _mount_point(path: str, mounts: list[Mount]) -> str:
@@ -157,7 +255,7 @@ def _mount_point(path: str, mounts: list[Mount]) -> str:
 
 
 def _cache_items(ctx: ToolContext, processes: list[HostProcess], created: set[str], scales: StorageScales,
-                 mounts: list[Mount], notes: list[str]) -> list[FreeableItem]:
+                 mounts: list[Mount], notes: list[str], approvals: list[UserApproval]) -> list[FreeableItem]:  # fmt: skip
     done = probe(ctx.host, ["python3", "-c", _SCAN_CACHE], timeout=300)
     try:
         data = json.loads(done.stdout)
@@ -167,35 +265,31 @@ def _cache_items(ctx: ToolContext, processes: list[HostProcess], created: set[st
     if "error" in data:
         notes.append(f"Hugging Face cache not scanned: {data['error']}")
         return []
-    per_repo: dict[str, list[str]] = {}
-    for rev in data["revisions"]:
-        per_repo.setdefault(rev["repo_id"], []).append(rev["snapshot_path"])
-    for repo_id, snapshots in per_repo.items():
-        count = len(snapshots)
-        if count > 1:
-            whole = data.get("whole_repos", {}).get(repo_id, 0) * scales.for_path(snapshots[0]).factor
-            notes.append(f"the {count} cached revisions of {repo_id} share files: each alone frees only what it "
-                         f"does not share; all {count} together free {human_bytes(whole)}")
     items = []
     for rev in data["revisions"]:
-        snapshot = rev["snapshot_path"]
+        snapshot, repo_id = rev["snapshot_path"], rev["repo_id"]
         # A process holding one of the repo's blobs may be on any revision of it: all count as used.
-        users = _users([snapshot, posixpath.join(rev["repo_path"], "blobs")], processes, rev["repo_id"])
-        is_created = any(_inside(snapshot, c) or _inside(c, snapshot) for c in created)
-        safety, reason = _classify(ctx, snapshot, users, is_created, cache=True)
+        users = _users([snapshot, posixpath.join(rev["repo_path"], "blobs")], processes, repo_id)
+        owner = _owner(snapshot, created, None, cache=True)
+        safety, reason, approved_by = _classify(
+            ctx, snapshot, users, owner, approve_with=f"cache:{repo_id}", approvals=approvals,
+            what=f"another model's Hugging Face cache ({repo_id}), someone's hours of download, used or not",
+            covers={"repo_id": repo_id, "revision": rev["revision"], "refs": rev["refs"]},
+        )  # fmt: skip
         scale = scales.for_path(snapshot)
         items.append(FreeableItem(
-            id=f"cache:{rev['repo_id']}@{rev['revision']}", kind="cache_revision", path=snapshot,
-            repo_id=rev["repo_id"], revision=rev["revision"], refs=rev["refs"],
+            id=f"cache:{repo_id}@{rev['revision']}", kind="cache_revision", path=snapshot,
+            repo_id=repo_id, revision=rev["revision"], refs=rev["refs"],
             size_bytes=rev["freed"] * scale.factor, size=human_bytes(rev["freed"] * scale.factor),
             measured_bytes=rev["freed"], mount_point=_mount_point(snapshot, mounts), safety=safety, reason=reason,
-            used_by=users, created_by_run=is_created,
+            used_by=users, created_by_run=owner.created_by == "this_run", created_by=owner.created_by,
+            approve_with=f"cache:{repo_id}" if safety == "needs_approval" else None, approved_by=approved_by,
         ))
     return items
 
 
 def _directory_items(ctx: ToolContext, processes: list[HostProcess], created: set[str], scales: StorageScales,
-                     mounts: list[Mount], cache_dirs: list[str]) -> list[FreeableItem]:
+                     mounts: list[Mount], cache_dirs: list[str], approvals: list[UserApproval]) -> list[FreeableItem]:  # fmt: skip
     roots = [r for r in ctx.allowed_roots if ctx.host.exists(r)]
     if not roots:
         return []
@@ -219,19 +313,103 @@ def _directory_items(ctx: ToolContext, processes: list[HostProcess], created: se
         if directory not in sizes:
             continue
         users = _users([directory], processes)
-        is_created = any(_inside(directory, c) for c in created)
-        safety, reason = _classify(ctx, directory, users, is_created, cache=False, earlier=ledger.get(directory))
+        owner = _owner(directory, created, ledger.get(directory), cache=False)
+        safety, reason, approved_by = _classify(
+            ctx, directory, users, owner, approve_with=directory, approvals=approvals, covers={},
+            what="a model directory someone may want",
+        )  # fmt: skip
         size = sizes[directory] * scales.for_path(directory).factor
         items.append(FreeableItem(
             id=f"dir:{directory}", kind="directory", path=directory, size_bytes=size, size=human_bytes(size),
             measured_bytes=sizes[directory], mount_point=_mount_point(directory, mounts), safety=safety, reason=reason,
-            used_by=users, created_by_run=is_created,
+            used_by=users, created_by_run=owner.created_by == "this_run", created_by=owner.created_by,
+            approve_with=directory if safety == "needs_approval" else None, approved_by=approved_by,
         ))
     return items
 
 
-def gather_freeable(ctx: ToolContext, created_paths: list[str]) -> FreeableList:
+def _may_go_now(item: FreeableItem) -> bool:
+    return item.safety == "safe" or (item.safety == "needs_approval" and item.approved_by is not None)
+
+
+class _Planner:
+    """What sets of candidates free, each set as a whole: cache revisions planned by huggingface_hub on the host
+    (one call for every set), directories summed (they share nothing)."""
+
+    def __init__(self, ctx: ToolContext, scales: StorageScales, notes: list[str]) -> None:
+        self.ctx, self.scales, self.notes = ctx, scales, notes
+        self._wanted: list[tuple[str, ...]] = []
+        self._planned: dict[tuple[str, ...], int] = {}
+
+    @staticmethod
+    def _revisions(items: list[FreeableItem]) -> tuple[str, ...]:
+        return tuple(sorted(str(i.revision) for i in items if i.kind == "cache_revision"))
+
+    def want(self, items: list[FreeableItem]) -> None:
+        key = self._revisions(items)
+        if len(key) > 1 and key not in self._planned and key not in self._wanted:
+            self._wanted.append(key)
+
+    def plan(self) -> None:
+        if not self._wanted:
+            return
+        done = probe(self.ctx.host, ["python3", "-c", _PLAN_SETS, json.dumps(self._wanted)], timeout=300)
+        try:
+            sizes = json.loads(done.stdout)
+        except ValueError:
+            sizes = None
+        if not (isinstance(sizes, list) and len(sizes) == len(self._wanted)):
+            self.notes.append("could not plan the cache deletions together on the host: a set's figure is the sum "
+                              f"of what its revisions free alone, a lower bound ({done.stderr.strip()[-200:]})")
+            sizes = [None] * len(self._wanted)
+        for key, size in zip(self._wanted, sizes, strict=True):
+            if isinstance(size, int):
+                self._planned[key] = size
+        self._wanted = []
+
+    def frees(self, items: list[FreeableItem]) -> int:
+        revisions = [i for i in items if i.kind == "cache_revision"]
+        together = sum(i.size_bytes for i in items if i.kind == "directory")
+        key = self._revisions(revisions)
+        if len(key) > 1 and key in self._planned:
+            return together + self._planned[key] * self.scales.for_path(revisions[0].path).factor
+        return together + sum(i.size_bytes for i in revisions)
+
+
+def _candidate_sets(items: list[FreeableItem]) -> list[tuple[str, str, str, list[FreeableItem]]]:
+    """(id, what, mount, items) for the sets worth a figure of their own, each membership once."""
+    out: list[tuple[str, str, str, list[FreeableItem]]] = []
+    seen: set[frozenset[str]] = set()
+
+    def add(set_id: str, what: str, mount: str, members: list[FreeableItem], least: int = 2) -> None:
+        key = frozenset(i.id for i in members)
+        if len(members) >= least and key not in seen:
+            seen.add(key)
+            out.append((set_id, what, mount, members))
+
+    revisions: dict[str, list[FreeableItem]] = {}
+    for item in items:
+        if item.kind == "cache_revision" and item.repo_id:
+            revisions.setdefault(item.repo_id, []).append(item)
+    for repo_id, revs in revisions.items():
+        unused = [i for i in revs if i.safety != "never"]
+        kept = len(revs) - len(unused)
+        what = (f"all {len(unused)} revisions of {repo_id} (its whole cache)" if not kept
+                else f"the {len(unused)} unused revisions of {repo_id} ({kept} in use stay)")
+        add(f"repo:{repo_id}", what, unused[0].mount_point if unused else "", unused)
+    for mount in dict.fromkeys(i.mount_point for i in items):
+        here = [i for i in items if i.mount_point == mount and i.safety != "never"]
+        add(f"specops:{mount}", f"everything specops created on {mount}", mount, [i for i in here if i.safety == "safe"])
+        if any(i.approved_by for i in here):
+            add(f"now:{mount}", f"everything on {mount} that may go now (specops' own and what the user approved)",
+                mount, [i for i in here if _may_go_now(i)], least=1)
+        add(f"all:{mount}", f"everything on {mount} no process uses (what needs approval included)", mount, here)
+    return out
+
+
+def gather_freeable(ctx: ToolContext, created_paths: list[str], approvals: list[UserApproval] | None = None) -> FreeableList:
     created = {ctx.resolve(p) for p in created_paths}
+    approvals = list(approvals or [])
     notes: list[str] = []
     # Independent looks at the host, side by side.
     with ThreadPoolExecutor(max_workers=3) as pool:
@@ -240,39 +418,95 @@ def gather_freeable(ctx: ToolContext, created_paths: list[str]) -> FreeableList:
         processes_run = pool.submit(scan_processes, ctx.host, open_files=True)
     scales, all_mounts = scales_run.result(), mounts_run.result()
     processes = on_this_host(processes_run.result(), scales.sim_root)
-    cache = _cache_items(ctx, processes, created, scales, all_mounts, notes)
+    cache = _cache_items(ctx, processes, created, scales, all_mounts, notes, approvals)
     cache_dirs = sorted({posixpath.dirname(posixpath.dirname(i.path)) for i in cache})
-    items = cache + _directory_items(ctx, processes, created, scales, all_mounts, cache_dirs)
+    items = cache + _directory_items(ctx, processes, created, scales, all_mounts, cache_dirs, approvals)
     scale_note = next((n for i in items for n in [scales.for_path(i.path).note] if n), None)
+
+    planner = _Planner(ctx, scales, notes)
+    candidates = _candidate_sets(items)
+    by_mount = {m: [i for i in items if i.mount_point == m and i.safety != "never"] for m in {i.mount_point for i in items}}
+    for _, _, _, members in candidates:
+        planner.want(members)
+    for here in by_mount.values():
+        planner.want([i for i in here if i.safety == "safe"])
+        planner.want([i for i in here if _may_go_now(i)])
+        planner.want(here)
+    planner.plan()
+    sets = []
+    for set_id, what, mount, members in candidates:
+        pending = [i.approve_with for i in members if i.safety == "needs_approval" and not i.approved_by]
+        frees = planner.frees(members)
+        sets.append(FreeableSet(
+            id=set_id, what=what, ids=[i.id for i in members], frees_bytes=frees, frees=human_bytes(frees),
+            mount_point=mount, safety="safe" if all(i.safety == "safe" for i in members) else "needs_approval",
+            approved=all(_may_go_now(i) for i in members), approve_with=[w for w in dict.fromkeys(pending) if w],
+        ))
+    for repo_set in (s for s in sets if s.id.startswith("repo:")):
+        alone = [i for i in items if i.id in repo_set.ids]
+        notes.append(f"the {len(alone)} cached revisions of {repo_set.id.removeprefix('repo:')} share files: each alone "
+                     f"frees only what no other revision uses ({', '.join(i.size for i in alone)}); all {len(alone)} "
+                     f"together free {repo_set.frees} (set {repo_set.id})")
     if scale_note:
         notes.append(scale_note)
+
     touched = {i.mount_point for i in items}
     mounts = {m.mount_point: m for m in all_mounts if m.mount_point in touched}
-    safe = sum(i.size_bytes for i in items if i.safety == "safe")
-    approval = sum(i.size_bytes for i in items if i.safety == "needs_approval")
+    safe = sum(planner.frees([i for i in here if i.safety == "safe"]) for here in by_mount.values())
+    everything = sum(planner.frees(here) for here in by_mount.values())
+    now = sum(planner.frees([i for i in here if _may_go_now(i)]) for here in by_mount.values())
+    never = sum(1 for i in items if i.safety == "never")
+    shown = [s for s in sets if s.id.startswith("repo:")] + [i for i in items if i.safety == "needs_approval" and i.kind == "directory"]
+    biggest = "; ".join(
+        f"{x.what}: {x.frees}" if isinstance(x, FreeableSet) else f"{x.path}: {x.size}" for x in shown[:4]
+    )  # fmt: skip
     summary = (
-        f"{len(items)} candidates: {human_bytes(safe)} safe to free, {human_bytes(approval)} needs approval, "
-        f"{sum(1 for i in items if i.safety == 'never')} never (in use or outside the allowed roots)"
+        f"{len(items)} candidates: {human_bytes(safe)} safe to free (created by specops, unused); "
+        f"{human_bytes(max(0, everything - safe))} more with the user's approval"
+        + (f" ({biggest})" if biggest else "")
+        + (f"; {human_bytes(now)} may go now (specops' own and what the user approved)" if now > safe else "")
+        + f"; {never} never (in use or outside the allowed roots)"
     )
-    return FreeableList(items=items, safe_bytes=safe, safe=human_bytes(safe), needs_approval_bytes=approval,
-                        mounts=list(mounts.values()), notes=notes, summary=summary)
+    return FreeableList(items=items, sets=sets, safe_bytes=safe, safe=human_bytes(safe),
+                        needs_approval_bytes=max(0, everything - safe), mounts=list(mounts.values()), notes=notes,
+                        summary=summary)  # fmt: skip
 
 
-@tool("list_freeable", mutates=False)
+def freeable_view(listing: FreeableList) -> dict[str, Any]:
+    """What a planner needs of a listing: per item its id, what it frees alone, its class and approval; per set
+    what it frees together; the reasons only where something can never go."""
+    return {
+        "summary": listing.summary,
+        "items": [{"id": i.id, "frees_alone": i.size, "safety": i.safety, "created_by": i.created_by,
+                   "approved_by": i.approved_by, "approve_with": i.approve_with, "used_by": i.used_by,
+                   "reason": i.reason if i.safety == "never" else None} for i in listing.items],
+        "sets": [{"id": s.id, "what": s.what, "frees_together": s.frees, "safety": s.safety, "approved": s.approved,
+                  "approve_with": s.approve_with, "ids": s.ids} for s in listing.sets],
+        "notes": listing.notes,
+    }  # fmt: skip
+
+
+@tool("list_freeable", mutates=False, view=freeable_view)
 def list_freeable(ctx: ToolContext, args: ListFreeableArgs) -> FreeableList:
     """What could be deleted to free disk: Hugging Face cache revisions and model directories under the allowed
-    roots, each with the size df would see freed, the processes using it, and a safety class
-    (safe / needs_approval / never). Deletes nothing."""
-    return gather_freeable(ctx, list(args.created_paths))
+    roots. Each item: what deleting it alone frees, the processes using it, its class (safe: created by specops and
+    unused; needs_approval: anything else, e.g. another model's cache, with approved_by when the user approved it;
+    never: in use or outside the allowed roots). `sets`: what deleting several together frees (revisions of one repo
+    share blobs: together they free far more than the sum alone). Deletes nothing."""
+    return gather_freeable(ctx, list(args.created_paths), list(args.user_approvals))
 
 
 class FreeSpaceArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    ids: list[str] = Field(min_length=1, description="Candidate ids from list_freeable")
+    ids: list[str] = Field(min_length=1, description="Candidate ids from list_freeable (a set's `ids` together)")
     dry_run: bool = Field(default=True, description="Only report what would be freed")
-    approved_paths: list[HostPath] = Field(default_factory=list, description="needs_approval items the user approved")
-    created_paths: list[HostPath] = Field(default_factory=list, description="Paths this run created: safe to delete")
+    approved_paths: list[HostPath] = Field(
+        default_factory=list, description="Paths of needs_approval items the user approved (the harness keeps only "
+        "those the user did approve: --allow-delete or a yes in the --ask-once round)")
+    created_paths: list[HostPath] = Field(default_factory=list, description="Paths this run created: safe to delete "
+                                          "(the harness adds what it saw this run create and drops what it did not)")
+    user_approvals: UserApprovals = Field(default_factory=list)
 
 
 class MountChange(BaseModel):
@@ -293,16 +527,17 @@ class Refusal(BaseModel):
 
 class FreeSpaceResult(BaseModel):
     dry_run: bool
-    deleted: list[FreeableItem] = Field(description="Deleted, or on a dry run: would be deleted")
+    deleted: list[FreeableItem] = Field(description="Deleted, or on a dry run: would be deleted (approved_by: on whose "
+                                        "approval, for what specops did not create)")
     refused: list[Refusal]
-    expected_freed_bytes: int
+    expected_freed_bytes: int = Field(description="What deleting them together frees, as planned before deleting")
     expected_freed: str
     mounts: list[MountChange]
     notes: list[str]
     summary: str
 
 
-def _cache_expected(ctx: ToolContext, items: list[FreeableItem]) -> int:
+def cache_expected(ctx: ToolContext, items: list[FreeableItem]) -> int:
     """What deleting these cache revisions together frees, as df will count it."""
     revisions = [i for i in items if i.kind == "cache_revision"]
     if not revisions:
@@ -330,13 +565,25 @@ def _delete(ctx: ToolContext, item: FreeableItem) -> None:
         )
 
 
-@tool("free_space", mutates=True)
+def free_space_view(result: FreeSpaceResult) -> dict[str, Any]:
+    return {
+        "summary": result.summary, "dry_run": result.dry_run, "expected_freed": result.expected_freed,
+        "deleted": [{"id": i.id, "frees_alone": i.size, "created_by": i.created_by, "approved_by": i.approved_by}
+                    for i in result.deleted],
+        "refused": [r.model_dump() for r in result.refused],
+        "mounts": [f"{m.mount_point}: {m.free_before} -> {m.free_after} free" + ("" if m.measured else " (expected)")
+                   for m in result.mounts],
+    }  # fmt: skip
+
+
+@tool("free_space", mutates=True, view=free_space_view)
 def free_space(ctx: ToolContext, args: FreeSpaceArgs) -> FreeSpaceResult:
     """Free disk by deleting list_freeable candidates (by id). Dry run by default: says what would go and the free
-    bytes expected after. Deletes `safe` items; `needs_approval` ones only when their path is in approved_paths;
-    never `never` ones. Reports df before and after for each mount touched."""
+    bytes expected after, for the items together. Deletes `safe` items (created by specops); `needs_approval` ones
+    only on the user's approval (approved_by in list_freeable); never `never` ones. Reports df before and after for
+    each mount touched, and on whose approval each item went."""
     approved = {ctx.resolve(p) for p in args.approved_paths}
-    listing = gather_freeable(ctx, list(args.created_paths))
+    listing = gather_freeable(ctx, list(args.created_paths), list(args.user_approvals))
     by_id = {i.id: i for i in listing.items}
     unknown = [i for i in args.ids if i not in by_id]
     if unknown:
@@ -346,17 +593,17 @@ def free_space(ctx: ToolContext, args: FreeSpaceArgs) -> FreeSpaceResult:
         )
     chosen, refused = [], []
     for item in (by_id[i] for i in dict.fromkeys(args.ids)):
-        if item.safety == "never":
+        unapproved = item.safety == "needs_approval" and item.approved_by is None and item.path not in approved
+        if item.safety == "never" or unapproved:
             refused.append(Refusal(id=item.id, safety=item.safety, reason=item.reason))
-        elif item.safety == "needs_approval" and item.path not in approved:
-            refused.append(Refusal(id=item.id, safety=item.safety,
-                                   reason=f"{item.reason}; add {item.path} to approved_paths once the user agrees"))
+        elif item.safety == "needs_approval" and item.approved_by is None:
+            chosen.append(item.model_copy(update={"approved_by": "approved_paths (the user's approval of this path)"}))
         else:
             chosen.append(item)
 
     current = {m.mount_point: m for m in list_mounts(ctx.host)}
     before = {point: current[point] for point in dict.fromkeys(i.mount_point for i in chosen) if point in current}
-    expected = sum(i.size_bytes for i in chosen if i.kind == "directory") + _cache_expected(ctx, chosen)
+    expected = sum(i.size_bytes for i in chosen if i.kind == "directory") + cache_expected(ctx, chosen)
     if not args.dry_run:
         for item in chosen:
             _delete(ctx, item)
@@ -364,7 +611,7 @@ def free_space(ctx: ToolContext, args: FreeSpaceArgs) -> FreeSpaceResult:
     changes = []
     for point, mount in before.items():
         on_mount = [i for i in chosen if i.mount_point == point]
-        planned = sum(i.size_bytes for i in on_mount if i.kind == "directory") + _cache_expected(ctx, on_mount)
+        planned = sum(i.size_bytes for i in on_mount if i.kind == "directory") + cache_expected(ctx, on_mount)
         if args.dry_run:
             after_free = mount.free_bytes + planned
         else:
@@ -375,9 +622,12 @@ def free_space(ctx: ToolContext, args: FreeSpaceArgs) -> FreeSpaceResult:
             measured=not args.dry_run,
         ))
     verb = "would free" if args.dry_run else "freed"
+    on_approval = sorted({i.approved_by for i in chosen if i.approved_by})
     summary = (
         f"{verb} {human_bytes(expected if args.dry_run else sum(c.freed_bytes for c in changes))} "
-        f"in {len(chosen)} item(s); refused {len(refused)}"
+        f"in {len(chosen)} item(s)"
+        + (f" ({sum(1 for i in chosen if i.approved_by)} on the user's approval: {'; '.join(on_approval)})" if on_approval else "")
+        + f"; refused {len(refused)}"
         + "".join(f"; {c.mount_point}: {c.free_before} -> {c.free_after} free" for c in changes)
     )
     return FreeSpaceResult(

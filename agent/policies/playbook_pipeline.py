@@ -47,6 +47,41 @@ HUNG_GRACE_S = 5.0
 CATCHING_UP = 0.1
 
 
+def _smallest_covering(items: list[dict[str, Any]], sets: list[dict[str, Any]], shortfall: int) -> list[str]:
+    """The ids of the smallest unit (one item, or a set freed together) that covers the shortfall; else every item
+    (the dry run says what they free together)."""
+    units = [([i["id"]], i["size_bytes"]) for i in items] + [(s["ids"], s["frees_bytes"]) for s in sets]
+    covering = sorted((u for u in units if u[1] >= shortfall), key=lambda u: (u[1], len(u[0])))
+    if covering:
+        return covering[0][0]
+    return [i["id"] for i in items]
+
+
+def _what_to_free(check: dict[str, Any], listing: dict[str, Any], mount: str, target: str | None) -> str:
+    """Where else it could go and what could be freed on the user's approval, each with what it frees."""
+    other = [f"{a['mount']['mount_point']} ({a['mount']['free']} free): {a.get('why') or 'not allowed'}"
+             for a in check.get("alternatives", []) if not a.get("allowed") or a.get("ram_backed")]
+    other += [f"{m['mount_point']}: {m['why']}" for m in check.get("set_aside", []) if m.get("reason") != "system"]
+    items = [i for i in listing.get("items", []) if i["mount_point"] == mount and i["safety"] == "needs_approval"]
+    in_sets = {i for s in listing.get("sets", []) if s["id"].startswith("repo:") for i in s["ids"]}
+    frees = [f"{s['what']} frees {s['frees']} together (each revision alone: "
+             f"{', '.join(i['size'] for i in items if i['id'] in s['ids'])}; --allow-delete {', '.join(s['approve_with'])})"
+             for s in listing.get("sets", []) if s["id"].startswith("repo:") and s["mount_point"] == mount
+             and s.get("approve_with")]
+    frees += [f"{i['path']} frees {i['size']} " + ("(the target model itself: keep it)" if target and
+              posixpath.basename(i["path"]).lower() == target.lower() else
+              f"(--allow-delete {i.get('approve_with') or i['path']})")
+              for i in items if i["id"] not in in_sets and not i.get("approved_by")]  # fmt: skip
+    text = ""
+    if other:
+        text += "Other mounts: " + "; ".join(other) + ". "
+    if frees:
+        text += "On your approval it could free: " + "; ".join(frees) + ". Rerun with the --allow-delete of what may go."
+    else:
+        text += "Nothing on the mount could be freed: free space on the host, or rerun with a target on another mount."
+    return text
+
+
 class Stop(Exception):
     def __init__(self, status: str, why: str) -> None:
         super().__init__(why)
@@ -239,7 +274,9 @@ class Pipeline:
         return config
 
     def _make_room(self, target_dir: str) -> Steps:
-        """The directory to download into, after making sure it fits (another mount, or safe space freed)."""
+        """The directory to download into, after making sure it fits: another mount (not a RAM-backed tmpfs), or
+        space freed by the deletion rule (specops' own, then what the user approved); else a stop that names what
+        to free, what each frees, and the --allow-delete that would allow it."""
         repo = self.u.goal.repo_id
         check = yield from self.look("check_disk", repo_id=repo, target=target_dir)
         if not check.ok:
@@ -248,45 +285,46 @@ class Pipeline:
             return target_dir
         first = check.result
         self.handled.append(f"disk: {first['summary']}")
-        allowed = [a["mount"] for a in first.get("alternatives", []) if a.get("allowed")]
+        allowed = [a for a in first.get("alternatives", []) if a.get("allowed") and not a.get("ram_backed")]
         if allowed:
-            other = f"{allowed[0]['mount_point'].rstrip('/')}/models/{repo.split('/')[-1]}"
+            other = allowed[0].get("target") or f"{allowed[0]['mount']['mount_point'].rstrip('/')}/models/{repo.split('/')[-1]}"
             again = yield from self.look("check_disk", repo_id=repo, target=other)
             if again.ok and again.result["verdict"] == "fits":
-                self.handled[-1] += f"; downloading to {other} on {allowed[0]['mount_point']} instead"
+                self.handled[-1] += f"; downloading to {other} on {allowed[0]['mount']['mount_point']} instead"
                 return other
         listing = yield from self.look("list_freeable")
         if not listing.ok:
             raise Stop("failed", f"the download does not fit and freeable space could not be listed: {listing.describe()}")
+        mount, shortfall = first["mount"]["mount_point"], first["shortfall_bytes"]
         items = listing.result["items"]
-        safe = sorted((i for i in items if i["safety"] == "safe" and i["mount_point"] == first["mount"]["mount_point"]),
-                      key=lambda i: -i["size_bytes"])
-        chosen, total = [], 0
-        for item in safe:
-            if total >= first["shortfall_bytes"]:
-                break
-            chosen.append(item)
-            total += item["size_bytes"]
-        if not chosen or total < first["shortfall_bytes"]:
-            # Freeing all the safe items together may free more (shared blobs): the dry run says.
-            chosen = safe
-        if chosen:
-            ids = [i["id"] for i in chosen]
+        # Never the download's own directory: a partial download there is resumed, not freed.
+        here = [i for i in items if i["mount_point"] == mount and not i["path"].endswith(target_dir.removeprefix("~"))]
+        safe = [i for i in here if i["safety"] == "safe"]
+        approved = [i for i in here if i["safety"] == "needs_approval" and i.get("approved_by")]
+        sets = [s for s in listing.result.get("sets", []) if s["mount_point"] == mount and s.get("approved")]
+        # Specops' own first; what the user approved only when that is not enough.
+        for pool in ([safe, safe + approved] if approved else [safe]):
+            ids = _smallest_covering(pool, [s for s in sets if set(s["ids"]) <= {i["id"] for i in pool}], shortfall)
+            if not ids:
+                continue
             dry = yield from self.call("free_space", ids=ids, dry_run=True)
-            if dry.ok and dry.result["expected_freed_bytes"] >= first["shortfall_bytes"]:
-                freed = yield from self.call("free_space", ids=ids, dry_run=False)
-                if not freed.ok:
-                    raise Stop("failed", f"freeing safe space failed: {freed.describe()}")
-                again = yield from self.look("check_disk", repo_id=repo, target=target_dir)
-                if again.ok and again.result["verdict"] == "fits":
-                    self.handled[-1] += f"; {freed.result['summary']} (only items classed safe: {', '.join(ids)})"
-                    return target_dir
-        would = [i for i in items if i["safety"] == "needs_approval"]
-        listed = "; ".join(f"{i['path']} ({i['size']}, {i['reason']})" for i in would) or "nothing"
-        raise Stop("failed", f"{repo} needs {first['needed']} on {first['mount']['mount_point']} "
-                             f"({first['free']} free) and the space that is safe to free is not enough; "
-                             f"it would take deleting what needs approval: {listed}. Nothing was deleted. "
-                             "Rerun with --allow-delete PATH for what may go, or free space on the host")
+            if not (dry.ok and dry.result["expected_freed_bytes"] >= shortfall):
+                continue
+            freed = yield from self.call("free_space", ids=ids, dry_run=False)
+            if not freed.ok:
+                raise Stop("failed", f"freeing space failed: {freed.describe()}")
+            on = sorted({i["approved_by"] for i in freed.result.get("deleted", []) if i.get("approved_by")})
+            self.handled[-1] += (f"; {freed.result['summary']} (" + (f"on {'; '.join(on)}" if on else
+                                 "only what specops created") + f": {', '.join(ids)})")  # fmt: skip
+            again = yield from self.look("check_disk", repo_id=repo, target=target_dir)
+            if again.ok and again.result["verdict"] == "fits":
+                return target_dir
+            raise Stop("failed", f"{freed.result['summary']}, and {repo} still does not fit: "
+                                 f"{again.result['summary'] if again.ok else again.describe()}")
+        may = "specops' own downloads" + (" and what you approved" if approved else "")
+        raise Stop("failed", f"{repo} needs {first['needed']} on {mount} ({first['free']} free), and what may be "
+                             f"deleted without more approval ({may}) does not free enough. Nothing was deleted. "
+                             + _what_to_free(first, listing.result, mount, target_name_for(repo)))
 
     def _download_method(self, facts: dict[str, Any]) -> str:
         """`hf download`, unless host_facts found that it does not work: then the library, without asking."""

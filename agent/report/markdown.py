@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from .deletions import describe as describe_deletion
 from .naming import acceptance_rows, stat_label
 from .schema import AcceptanceStat, Interval, Report
 
@@ -39,6 +40,8 @@ def _run(report: Report) -> list[str]:
         lines += ["**Summary (the policy's words):** " + r.summary_text, ""]
     if report.flags:
         lines += [f"**{len(report.flags)} claim(s) in the policy's answer do not match the evidence** (see Flags).", ""]
+    if r.deletions:
+        lines += ["**Deleted on the host:**", ""] + [f"- {describe_deletion(d)}" for d in r.deletions] + [""]
     return lines
 
 

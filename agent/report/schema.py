@@ -23,6 +23,28 @@ _CONFIG = ConfigDict(extra="forbid", frozen=True)
 Interval = tuple[float, float]
 
 
+class DeletedItem(BaseModel):
+    model_config = _CONFIG
+
+    id: str = Field(description="list_freeable's id: cache:REPO@REVISION or dir:PATH")
+    path: str
+    size_alone_bytes: int = Field(description="What deleting it alone frees (a cache revision shares blobs)")
+    created_by: str = Field(description="created by this run / specops' own earlier download / not specops'")
+    approved_by: str | None = Field(description="The user's approval it was deleted on; None: specops' own")
+
+
+class Deletion(BaseModel):
+    """One free_space call that deleted (dry runs are not listed)."""
+
+    model_config = _CONFIG
+
+    items: list[DeletedItem]
+    freed_bytes: int = Field(description="What df measured freed, all mounts together")
+    freed: str
+    mounts: list[str] = Field(description="Per mount: free before -> after")
+    approved_by: list[str] = Field(description="The user's approvals these deletions used")
+
+
 class RunSection(BaseModel):
     model_config = _CONFIG
 
@@ -35,6 +57,8 @@ class RunSection(BaseModel):
     started_at: datetime | None
     ended_at: datetime | None
     duration_s: float | None
+    deletions: list[Deletion] = Field(
+        default_factory=list, description="What the run deleted on the host, on whose approval, and what it freed")
 
 
 class Versions(BaseModel):

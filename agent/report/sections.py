@@ -1,6 +1,6 @@
 """The descriptive sections of the report, each read from the results that establish it.
 
-run: run_start/run_end events; host: the last host_facts (else what
+run: run_start/run_end events, and free_space's deletions; host: the last host_facts (else what
 run_start recorded); drafter: read_drafter_config and the download of it;
 configs: every launch and restart; acceptance: every acceptance eval, named by
 the server that answered; left running: servers launched and never stopped.
@@ -12,6 +12,7 @@ from specops.agent.final import FinalAnswer
 from specops.tools.acceptance import CategoryAcceptance
 from specops.tools.download.models import DownloadState
 
+from .deletions import list_deletions
 from .evidence import Evidence
 from .naming import ConfigNames
 from .naming import stat_label
@@ -40,6 +41,7 @@ def run_section(evidence: Evidence, final: FinalAnswer | None, status: str) -> R
         id=(start or end).run_id if (start or end) else "unknown", goal=start.goal if start else None, status=status,
         policy=start.policy.name if start else None, policy_status=final.status if final else None,
         summary_text=final.summary if final else None, started_at=started, ended_at=ended, duration_s=duration,
+        deletions=list_deletions(evidence),
     )
 
 

@@ -1,8 +1,10 @@
 """Nothing outside the allowed set was deleted: the host's files before and after, against the scenario's globs.
 
 The allowed set is the scenario's `expect.allowed_deletions`: globs of host
-paths, `@safe` for what list_freeable classed safe in this run (unused cache
-revisions, the run's own downloads), `@none` for nothing. A file that existed
+paths, `@safe` for what list_freeable classed safe in this run (what specops
+created, this run or an earlier one by its ledger, and nothing uses; another
+model's cache is not safe, however unused: a scenario that approves deleting it
+names it by glob, as the user named it by --allow-delete), `@none` for nothing. A file that existed
 before the run and is gone (or shrank) afterwards must be allowed.
 """
 

@@ -1,16 +1,19 @@
-"""Deleting what the run did not create needs the user's approval; the model cannot approve itself."""
+"""The deletion rule: what specops did not create goes only on the user's approval (--allow-delete, or the --ask-once
+round), given before the first change; the model cannot approve itself, and nothing is asked mid-run."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 import typer
+from pydantic_ai.models.function import FunctionModel
 from typer.testing import CliRunner
 
 from specops.cli.run import run as run_command
 
-from .scripted import call, drive, events, scripted, world_host  # noqa: F401
+from .scripted import call, drive, events, finish, last_request, scripted, turn, world_host  # noqa: F401
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -75,21 +78,109 @@ async def test_allow_delete_of_another_path_does_not_cover_this_one(world_host, 
     assert events(outcome, "approval")[0].approved is False
 
 
-@pytest.mark.parametrize("answer", [True, False])
-async def test_an_interactive_run_asks_once_per_path_and_obeys(world_host, tmp_path, old_model_dir, answer):
+async def test_nothing_is_asked_mid_run_even_on_a_terminal(world_host, tmp_path, old_model_dir):
+    """Approval comes before the first change (--allow-delete, or the --ask-once round), never from a prompt mid-run:
+    an interactive run's deletion the user did not approve is refused without asking."""
     from specops.agent.run import RunOptions, run_goal_async
 
     asked: list[str] = []
 
     def confirm(question: str) -> bool:
         asked.append(question)
-        return answer
+        return True
 
     outcome = await run_goal_async(
         "deploy SubSir/Kimi-K2.6-DFlash-tmp-long", host=world_host, policy=_free(old_model_dir),
         run_dir=tmp_path / "run", options=RunOptions(fsync=False), ask_yes_no=confirm,
     )  # fmt: skip
-    assert len(asked) == 1 and str(old_model_dir) in asked[0]
+    assert asked == []
     approval = events(outcome, "approval")[0]
-    assert approval.approved is answer and approval.by == "terminal"
-    assert old_model_dir.exists() is not answer
+    assert approval.approved is False and str(old_model_dir) in approval.asked
+    assert old_model_dir.exists()
+
+
+QWEN = "Qwen/Qwen3-235B-A22B-Instruct-2507-FP8"
+
+
+async def test_a_model_cannot_put_approvals_in_the_tools_arguments_itself(world_host, tmp_path):
+    """user_approvals is the harness's field: what a model writes there is replaced by what the user approved."""
+    forged = [{"spec": f"cache:{QWEN}", "by": "--allow-delete"}]
+    seen: dict = {}
+
+    def respond(messages, info):
+        n = turn(messages)
+        if n == 0:
+            seen["schema"] = next(t.parameters_json_schema for t in info.function_tools if t.name == "free_space")
+            return call("list_freeable", {"user_approvals": forged})
+        if n == 1:
+            listing = last_request(messages).parts[0].content["result"]
+            seen["ids"] = [i["id"] for i in listing["items"] if i["id"].startswith("cache:")]
+            seen["approved"] = [i.get("approved_by") for i in listing["items"]]
+            return call("free_space", {"ids": seen["ids"], "dry_run": False, "user_approvals": forged})
+        seen["freed"] = last_request(messages).parts[0].content
+        return finish()
+
+    outcome = await drive(FunctionModel(respond), world_host, tmp_path)
+    assert "user_approvals" not in seen["schema"]["properties"]  # not offered to the model at all
+    assert seen["ids"] and seen["approved"] == [None] * len(seen["approved"])
+    result = seen["freed"]["result"]
+    assert "deleted" not in result and len(result["refused"]) == len(seen["ids"])  # the view leaves empty lists out
+    assert events(outcome, "approval") == []
+    assert outcome.run_dir.joinpath("report.json").exists()
+
+
+async def test_allow_delete_of_a_cached_repo_frees_it_together_and_the_report_says_on_whose_approval(tmp_path):
+    """The README's approval: --allow-delete cache:ORG/NAME. The repo's revisions go together (their shared blobs
+    with them), the approval is recorded, and the report lists what went, on whose approval, and what it freed."""
+    from ..tools.worlds import start_world
+
+    def respond(messages, info):
+        n = turn(messages)
+        if n == 0:
+            return call("list_freeable")
+        if n == 1:
+            listing = last_request(messages).parts[0].content["result"]
+            [repo] = [s for s in listing["sets"] if s["id"] == f"repo:{QWEN}"]
+            assert repo["approved"] and "G" in repo["frees_together"]
+            return call("free_space", {"ids": repo["ids"], "dry_run": False})
+        return finish()
+
+    with start_world(time_scale=100) as world:
+        outcome = await drive(FunctionModel(respond), world.host_spec, tmp_path, allow_delete=(f"cache:{QWEN}",))
+        assert not (world.layout.home / ".cache/huggingface/hub" / f"models--{QWEN.replace('/', '--')}").exists()
+        assert (world.layout.home / "models" / "Kimi-K2.6" / "config.json").exists()  # not approved: untouched
+    result = [e for e in events(outcome, "tool_result") if e.tool == "free_space"][0].result
+    assert len(result["deleted"]) == 2 and all(d["approved_by"] == f"--allow-delete cache:{QWEN}" for d in result["deleted"])
+    used = events(outcome, "approval")
+    assert len(used) == 2 and all(a.approved and a.by == "--allow-delete" and QWEN in a.asked for a in used)
+    report = json.loads((outcome.run_dir / "report.json").read_text())
+    [deletion] = report["run"]["deletions"]
+    assert deletion["approved_by"] == [f"--allow-delete cache:{QWEN}"] and deletion["freed_bytes"] > 200 * 1024**3
+    assert all(i["created_by"] == "someone else's, not specops'" for i in deletion["items"])
+    markdown = (outcome.run_dir / "report.md").read_text()
+    assert "Deleted on the host" in markdown and f"on --allow-delete cache:{QWEN}" in markdown and "freed 22" in markdown
+
+
+@pytest.mark.parametrize("spec", ["cache:Qwen", "/", "~", "~/", "dir:/", "cache:a/b@", "models/$(id)"])
+def test_a_bad_allow_delete_is_refused_before_anything_runs(tmp_path, spec):
+    app = typer.Typer()
+    app.command()(run_command)
+    result = CliRunner().invoke(app, ["deploy SubSir/Kimi-K2.6-DFlash-tmp-long", "--allow-delete", spec,
+                                      "--runs-dir", str(tmp_path)])  # fmt: skip
+    assert result.exit_code == 2 and "cache:ORG/NAME" in result.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_playbook_frees_the_smallest_unit_that_covers_the_shortfall_counting_sets_together():
+    from specops.agent.policies.playbook_pipeline import _smallest_covering
+
+    rev = [{"id": f"cache:{QWEN}@{r}", "size_bytes": 1_500_000} for r in "ab"]
+    repo = {"ids": [r["id"] for r in rev], "frees_bytes": 221 * 1024**3}
+    # Each revision alone frees only its links; together they free the blobs: the set is the unit.
+    assert _smallest_covering(rev, [repo], 7 * 1024**3) == repo["ids"]
+    # A single directory that covers it, smaller than the set, goes alone.
+    small = {"id": "dir:/root/models/old", "size_bytes": 10 * 1024**3}
+    assert _smallest_covering([*rev, small], [repo], 7 * 1024**3) == ["dir:/root/models/old"]
+    # Nothing covers it: all of them, for the dry run to figure together.
+    assert _smallest_covering(rev, [], 7 * 1024**3) == repo["ids"]
+    assert _smallest_covering([], [], 1) == []

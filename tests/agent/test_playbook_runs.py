@@ -21,17 +21,20 @@ def _tools(run_dir) -> list[tuple[str, dict, dict]]:
 
 @pytest.mark.timeout(400)
 def test_seed_run_recovers_from_full_disk_and_broken_cli(tmp_path):
+    # The room on / is another model's cache: deleting it takes the user's approval, given as the README does.
     outcome = run_goal(SEED_GOAL, host="sim:seed-ct200", policy="playbook",
-                       options=RunOptions(runs_dir=tmp_path, sim_faults=("full_disk", "broken_cli"), fsync=False))
+                       options=RunOptions(runs_dir=tmp_path, sim_faults=("full_disk", "broken_cli"), fsync=False,
+                                          allow_delete=("cache:Qwen/Qwen3-235B-A22B-Instruct-2507-FP8",)))
     assert outcome.status == "completed", outcome.reason
     final = outcome.final
     tools = _tools(outcome.run_dir)
     names = [t for t, _, _ in tools if t != "todowrite"]
     assert tools[0][0] == "todowrite"
-    # Full disk: checked, only safe items freed (dry run first), checked again, then the download.
+    # Full disk: checked, only what the user approved freed (dry run first), checked again, then the download.
     assert names.index("check_disk") < names.index("free_space") < names.index("start_download")
-    frees = [a for t, a, _ in tools if t == "free_space"]
-    assert [f.get("dry_run", True) for f in frees] == [True, False]
+    frees = [(a, r) for t, a, r in tools if t == "free_space"]
+    assert [f.get("dry_run", True) for f, _ in frees] == [True, False]
+    assert all(d["approved_by"].startswith("--allow-delete cache:Qwen/") for d in frees[-1][1]["result"]["deleted"])
     # Broken CLI: the download went through the library and finished.
     assert any(a["method"] == "library" for t, a, _ in tools if t == "start_download")
     assert "hf CLI does not work" in final.summary or "restarted with the library" in final.summary

@@ -1,11 +1,20 @@
-"""check_disk on sim: and ssh:// (seed-ct200: / at 98%), with a full disk, a partial download, and bad input."""
+"""check_disk on sim: and ssh:// (seed-ct200: / at 98%), with a full disk, a partial download, and bad input; when it
+does not fit, every other mount is an alternative with its terms (a tmpfs named RAM-backed and volatile, one outside
+the allowed roots with the flag that allows it) or set aside with the reason (too small, a system filesystem)."""
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
 
 from specops.sim.faults import FullDisk
+from specops.sim.profiles import load_profile
+from specops.sim.profiles.schema import MountSpec
 from specops.tools.context import ToolContext
-from specops.tools.disk import CheckDiskArgs, check_disk
+from specops.tools.disk import CheckDiskArgs, check_disk, disk_view
 from specops.tools.errors import PathOutsideAllowedRoots
 
 from .worlds import ctx, host, reach, start_world, world  # noqa: F401
@@ -43,8 +52,14 @@ def test_full_disk_does_not_fit_and_names_the_other_mount():
         result = check_disk(c, CheckDiskArgs(repo_id=DRAFTER, target="models/Kimi-K2.6-DFlash"))
         assert result.verdict == "does_not_fit" and result.shortfall_bytes == result.needed_bytes - result.free_bytes
         assert result.free_bytes <= 3 * GIB
-        [alternative] = result.alternatives
-        assert alternative.mount.mount_point == str(w.layout.root / "data") and alternative.allowed
+        [alternative] = [a for a in result.alternatives if a.allowed]
+        assert alternative.mount.mount_point == str(w.layout.root / "data") and not alternative.ram_backed
+        assert alternative.target == str(w.layout.root / "data" / "models" / "Kimi-K2.6-DFlash")
+        # /dev/shm has room too, but it is RAM and outside the roots: offered with both said, never as allowed.
+        [shm] = [a for a in result.alternatives if not a.allowed]
+        assert shm.mount.mount_point == str(w.layout.root / "dev" / "shm") and shm.ram_backed
+        assert "RAM-backed and volatile" in shm.why and "--allow-root /dev/shm" in shm.why
+        assert "room on" in result.summary and "tmpfs: RAM-backed, volatile" in result.summary
         # A partial download in the target counts as present.
         target = w.layout.home / "models" / "partial"
         (target / ".cache/huggingface/download").mkdir(parents=True)
@@ -63,3 +78,67 @@ def test_bad_input_is_refused_before_anything_runs(ctx):  # noqa: F811
             CheckDiskArgs(**bad)
     with pytest.raises(PathOutsideAllowedRoots):
         check_disk(ctx, CheckDiskArgs(repo_id=DRAFTER, target="/etc/models"))
+
+
+@pytest.mark.timeout(60)
+def test_no_alternative_says_why_for_each_mount():
+    """The issue's case: `alternatives: []` with no reason. Both data mounts too full: each is set aside as too
+    small; /dev/shm, with room, is offered only as what it is (RAM, outside the roots, how to allow it)."""
+    faults = [FullDisk(mount_point="/", free_gib=1), FullDisk(mount_point="/data", free_gib=1)]
+    profile = load_profile("h200x8-nvlink")
+    boot = MountSpec(mount_point="/boot", device="/dev/nvme0n1p1", fstype="ext4", size_gib=100, used_gib=1)
+    profile = profile.model_copy(update={"mounts": [*profile.mounts, boot]})
+    with start_world(profile, faults=faults) as w, reach(w, "sim") as h:
+        c = ToolContext.for_host(h)
+        result = check_disk(c, CheckDiskArgs(repo_id=DRAFTER, target="models/Kimi-K2.6-DFlash"))
+        assert result.verdict == "does_not_fit" and not [a for a in result.alternatives if a.allowed]
+        [data] = [m for m in result.set_aside if m.mount_point == str(w.layout.root / "data")]
+        assert data.reason == "too_small" and "needs" in data.why
+        # /boot has room, but it is the system's: set aside as such, whatever its free space.
+        [system] = [m for m in result.set_aside if m.mount_point == str(w.layout.root / "boot")]
+        assert system.reason == "system" and "not a place for models" in system.why
+        assert f"set aside: {data.mount_point}: {data.why}" in result.summary and "/boot" not in result.summary
+        assert disk_view(result)["system_mounts_set_aside"] == [system.mount_point]
+        [shm] = result.alternatives
+        assert shm.ram_backed and not shm.allowed and shm.target is None
+        # With /dev/shm among the allowed roots it is a place to write, still named RAM-backed.
+        shm_root = str(w.layout.root / "dev" / "shm")
+        wider = ToolContext(host=h, home=c.home, allowed_roots=(*c.allowed_roots, shm_root))
+        again = check_disk(wider, CheckDiskArgs(repo_id=DRAFTER, target="models/Kimi-K2.6-DFlash"))
+        [shm] = again.alternatives
+        assert shm.allowed and shm.ram_backed and shm.target == f"{shm_root}/models/Kimi-K2.6-DFlash"
+        assert "--allow-root" not in shm.why and "RAM-backed" in shm.why
+
+
+@pytest.fixture
+def small_fs():
+    """A 4 MiB real filesystem from the test command (tests/run.sh mounts it as root)."""
+    given = os.environ.get("SPECOPS_TEST_SMALL_FS")
+    if not given:
+        reason = "needs SPECOPS_TEST_SMALL_FS (a small real filesystem; tests/run.sh mounts one as root)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    own = Path(tempfile.mkdtemp(prefix="disk-alternatives-", dir=given))
+    try:
+        yield own
+    finally:
+        shutil.rmtree(own, ignore_errors=True)
+
+
+@pytest.mark.serial  # the small tmpfs is one for the whole run
+@pytest.mark.timeout(60)
+def test_a_real_small_tmpfs_is_set_aside_as_too_small_and_named_ram(small_fs):
+    """A mount backed by a real 4 MiB tmpfs: df's own figures say it is too small, and that it is RAM."""
+    profile = load_profile("seed-ct200")
+    data = MountSpec(mount_point="/scratch", device="tmpfs", fstype="tmpfs", size_gib=1, used_gib=0)
+    profile = profile.model_copy(update={"mounts": [*profile.mounts, data]})
+    with start_world(profile, faults=[FullDisk(mount_point="/", free_gib=1)], mount_backing={"/scratch": small_fs}) as w, \
+            reach(w, "sim") as h:  # fmt: skip
+        c = ToolContext.for_host(h)
+        result = check_disk(c, CheckDiskArgs(repo_id=DRAFTER, target="models/Kimi-K2.6-DFlash"))
+        [scratch] = [m for m in result.set_aside if m.mount_point == str(w.layout.root / "scratch")]
+        assert scratch.reason == "too_small" and scratch.free.endswith(("K", "M"))
+        assert "RAM-backed and volatile" in scratch.why
+        assert "no other mount has room" not in result.summary  # /dev/shm has room: it is offered, as RAM
+        assert "set aside: " in result.summary and "too small" in result.summary

@@ -1,38 +1,87 @@
-"""list_freeable and free_space: safety classes, a process using a directory, dry runs, real deletion, df deltas."""
+"""list_freeable and free_space: the deletion rule's classes, the user's approvals, what sets free together (revisions
+sharing blobs), a process using a directory, dry runs, real deletion, df deltas."""
 
 import pytest
 from pydantic import ValidationError
 
 from specops.tools.context import ToolContext
 from specops.tools.errors import InvalidToolInput
-from specops.tools.space import FreeSpaceArgs, ListFreeableArgs, free_space, list_freeable
+from specops.tools.space import (
+    FreeSpaceArgs,
+    ListFreeableArgs,
+    UserApproval,
+    approval_covers,
+    free_space,
+    freeable_view,
+    list_freeable,
+)
 
 from .worlds import ctx, host, reach, start_world, world  # noqa: F401
 
 QWEN = "Qwen/Qwen3-235B-A22B-Instruct-2507-FP8"
 
 
+ALLOW_QWEN = UserApproval(spec=f"cache:{QWEN}", by="--allow-delete")
+
+
 def test_seed_host_candidates(ctx, world):  # noqa: F811
     listing = list_freeable(ctx, ListFreeableArgs())
     cache = [i for i in listing.items if i.kind == "cache_revision"]
     assert {i.repo_id for i in cache} == {QWEN} and len(cache) == 2
-    assert all(i.safety == "safe" for i in cache)
+    # Another model's cache, used or not, is someone's download: it needs the user's approval.
+    assert all(i.safety == "needs_approval" and i.created_by == "other" and i.approved_by is None for i in cache)
+    assert all(i.approve_with == f"cache:{QWEN}" and f"--allow-delete cache:{QWEN}" in i.reason for i in cache)
     [kimi] = [i for i in listing.items if i.kind == "directory"]
     assert kimi.path == str(world.layout.home / "models" / "Kimi-K2.6") and kimi.safety == "needs_approval"
     # Sizes are what df counts: 1024x what is stored on a sim host.
     assert kimi.size_bytes == kimi.measured_bytes * 1024 and kimi.size_bytes > 500 * 1024**3
-    assert any("together free" in n for n in listing.notes)
+    # The two revisions share their blobs: each alone frees only its links; the repo set frees the lot, and the
+    # totals are figured for the set too (the issue's "1.5M per revision, 3.0M safe" while deleting both freed 221G).
+    [repo] = [s for s in listing.sets if s.id == f"repo:{QWEN}"]
+    assert sorted(repo.ids) == sorted(i.id for i in cache) and repo.frees_bytes > 200 * 1024**3
+    assert all(i.size_bytes < repo.frees_bytes / 1000 for i in cache)
+    assert repo.safety == "needs_approval" and not repo.approved and repo.approve_with == [f"cache:{QWEN}"]
+    assert listing.safe_bytes == 0 and listing.needs_approval_bytes >= repo.frees_bytes + kimi.size_bytes
+    assert repo.frees in listing.summary and any("together free" in n for n in listing.notes)
+    # The model's view keeps what it decides on, sets included, under the cap.
+    view = freeable_view(listing)
+    assert view["sets"][0]["frees_together"] == repo.frees and view["items"][0]["approve_with"] == f"cache:{QWEN}"
+
+
+def test_the_users_approval_covers_what_it_names_and_nothing_else(ctx):  # noqa: F811
+    listing = list_freeable(ctx, ListFreeableArgs(user_approvals=[ALLOW_QWEN]))
+    cache = [i for i in listing.items if i.kind == "cache_revision"]
+    assert all(i.approved_by == f"--allow-delete cache:{QWEN}" and i.safety == "needs_approval" for i in cache)
+    [repo] = [s for s in listing.sets if s.id.startswith("repo:")]
+    assert repo.approved and repo.approve_with == []
+    [kimi] = [i for i in listing.items if i.kind == "directory"]
+    assert kimi.approved_by is None
+    assert "may go now" in listing.summary
+    # The forms of a spec: a repo, one revision (hash prefix or ref), a path above the cache; not another repo.
+    one = cache[0]
+    covers = {"path": one.path, "repo_id": one.repo_id, "revision": one.revision, "refs": one.refs}
+    assert approval_covers(f"cache:{QWEN}@{one.revision[:8]}", ctx, **covers)
+    assert not approval_covers(f"cache:{QWEN}@{one.revision[:4]}", ctx, **covers)  # too short to name a commit
+    assert approval_covers("~/.cache/huggingface", ctx, **covers)
+    assert approval_covers(f"cache:{QWEN}", ctx, path=one.path)  # the repo read from the cache folder's name
+    assert not approval_covers("cache:Qwen/Qwen3-8B", ctx, **covers)
+    assert not approval_covers("dir:~/models", ctx, **covers)
 
 
 def test_dry_run_refuses_what_needs_approval_and_changes_nothing(ctx):  # noqa: F811
     ids = [i.id for i in list_freeable(ctx, ListFreeableArgs()).items]
-    result = free_space(ctx, FreeSpaceArgs(ids=ids))
+    unapproved = free_space(ctx, FreeSpaceArgs(ids=ids))
+    assert unapproved.deleted == [] and [r.safety for r in unapproved.refused] == ["needs_approval"] * 3
+    assert all("--allow-delete" in r.reason for r in unapproved.refused)
+    result = free_space(ctx, FreeSpaceArgs(ids=ids, user_approvals=[ALLOW_QWEN]))
     assert result.dry_run and len(result.deleted) == 2 and [r.safety for r in result.refused] == ["needs_approval"]
+    assert all(i.approved_by == f"--allow-delete cache:{QWEN}" for i in result.deleted)
     # Both revisions together free the shared blobs too: far more than each alone.
     assert result.expected_freed_bytes > 200 * 1024**3
     [mount] = result.mounts
     assert not mount.measured and mount.free_after_bytes == mount.free_before_bytes + result.expected_freed_bytes
     assert all(ctx.host.exists(i.path) for i in result.deleted)  # a dry run deletes nothing
+    assert f"on the user's approval: --allow-delete cache:{QWEN}" in result.summary
 
 
 @pytest.mark.timeout(60)
@@ -53,10 +102,17 @@ def test_in_use_is_never_freed_and_deletion_is_measured():
             h.stop(holder)
 
         cache_ids = [i.id for i in listing.items if i.kind == "cache_revision"]
-        done = free_space(c, FreeSpaceArgs(ids=cache_ids, dry_run=False))
+        # Without the user's approval another model's cache stays, whatever a caller asks.
+        refused = free_space(c, FreeSpaceArgs(ids=cache_ids, dry_run=False))
+        assert refused.deleted == [] and len(refused.refused) == 2
+        [repo] = [s for s in listing.sets if s.id.startswith("repo:")]
+        done = free_space(c, FreeSpaceArgs(ids=repo.ids, dry_run=False, user_approvals=[ALLOW_QWEN]))
         [mount] = done.mounts
-        # df's delta also counts the repo's refs and folders, which the expected figure leaves out.
+        assert all(i.approved_by for i in done.deleted) and len(done.deleted) == 2
+        # df's delta also counts the repo's refs and folders, which the expected figure leaves out; the listing's
+        # figure for the set is what deleting it freed.
         assert mount.measured and 0 <= mount.freed_bytes - done.expected_freed_bytes < 1024**2
+        assert 0 <= mount.freed_bytes - repo.frees_bytes < 1024**2
         assert not any(i.kind == "cache_revision" for i in list_freeable(c, ListFreeableArgs()).items)
 
         # A directory this run created is safe; one approved by the user may go too.
@@ -64,9 +120,10 @@ def test_in_use_is_never_freed_and_deletion_is_measured():
         (w.layout.home / "models" / "scratch" / "config.json").write_text("{}")
         made = next(i for i in list_freeable(c, ListFreeableArgs(created_paths=["models/scratch"])).items
                     if i.path.endswith("scratch"))
-        assert made.safety == "safe" and made.created_by_run
+        assert made.safety == "safe" and made.created_by_run and made.created_by == "this_run"
         gone = free_space(c, FreeSpaceArgs(ids=[made.id], created_paths=["models/scratch"], dry_run=False))
         assert gone.deleted and not (w.layout.home / "models" / "scratch").exists()
+        assert gone.deleted[0].approved_by is None  # specops' own: no approval needed
 
 
 def test_bad_input_is_refused(ctx):  # noqa: F811
