@@ -48,6 +48,7 @@ class GoldenScenario:
     goal: str
     faults: tuple[str, ...] = ()
     why: str = ""
+    allow_delete: tuple[str, ...] = ()  # the user's approvals (--allow-delete) the run is recorded with
     policy: str = "playbook"
     # A model's run: "module:function" of a context manager that serves the model on loopback while the scenario is
     # recorded and yields its base URL (a test module, importable from the repository's root; only --rerecord uses it).
@@ -65,8 +66,8 @@ SCENARIOS: tuple[GoldenScenario, ...] = (
     ),
     GoldenScenario(
         "evaluate-full-disk-broken-cli", "evaluate the acceptance length of SubSir/Kimi-K2.6-DFlash-tmp-long",
-        faults=("full_disk", "broken_cli"),
-        why="the seed's two faults: safe space freed after a dry run, the download through the library",
+        faults=("full_disk", "broken_cli"), allow_delete=("cache:Qwen/Qwen3-235B-A22B-Instruct-2507-FP8",),
+        why="the seed's two faults: the approved cache freed after a dry run, the download through the library",
     ),
     GoldenScenario(
         "incompatible-drafter", "deploy and benchmark SubSir/Kimi-K2.6-DFlash-bad-layers",
@@ -86,7 +87,8 @@ async def record(scenario: GoldenScenario) -> str:
     with tempfile.TemporaryDirectory(prefix="specops-golden-") as tmp, _serving(scenario) as base_url:
         outcome = await run_goal_async(
             scenario.goal, host="sim:seed-ct200", policy=scenario.policy, run_dir=Path(tmp) / scenario.name,
-            options=RunOptions(sim_faults=scenario.faults, fsync=False, base_url=base_url),
+            options=RunOptions(sim_faults=scenario.faults, fsync=False, base_url=base_url,
+                               allow_delete=scenario.allow_delete),
         )  # fmt: skip
         GOLDEN_DIR.mkdir(parents=True, exist_ok=True)
         data = (outcome.run_dir / TRANSCRIPT).read_bytes()
