@@ -107,6 +107,7 @@ def reopen_run_host(described: dict[str, Any]) -> Iterator[RunHost]:
     sim = described.get("sim") or {}
     if not (is_sim_profile(spec) and sim.get("root")):
         with open_run_host(spec) as run_host:
+            run_host.context.allow(described.get("allowed_roots") or ())
             yield run_host
         return
     from specops.sim.world.world import SimWorld
@@ -117,6 +118,7 @@ def reopen_run_host(described: dict[str, Any]) -> Iterator[RunHost]:
         raise HostNotAnswering(f"cannot reopen the simulated host of {spec} at {sim['root']}: {exc}") from None
     try:
         with _opened(spec, world.host_spec, world.summary()) as run_host:
+            run_host.context.allow(described.get("allowed_roots") or ())  # what the run was allowed (--allow-root too)
             yield run_host
     finally:
         world.close()

@@ -80,6 +80,7 @@ class RunOptions(BaseModel):
     ask_once: bool = False
     answers_file: Path | None = None
     allow_delete: tuple[str, ...] = ()
+    allow_roots: tuple[str, ...] = ()  # more places the run may write in, beside the home and the data mounts
     sim_faults: tuple[str, ...] = ()
     time_scale: float | None = Field(default=None, gt=0)
     base_url: str | None = None
@@ -264,6 +265,7 @@ async def carry_out(parts: RunParts) -> RunOutcome:
     cost: float | None = None
     try:
         with parts.seams.open_host(parts.host_spec, options.sim_faults, options.time_scale) as run_host:
+            run_host.context.allow(options.allow_roots)
             recorder.record(NoteEvent, text=run_host.opened_note())
             deps = AgentDeps(
                 tool_context=run_host.context, recorder=recorder, todos=todos, clock=clock,

@@ -33,6 +33,13 @@ def _check_allow_delete(values: list[str] | None) -> list[str] | None:
         raise typer.BadParameter(str(exc)) from None
 
 
+def _check_allow_root(values: list[str] | None) -> list[str] | None:
+    for value in values or []:
+        if not value.startswith(("/", "~")) or any(ord(c) < 32 for c in value):
+            raise typer.BadParameter(f"{value!r} is not a directory on the host: give an absolute path such as /dev/shm")
+    return values
+
+
 def run(
     goal: Annotated[str, typer.Argument(help="The goal in one line, naming the drafter's Hub repo")],
     host: Annotated[str, typer.Option(help="sim:PROFILE (started for the run), sim:/root, local, ssh://user@host, or an inventory name")] = DEFAULT_HOST,
@@ -50,6 +57,10 @@ def run(
         help="Approve deleting what specops did not create (repeatable): cache:ORG/NAME (that cached repo's "
         "revisions), cache:ORG/NAME@REV, or a PATH (everything under it). Without it only specops' own downloads "
         "are deleted", callback=_check_allow_delete)] = None,
+    allow_root: Annotated[Optional[list[str]], typer.Option(
+        help="Let the run write under this directory too (repeatable), beside the home and the data mounts: "
+        "another mount check_disk named, say. A tmpfs such as /dev/shm is RAM: gone at reboot",
+        callback=_check_allow_root)] = None,
     sim_fault: Annotated[Optional[list[str]], typer.Option(help="sim:PROFILE hosts: inject a fault NAME:k=v,... (repeatable; see `specops sim faults`)")] = None,
     time_scale: Annotated[Optional[float], typer.Option(help="sim:PROFILE hosts: modelled seconds per real second (default: the profile's quick-run scale)")] = None,
     runs_dir: Annotated[Path, typer.Option(help="Where runs/<run-id>/ go")] = Path("runs"),
@@ -60,7 +71,7 @@ def run(
     interactive = ask_once and answers is None and sys.stdin.isatty()
     options = RunOptions(
         runs_dir=runs_dir, ask_once=ask_once, answers_file=answers, allow_delete=tuple(allow_delete or ()),
-        sim_faults=tuple(sim_fault or ()), time_scale=time_scale, base_url=base_url, api_key_env=api_key_env,
+        allow_roots=tuple(allow_root or ()), sim_faults=tuple(sim_fault or ()), time_scale=time_scale, base_url=base_url, api_key_env=api_key_env,
     )  # fmt: skip
     budgets = Budgets(max_requests=max_requests, max_tool_calls=max_tool_calls, max_tokens=max_tokens,
                       max_cost_usd=max_cost, max_wall_s=max_wall)  # fmt: skip

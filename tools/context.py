@@ -10,6 +10,7 @@ so they never appear in a command line, a transcript or a log.
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pydantic import SecretStr
@@ -50,6 +51,10 @@ class ToolContext:
         if allowed_roots is None:
             allowed_roots = (home, *_data_mounts(host))
         return cls(host=host, home=home, allowed_roots=tuple(dict.fromkeys(allowed_roots)), hub_token=hub_token)
+
+    def allow(self, roots: Sequence[str]) -> None:
+        """Let the run write under `roots` too (the user's --allow-root), resolved as host paths."""
+        self.allowed_roots = tuple(dict.fromkeys([*self.allowed_roots, *(self.resolve(r) for r in roots)]))
 
     def resolve(self, path: str) -> str:
         """The absolute host path of `path` (relative paths and ~ are under the home)."""

@@ -161,7 +161,7 @@ class Pipeline:
         p.add("facts", "Read the host: GPUs and interconnect, disks, SGLang and huggingface_hub versions, servers")
         p.add("target", f"Find the target model of {repo} on the host")
         p.add("drafter", f"Read {repo}'s config from the Hub and check it against the target (block size, layers)")
-        p.add("disk", "Check disk for the download; use another mount or free only provably safe space")
+        p.add("disk", "Check disk for the download; use another mount or free only what specops created or the user approved")
         p.add("download", f"Download {repo} (detached)")
         if self._benchmarking:
             p.add("baseline", "Benchmark the autoregressive configurations while the drafter downloads")

@@ -79,7 +79,7 @@ def _problems(evidence: Evidence) -> list[_Problem]:
             room = ", ".join(o.mount.mount_point for o in check.alternatives if o.allowed)
             problems.append(_Problem(
                 parsed.seq, "check_disk", "does_not_fit", None, check.summary,
-                f"mounts with room: {room}" if room else "free space that is provably safe, or ask for approval",
+                f"mounts with room: {room}" if room else "free what specops itself created, or what the user approves (--allow-delete)",
                 ("disk", check.repo_id),
             ))
     for parsed in evidence.benchmarks:
