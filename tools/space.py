@@ -119,6 +119,9 @@ class UserApproval(BaseModel):
 
 # The harness's field: not in the schema a model sees; whatever a caller puts there is replaced.
 UserApprovals = SkipJsonSchema[list[UserApproval]]
+# What this run created: the harness fills it from what it saw the run create (a caller's list is not believed),
+# so the model is not shown it.
+HarnessPaths = SkipJsonSchema[list[HostPath]]
 
 
 def approval_covers(spec: str, ctx: ToolContext, *, path: str, repo_id: str | None = None,
@@ -185,8 +188,7 @@ class FreeableSet(BaseModel):
 class ListFreeableArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    created_paths: list[HostPath] = Field(default_factory=list, description="Paths this run created: safe to delete "
-                                          "(the harness adds what it saw this run create and drops what it did not)")
+    created_paths: HarnessPaths = Field(default_factory=list)
     user_approvals: UserApprovals = Field(default_factory=list)
 
 
@@ -502,10 +504,8 @@ class FreeSpaceArgs(BaseModel):
     ids: list[str] = Field(min_length=1, description="Candidate ids from list_freeable (a set's `ids` together)")
     dry_run: bool = Field(default=True, description="Only report what would be freed")
     approved_paths: list[HostPath] = Field(
-        default_factory=list, description="Paths of needs_approval items the user approved (the harness keeps only "
-        "those the user did approve: --allow-delete or a yes in the --ask-once round)")
-    created_paths: list[HostPath] = Field(default_factory=list, description="Paths this run created: safe to delete "
-                                          "(the harness adds what it saw this run create and drops what it did not)")
+        default_factory=list, description="Paths the user approved deleting (only the user's approvals count)")
+    created_paths: HarnessPaths = Field(default_factory=list)
     user_approvals: UserApprovals = Field(default_factory=list)
 
 
