@@ -1,5 +1,8 @@
 """The plan: a todo list in opencode's todowrite style, replaced whole by the model, shown to it every turn.
 
+A write is the whole list (`todos`), or, once there is one, changes of status
+by id (`updates`): a step's progress costs a line, not the plan again.
+
 Rules, checked on every write (a broken one is sent back to the model to fix):
 ids are unique, at most one item is in progress, and a cancelled item says why.
 Each accepted write is a todo_change event; the list is rendered into the
@@ -11,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from specops.transcripts import NoteEvent, TodoDiff, TodoItem, diff_todos
 from specops.transcripts.todos import TodoPriority, TodoStatus
 
@@ -31,10 +34,27 @@ class Todo(BaseModel):
     reason: str | None = Field(default=None, max_length=500, description="Why it was cancelled (required then)")
 
 
+class TodoUpdate(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(min_length=1, max_length=64)
+    status: TodoStatus
+    reason: str | None = Field(default=None, max_length=500, description="Why it was cancelled (required then)")
+
+
 class TodoWriteArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    todos: list[Todo] = Field(description="The whole plan; replaces the previous one")
+    todos: list[Todo] | None = Field(default=None, description="The whole plan; replaces the previous one")
+    updates: list[TodoUpdate] | None = Field(
+        default=None, description="Instead of todos: new statuses of items by id; the rest stays as it is"
+    )
+
+    @model_validator(mode="after")
+    def _one_form(self) -> TodoWriteArgs:
+        if (self.todos is None) == (self.updates is None):
+            raise ValueError("give either todos (the whole plan) or updates (statuses by id), not both or neither")
+        return self
 
 
 class TodoWriteResult(BaseModel):
@@ -45,7 +65,8 @@ class TodoWriteResult(BaseModel):
 
 def todo_view(result: TodoWriteResult) -> dict[str, object]:
     """What the model is shown of a write: what changed (the plan itself travels at the end of every request)."""
-    return {"summary": result.summary, "changes": [c.model_dump(mode="json") for c in result.changes]}
+    changed = ", ".join(f"{c.id} {c.after}" if c.change == "status" else f"{c.id} {c.change}" for c in result.changes)
+    return {"summary": result.summary + (f"; changed {changed}" if changed else "")}
 
 
 class TodoRuleBroken(ValueError):
@@ -75,6 +96,18 @@ class TodoList:
     @property
     def items(self) -> list[Todo]:
         return list(self._items)
+
+    def apply(self, args: TodoWriteArgs) -> TodoWriteResult:
+        """A todowrite: the whole list, or status updates to the current one (an unknown id breaks the rules)."""
+        if args.todos is not None:
+            return self.write(args.todos)
+        current = {t.id: t for t in self._items}
+        unknown = [u.id for u in args.updates or [] if u.id not in current]
+        if unknown:
+            raise TodoRuleBroken(f"no such todo ids: {', '.join(unknown)}; write the whole plan with todos to add items")
+        for update in args.updates or []:
+            current[update.id] = current[update.id].model_copy(update={"status": update.status, "reason": update.reason})
+        return self.write(list(current.values()))
 
     def write(self, todos: list[Todo]) -> TodoWriteResult:
         """Replace the plan after checking the rules (TodoRuleBroken); records the change."""

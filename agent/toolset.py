@@ -170,7 +170,8 @@ def _answer_error(deps: AgentDeps, call_id: str, tool: str, record: ToolErrorRec
 _TODO_DESCRIPTION = (
     "Write the plan: the whole todo list, replacing the previous one. Items {id, content, status "
     "(pending|in_progress|completed|cancelled), priority (high|medium|low), reason (required when cancelled)}. "
-    "Ids unique; at most one in_progress. Write it before any other tool; update it as each step starts and ends."
+    "Ids unique; at most one in_progress. Write it before any other tool. Then, as each step starts and ends, send "
+    "`updates` [{id, status, reason}] instead of the whole list (the whole list again only to add or reword items)."
 )
 
 
@@ -182,7 +183,7 @@ def todo_tool() -> Tool[AgentDeps]:
         deps.recorder.record(ToolCallEvent, call_id=call_id, tool=TODO_TOOL, args=raw)
         started = time.monotonic()
         try:
-            result = deps.todos.write(args.todos)
+            result = deps.todos.apply(args)
         except TodoRuleBroken as exc:
             record = ToolErrorRecord(kind="todo_rule", what=str(exc), remedy="fix the list and write it again")
             _answer_error(deps, call_id, TODO_TOOL, record, started)

@@ -1,7 +1,7 @@
 """What a model is sent on the seed job, measured on the wire, beside issue 13's budgets.
 
 Runs the README's main job (the seed's goal on sim:seed-ct200 with the full disk
-and the broken CLI) through the openai-chat policy: the real openai client, over
+and the broken CLI, the cache approved for deletion) through the openai-chat policy: the real openai client, over
 HTTP, to a loopback endpoint where the playbook decides (playbook_endpoint.py).
 From the request bodies as received it prints:
 
@@ -34,6 +34,7 @@ from playbook_endpoint import playbook_endpoint  # noqa: E402
 
 GOAL = "deploy and benchmark SubSir/Kimi-K2.6-DFlash-tmp-long"
 FAULTS = ("full_disk", "broken_cli")
+APPROVED = ("cache:Qwen/Qwen3-235B-A22B-Instruct-2507-FP8",)  # the README's --allow-delete
 BUDGETS = {"tool schemas": 15_000, "largest tool result": 4_000, "last request": 60_000}
 PREFIX_BUDGET = 0.90
 
@@ -63,7 +64,7 @@ async def measure(root: Path) -> dict[str, Any]:
     async with playbook_endpoint(run_dir / "transcript.jsonl") as (base_url, raw_bodies):
         outcome = await run_goal_async(
             GOAL, host="sim:seed-ct200", policy="openai-chat:playbook-endpoint", run_dir=run_dir,
-            options=RunOptions(sim_faults=FAULTS, base_url=base_url),
+            options=RunOptions(sim_faults=FAULTS, base_url=base_url, allow_delete=APPROVED),
         )  # fmt: skip
     bodies = [json.loads(raw) for raw in raw_bodies]
     results = [m for body in bodies for m in body["messages"] if m["role"] == "tool"]

@@ -28,6 +28,7 @@ from specops.transcripts import read_transcript
 GOAL = "deploy and benchmark SubSir/Kimi-K2.6-DFlash-tmp-long"
 PROFILE = "seed-ct200"
 FAULTS = ("full_disk", "broken_cli")
+APPROVED = ("cache:Qwen/Qwen3-235B-A22B-Instruct-2507-FP8",)  # the README's --allow-delete
 
 
 def _merged_seconds(spans: list[tuple[float, float]]) -> float:
@@ -58,7 +59,7 @@ def accuracy(report: dict) -> str:
 def one_run(root: Path, index: int) -> None:
     started = time.perf_counter()
     outcome = run_goal(GOAL, host=f"sim:{PROFILE}", run_dir=root / f"run-{index}",
-                       options=RunOptions(sim_faults=FAULTS))  # fmt: skip
+                       options=RunOptions(sim_faults=FAULTS, allow_delete=APPROVED))  # fmt: skip
     wall = time.perf_counter() - started
     events = read_transcript(outcome.run_dir / "transcript.jsonl").events
     t0 = events[0].ts

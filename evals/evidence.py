@@ -92,7 +92,8 @@ class RunEvidence:
         """The plan as the policy last wrote it (a cancelled item's reason is in the call, not the todo record)."""
         writes = [s for s in self.steps if s.tool == "todowrite" and s.ok]
         if writes:
-            return list(writes[-1].call.args.get("todos") or [])
+            last_write = writes[-1].result
+            return list((last_write.result or {}).get("todos") or []) if last_write is not None else []
         last = next((e for e in reversed(self.events) if isinstance(e, TodoChangeEvent)), None)
         return None if last is None else [t.model_dump(mode="json") for t in last.todos]
 

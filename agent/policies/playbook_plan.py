@@ -1,8 +1,10 @@
 """The playbook's todo plan: the items for the goal's intents, one in progress at a time, each closed with a reason.
 
 The plan changes as the pipeline moves (start, complete, cancel); the pipeline
-attaches the new list as a todowrite call beside its next tool call, so the
-plan shown to a reader is always the one the next action belongs to.
+attaches a todowrite call beside its next tool call, so the plan shown to a
+reader is always the one the next action belongs to. The first write is the
+whole list; later ones are status updates of the items that changed, as the
+tool guidance asks of a model (the whole list again only when items were added).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ class _Item:
 class Plan:
     items: list[_Item] = field(default_factory=list)
     dirty: bool = True
+    written: dict[str, tuple[str, str | None]] | None = None  # id -> (status, reason) as last written; None: never
 
     def add(self, id: str, content: str, priority: str = "high") -> None:
         self.items.append(_Item(id, content, priority))
@@ -73,6 +76,15 @@ class Plan:
 
     def write_call(self) -> Call:
         self.dirty = False
+        now = {item.id: (item.status, item.reason) for item in self.items}
+        written, self.written = self.written, now
+        if written is not None and list(written) == list(now):
+            updates = []
+            for item_id, (status, reason) in now.items():
+                if written[item_id] != (status, reason):
+                    updates.append({"id": item_id, "status": status, **({"reason": reason} if reason else {})})
+            if updates:
+                return Call(TODO_TOOL, {"updates": updates})
         todos = []
         for item in self.items:
             todo = {"id": item.id, "content": item.content, "status": item.status, "priority": item.priority}

@@ -48,7 +48,7 @@ def _bench(args: dict[str, Any]) -> dict[str, Any]:
 
 
 HEALTHY: dict[str, Answer] = {
-    "todowrite": lambda a: ok({"todos": a["todos"]}),
+    "todowrite": lambda a: ok({"summary": "written"}),
     "host_facts": lambda a: ok({"gpu_count": 8, "gpu_model": "GPU", "sglang_version": "0.5.10", "interconnect":
                                {"interconnect": "pcie"}, "clis": [{"name": "hf", "works": True}], "serving": []}),
     "find_models": lambda a: ok({"models": [{"name": "Kimi-K2.6", "path": KIMI, "source": "directory",
@@ -89,13 +89,26 @@ def tools_of(calls: list[tuple[str, dict]]) -> list[str]:
     return [name for name, _ in calls if name != "todowrite"]
 
 
+def _final_plan(calls: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The plan after every todowrite: the whole list, then status updates by id."""
+    plan: dict[str, dict[str, Any]] = {}
+    for name, args in calls:
+        if name == "todowrite" and "todos" in args:
+            plan = {t["id"]: dict(t) for t in args["todos"]}
+        elif name == "todowrite":
+            for update in args["updates"]:
+                plan[update["id"]].update(update)
+    return list(plan.values())
+
+
 def test_plan_first_then_the_whole_pipeline_with_every_todo_closed():
     calls, final = drive({})
     assert calls[0][0] == "todowrite" and tools_of(calls)[:4] == ["host_facts", "find_models", "read_drafter_config", "check_disk"]
     names = tools_of(calls)
     # The baseline runs while the download is in flight: launches come between start and wait.
     assert names.index("start_download") < names.index("launch_server") < names.index("wait_download")
-    last_plan = [args for name, args in calls if name == "todowrite"][-1]["todos"]
+    last_plan = _final_plan(calls)
+    assert [n for n, a in calls if n == "todowrite" and "todos" in a] == ["todowrite"]  # then updates only
     assert all(t["status"] in ("completed", "cancelled") for t in last_plan)
     assert all(t.get("reason") for t in last_plan if t["status"] == "cancelled")
     assert final["status"] == "completed" and len(final["left_running"]) == 1  # a deploy goal leaves one running

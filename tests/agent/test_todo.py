@@ -7,7 +7,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from specops.agent.plan_reminder import PLAN_MARK
-from specops.agent.todo import Todo, TodoList, TodoRuleBroken, check_rules
+from specops.agent.todo import Todo, TodoList, TodoRuleBroken, TodoWriteArgs, check_rules, todo_view
 
 from .scripted import call, drive, events, finish, last_request, turn, world_host  # noqa: F401
 
@@ -91,3 +91,23 @@ async def test_a_plan_breaking_the_rules_is_sent_back_to_fix(world_host, tmp_pat
     assert "at most one todo may be in_progress" in replies[0]
     assert events(outcome, "todo_change") == []
     assert [r.what for r in events(outcome, "retry")] == ["tool todowrite"]
+
+
+def test_updates_change_statuses_by_id_and_keep_the_rest():
+    plan = TodoList()
+    plan.apply(TodoWriteArgs(todos=[Todo(id="a", content="x", status="in_progress"), Todo(id="b", content="y", status="pending")]))
+    result = plan.apply(TodoWriteArgs(updates=[{"id": "a", "status": "completed"}, {"id": "b", "status": "in_progress"}]))
+    assert [(t.id, t.content, t.status) for t in plan.items] == [("a", "x", "completed"), ("b", "y", "in_progress")]
+    assert todo_view(result) == {"summary": "1/2 completed; changed a completed, b in_progress"}
+    with pytest.raises(TodoRuleBroken, match="no such todo ids: z"):
+        plan.apply(TodoWriteArgs(updates=[{"id": "z", "status": "completed"}]))
+    with pytest.raises(TodoRuleBroken, match="needs a reason"):
+        plan.apply(TodoWriteArgs(updates=[{"id": "b", "status": "cancelled"}]))
+    assert plan.items[1].status == "in_progress"  # a refused write changes nothing
+
+
+def test_a_write_is_the_whole_plan_or_updates_never_both():
+    with pytest.raises(ValueError, match="either todos"):
+        TodoWriteArgs(todos=[], updates=[])
+    with pytest.raises(ValueError, match="either todos"):
+        TodoWriteArgs()

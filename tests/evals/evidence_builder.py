@@ -40,6 +40,8 @@ class Run:
     def tool(self, tool: str, args: dict[str, Any] | None = None, result: Any = None, error: str | None = None):
         call_id = f"c{len(self.events)}"
         self._add(ToolCallEvent, call_id=call_id, tool=tool, args=args or {})
+        if result is None and tool == "todowrite" and "todos" in (args or {}):
+            result = {"todos": args["todos"]}  # as the tool answers: the plan now
         if error is None:
             self._add(ToolResultEvent, call_id=call_id, tool=tool, ok=True, result=result, duration_s=0.1, host="sim:/w")
         else:

@@ -77,8 +77,8 @@ def server_view(server: RunningServer) -> dict[str, Any]:
         "id": server.id, "port": server.port, "pid": server.pid, "ready_after_s": server.ready_after_s,
         "sglang": info.version, "layout": {"tp": config.tp, "ep": config.ep, "dp": config.dp, "pp": config.pp,
                                            "dp_attention": config.enable_dp_attention},
-        "speculative": config.speculative_algorithm and {
-            "algorithm": config.speculative_algorithm, "block_size": config.block_size, "drafter": config.drafter_path},
+        "speculative": config.speculative_algorithm and {"algorithm": config.speculative_algorithm,
+                                                         "block_size": config.block_size or info.block_size},
         "cuda_graphs": config.cuda_graphs, "max_running_requests": info.max_running_requests,
         "max_total_num_tokens": info.max_total_num_tokens, "context_length": info.context_length,
         "log_path": server.log_path, "warnings": server.warnings,
