@@ -27,8 +27,8 @@ _MARK = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]", "cancelled"
 class Todo(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    id: str = Field(min_length=1, max_length=64, description="Stable id, unique in the list")
-    content: str = Field(min_length=1, max_length=500, description="What this step does, in a few words")
+    id: str = Field(min_length=1, max_length=64)
+    content: str = Field(min_length=1, max_length=500, description="The step, in a few words")
     status: TodoStatus
     priority: TodoPriority = "medium"
     reason: str | None = Field(default=None, max_length=500, description="Why it was cancelled (required then)")
@@ -39,7 +39,7 @@ class TodoUpdate(BaseModel):
 
     id: str = Field(min_length=1, max_length=64)
     status: TodoStatus
-    reason: str | None = Field(default=None, max_length=500, description="Why it was cancelled (required then)")
+    reason: str | None = Field(default=None, max_length=500)
 
 
 class TodoWriteArgs(BaseModel):

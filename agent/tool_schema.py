@@ -1,9 +1,12 @@
 """A tool's parameters as the model is sent them: pydantic's JSON Schema without what only repeats itself.
 
-pydantic gives every property a `title` (its name again, capitalised) and every
-optional field `anyOf: [X, {"type": "null"}]` with `default: null`. A model
-reads neither: the name is the key, and a field left out of `required` may be
-left out. Both go; descriptions, types, bounds, enums and defaults stay, and
+pydantic gives every property a `title` (its name again, capitalised), every
+optional field `anyOf: [X, {"type": "null"}]` with `default: null`, and every
+object `additionalProperties: false`. A model needs none of them: the name is
+the key, a field left out of `required` may be left out, and an unknown
+argument is refused with a message anyway. They go, with bounds that only
+refuse absurd input (maxima of 1000 and more, string lengths of 64 and more)
+and the argument models' own descriptions (the tool's says it); descriptions, types, bounds, enums and defaults stay, and
 the arguments are still validated against the full model (toolset.py).
 
 Knobs a run rarely turns (timeouts, retry back-off, the client's seed) are
@@ -22,8 +25,9 @@ from specops.transcripts.records import json_schema_of
 _NULL = {"type": "null"}
 
 ADVANCED: dict[str, tuple[str, ...]] = {
-    "CheckDiskArgs": ("margin_fraction", "margin_min_bytes"),
-    "StartDownloadArgs": ("max_attempts", "retry_backoff_s"),
+    "CheckDiskArgs": ("include", "exclude", "margin_fraction", "margin_min_bytes"),
+    "StartDownloadArgs": ("include", "exclude", "max_attempts", "retry_backoff_s"),
+    "FindModelsArgs": ("roots",),
     "DownloadStatusArgs": ("log_lines",),
     "WaitDownloadArgs": ("poll_s", "log_lines"),
     "LaunchArgs": ("ready_timeout_s", "log_dir", "python", "keep_on_timeout"),
@@ -33,21 +37,32 @@ ADVANCED: dict[str, tuple[str, ...]] = {
                      "served_model_name", "speculative_num_steps", "speculative_eagle_topk"),
     "AcceptanceArgs": ("ignore_eos", "concurrency", "prompt_template", "break_even_accept_length", "flush_cache",
                        "request_timeout_s"),
-    "BenchmarkArgs": ("ignore_eos", "warmup_requests", "rounds", "end", "flush_cache", "api", "model", "client",
+    "BenchmarkArgs": ("ignore_eos", "warmup_requests", "requests_per_level", "rounds", "end", "flush_cache", "api", "model", "client",
                       "temperature", "seed", "request_timeout_s", "timeout_s"),
     "ShellArgs": ("cwd",),
 }  # fmt: skip
 
 
+# Bounds only there to refuse absurd input (a 1e6-token prompt, a 64 KiB id): validation still enforces them.
+_SANITY_MAXIMUM = 1000
+_SANITY_MAX_LENGTH = 64
+
+
 def parameters_schema(args: type[BaseModel]) -> dict[str, Any]:
-    return _lean(_without_advanced(json_schema_of(args)))
+    schema = _lean(_without_advanced(json_schema_of(args)))
+    # A model's own description repeats the tool's: properties keep theirs.
+    schema.pop("description", None)
+    for definition in schema.get("$defs", {}).values():
+        if "properties" in definition:
+            definition.pop("description", None)
+    return schema
 
 
 def advanced_note(args: type[BaseModel]) -> str:
     """The line the tool's description gains for the arguments its schema leaves out ('' when none)."""
     schema = json_schema_of(args)
     names = [*_advanced_of(schema), *(n for d in schema.get("$defs", {}).values() for n in _advanced_of(d))]
-    return f"\nAlso accepted, rarely needed (defaults suit most runs): {', '.join(names)}." if names else ""
+    return f"\nMore, rarely needed: {', '.join(names)}." if names else ""
 
 
 def _advanced_of(model_schema: dict[str, Any]) -> list[str]:
@@ -74,7 +89,15 @@ def _lean(node: Any) -> Any:
         return [_lean(item) for item in node]
     if not isinstance(node, dict):
         return node
-    lean = {key: _lean(value) for key, value in node.items() if key != "title" or not isinstance(value, str)}
+    lean = {key: _lean(value) for key, value in node.items()
+            if not (key == "title" and isinstance(value, str)) and not (key == "additionalProperties" and value is False)}
+    if isinstance(lean.get("maximum"), int | float) and lean["maximum"] >= _SANITY_MAXIMUM:
+        del lean["maximum"]
+    if isinstance(lean.get("maxLength"), int) and lean["maxLength"] >= _SANITY_MAX_LENGTH:
+        del lean["maxLength"]
+    items = lean.get("items")
+    if isinstance(items, dict) and "description" in items and "description" in lean:
+        lean["items"] = {k: v for k, v in items.items() if k != "description"}  # the list's own says it
     options = lean.get("anyOf")
     if isinstance(options, list) and _NULL in options and lean.get("default", ...) is None:
         rest = [option for option in options if option != _NULL]

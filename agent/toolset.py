@@ -168,10 +168,8 @@ def _answer_error(deps: AgentDeps, call_id: str, tool: str, record: ToolErrorRec
 
 
 _TODO_DESCRIPTION = (
-    "Write the plan: the whole todo list, replacing the previous one. Items {id, content, status "
-    "(pending|in_progress|completed|cancelled), priority (high|medium|low), reason (required when cancelled)}. "
-    "Ids unique; at most one in_progress. Write it before any other tool. Then, as each step starts and ends, send "
-    "`updates` [{id, status, reason}] instead of the whole list (the whole list again only to add or reword items)."
+    "The plan. Write it whole first, before any other tool (`todos`; ids unique, at most one in_progress, a reason "
+    "when cancelled); then, as steps start and end, send only `updates` [{id, status, reason}]."
 )
 
 

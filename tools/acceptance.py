@@ -129,8 +129,8 @@ class AcceptanceArgs(BaseModel):
     )
     thinking: Thinking = Field(
         "auto",
-        description="auto: both modes when the served model's chat template has a thinking switch, else raw; raw: "
-        "prompt_template only; on / off / both: render with the model's chat template, thinking on and/or off",
+        description="auto: on and off when the chat template has a thinking switch, else raw (prompt_template only); "
+        "on / off / both: through the chat template",
     )
     break_even_accept_length: float | None = Field(
         None, ge=1.0, le=64.0, description="The tau the drafter needs to beat the baseline (e.g. from TPOT ratios)"
@@ -353,9 +353,10 @@ def acceptance_view(result: AcceptanceResult) -> dict[str, Any]:
 
 @tool("acceptance", mutates=False, view=acceptance_view)
 def measure_acceptance(ctx: ToolContext, args: AcceptanceArgs) -> AcceptanceResult:
-    """Acceptance length (tau) of the speculative server on `port`, per category (math, code, chat) and overall:
-    request mean and token weighted, each with a 95% interval, the method, and a warning when tau is too low
-    for the drafter to pay off. With a reasoning model, thinking on and off are measured apart."""
+    """Acceptance length (tau) of the speculative server on `port` per category (math, code, chat) and overall,
+    request mean and token weighted with 95% intervals, and a warning when tau is too low to pay off. Thinking on
+    and off are measured apart for a reasoning model.
+    """
     sets = {c: load_prompt_set(c) for c in args.categories}
     try:
         with ctx.host.forward(args.port) as (address, local_port):

@@ -303,9 +303,9 @@ def disk_view(check: DiskCheck) -> dict[str, Any]:
 
 @tool("check_disk", mutates=False, view=disk_view)
 def check_disk(ctx: ToolContext, args: CheckDiskArgs) -> DiskCheck:
-    """Whether downloading a Hub repo (revision, include/exclude) into `target` fits on the mount it lies on:
-    the download's size from the Hub, what the target already holds (a partial download counts), headroom,
-    the mount's free bytes, the verdict with numbers, and the other mounts that would fit."""
+    """Whether a Hub repo fits in `target`: its size from the Hub, what the target already holds, headroom, the
+    mount's free bytes, the verdict, and the other mounts, each with why it can or cannot be used.
+    """
     target = ctx.writable(args.target)
     if target in ("/", ctx.home):
         raise InvalidToolInput(

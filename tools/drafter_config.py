@@ -366,11 +366,10 @@ def _dflash_value(config: dict[str, Any], name: str) -> tuple[Any, str]:
 
 @tool("read_drafter_config", mutates=False)
 def read_drafter_config(ctx: ToolContext, args: ReadDrafterConfigArgs) -> DrafterConfig:
-    """The drafter's (and its target's) config.json, from the host's disk or the Hub: architecture, whether it is a
-    DFlash drafter, the model it was trained for (from its config or model card), block_size, target_layer_ids,
-    mask token, draft layers, hidden size, vocab, dtype, weight size;
-    checked against the target (layer ids in range, hidden size and vocab equal). Raises NotADrafter or
-    IncompatibleDrafter with what SGLang would do."""
+    """The drafter's config (host disk or Hub): architecture, DFlash or not, the model it was trained for,
+    block_size, target layers, mask token, sizes; checked against the target when one is given. NotADrafter and
+    IncompatibleDrafter say what SGLang would do.
+    """
     endpoint = host_hub_endpoint(ctx.host)
     config, weights = _read(ctx, args.drafter, endpoint)
     drafter = _facts(args.drafter.label(), config, weights)

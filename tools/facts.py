@@ -547,8 +547,7 @@ def host_facts_view(facts: HostFacts) -> dict[str, Any]:
 
 @tool("host_facts", mutates=False, view=host_facts_view)
 def host_facts(ctx: ToolContext, args: HostFactsArgs) -> HostFacts:
-    """What the host has and runs: GPUs (model, count, memory, driver, CUDA, NVLink or PCIe links), CPU, memory,
-    OS, Python, SGLang and huggingface_hub versions, what that SGLang allows for speculative decoding (algorithms,
-    DFLASH and its layouts), which Hugging Face CLIs work, SGLang servers already running
-    (ports, models, GPU memory held), other processes holding GPU memory, and the mounts with free bytes."""
+    """The host: GPUs and their links, CPU, memory, OS, Python, SGLang and what it allows for speculative decoding,
+    huggingface_hub and which Hugging Face CLIs work, servers and other GPU processes running, mounts with free bytes.
+    """
     return gather_host_facts(ctx.host)

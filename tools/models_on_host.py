@@ -168,9 +168,9 @@ def _served_paths(ctx: ToolContext, sim_root: str | None) -> dict[str, list[int]
 
 @tool("find_models", mutates=False)
 def find_models(ctx: ToolContext, args: FindModelsArgs) -> ModelsOnHost:
-    """The models already on the host: directories holding config.json and weights under the home and data
-    mounts (depth-bounded) and Hugging Face cache snapshots, each with its path, architectures, layers
-    (text_config too), experts, size, and the SGLang servers running it. Read-only."""
+    """The models already on the host (directories with config.json and weights, Hugging Face cache snapshots):
+    path, architecture, layers, experts, size, and the SGLang servers running each.
+    """
     roots = [ctx.resolve(r) for r in args.roots] or list(ctx.allowed_roots)
     done = probe(ctx.host, ["python3", "-c", _FIND_MODELS, str(MAX_DEPTH), ",".join(WEIGHT_SUFFIXES), *roots], timeout=120)
     try:

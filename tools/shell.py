@@ -127,10 +127,7 @@ def _cap(text: str) -> tuple[str, bool]:
 
 @tool("shell", mutates=True)
 def shell(ctx: ToolContext, args: ShellArgs) -> ShellResult:
-    """Run one command on the host to look at something (read-only unless the policy allows more).
-
-    No shell is involved: pass argv as a list. Output is capped at 64 KiB per stream.
-    """
+    """Run one command on the host to look at something (argv, no shell; read-only unless the run allows more)."""
     program = args.argv[0].rsplit("/", 1)[-1]
     if reveals_secrets(args.argv):
         raise ShellCommandRefused(

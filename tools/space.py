@@ -490,11 +490,10 @@ def freeable_view(listing: FreeableList) -> dict[str, Any]:
 
 @tool("list_freeable", mutates=False, view=freeable_view)
 def list_freeable(ctx: ToolContext, args: ListFreeableArgs) -> FreeableList:
-    """What could be deleted to free disk: Hugging Face cache revisions and model directories under the allowed
-    roots. Each item: what deleting it alone frees, the processes using it, its class (safe: created by specops and
-    unused; needs_approval: anything else, e.g. another model's cache, with approved_by when the user approved it;
-    never: in use or outside the allowed roots). `sets`: what deleting several together frees (revisions of one repo
-    share blobs: together they free far more than the sum alone). Deletes nothing."""
+    """What could be deleted to free disk under the allowed roots: each item with what it frees alone and its class
+    (safe: specops' own and unused; needs_approval: anything else, approved_by once the user approved it; never: in
+    use). `sets`: what several free together (one repo's revisions share blobs). Deletes nothing.
+    """
     return gather_freeable(ctx, list(args.created_paths), list(args.user_approvals))
 
 
@@ -578,10 +577,9 @@ def free_space_view(result: FreeSpaceResult) -> dict[str, Any]:
 
 @tool("free_space", mutates=True, view=free_space_view)
 def free_space(ctx: ToolContext, args: FreeSpaceArgs) -> FreeSpaceResult:
-    """Free disk by deleting list_freeable candidates (by id). Dry run by default: says what would go and the free
-    bytes expected after, for the items together. Deletes `safe` items (created by specops); `needs_approval` ones
-    only on the user's approval (approved_by in list_freeable); never `never` ones. Reports df before and after for
-    each mount touched, and on whose approval each item went."""
+    """Delete list_freeable candidates by id (a set's ids together); a dry run by default. `safe` items go;
+    `needs_approval` ones only on the user's approval (approved_by); `never` ones never. Reports df before and after.
+    """
     approved = {ctx.resolve(p) for p in args.approved_paths}
     listing = gather_freeable(ctx, list(args.created_paths), list(args.user_approvals))
     by_id = {i.id: i for i in listing.items}

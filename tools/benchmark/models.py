@@ -27,12 +27,11 @@ class BenchmarkArgs(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    port: Port = Field(30000, description="The server's port on the host")
+    port: Port = 30000
     levels: list[Concurrency] = Field(min_length=1, max_length=32, description="Concurrency levels, run in this order")
     prompts: PromptSource = Field(
         "random",
-        description="random: random token ids of exactly input_len (new ones per level, so no prefix-cache hits); "
-        "or a shipped prompt set (prompts/acceptance)",
+        description="random: input_len random token ids, new per level (no prefix-cache hits); or a prompt set",
     )
     input_len: int = Field(512, ge=1, le=1_000_000, description="Prompt tokens, for random prompts")
     output_len: int = Field(256, ge=1, le=1_000_000, description="max_tokens per request")

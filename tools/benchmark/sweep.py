@@ -410,10 +410,10 @@ def _accept_method(api: str) -> str:
 
 @tool("benchmark", mutates=False, view=benchmark_view)  # the model sees a per-level table (for_model.py)
 def run_benchmark(ctx: ToolContext, args: BenchmarkArgs) -> BenchmarkResult:
-    """Concurrency sweep against the server on `port`: per level output tok/s, request rate, TTFT / TPOT / ITL per
-    token / inter-chunk gap / E2E (mean, p50, p90, p99), achieved concurrency, errors and the level's accept length.
-    The client runs on the host by default, so the SSH link is not measured. A level the server died or hung in is
-    marked valid=false with the cause from the server's log and a remedy; the sweep stops there (levels_not_run)."""
+    """Closed-loop concurrency sweep against the server on `port`, the client on the host: per level tok/s with
+    its 95% interval, TTFT and TPOT, accept length and failures. A level the server died or hung in is marked
+    not valid, with the cause from the server's log and a remedy; the sweep stops there.
+    """
     started = time.time()
     if args.client == "bench_serving":
         checked = run_bench_serving(

@@ -66,10 +66,9 @@ def download_view(handle: DownloadHandle) -> dict[str, object]:
 
 @tool("start_download", mutates=True, view=download_view)
 def start_download(ctx: ToolContext, args: StartDownloadArgs) -> DownloadHandle:
-    """Start downloading a Hub repo (or the files matching include/exclude) into target_dir on the host,
-    detached; returns its short id (d1, ...) for download_status / wait_download. Re-running over a partly downloaded
-    directory keeps complete files (already_present_*). Raises RepoNotFound, RevisionNotFound, HubUnavailable,
-    PathOutsideAllowedRoots before anything runs on the host."""
+    """Start downloading a Hub repo into target_dir on the host, detached, with retries; returns its id (d1, ...)
+    for download_status / wait_download. Complete files already there are kept.
+    """
     target = ctx.writable(args.target_dir)
     endpoint = host_hub_endpoint(ctx.host)
     listing = list_repo(args.repo_id, endpoint=endpoint, revision=args.revision, token=ctx.hub_token)
@@ -110,9 +109,9 @@ def start_download(ctx: ToolContext, args: StartDownloadArgs) -> DownloadHandle:
 
 @tool("download_status", mutates=False)
 def download_status(ctx: ToolContext, args: DownloadStatusArgs) -> DownloadStatus:
-    """How far a download got (files and bytes on disk against the listing), whether it still runs, and on
-    failure the classified cause (cli_unusable, no_space, gated, not_found, throttled, partial, killed) with
-    the log tail. Read-only."""
+    """How far a download got, whether it still runs, and on failure its cause (cli_unusable, no_space, gated,
+    not_found, throttled, partial, killed) with the log tail.
+    """
     return _status(ctx, ctx.handles.download(args.download), args.log_lines)
 
 

@@ -46,13 +46,12 @@ class LaunchArgs(BaseModel):
 
 @tool("launch_server", mutates=True, view=server_view)
 def launch_server(ctx: ToolContext, args: LaunchArgs) -> RunningServer:
-    """Launch SGLang detached with the given configuration and wait until it is ready.
+    """Launch SGLang detached with this configuration and return once it is ready, with its id (s1, ...).
 
-    Refused before anything starts when the installed SGLang would refuse it (DFLASH with pp>1; DFLASH with
-    DP attention before 0.5.23, or on 0.5.23 without enable_dp_lm_head) or lacks a flag or DFLASH (0.5.11+). Ready means both the log's "fired up" line and /health 200.
-    On failure raises launch_failed with `cause` (out_of_memory, port_in_use, dflash_rule,
-    cuda_graph_failure, bad_drafter, model_not_found, crash, timeout, unsupported_flag), the log lines
-    that show it, the log tail and a remedy; a failed server is not left running.
+    Refused before anything starts when the host's SGLang would refuse it (host_facts' `speculative` says what
+    DFLASH allows). A failed launch raises launch_failed with its cause (out_of_memory, port_in_use, dflash_rule,
+    cuda_graph_failure, bad_drafter, model_not_found, crash, timeout, unsupported_flag), the log lines and a
+    remedy; nothing is left running.
     """
     config = args.config
     caps = read_capabilities(ctx.host, python=args.python)

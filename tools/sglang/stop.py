@@ -121,9 +121,9 @@ def _target(ctx: ToolContext, args: StopArgs) -> tuple[DetachedProcess, int | No
 
 @tool("stop_server", mutates=True)
 def stop_server(ctx: ToolContext, args: StopArgs) -> StopResult:
-    """Stop an SGLang server this run started (TERM, then KILL), and wait until its port and GPU memory are free.
+    """Stop a server this run started (TERM, then KILL) and wait until its port and GPU memory are free.
 
-    A server this run did not start is refused unless allow_foreign is set.
+    Another's server only with allow_foreign.
     """
     proc, port = _target(ctx, args)
     start = time.monotonic()
@@ -182,11 +182,10 @@ def restart_view(result: RestartResult) -> dict[str, object]:
 
 @tool("restart_server", mutates=True, view=restart_view)
 def restart_server(ctx: ToolContext, args: RestartArgs) -> RestartResult:
-    """Stop a server this run started and launch it again with some configuration fields changed.
+    """Stop a server this run started and launch it again with some configuration fields changed, under a new id.
 
-    The new configuration is validated and checked against SGLang's rules and --help first, so a
-    refused change leaves the running server up. The new server gets a new id; when its launch fails,
-    the error says the old one was stopped (details.stopped_server).
+    The change is checked against SGLang's rules first: a refused one leaves the server running. When the
+    relaunch fails, the error says the old server was stopped (details.stopped_server).
     """
     old = ctx.handles.server(args.server)
     try:
