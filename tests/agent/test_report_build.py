@@ -209,3 +209,18 @@ def test_unreadable_results_and_calls_without_results_are_left_out_with_a_note()
     assert len(report.benchmarks) == 1 and report.run.status == "cancelled"
     assert len(report.notes) == 1 and "does not read as BenchmarkResult" in report.notes[0]
     assert {t.tool for t in report.timing.tools} == {"benchmark", "a_tool_from_the_future"}
+
+
+def test_a_restart_whose_relaunch_failed_leaves_nothing_listed_as_running_and_names_the_config_tried():
+    """restart_server stops s1, then the relaunch fails: s1 is down, and the failure is the changed configuration's."""
+    from specops.tools.errors import ToolErrorRecord
+
+    t = Transcript()
+    config = server_config("tp8")
+    t.tool("launch_server", {"config": config.model_dump(mode="json")}, running(config, 30).model_copy(update={"id": "s1"}))
+    t.tool("restart_server", {"server": "s1", "changes": {"cuda_graphs": False}}, ToolErrorRecord(
+        kind="launch_failed", what="s1 was stopped, then its relaunch failed: out of memory", remedy="lower mem_fraction_static",
+        details={"cause": "out_of_memory", "stopped_server": "s1", "stopped": _stop(30).model_dump(mode="json")}))
+    report = build_report(t.events, None, status="failed")
+    assert report.left_running.servers == []
+    assert [(c.name, c.launched) for c in report.configs] == [("tp8", True), ("tp8+no-graphs", False)]

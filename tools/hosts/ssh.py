@@ -81,8 +81,12 @@ _LINK_ERRORS = (paramiko.SSHException, OSError, EOFError)
 class _Dropped(Exception):
     """Internal: the connection broke during a command."""
 
-    def __init__(self, *, sent: bool, pgid: int | None, partial: CommandResult | None, cause: BaseException | None):
+    def __init__(
+        self, *, sent: bool, pgid: int | None, partial: CommandResult | None, cause: BaseException | None,
+        transport: paramiko.Transport | None = None,
+    ) -> None:
         super().__init__(str(cause) if cause else "connection lost")
+        self.transport = transport  # the session it broke on: another thread may have replaced it already
         self.sent = sent
         self.pgid = pgid
         self.partial = partial
@@ -246,7 +250,19 @@ class SshHost(Host):
         return transport.is_active()
 
     def _recover(self, drop: _Dropped, what: str) -> None:
-        """After a drop: reconnect, then kill the interrupted command's group if it may still run."""
+        """After a drop: reconnect, then kill the interrupted command's group if it may still run.
+
+        Commands run side by side on one session (host_facts' probes): when it breaks they all drop, and the
+        first to get here reconnects. The others find a new live session and use it: reconnecting again would
+        break the commands already re-run on it, and those threads would do the same to theirs.
+        """
+        with self._lock:
+            current = self._client.get_transport() if self._client is not None else None
+            replaced = drop.transport is not None and current is not None and current is not drop.transport
+            if replaced and current.is_active():
+                if drop.pgid is not None:
+                    self._kill_group(current, drop.pgid)
+                return
         try:
             self._reconnect()
         except HostError as exc:
@@ -317,7 +333,7 @@ class SshHost(Host):
         try:
             channel = transport.open_session(timeout=self.options.auth_timeout_s)
         except _LINK_ERRORS as exc:
-            raise _Dropped(sent=False, pgid=None, partial=None, cause=exc) from exc
+            raise _Dropped(sent=False, pgid=None, partial=None, cause=exc, transport=transport) from exc
         try:
             channel.exec_command(line)
             pending = stdin.encode() if stdin is not None else b""
@@ -350,12 +366,12 @@ class SshHost(Host):
                     time.sleep(_IDLE_POLL_S)
         except _LINK_ERRORS as exc:
             channel.close()
-            raise _Dropped(sent=True, pgid=pgid, partial=result(None), cause=exc) from exc
+            raise _Dropped(sent=True, pgid=pgid, partial=result(None), cause=exc, transport=transport) from exc
         status = channel.exit_status
         channel.close()
         if status == -1:
             if not self._link_alive(transport):
-                raise _Dropped(sent=True, pgid=pgid, partial=result(None), cause=None)
+                raise _Dropped(sent=True, pgid=pgid, partial=result(None), cause=None, transport=transport)
             status = 255  # closed without a status: what OpenSSH's client reports for that
         return result(status)
 
