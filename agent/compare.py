@@ -23,9 +23,8 @@ from .report.servers import ServerTimeline
 
 COMPARE_TOOL = "compare"
 COMPARE_DESCRIPTION = (
-    "Per concurrency, the best speculative against the best autoregressive benchmark of this run: speedup with its "
-    "95% interval and the verdict the report uses (tie when the interval includes 1), and the crossover. Call it "
-    "after benchmarking both kinds; it runs nothing on the host."
+    "Per concurrency, this run's best speculative against its best autoregressive benchmark: the speedup with its "
+    "95% interval, the report's verdict, and the crossover. Runs nothing on the host."
 )
 TIE_RULE = "a level is a tie when the speedup's 95% interval includes 1 (or cannot be bounded)"
 

@@ -17,8 +17,7 @@ class FinalAnswer(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     status: Literal["completed", "partial", "failed", "cannot_do"] = Field(
-        description="completed: the goal is done; partial: some of it; failed: tried and could not; "
-        "cannot_do: the goal is not one this agent can carry out (say why in summary)"
+        description="cannot_do: not a goal this agent can carry out (say why in summary)"
     )
     summary: str = Field(min_length=1, description="What was done and found, for the person who asked")
     recommendation: str | None = Field(

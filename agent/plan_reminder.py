@@ -24,7 +24,7 @@ PLAN_MARK = "[specops plan]"  # starts the plan's text, so a rebuilt history can
 
 def plan_reminder() -> Hooks[AgentDeps]:
     async def before_model_request(ctx: RunContext[AgentDeps], request_context: Any) -> Any:
-        request_context.messages = with_plan(request_context.messages, ctx.deps.todos.render())
+        request_context.messages = with_plan(request_context.messages, ctx.deps.todos.reminder())
         return request_context
 
     return Hooks(before_model_request=before_model_request)

@@ -5,9 +5,9 @@ by id (`updates`): a step's progress costs a line, not the plan again.
 
 Rules, checked on every write (a broken one is sent back to the model to fix):
 ids are unique, at most one item is in progress, and a cancelled item says why.
-Each accepted write is a todo_change event; the list is rendered into the
-model's instructions before every request, so the plan it sees is the plan
-the run holds, not what it remembers writing.
+Each accepted write is a todo_change event; the plan's state (ids and
+statuses) ends every request the model is sent (plan_reminder.py), so the plan
+it sees is the plan the run holds, not what it remembers writing.
 """
 
 from __future__ import annotations
@@ -127,15 +127,16 @@ class TodoList:
         done = sum(t.status == "completed" for t in todos)
         return TodoWriteResult(todos=list(todos), changes=changes, summary=f"{done}/{len(todos)} completed")
 
-    def render(self) -> str:
-        """The plan as the model is shown it each turn."""
+    def reminder(self) -> str:
+        """The plan at the end of a request: each id with its status, the words of the step in progress only
+        (the others' words are in the todowrite that wrote them)."""
         if not self._items:
             return "Current plan: none yet. Write it with todowrite before any other tool."
-        lines = ["Current plan (todowrite replaces it whole; one item in_progress at a time):"]
+        marks = []
         for t in self._items:
-            why = f" (cancelled: {t.reason})" if t.status == "cancelled" else ""
-            lines.append(f"{_MARK[t.status]} {t.id} [{t.priority}] {t.content}{why}")
-        return "\n".join(lines)
+            words = f" {t.content}" if t.status == "in_progress" else ""
+            marks.append(f"{_MARK[t.status]} {t.id}{words}")
+        return "Current plan (update with todowrite's `updates`): " + "; ".join(marks)
 
     def as_json(self) -> list[dict[str, object]]:
         return [t.model_dump(mode="json") for t in self._items]

@@ -140,6 +140,7 @@ class Pipeline:
             return FinalAnswer(status="cannot_do", summary=f"Cannot do this goal: {self.u.cannot_do}",
                                unresolved=[str(self.u.cannot_do)])
         self._write_plan()
+        yield [self.plan.write_call()]  # the plan alone first, as the rules ask: then each step with its update
         status = "completed"
         stopped: Stop | None = None
         try:
@@ -343,9 +344,9 @@ class Pipeline:
         self.download, self.download_state = out.result, "running"
 
     def _poll_download(self) -> Steps:
-        out = yield from self.look("download_status", download=self.download["id"])
-        if out.ok and out.result["state"] != "running":
-            yield from self._download_ended(out.result)
+        out = yield from self.look("wait_download", download=self.download["id"], timeout_s=0)
+        if out.ok and out.result["status"]["state"] != "running":
+            yield from self._download_ended(out.result["status"])
 
     def _download_ended(self, status: dict[str, Any]) -> Steps:
         """React to a finished or failed download: switch method, make room, restart, or stop."""

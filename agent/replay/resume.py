@@ -159,7 +159,8 @@ async def _prepare(recorded: RecordedRun, deps: AgentDeps, run_host: RunHost) ->
             + ("is up (health check passed); it is reused" if up else f"is not up ({_said(status)})")
         ))  # fmt: skip
     for handle in _downloads_started(recorded):
-        status = await _look(deps, run_host, "download_status", {"download": handle["id"]})
+        waited = await _look(deps, run_host, "wait_download", {"download": handle["id"], "timeout_s": 0})
+        status = waited.get("status", waited) if isinstance(waited, dict) else waited
         state = status.get("state") if isinstance(status, dict) else None
         deps.recorder.record(NoteEvent, text=(
             f"resume: the download of {handle.get('repo_id')} into {handle.get('target_dir')} is "

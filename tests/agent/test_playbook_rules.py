@@ -56,8 +56,8 @@ HEALTHY: dict[str, Answer] = {
     "read_drafter_config": lambda a: ok({"block_size": 8, "summary": "DFlash drafter, block_size 8"}),
     "check_disk": lambda a: ok({"verdict": "fits", "summary": "fits"}),
     "start_download": lambda a: ok({"id": "d1", "method": a["method"], "target_dir": a["target_dir"], "expected_human": "8 GB"}),
-    "download_status": lambda a: ok({"state": "running"}),
-    "wait_download": lambda a: ok({"timed_out": False, "status": {"state": "finished"}}),
+    "wait_download": lambda a: (ok({"timed_out": True, "status": {"state": "running"}}) if a.get("timeout_s") == 0
+                                else ok({"timed_out": False, "status": {"state": "finished"}})),
     "launch_server": _launch,
     "benchmark": _bench,
     "stop_server": lambda a: ok({}),
@@ -161,8 +161,9 @@ def test_out_of_memory_raises_the_static_pool_and_cuda_graph_failure_turns_graph
 def test_broken_cli_download_switches_to_the_library_and_no_space_makes_room_first():
     waits = iter([{"state": "failed", "failure": {"cause": "cli_unusable", "what": "hf printed its help"}},
                   {"state": "finished"}])
-    calls, final = drive({"download_status": lambda a: ok({"state": "running"}),
-                          "wait_download": lambda a: ok({"timed_out": False, "status": next(waits)})})
+    calls, final = drive({"wait_download": lambda a: (ok({"timed_out": True, "status": {"state": "running"}})
+                                                      if a.get("timeout_s") == 0
+                                                      else ok({"timed_out": False, "status": next(waits)}))})
     methods = [a["method"] for n, a in calls if n == "start_download"]
     assert methods == ["hf", "library"] and final["status"] == "completed"
 

@@ -41,8 +41,7 @@ def test_seed_run_recovers_from_full_disk_and_broken_cli(tmp_path):
     # Baseline measured while downloading; DFlash only on layouts SGLang allows.
     watched = [t for t in tools if t[0] != "todowrite"]
     finished_at = next(i for i, (t, _, r) in enumerate(watched) if r["ok"] and (
-        (t == "download_status" and r["result"]["state"] == "finished")
-        or (t == "wait_download" and r["result"]["status"]["state"] == "finished")))
+        t == "wait_download" and r["result"]["status"]["state"] == "finished"))
     assert names.index("start_download") < names.index("benchmark") < finished_at
     launches = [a["config"] for t, a, r in tools if t == "launch_server" and r["ok"]]
     assert any(c.get("pp", 1) == 8 for c in launches)

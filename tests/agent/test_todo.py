@@ -38,8 +38,10 @@ def test_a_good_plan_replaces_the_old_one_whole():
     result = plan.write([todo("a", "completed"), todo("c", "cancelled", reason="not needed")])
     assert [t.id for t in plan.items] == ["a", "c"]
     assert {(d.id, d.change) for d in result.changes} == {("a", "status"), ("c", "added"), ("b", "removed")}
-    text = plan.render()
-    assert "[x] a" in text and "[-] c" in text and "not needed" in text and "b" not in text.split("\n", 1)[1]
+    text = plan.reminder()
+    assert "[x] a;" in text and text.endswith("[-] c") and " b" not in text
+    plan.write([todo("a", "completed"), todo("c", "in_progress")])
+    assert plan.reminder().endswith("[>] c step c")  # the words of the step in progress only
 
 
 async def test_the_current_plan_ends_every_request_and_the_instructions_never_change(world_host, tmp_path):
@@ -63,8 +65,8 @@ async def test_the_current_plan_ends_every_request_and_the_instructions_never_ch
     outcome = await drive(FunctionModel(respond), world_host, tmp_path)
     assert outcome.status == "completed"
     assert shown[0].startswith(PLAN_MARK) and "none yet" in shown[0]
-    assert "[>] dl [high] Download the drafter" in shown[1]
-    assert "[x] dl" in shown[2] and "[-] bench" in shown[2] and "no GPU time" in shown[2]
+    assert "[>] dl Download the drafter" in shown[1]
+    assert "[x] dl" in shown[2] and "[-] bench" in shown[2] and "Download" not in shown[2]
     assert len(set(instructions)) == 1 and "Current plan" not in instructions[0]
     # Only the newest request carries the plan: what came before is sent again as it was.
     for earlier, later in zip(histories, histories[1:], strict=False):

@@ -59,8 +59,8 @@ def sim_ctx(sim_host) -> ToolContext:
 
 
 def test_tools_are_registered_with_what_they_change():
-    assert REGISTRY["start_download"].mutates and not REGISTRY["download_status"].mutates
-    assert not REGISTRY["wait_download"].mutates
+    assert REGISTRY["start_download"].mutates and not REGISTRY["wait_download"].mutates
+    assert "download_status" not in REGISTRY  # wait_download with timeout_s 0 is the look
 
 
 def test_download_finishes_and_matches_the_listing(ctx, world):
@@ -112,6 +112,8 @@ def test_progress_while_running_then_stop_and_resume(backend):
         assert 0 < status.files_complete < status.files_total
         assert 0 < status.done_bytes < status.expected_bytes and 0 < status.fraction < 1
         assert any(p.endswith(".safetensors") for p in status.missing_files)
+        looked = wait_download(ctx, WaitDownloadArgs(download=handle.id, timeout_s=0))  # the model's look
+        assert looked.timed_out and looked.status.state is DownloadState.RUNNING and looked.waited_s < 10
 
         h.stop(handle.process)
         stopped = download_status(ctx, DownloadStatusArgs(download=handle.id))

@@ -1,7 +1,7 @@
 """The download tools: a Hub repo to a directory on the host, detached, with progress and classified failures.
 
-`tools.py` holds the three registered tools (start_download, download_status,
-wait_download); `models.py` their arguments and results; `command.py` the
+`tools.py` holds the registered tools (start_download, and wait_download, which with
+timeout_s 0 only looks; download_status is that look, for callers in Python); `models.py` their arguments and results; `command.py` the
 command that runs on the host; `causes.py` reading its log; `sizes.py` and
 `target.py` what the target directory should and does hold.
 """

@@ -156,7 +156,7 @@ class WaitDownloadArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     download: str = Field(min_length=1, max_length=16, description="The id start_download returned, e.g. 'd1'")
-    timeout_s: float = Field(default=3600.0, gt=0, le=24 * 3600)
+    timeout_s: float = Field(default=3600.0, ge=0, le=24 * 3600, description="0: the status now, without waiting")
     poll_s: float = Field(default=5.0, gt=0, le=300)
     log_lines: int = Field(default=40, ge=1, le=500)
 

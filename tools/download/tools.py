@@ -107,17 +107,19 @@ def start_download(ctx: ToolContext, args: StartDownloadArgs) -> DownloadHandle:
     ))
 
 
-@tool("download_status", mutates=False)
 def download_status(ctx: ToolContext, args: DownloadStatusArgs) -> DownloadStatus:
     """How far a download got, whether it still runs, and on failure its cause (cli_unusable, no_space, gated,
-    not_found, throttled, partial, killed) with the log tail.
+    not_found, throttled, partial, killed) with the log tail. (The model asks through wait_download, timeout_s 0.)
     """
     return _status(ctx, ctx.handles.download(args.download), args.log_lines)
 
 
 @tool("wait_download", mutates=False)
 def wait_download(ctx: ToolContext, args: WaitDownloadArgs) -> WaitDownloadResult:
-    """Poll a download until it finishes or fails, or until timeout_s (it keeps running after a timeout)."""
+    """How far a download got, waiting until it finishes or fails or timeout_s passes (0: look now; it keeps
+    running after a timeout). On failure: its cause (cli_unusable, no_space, gated, not_found, throttled, partial,
+    killed) with the log tail.
+    """
     handle = ctx.handles.download(args.download)
     started = time.monotonic()
     deadline = started + args.timeout_s
