@@ -32,14 +32,15 @@ ADVANCED: dict[str, tuple[str, ...]] = {
     "WaitDownloadArgs": ("poll_s", "log_lines"),
     "LaunchArgs": ("ready_timeout_s", "log_dir", "python", "keep_on_timeout"),
     "RestartArgs": ("ready_timeout_s", "log_dir", "python"),
-    "StopArgs": ("grace_s", "release_timeout_s"),
+    "StopArgs": ("pid", "allow_foreign", "port", "grace_s", "release_timeout_s"),
+    "FreeSpaceArgs": ("approved_paths",),
     "ServerConfig": ("disable_cuda_graph_padding", "host", "enable_metrics", "tool_call_parser", "reasoning_parser",
                      "served_model_name", "speculative_num_steps", "speculative_eagle_topk"),
-    "AcceptanceArgs": ("ignore_eos", "concurrency", "prompt_template", "break_even_accept_length", "flush_cache",
+    "AcceptanceArgs": ("prompts_per_category", "max_new_tokens", "ignore_eos", "concurrency", "prompt_template", "break_even_accept_length", "flush_cache",
                        "request_timeout_s"),
     "BenchmarkArgs": ("ignore_eos", "warmup_requests", "requests_per_level", "rounds", "end", "flush_cache", "api", "model", "client",
                       "temperature", "seed", "request_timeout_s", "timeout_s"),
-    "ShellArgs": ("cwd",),
+    "ShellArgs": ("cwd", "timeout_s"),
 }  # fmt: skip
 
 

@@ -58,6 +58,13 @@ def _prefix_share(previous: dict[str, Any], current: dict[str, Any]) -> float:
     return same / sum(len(part) for part in now)
 
 
+def _answered_calls(body: dict[str, Any]) -> str:
+    """The tool calls of the last answer in a request: what it adds to the one before."""
+    last = next((m for m in reversed(body["messages"]) if m["role"] == "assistant"), None)
+    names = [c["function"]["name"] for c in (last or {}).get("tool_calls") or []]
+    return " + ".join(names) or "nothing"
+
+
 async def measure(root: Path) -> dict[str, Any]:
     run_dir = root / "run"
     models.ALLOW_MODEL_REQUESTS = True  # a loopback endpoint, not a paid model
@@ -77,6 +84,7 @@ async def measure(root: Path) -> dict[str, Any]:
         "largest tool result, what": largest["content"][:80],
         "last request": len(raw_bodies[-1]),
         "prefix shares": [_prefix_share(a, b) for a, b in zip(bodies, bodies[1:], strict=False)],
+        "added": [_answered_calls(body) for body in bodies[1:]],
         "all requests": sum(len(raw) for raw in raw_bodies),
     }  # fmt: skip
 
@@ -92,7 +100,8 @@ def main() -> None:
     print(f"  {'':<22} largest result begins: {figures['largest tool result, what']!r}")
     shares = figures["prefix shares"]
     worst = min(shares) if shares else 1.0
-    print(f"  {'unchanging prefix':<22} {worst:>8.1%} (worst request; median "
+    at = shares.index(worst) + 2 if shares else 1
+    print(f"  {'unchanging prefix':<22} {worst:>8.1%} (worst: request {at}, adding {figures['added'][at - 2]}; median "
           f"{sorted(shares)[len(shares) // 2] if shares else 1.0:.1%})   budget >= {PREFIX_BUDGET:.0%}   "
           f"{'met' if worst >= PREFIX_BUDGET else 'NOT met'}")
     tokens = figures["all requests"] // 4

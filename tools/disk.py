@@ -216,7 +216,7 @@ class CheckDiskArgs(BaseModel):
     revision: Revision = "main"
     include: list[GlobPattern] = Field(default_factory=list, description="Only files matching one of these (hf --include)")
     exclude: list[GlobPattern] = Field(default_factory=list, description="Skip files matching these (hf --exclude)")
-    target: HostPath = Field(description="The directory the download goes to (hf download --local-dir)")
+    target: HostPath = Field(description="The directory the download goes to")
     margin_fraction: float = Field(default=0.05, ge=0, le=1, description="Headroom as a share of the download")
     margin_min_bytes: int = Field(default=2 * GIB, ge=0, description="Headroom at least this")
 

@@ -529,8 +529,10 @@ def _support(version: str | None) -> SpeculativeSupport | None:
 
 
 def host_facts_view(facts: HostFacts) -> dict[str, Any]:
-    """The facts with the GPUs in one line per kind and the link matrix as its summary (both whole in the transcript)."""
-    shown = facts.model_dump(mode="json", exclude={"gpus", "interconnect"})
+    """The facts in the words a planner uses: GPUs one line per kind, links as their summary, sizes in human form
+    (exact bytes, UUIDs, paths of CLIs and the link matrix stay in the transcript)."""
+    shown = facts.model_dump(mode="json", exclude={"gpus", "interconnect", "gpu_model", "gpu_memory_total_bytes",
+                                                   "memory", "mounts", "clis"})  # fmt: skip
     kinds: dict[tuple[str, str], list[GpuFacts]] = {}
     for gpu in facts.gpus:
         kinds.setdefault((gpu.model, gpu.memory_total), []).append(gpu)
@@ -539,9 +541,11 @@ def host_facts_view(facts: HostFacts) -> dict[str, Any]:
         for (model, memory), gpus in kinds.items()
     ]
     if facts.interconnect is not None:
-        topology = facts.interconnect
-        shown["interconnect"] = {"kind": topology.interconnect, "min_nvlinks": topology.min_nvlinks,
-                                 "link_counts": topology.link_counts, "summary": topology.summary}
+        shown["interconnect"] = facts.interconnect.summary
+    if facts.memory is not None:
+        shown["memory"] = f"{facts.memory.total}, {facts.memory.available} available"
+    shown["mounts"] = [f"{m.mount_point} ({m.fstype}): {m.free} free of {m.size}" for m in facts.mounts]
+    shown["clis"] = [{"name": c.name, "works": c.works, "version": c.version, "detail": c.detail} for c in facts.clis]
     return shown
 
 

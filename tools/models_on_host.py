@@ -103,7 +103,7 @@ class FindModelsArgs(BaseModel):
         default_factory=list, description="Directories to look under; empty: the run's allowed roots (home, data mounts)"
     )
     name: str | None = Field(
-        default=None, max_length=200, description="Keep only models whose name or repo id contains this (case-insensitive)"
+        default=None, max_length=200, description="Only models whose name or repo id contains this"
     )
 
 
@@ -166,7 +166,15 @@ def _served_paths(ctx: ToolContext, sim_root: str | None) -> dict[str, list[int]
     return served
 
 
-@tool("find_models", mutates=False)
+def models_view(found: ModelsOnHost) -> dict[str, Any]:
+    """Each model by what a planner picks on: path, architecture, layers, experts, size, servers (the rest, and the
+    summary that repeats it, stay in the transcript)."""
+    keep = ("name", "path", "repo_id", "architectures", "num_hidden_layers", "num_experts", "size", "served_by",
+            "config_error")  # fmt: skip
+    return {"models": [m.model_dump(mode="json", include=set(keep)) for m in found.models], "notes": found.notes}
+
+
+@tool("find_models", mutates=False, view=models_view)
 def find_models(ctx: ToolContext, args: FindModelsArgs) -> ModelsOnHost:
     """The models already on the host (directories with config.json and weights, Hugging Face cache snapshots):
     path, architecture, layers, experts, size, and the SGLang servers running each.

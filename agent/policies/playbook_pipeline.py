@@ -159,21 +159,22 @@ class Pipeline:
     def _write_plan(self) -> None:
         repo = self.u.goal.repo_id
         p = self.plan
-        p.add("facts", "Read the host: GPUs and interconnect, disks, SGLang and huggingface_hub versions, servers")
-        p.add("target", f"Find the target model of {repo} on the host")
-        p.add("drafter", f"Read {repo}'s config from the Hub and check it against the target (block size, layers)")
-        p.add("disk", "Check disk for the download; use another mount or free only what specops created or the user approved")
-        p.add("download", f"Download {repo} (detached)")
+        # A few words each, as todowrite asks: the plan is sent again at the end of every request.
+        p.add("facts", "Read the host's GPUs, disks, SGLang and servers")
+        p.add("target", "Find the target model on the host")
+        p.add("drafter", f"Check {repo}'s config against the target")
+        p.add("disk", "Check the disk; free only what the rule allows")
+        p.add("download", f"Download {repo}")
         if self._benchmarking:
-            p.add("baseline", "Benchmark the autoregressive configurations while the drafter downloads")
-        p.add("dflash", "Launch DFlash on the layouts the host's SGLang allows (no PP; DP attention as it says), block size from the config")
-        p.add("acceptance", "Measure acceptance length on the first DFlash server (per category, both means)")
+            p.add("baseline", "Benchmark autoregressive layouts during the download")
+        p.add("dflash", "Launch DFlash where the host's SGLang allows")
+        p.add("acceptance", "Measure acceptance length")
         if self._benchmarking:
-            p.add("dflash_bench", "Benchmark DFlash at the same levels; CUDA graphs off if graphs-on loses at high load")
-            p.add("compare", "Compare DFlash with the best autoregressive config at each concurrency", "medium")
+            p.add("dflash_bench", "Benchmark DFlash; CUDA graphs off if they lose")
+            p.add("compare", "Compare with the best baseline per concurrency", "medium")
         if self.u.wants("deploy"):
-            p.add("deploy", "Relaunch the recommended configuration and leave it running", "medium")
-        p.add("cleanup", "Stop every other server this run started; leave the host as found", "medium")
+            p.add("deploy", "Leave the recommended configuration running", "medium")
+        p.add("cleanup", "Stop the other servers this run started", "medium")
 
     @property
     def _benchmarking(self) -> bool:

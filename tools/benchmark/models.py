@@ -41,8 +41,7 @@ class BenchmarkArgs(BaseModel):
     rounds: int = Field(3, ge=1, le=1000, description="Without a count or duration: rounds x concurrency requests per level")
     duration_s: float | None = Field(
         None, gt=0, le=24 * 3600,
-        description="Measure each level for this long (client seconds) once every first request has its first "
-        "token, then issue no more",
+        description="Seconds per level, from every first request's first token",
     )
     end: LevelEnd = Field(
         "window",

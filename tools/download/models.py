@@ -68,7 +68,7 @@ class StartDownloadArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     repo_id: RepoId
-    target_dir: HostPath = Field(description="Directory on the host the files go to (created); must be writable")
+    target_dir: HostPath = Field(description="Directory on the host for the files (created)")
     revision: Revision = "main"
     include: list[GlobPattern] = Field(default_factory=list, description="Only files matching one of these")
     exclude: list[GlobPattern] = Field(default_factory=list, description="Leave out files matching these")

@@ -59,7 +59,7 @@ class ServerConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    model_path: HostPath = Field(description="Target model directory on the host (or a repo id in its HF cache)")
+    model_path: HostPath = Field(description="Target model directory on the host, or a cached repo id")
     tp: Size = Field(default=1, description="--tp-size: GPUs the model is sharded over")
     ep: Size = Field(default=1, description="--ep-size: expert parallelism (MoE)")
     dp: Size = Field(default=1, description="--dp-size: data-parallel replicas")
@@ -67,11 +67,11 @@ class ServerConfig(BaseModel):
     enable_dp_attention: bool = False
     enable_dp_lm_head: bool = Field(
         default=False,
-        description="--enable-dp-lm-head: the LM head split over the DP-attention ranks; SGLang 0.5.23 needs it for DFLASH with DP attention",
+        description="--enable-dp-lm-head: SGLang 0.5.23 needs it for DFLASH with DP attention",
     )
     cuda_graphs: bool = Field(default=True, description="False passes --disable-cuda-graph")
     cuda_graph_max_bs: Annotated[int, Field(ge=1, le=4096)] | None = Field(
-        default=None, description="CUDA-graph batch cap (--cuda-graph-max-bs, or --cuda-graph-max-bs-decode where SGLang spells it so)"
+        default=None, description="CUDA-graph batch cap (the flag is spelled per release)"
     )
     disable_cuda_graph_padding: bool = False
     mem_fraction_static: Annotated[float, Field(gt=0, le=1)] | None = None
