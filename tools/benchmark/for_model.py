@@ -1,7 +1,8 @@
 """The benchmark as a model is shown it: one row per level, the figures a planner compares, flags, warnings.
 
 A full BenchmarkResult is about 9k characters per sweep (latency summaries
-with every percentile, client load, counters); the report keeps all of it.
+with every percentile, client load, counters); the report keeps all of it,
+and the workload is what the caller asked for.
 The planner needs per level: throughput with its interval, TTFT and TPOT at
 p50 and p99, the accept length, how many requests finished or failed, and
 whether the level can be trusted. Flags name what is wrong in a word; the
@@ -14,19 +15,31 @@ from typing import Any
 
 from .models import BenchmarkResult, LatencySummary, LevelResult
 
-COLUMNS = ("C", "tok_s", "tok_s_ci95", "ttft_p50_ms", "ttft_p99_ms", "tpot_p50_ms", "tpot_p99_ms", "accept",
-           "completed", "failed", "flags")  # fmt: skip
+COLUMNS = ("C", "tok_s", "ci95", "ttft_p50", "ttft_p99", "tpot_p50", "tpot_p99", "accept", "ok", "failed", "flags")
+# Latencies in ms.
 
 
 def benchmark_view(result: BenchmarkResult) -> dict[str, Any]:
     return {
-        "port": result.port, "sglang": result.server_version, "speculative": result.speculative_algorithm,
-        "workload": f"{result.prompts} prompts, {result.input_len or '?'} in / {result.output_len} out tokens",
-        "columns": list(COLUMNS),
+        "speculative": result.speculative_algorithm, "columns": list(COLUMNS),
         "levels": [_row(level) for level in result.levels],
         "best": {"tok_s": result.best_output_tok_s, "at_C": result.best_at_concurrency},
-        "warnings": result.warnings,
+        "warnings": _warnings(result),
     }  # fmt: skip
+
+
+def _warnings(result: BenchmarkResult) -> list[str]:
+    """Each kind of warning once, in full, with the levels it came up at (a busy client at four levels is one
+    warning, not four copies of its remedy); the sweep's own warnings as they are."""
+    by_kind: dict[str, tuple[list[int], str]] = {}
+    for level in result.levels:
+        for text in level.warnings:
+            kind = text.split(" (")[0].split(":")[0]
+            levels, first = by_kind.setdefault(kind, ([], text))
+            levels.append(level.concurrency)
+    grouped = [f"C={', C='.join(str(c) for c in levels)}: {first}" for levels, first in by_kind.values()]
+    per_level = {f"C={level.concurrency}: {text}" for level in result.levels for text in level.warnings}
+    return grouped + [w for w in result.warnings if w not in per_level]
 
 
 def _row(level: LevelResult) -> list[Any]:

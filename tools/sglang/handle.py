@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import posixpath
+import re
 from datetime import datetime
 from typing import Any
 
@@ -73,13 +74,14 @@ def forget_record(ctx: ToolContext, pgid: int) -> None:
 def server_view(server: RunningServer) -> dict[str, Any]:
     """What a planner needs of a running server: its id and what it runs (argv, config and paths stay in the transcript)."""
     config, info = server.config, server.info
+    layout = f"tp{config.tp} ep{config.ep} dp{config.dp} pp{config.pp}" + (" dp-attention" if config.enable_dp_attention else "")
+    speculative = f"{config.speculative_algorithm} block {config.block_size or info.block_size}" if config.speculative_algorithm else None
     return {
-        "id": server.id, "port": server.port, "pid": server.pid, "ready_after_s": server.ready_after_s,
-        "sglang": info.version, "layout": {"tp": config.tp, "ep": config.ep, "dp": config.dp, "pp": config.pp,
-                                           "dp_attention": config.enable_dp_attention},
-        "speculative": config.speculative_algorithm and {"algorithm": config.speculative_algorithm,
-                                                         "block_size": config.block_size or info.block_size},
-        "cuda_graphs": config.cuda_graphs, "max_running_requests": info.max_running_requests,
-        "max_total_num_tokens": info.max_total_num_tokens, "context_length": info.context_length,
-        "log_path": server.log_path, "warnings": server.warnings,
+        "id": server.id, "port": server.port, "ready_after_s": server.ready_after_s, "sglang": info.version,
+        "layout": layout, "speculative": speculative, "cuda_graphs": config.cuda_graphs,
+        "max_running_requests": info.max_running_requests, "max_total_num_tokens": info.max_total_num_tokens,
+        "log_path": server.log_path, "warnings": [_LOG_STAMP.sub("", w, count=1) for w in server.warnings],
     }  # fmt: skip
+
+
+_LOG_STAMP = re.compile(r"^\[\d{4}-\d\d-\d\d [\d:]+\]\s*")  # SGLang's "[2026-12-03 10:28:04] " line prefix

@@ -119,7 +119,12 @@ def _target(ctx: ToolContext, args: StopArgs) -> tuple[DetachedProcess, int | No
     return proc, args.port
 
 
-@tool("stop_server", mutates=True)
+def stop_view(result: StopResult) -> dict[str, object]:
+    return {"server": result.server, "was_running": result.was_running, "port_free": result.port_free,
+            "gpu_released": result.gpu_released, "seconds": result.seconds}
+
+
+@tool("stop_server", mutates=True, view=stop_view)
 def stop_server(ctx: ToolContext, args: StopArgs) -> StopResult:
     """Stop a server this run started (TERM, then KILL) and wait until its port and GPU memory are free.
 
@@ -177,7 +182,7 @@ class RestartResult(BaseModel):
 
 
 def restart_view(result: RestartResult) -> dict[str, object]:
-    return {"stopped": result.stopped.model_dump(mode="json"), "server": server_view(result.server)}
+    return {"stopped": stop_view(result.stopped), "server": server_view(result.server)}
 
 
 @tool("restart_server", mutates=True, view=restart_view)
