@@ -11,6 +11,8 @@ host nothing; it reads the run's own transcript.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import BaseModel, ConfigDict, Field
 from specops.transcripts import read_transcript
 
@@ -43,7 +45,7 @@ class CompareResult(BaseModel):
     notes: list[str] = Field(default_factory=list, description="What the evidence could not attribute, and why")
 
 
-def compare_run(transcript_path) -> CompareResult:  # noqa: ANN001 - a Path; kept loose for replay's recorders
+def compare_run(transcript_path: Path) -> CompareResult:
     """The comparison the report would make of the run recorded at `transcript_path`, as it stands."""
     evidence = gather_evidence(read_transcript(transcript_path).events)
     notes = list(evidence.notes)

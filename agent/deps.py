@@ -23,7 +23,6 @@ class AgentDeps:
     guard: RepeatGuard
     clock: WallClock
     tools: ToolRunner = field(default_factory=LiveTools)  # how calls are carried out: live, or served by replay
-    acted: bool = False  # a host tool has been called: the --ask-once round is over
 
     @property
     def host_spec(self) -> str:

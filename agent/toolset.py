@@ -31,24 +31,12 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 from pydantic_ai import ModelRetry, RunContext, Tool
 from pydantic_ai.messages import ToolReturn
+
 from specops.tools.errors import ToolError, ToolErrorRecord
 from specops.tools.registry import REGISTRY, ToolSpec
-from specops.transcripts import (
-    ErrorEvent,
-    RetryEvent,
-    ToolCallEvent,
-    ToolResultEvent,
-    ToolSchema,
-)
+from specops.transcripts import ErrorEvent, RetryEvent, ToolCallEvent, ToolResultEvent, ToolSchema
 
-from .compare import (
-    COMPARE_DESCRIPTION,
-    COMPARE_TOOL,
-    CompareArgs,
-    CompareResult,
-    compare_run,
-    compare_view,
-)
+from .compare import COMPARE_DESCRIPTION, COMPARE_TOOL, CompareArgs, CompareResult, compare_run, compare_view
 from .deps import AgentDeps
 from .todo import TodoRuleBroken, TodoWriteArgs, TodoWriteResult, todo_view
 from .tool_answer import answer_error, answer_ok
@@ -69,6 +57,8 @@ TOOL_MODULES = (
     "specops.tools.shell",
 )
 TODO_TOOL = "todowrite"
+# The tools the loop answers itself (not on the host): their result types and views.
+_AGENT_TOOL_RESULTS = {TODO_TOOL: (TodoWriteResult, todo_view), COMPARE_TOOL: (CompareResult, compare_view)}
 
 
 def registered_tools() -> dict[str, ToolSpec]:
@@ -119,7 +109,6 @@ def registry_tool(spec: ToolSpec) -> Tool[AgentDeps]:
     async def call(ctx: RunContext[AgentDeps], **raw: Any) -> ToolReturn:
         deps = ctx.deps
         deps.clock.check()
-        deps.acted = True
         args = parse_args(deps, ctx, spec.name, spec.args, raw)
         call_id = ctx.tool_call_id or spec.name
         normalized = args.model_dump(mode="json")
@@ -147,10 +136,7 @@ def registry_tool(spec: ToolSpec) -> Tool[AgentDeps]:
         deps.guard.succeeded(spec.name, normalized)
         if done.created is not None:
             deps.approvals.created_paths.add(done.created)
-        data = done.result
-        deps.recorder.record(ToolResultEvent, call_id=call_id, tool=spec.name, ok=True, result=data,
-                             duration_s=time.monotonic() - started, host=deps.host_spec)  # fmt: skip
-        return answer_ok(data, spec.result, spec.view)
+        return _answer_ok(deps, call_id, spec.name, done.result, started)
 
     # sequential: calls in one answer run in the order given, each after the one before has finished.
     return Tool.from_schema(
@@ -158,6 +144,23 @@ def registry_tool(spec: ToolSpec) -> Tool[AgentDeps]:
         json_schema=parameters_schema(spec.args), takes_ctx=True,
         sequential=True,
     )
+
+
+def answer_recorded(tool: str, data: dict[str, Any]) -> ToolReturn:
+    """The answer to a successful call of `tool` with result `data`: its view for the model, in full beside it.
+
+    The one place that knows each tool's result type and view: a live call and a rebuilt one (resume) use it."""
+    own = _AGENT_TOOL_RESULTS.get(tool)
+    if own is not None:
+        return answer_ok(data, *own)
+    spec = registered_tools().get(tool)
+    return answer_ok(data, spec.result, spec.view) if spec is not None else answer_ok(data, BaseModel, None)
+
+
+def _answer_ok(deps: AgentDeps, call_id: str, tool: str, data: dict[str, Any], started: float) -> ToolReturn:
+    deps.recorder.record(ToolResultEvent, call_id=call_id, tool=tool, ok=True, result=data,
+                         duration_s=time.monotonic() - started, host=deps.host_spec)  # fmt: skip
+    return answer_recorded(tool, data)
 
 
 def _answer_error(deps: AgentDeps, call_id: str, tool: str, record: ToolErrorRecord, started: float) -> ToolReturn:
@@ -188,10 +191,7 @@ def todo_tool() -> Tool[AgentDeps]:
             deps.recorder.record(RetryEvent, what=f"tool {TODO_TOOL}", attempt=ctx.retry + 1, reason=str(exc),
                                  max_attempts=ctx.max_retries + 1 if ctx.max_retries is not None else None)  # fmt: skip
             raise ModelRetry(str(exc)) from None
-        data = result.model_dump(mode="json")
-        deps.recorder.record(ToolResultEvent, call_id=call_id, tool=TODO_TOOL, ok=True, result=data,
-                             duration_s=time.monotonic() - started, host=deps.host_spec)  # fmt: skip
-        return answer_ok(data, TodoWriteResult, todo_view)
+        return _answer_ok(deps, call_id, TODO_TOOL, result.model_dump(mode="json"), started)
 
     return Tool.from_schema(
         todowrite, name=TODO_TOOL, description=_TODO_DESCRIPTION, json_schema=parameters_schema(TodoWriteArgs),
@@ -208,10 +208,7 @@ def compare_tool() -> Tool[AgentDeps]:
         call_id = ctx.tool_call_id or COMPARE_TOOL
         deps.recorder.record(ToolCallEvent, call_id=call_id, tool=COMPARE_TOOL, args=raw)
         started = time.monotonic()
-        data = compare_run(deps.recorder.path).model_dump(mode="json")
-        deps.recorder.record(ToolResultEvent, call_id=call_id, tool=COMPARE_TOOL, ok=True, result=data,
-                             duration_s=time.monotonic() - started, host=deps.host_spec)  # fmt: skip
-        return answer_ok(data, CompareResult, compare_view)
+        return _answer_ok(deps, call_id, COMPARE_TOOL, compare_run(deps.recorder.path).model_dump(mode="json"), started)
 
     return Tool.from_schema(
         compare, name=COMPARE_TOOL, description=COMPARE_DESCRIPTION, json_schema=parameters_schema(CompareArgs),

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, TypeVar
 
 from .errors import InvalidToolInput
 
@@ -24,7 +24,6 @@ if TYPE_CHECKING:
 
 SERVER_PREFIX = "s"
 DOWNLOAD_PREFIX = "d"
-HandleKind = Literal["server", "download"]
 
 
 class UnknownHandle(InvalidToolInput):
@@ -53,22 +52,11 @@ class RunHandles:
         return named
 
     def server(self, server_id: str) -> RunningServer:
-        if server_id not in self.servers:
-            raise UnknownHandle(
-                f"no server {server_id!r} in this run ({_known(self.servers, 'servers')})",
-                remedy="pass the id launch_server or restart_server returned (e.g. 's1'); without one, use `port`",
-                details={"id": server_id, "known": sorted(self.servers)},
-            )
-        return self.servers[server_id]
+        return _named(self.servers, server_id, "server", "pass the id launch_server or restart_server returned (e.g. "
+                      "'s1'); without one, use `port`")
 
     def download(self, download_id: str) -> DownloadHandle:
-        if download_id not in self.downloads:
-            raise UnknownHandle(
-                f"no download {download_id!r} in this run ({_known(self.downloads, 'downloads')})",
-                remedy="pass the id start_download returned (e.g. 'd1')",
-                details={"id": download_id, "known": sorted(self.downloads)},
-            )
-        return self.downloads[download_id]
+        return _named(self.downloads, download_id, "download", "pass the id start_download returned (e.g. 'd1')")
 
     def mark_stopped(self, server_id: str) -> None:
         self.stopped.add(server_id)
@@ -87,19 +75,29 @@ class RunHandles:
                 if stopped:
                     self.mark_stopped(str(stopped))
             elif tool == "launch_server":
-                self._keep_server(RunningServer.model_validate(result))
+                self._keep(RunningServer.model_validate(result))
             elif tool == "restart_server":
-                self.mark_stopped(str(result.get("stopped", {}).get("server", "")))
-                self._keep_server(RunningServer.model_validate(result["server"]))
+                stopped = (result.get("stopped") or {}).get("server")
+                if stopped:
+                    self.mark_stopped(str(stopped))
+                self._keep(RunningServer.model_validate(result["server"]))
             elif tool == "stop_server" and result.get("server"):
                 self.mark_stopped(str(result["server"]))
             elif tool == "start_download":
                 handle = DownloadHandle.model_validate(result)
                 self.downloads[handle.id] = handle
 
-    def _keep_server(self, server: RunningServer) -> None:
+    def _keep(self, server: RunningServer) -> None:
         self.servers[server.id] = server
 
 
-def _known(items: dict, what: str) -> str:
-    return f"its {what}: {', '.join(sorted(items))}" if items else f"it has no {what}"
+T = TypeVar("T")
+
+
+def _named(items: dict[str, T], wanted: str, what: str, remedy: str) -> T:
+    """items[wanted], or UnknownHandle naming the ids the run has."""
+    if wanted not in items:
+        known = f"its {what}s: {', '.join(sorted(items))}" if items else f"it has no {what}s"
+        raise UnknownHandle(f"no {what} {wanted!r} in this run ({known})", remedy=remedy,
+                            details={"id": wanted, "known": sorted(items)})
+    return items[wanted]

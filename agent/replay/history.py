@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pydantic import BaseModel
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
@@ -25,11 +24,9 @@ from pydantic_ai.messages import (
 )
 from specops.transcripts import ModelRequestEvent, ModelResponseEvent, ToolResultEvent
 
-from ..compare import COMPARE_TOOL, CompareResult, compare_view
 from ..plan_reminder import without_plan
-from ..todo import TodoWriteResult, todo_view
-from ..tool_answer import answer_error, answer_ok
-from ..toolset import TODO_TOOL, registered_tools
+from ..tool_answer import answer_error
+from ..toolset import answer_recorded
 from .recorded_run import RecordedRun
 
 # Failures the loop sends back as retry prompts, not as tool returns.
@@ -47,13 +44,7 @@ def tool_return(result: ToolResultEvent) -> ToolReturn:
     """What the loop answered for this result (toolset.py): the model's view, the full outcome as metadata."""
     if not result.ok:
         return answer_error(result.error.model_dump(mode="json") if result.error is not None else {})
-    data = result.result if isinstance(result.result, dict) else {"value": result.result}
-    if result.tool == TODO_TOOL:
-        return answer_ok(data, TodoWriteResult, todo_view)
-    if result.tool == COMPARE_TOOL:
-        return answer_ok(data, CompareResult, compare_view)
-    spec = registered_tools().get(result.tool)
-    return answer_ok(data, spec.result, spec.view) if spec is not None else answer_ok(data, BaseModel, None)
+    return answer_recorded(result.tool, result.result if isinstance(result.result, dict) else {"value": result.result})
 
 
 def rebuild_history(recorded: RecordedRun) -> RebuiltHistory:

@@ -11,6 +11,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, Tool
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from specops.agent.budget import Budgets
+from specops.agent.recording import ObservedRecorder
 from specops.agent.run import RunOptions, RunOutcome, run_goal_async
 from specops.transcripts import read_transcript
 
@@ -73,3 +74,29 @@ def events(outcome: RunOutcome, type_: str | None = None) -> list:
 
 def dump(value: object) -> str:
     return json.dumps(value, default=str)
+
+
+def spy_on_recorded_events(monkeypatch: pytest.MonkeyPatch) -> list:
+    """Every event a run writes from now on (a replay's transcript lives in a temporary directory that is removed)."""
+    written = []
+    original = ObservedRecorder.record
+
+    def record(self, event_type, /, **fields):  # type: ignore[no-untyped-def]
+        event = original(self, event_type, **fields)
+        written.append(event)
+        return event
+
+    monkeypatch.setattr(ObservedRecorder, "record", record)
+    return written
+
+
+def invoke_run(runs_dir: Path, *arguments: str):  # noqa: ANN201 - typer's Result
+    """`specops run` through its CLI (no host is reached when the arguments are refused), runs under runs_dir."""
+    import typer
+    from typer.testing import CliRunner
+
+    from specops.cli.run import run as run_command
+
+    app = typer.Typer()
+    app.command()(run_command)
+    return CliRunner().invoke(app, [*arguments, "--runs-dir", str(runs_dir)])

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-import pytest
-import typer
-from typer.testing import CliRunner
+import json
 
-from specops.agent.host import open_run_host
-from specops.cli.run import run as run_command
+import pytest
+
+from specops.agent.host import HOST_OPENED
+from specops.agent.run import RunOptions, run_goal_async
 from specops.tools.context import ToolContext
 from specops.tools.errors import PathOutsideAllowedRoots
 from specops.tools.hosts import LocalHost
+from specops.transcripts import read_transcript
+
+from .scripted import invoke_run
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -24,18 +27,19 @@ def test_an_allowed_root_makes_a_path_under_it_writable(tmp_path):
     assert context.allowed_roots == (str(tmp_path / "home"), "/dev/shm", str(tmp_path / "home" / "extra"))
 
 
-def test_the_run_records_the_roots_it_was_allowed():
-    with open_run_host("sim:seed-ct200") as run_host:
-        shm = f"{run_host.context.home.rsplit('/root', 1)[0]}/dev/shm"
-        run_host.context.allow([shm])
-        assert shm in run_host.describe()["allowed_roots"]
+async def test_the_run_may_write_under_an_allowed_root_and_records_it(tmp_path):
+    """--allow-root reaches the run's tools: the host's opened note lists it among the roots the run may write in."""
+    shm = "/dev/shm/specops-allowed"
+    outcome = await run_goal_async("fine-tune SubSir/Kimi-K2.6-DFlash-tmp-long on my logs", host="sim:seed-ct200",
+                                   run_dir=tmp_path / "run", options=RunOptions(allow_roots=(shm,), fsync=False))
+    opened = next(e.text for e in read_transcript(outcome.run_dir / "transcript.jsonl").events
+                  if e.type == "note" and e.text.startswith(HOST_OPENED))
+    roots = json.loads(opened.removeprefix(HOST_OPENED))["allowed_roots"]
+    assert roots[-1] == shm and len(roots) >= 2  # after the home and the data mounts
 
 
 @pytest.mark.parametrize("value", ["dev/shm", "relative", "/data\nrm"])
 def test_a_bad_allow_root_is_refused_before_anything_runs(tmp_path, value):
-    app = typer.Typer()
-    app.command()(run_command)
-    result = CliRunner().invoke(app, ["deploy SubSir/Kimi-K2.6-DFlash-tmp-long", "--allow-root", value,
-                                      "--runs-dir", str(tmp_path)])  # fmt: skip
+    result = invoke_run(tmp_path, "deploy SubSir/Kimi-K2.6-DFlash-tmp-long", "--allow-root", value)
     assert result.exit_code == 2 and "absolute path" in result.output
     assert list(tmp_path.iterdir()) == []

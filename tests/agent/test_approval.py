@@ -7,13 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
-import typer
 from pydantic_ai.models.function import FunctionModel
-from typer.testing import CliRunner
 
-from specops.cli.run import run as run_command
 
-from .scripted import call, drive, events, finish, last_request, scripted, turn, world_host  # noqa: F401
+from .scripted import call, drive, events, finish, invoke_run, last_request, scripted, turn, world_host  # noqa: F401
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -36,9 +33,7 @@ async def test_non_interactive_run_refuses_a_self_approved_delete(world_host, tm
 
 
 def test_cli_refuses_a_goal_without_a_repo(tmp_path):
-    app = typer.Typer()
-    app.command()(run_command)
-    result = CliRunner().invoke(app, ["deploy the drafter", "--runs-dir", str(tmp_path)])
+    result = invoke_run(tmp_path, "deploy the drafter")
     assert result.exit_code == 2
     assert "names no Hugging Face repo" in result.output
     assert list(tmp_path.iterdir()) == []
@@ -163,10 +158,7 @@ async def test_allow_delete_of_a_cached_repo_frees_it_together_and_the_report_sa
 
 @pytest.mark.parametrize("spec", ["cache:Qwen", "/", "~", "~/", "dir:/", "cache:a/b@", "models/$(id)"])
 def test_a_bad_allow_delete_is_refused_before_anything_runs(tmp_path, spec):
-    app = typer.Typer()
-    app.command()(run_command)
-    result = CliRunner().invoke(app, ["deploy SubSir/Kimi-K2.6-DFlash-tmp-long", "--allow-delete", spec,
-                                      "--runs-dir", str(tmp_path)])  # fmt: skip
+    result = invoke_run(tmp_path, "deploy SubSir/Kimi-K2.6-DFlash-tmp-long", "--allow-delete", spec)
     assert result.exit_code == 2 and "cache:ORG/NAME" in result.output
     assert list(tmp_path.iterdir()) == []
 

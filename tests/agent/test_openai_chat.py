@@ -27,7 +27,6 @@ from pydantic_ai.tools import ToolDefinition
 from typer.testing import CliRunner
 
 from specops.agent.policies.openai_chat import openai_chat_model
-from specops.agent.recording import ObservedRecorder
 from specops.agent.replay import RecordedRun, replay
 from specops.agent.replay.golden import SCENARIOS
 from specops.cli.main import app
@@ -35,7 +34,7 @@ from specops.transcripts import read_transcript
 
 from .chat_server import Answer, ScriptedChatServer, ToolCall
 from .openai_chat_script import GOAL, MODEL_NAME, POLICY, SCRIPT, SHAPE, SUMMARY
-from .scripted import world_host  # noqa: F401
+from .scripted import spy_on_recorded_events, world_host  # noqa: F401
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -75,19 +74,6 @@ def recorded(tmp_path_factory) -> Any:
     """One run of the script on sim:seed-ct200 (a world the run starts and removes), through the CLI."""
     with ScriptedChatServer(SCRIPT) as server:
         yield Recorded(_run_cli(server, "sim:seed-ct200", tmp_path_factory.mktemp("openai-chat-run")), server)
-
-
-def _spy_on_recorded_events(monkeypatch) -> list:
-    written = []
-    original = ObservedRecorder.record
-
-    def record(self, event_type, /, **fields):
-        event = original(self, event_type, **fields)
-        written.append(event)
-        return event
-
-    monkeypatch.setattr(ObservedRecorder, "record", record)
-    return written
 
 
 def _assistant(messages: list[dict]) -> list[dict]:
@@ -150,7 +136,7 @@ def test_a_model_run_over_http(recorded):
 
 
 def test_offline_replay_reports_no_divergence_and_serves_the_responses_whole(recorded, monkeypatch):
-    written = _spy_on_recorded_events(monkeypatch)
+    written = spy_on_recorded_events(monkeypatch)
     out = CliRunner().invoke(app, ["replay", str(recorded.run_dir)])
     events = recorded.events()
     assert out.exit_code == 0, out.output

@@ -11,11 +11,12 @@ import pytest
 from typer.testing import CliRunner
 
 from specops.agent.policies.playbook_pipeline import Pipeline
-from specops.agent.recording import ObservedRecorder
 from specops.agent.replay import RecordedRun, replay, replay_async
 from specops.agent.replay.golden import RERECORD, SCENARIOS, mismatch_message
 from specops.cli.main import app
 from specops.transcripts import read_transcript
+
+from .scripted import spy_on_recorded_events
 
 GOLDEN = {s.name: s for s in SCENARIOS}
 
@@ -48,20 +49,6 @@ def _response_calling(path: Path, tool: str) -> int:
     raise AssertionError(f"no response calls {tool}")
 
 
-def _spy_on_recorded_events(monkeypatch) -> list:
-    """Every event the replayed run writes (its transcript lives in a temporary directory that is removed)."""
-    written = []
-    original = ObservedRecorder.record
-
-    def record(self, event_type, /, **fields):
-        event = original(self, event_type, **fields)
-        written.append(event)
-        return event
-
-    monkeypatch.setattr(ObservedRecorder, "record", record)
-    return written
-
-
 def test_a_deliberate_change_to_the_playbook_is_reported_at_its_step(monkeypatch):
     golden = GOLDEN["evaluate-acceptance"].path
     original = Pipeline.call
@@ -72,7 +59,7 @@ def test_a_deliberate_change_to_the_playbook_is_reported_at_its_step(monkeypatch
         return original(self, tool, **args)
 
     monkeypatch.setattr(Pipeline, "call", changed)
-    written = _spy_on_recorded_events(monkeypatch)
+    written = spy_on_recorded_events(monkeypatch)
     result = replay(golden)
     assert not result.ok
     divergence = result.divergence

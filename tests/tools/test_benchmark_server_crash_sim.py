@@ -9,7 +9,6 @@ level valid.
 
 from __future__ import annotations
 
-import time
 
 import pytest
 
@@ -18,7 +17,7 @@ from specops.tools.benchmark import BenchmarkArgs, run_benchmark
 from specops.tools.context import ToolContext
 from specops.tools.sglang.handle import write_record
 
-from .test_benchmark_sim import PROFILE
+from .test_benchmark_sim import PROFILE, launch
 from .worlds import reach, start_world
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.serial]
@@ -27,19 +26,6 @@ FAST_LOAD = PROFILE.model_copy(update={"serving": PROFILE.serving.model_copy(upd
     "target": PROFILE.serving.target.model_copy(update={"load_seconds": 2 * TIME_SCALE})})})
 AT_RUNNING = 6  # the server hangs (then the watchdog kills it) once this many requests run at once
 ARGS = {"input_len": 64, "output_len": 64, "rounds": 1}
-
-
-def launch(host, home: str, log: str, *extra: str, port: int = 30000):
-    server = host.start_detached(
-        ["python3", "-m", "sglang.launch_server", "--model-path", f"{home}/models/Kimi-K2.6", "--tp", "8", "--ep", "4",
-         "--port", str(port), *extra],
-        log_path=log,
-    )
-    deadline = time.monotonic() + 30
-    while "The server is fired up and ready to roll!" not in host.tail(log, 200):
-        assert host.is_running(server) and time.monotonic() < deadline, host.tail(log, 60)
-        time.sleep(0.05)
-    return server
 
 
 @pytest.fixture(scope="module")

@@ -32,10 +32,11 @@ FAST_LOAD = PROFILE.model_copy(update={"serving": PROFILE.serving.model_copy(upd
     "target": PROFILE.serving.target.model_copy(update={"load_seconds": 2 * TIME_SCALE})})})
 
 
-def launch(host, home: str, log: str, *extra: str):
+def launch(host, home: str, log: str, *extra: str, port: int = 30000):
+    """The simulated SGLang (TP8, EP4) started by hand on `port`, waited for until its log says it is ready."""
     server = host.start_detached(
         ["python3", "-m", "sglang.launch_server", "--model-path", f"{home}/models/Kimi-K2.6", "--tp", "8", "--ep", "4",
-         "--port", "30000", "--max-running-requests", "256", *extra],
+         "--port", str(port), *extra],
         log_path=log,
     )
     deadline = time.monotonic() + 30
@@ -55,7 +56,7 @@ def test_throughput_at_every_level_is_within_3_percent_of_the_profile(sim_world)
     truth = build_performance_model(PROFILE.serving, Launch(tp=8, ep=4), 1)
     assert truth.choice.parallel.name == "ep4"
     with reach(sim_world, "sim") as host:
-        server = launch(host, str(sim_world.layout.home), "logs/sglang-ep4.log")
+        server = launch(host, str(sim_world.layout.home), "logs/sglang-ep4.log", "--max-running-requests", "256")
         try:
             result = run_benchmark(
                 ToolContext.for_host(host), BenchmarkArgs(levels=[1, 16, 32, 64, 128], input_len=128, output_len=OUTPUT, rounds=1)
@@ -89,7 +90,7 @@ def test_a_timed_level_ends_with_its_steady_window(sim_world):
     args = BenchmarkArgs(levels=[32, 64], input_len=128, output_len=64, duration_s=1.0, warmup_requests=0)
     assert args.end == "window"
     with reach(sim_world, "sim") as host:
-        server = launch(host, str(sim_world.layout.home), "logs/sglang-ep4-timed.log")
+        server = launch(host, str(sim_world.layout.home), "logs/sglang-ep4-timed.log", "--max-running-requests", "256")
         try:
             ctx = ToolContext.for_host(host)
             with server_url(host, args.port, args.client) as url:

@@ -25,7 +25,7 @@ def _level(c: int, tok_s: float, *, busy: bool = False, accept: float | None = N
 
 
 def test_a_row_per_level_with_flags_and_each_warning_kind_once():
-    levels = [_level(1, 94.0, accept=1.0), _level(64, 940.0, busy=True), _level(256, 1280.0, busy=True),
+    levels = [_level(1, 94.0, accept=1.0), _level(64, 940.0, busy=True, accept=3.8), _level(256, 1280.0, busy=True),
               _level(512, 0.0, valid=False)]  # fmt: skip
     result = BenchmarkResult.model_construct(
         speculative_algorithm="DFLASH", levels=levels, best_output_tok_s=1280.0, best_at_concurrency=256,
@@ -34,7 +34,7 @@ def test_a_row_per_level_with_flags_and_each_warning_kind_once():
     view = benchmark_view(result)
     rows = [dict(zip(COLUMNS, row, strict=True)) for row in view["levels"]]
     assert [r["C"] for r in rows] == [1, 64, 256, 512] and rows[0]["ttft_p99"] == 60.0 and rows[1]["ci95"] == pytest.approx([921.2, 958.8])
-    assert rows[0]["flags"] == "accept_1.00" and rows[1]["flags"] == "client_busy"
+    assert rows[0]["flags"] == "low_accept" and rows[1]["flags"] == "client_busy" and rows[2]["flags"] == "client_busy"
     assert rows[3]["flags"].startswith("INVALID: the server died") and "failures" in rows[3]["flags"]
     busy = [w for w in view["warnings"] if "client was busy" in w]
     assert len(busy) == 1 and busy[0].startswith("C=64, C=256: the client was busy (CPU 41%")

@@ -2,10 +2,6 @@
 does not fit, every other mount is an alternative with its terms (a tmpfs named RAM-backed and volatile, one outside
 the allowed roots with the flag that allows it) or set aside with the reason (too small, a system filesystem)."""
 
-import os
-import shutil
-import tempfile
-from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
@@ -108,22 +104,6 @@ def test_no_alternative_says_why_for_each_mount():
         [shm] = again.alternatives
         assert shm.allowed and shm.ram_backed and shm.target == f"{shm_root}/models/Kimi-K2.6-DFlash"
         assert "--allow-root" not in shm.why and "RAM-backed" in shm.why
-
-
-@pytest.fixture
-def small_fs():
-    """A 4 MiB real filesystem from the test command (tests/run.sh mounts it as root)."""
-    given = os.environ.get("SPECOPS_TEST_SMALL_FS")
-    if not given:
-        reason = "needs SPECOPS_TEST_SMALL_FS (a small real filesystem; tests/run.sh mounts one as root)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(reason)
-        pytest.skip(reason)
-    own = Path(tempfile.mkdtemp(prefix="disk-alternatives-", dir=given))
-    try:
-        yield own
-    finally:
-        shutil.rmtree(own, ignore_errors=True)
 
 
 @pytest.mark.serial  # the small tmpfs is one for the whole run

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -146,22 +143,6 @@ def test_cut_download_is_resumed_and_a_hopeless_one_is_partial():
         status = wait(ctx, start_download(ctx, args(max_attempts=1)))
         assert status.state is DownloadState.FAILED and status.failure.cause is DownloadCause.PARTIAL, status
         assert status.missing_files == ["model.safetensors"] and status.failure.details["files_missing"] == 1
-
-
-@pytest.fixture
-def small_fs():
-    """A 4 MiB real filesystem from the test command (tests/run.sh mounts it as root)."""
-    given = os.environ.get("SPECOPS_TEST_SMALL_FS")
-    if not given:
-        reason = "needs SPECOPS_TEST_SMALL_FS (a small real filesystem; tests/run.sh mounts one as root)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(reason)
-        pytest.skip(reason)
-    own = Path(tempfile.mkdtemp(prefix="download-enospc-", dir=given))
-    try:
-        yield own
-    finally:
-        shutil.rmtree(own, ignore_errors=True)
 
 
 @pytest.mark.serial  # the small tmpfs is one for the whole run: no other test may fill it meanwhile

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..acceptance import DEFAULT_MIN_USEFUL_ACCEPT_LENGTH
 from .models import BenchmarkResult, LatencySummary, LevelResult
 
 COLUMNS = ("C", "tok_s", "ci95", "ttft_p50", "ttft_p99", "tpot_p50", "tpot_p99", "accept", "ok", "failed", "flags")
@@ -64,8 +65,8 @@ def _flags(level: LevelResult) -> str:
         flags.append("unstable")
     if level.client is not None and level.client.limited:
         flags.append("client_busy")
-    if level.accept_length is not None and level.accept_length <= 1.0:
-        flags.append("accept_1.00")
+    if level.accept_length is not None and level.accept_length < DEFAULT_MIN_USEFUL_ACCEPT_LENGTH:
+        flags.append("low_accept")  # the floor the level's warning and the acceptance tool use
     if level.requests_failed:
         flags.append("failures")
     return ", ".join(flags)
