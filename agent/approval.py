@@ -101,11 +101,18 @@ class ApprovalPolicy:
         if tool in DELETING_TOOLS:
             named = list(dict.fromkeys(ctx.resolve(p) for p in args.approved_paths))
             update["approved_paths"] = [p for p in named if self._approved(p, ctx, deleting)]
-            if deleting:
-                for item_id in dict.fromkeys(args.ids):
-                    if not (item_id.startswith("dir:") and ctx.resolve(item_id.removeprefix("dir:")) in named):
-                        self._record_use(item_id, ctx)
         return args.model_copy(update=update)
+
+    def deleted(self, tool: str, result: dict) -> None:
+        """After a deletion: each item that went on a user's approval, recorded with who approved it. (Read from
+        what went, not from the ids asked for: a set's id stands for items the call never named.)"""
+        if tool not in DELETING_TOOLS or result.get("dry_run", True):
+            return
+        by_label = {a.label: a for a in self.granted}
+        for item in result.get("deleted") or []:
+            approval = by_label.get(item.get("approved_by") or "")
+            if approval is not None:  # approved_paths approvals were recorded as they were checked
+                self._record(f"delete {item['id']}? specops did not create it.", f"yes: {approval.label}", True, approval.by)
 
     @staticmethod
     def _changes(tool: str, args: BaseModel, ctx: ToolContext) -> bool:
@@ -139,19 +146,6 @@ class ApprovalPolicy:
                 self._record(asked, f"no: the user did not approve it ({CLI_FLAG} PATH, or a yes in the --ask-once round)",
                              False, "non-interactive default")  # fmt: skip
         return approval is not None
-
-    def _record_use(self, item_id: str, ctx: ToolContext) -> None:
-        """A deletion the user's approval covers, recorded with who approved it."""
-        if item_id.startswith("cache:"):
-            repo, _, revision = item_id.removeprefix("cache:").partition("@")
-            approval = next((a for a in self.granted if a.spec.startswith("cache:")
-                             and approval_covers(a.spec, ctx, path="", repo_id=repo, revision=revision)), None)  # fmt: skip
-        elif item_id.startswith("dir:"):
-            approval = self._covering(ctx, path=ctx.resolve(item_id.removeprefix("dir:")))
-        else:
-            approval = None
-        if approval is not None:
-            self._record(f"delete {item_id}? specops did not create it.", f"yes: {approval.label}", True, approval.by)
 
     def _record(self, asked: str, answer: str, approved: bool, by: str) -> None:
         self.recorder.record(ApprovalEvent, asked=asked, answer=answer, approved=approved, by=by)

@@ -31,6 +31,7 @@ import anyio
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_ai import RunContext, Tool
+from pydantic_ai.messages import ToolReturn
 
 from specops.tools.context import ToolContext
 from specops.tools.disk import human_bytes
@@ -41,6 +42,7 @@ from specops.transcripts import ApprovalEvent, ToolCallEvent, ToolResultEvent
 
 from .approval import AskYesNo, check_delete_spec
 from .deps import AgentDeps
+from .tool_answer import answer_error, answer_ok
 from .toolset import parse_args
 
 ASK_TOOL = "ask_user"
@@ -176,17 +178,17 @@ class QuestionRound:
 
 
 def ask_tool(round_: QuestionRound) -> Tool[AgentDeps]:
-    async def ask_user(ctx: RunContext[AgentDeps], **raw: Any) -> dict[str, Any]:
+    async def ask_user(ctx: RunContext[AgentDeps], **raw: Any) -> ToolReturn:
         deps = ctx.deps
         call_id = ctx.tool_call_id or ASK_TOOL
         args = parse_args(deps, ctx, ASK_TOOL, AskArgs, raw)
         deps.recorder.record(ToolCallEvent, call_id=call_id, tool=ASK_TOOL, args=raw)
 
-        def refuse(kind: str, what: str, remedy: str) -> dict[str, Any]:
+        def refuse(kind: str, what: str, remedy: str) -> ToolReturn:
             error = ToolErrorRecord(kind=kind, what=what, remedy=remedy).model_dump()
             deps.recorder.record(ToolResultEvent, call_id=call_id, tool=ASK_TOOL, ok=False, error=error,
                                  duration_s=0.0, host=deps.host_spec)  # fmt: skip
-            return {"ok": False, "error": error}
+            return answer_error(error)
 
         if round_.used or deps.approvals.changed:
             return refuse("questions_closed",
@@ -219,7 +221,7 @@ def ask_tool(round_: QuestionRound) -> Tool[AgentDeps]:
         result = Answers(answers=answers, deletions=deletions).model_dump()
         deps.recorder.record(ToolResultEvent, call_id=call_id, tool=ASK_TOOL, ok=True, result=result,
                              duration_s=0.0, host=deps.host_spec)  # fmt: skip
-        return {"ok": True, "result": result}
+        return answer_ok(result, Answers, None)
 
     return Tool.from_schema(
         ask_user, name=ASK_TOOL, json_schema=AskArgs.model_json_schema(), takes_ctx=True,

@@ -63,10 +63,16 @@ class TodoWriteResult(BaseModel):
     summary: str
 
 
-def todo_view(result: TodoWriteResult) -> dict[str, object]:
-    """What the model is shown of a write: what changed (the plan itself travels at the end of every request)."""
-    changed = ", ".join(f"{c.id} {c.after}" if c.change == "status" else f"{c.id} {c.change}" for c in result.changes)
-    return {"summary": result.summary + (f"; changed {changed}" if changed else "")}
+def todo_view(result: TodoWriteResult) -> str:
+    """What the model is shown of a write: how much is done, and how many items a whole plan added or dropped.
+    (The statuses it set it knows, and the plan itself travels at the end of every request.)"""
+    others: dict[str, int] = {}  # a whole new plan is "12 added", not twelve ids
+    for c in result.changes:
+        if c.change != "status":
+            others[c.change] = others.get(c.change, 0) + 1
+    words = {"content": "reworded", "priority": "reprioritised"}
+    changed = ", ".join(f"{n} {words.get(change, change)}" for change, n in others.items())
+    return result.summary + (f"; {changed}" if changed else "")
 
 
 class TodoRuleBroken(ValueError):

@@ -1,8 +1,8 @@
 """A tool call's answer: the compact view the model is sent, with the full outcome beside it for the harness.
 
-The model is sent `{"ok": true, "result": <view>}` or `{"ok": false, "error":
-<record>}`, compacted and capped (tools/model_view.py). The full outcome rides
-along as the tool return's metadata, which pydantic-ai never sends to a model:
+The model is sent the result's view, or `{"error": <record>}`, compacted and
+capped (tools/model_view.py). The full outcome rides along as the tool
+return's metadata, which pydantic-ai never sends to a model:
 the playbook reads it, the transcript's tool_result event holds it, and the
 report is built from it. The same function answers a live call and rebuilds a
 recorded one (resume), so both give the model the same text.
@@ -14,16 +14,16 @@ from typing import Any
 
 from pydantic import BaseModel
 from pydantic_ai.messages import ToolReturn
-from specops.tools.model_view import View, capped, compact, for_model
+from specops.tools.model_view import View, error_for_model, for_model
 
 
 def answer_ok(result: dict[str, Any], result_type: type[BaseModel], view: View | None) -> ToolReturn:
     full = {"ok": True, "result": result}
-    return ToolReturn(return_value={"ok": True, "result": for_model(result, result_type, view)}, metadata=full)
+    return ToolReturn(return_value=for_model(result, result_type, view), metadata=full)
 
 
 def answer_error(error: dict[str, Any]) -> ToolReturn:
-    return ToolReturn(return_value={"ok": False, "error": capped(compact(error))}, metadata={"ok": False, "error": error})
+    return ToolReturn(return_value={"error": error_for_model(error)}, metadata={"ok": False, "error": error})
 
 
 def full_outcome(content: Any, metadata: Any) -> Any:

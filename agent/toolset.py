@@ -136,6 +136,7 @@ def registry_tool(spec: ToolSpec) -> Tool[AgentDeps]:
         deps.guard.succeeded(spec.name, normalized)
         if done.created is not None:
             deps.approvals.created_paths.add(done.created)
+        deps.approvals.deleted(spec.name, done.result)
         return _answer_ok(deps, call_id, spec.name, done.result, started)
 
     # sequential: calls in one answer run in the order given, each after the one before has finished.

@@ -346,9 +346,10 @@ def acceptance_view(result: AcceptanceResult) -> dict[str, Any]:
     def row(c: CategoryAcceptance) -> list[Any]:
         return [getattr(c, column) for column in ACCEPTANCE_COLUMNS]
 
-    shown = result.model_dump(mode="json", exclude={"categories", "overall", "overall_by_thinking", "method"})
-    return {**shown, "columns": list(ACCEPTANCE_COLUMNS), "categories": [row(c) for c in result.categories],
-            "overall": [row(c) for c in [result.overall, *result.overall_by_thinking]]}
+    shown = result.model_dump(mode="json", exclude={"categories", "overall", "overall_by_thinking", "method", "host", "port",
+                                                  "max_new_tokens", "temperature"})  # what the caller set
+    return {**shown, "columns": " ".join(ACCEPTANCE_COLUMNS), "categories": [row(c) for c in result.categories],
+            "overall": [row(c) for c in result.overall_by_thinking or [result.overall]]}  # overall is one of them
 
 
 @tool("acceptance", mutates=False, view=acceptance_view)

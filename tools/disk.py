@@ -151,9 +151,16 @@ class StorageScales(BaseModel):
             return StorageScale(factor=1)
         return StorageScale(
             factor=self.byte_scale,
-            note=f"simulated host: files under {self.virtual_mounts[top]} are stored at 1/{self.byte_scale} of their "
+            note=f"{SCALE_NOTE_START} {self.virtual_mounts[top]} are stored at 1/{self.byte_scale} of their "
             f"size, and df counts each stored byte {self.byte_scale} times; sizes here are what df counts",
         )
+
+
+SCALE_NOTE_START = "simulated host: files under"  # host_facts tells a model this once; other views leave it out
+
+
+def without_scale_notes(notes: list[str]) -> list[str]:
+    return [n for n in notes if not n.startswith(SCALE_NOTE_START)]
 
 
 def load_storage_scales(host: Host, *, sim_root: str | None = None) -> StorageScales:
@@ -289,15 +296,19 @@ def _present(listing, files: dict[str, int] | None, factor: int) -> tuple[int, i
 
 
 def disk_view(check: DiskCheck) -> dict[str, Any]:
-    """The check as a planner needs it: each mount as its point and free space, an alternative with its terms."""
-    data = check.model_dump(mode="json")
-    data["mount"] = {"mount_point": check.mount.mount_point, "fstype": check.mount.fstype, "free": check.mount.free}
+    """The check as a planner needs it: the verdict, an alternative mount with its terms, what was set aside."""
+    # The summary says the sizes and the mount in words; byte counts, the sha and what the caller passed stay in the
+    # transcript.
+    data = check.model_dump(mode="json", include={"verdict", "needed", "shortfall", "summary"})
+    if not check.shortfall_bytes:
+        del data["shortfall"]
     data["alternatives"] = [{"mount_point": a.mount.mount_point, "fstype": a.mount.fstype, "free": a.mount.free,
                              "allowed": a.allowed, "ram_backed": a.ram_backed or None, "target": a.target,
                              "why": a.why or None} for a in check.alternatives]  # fmt: skip
     # System filesystems (a real host lists many) are named, not explained one by one.
     data["set_aside"] = [m.model_dump(mode="json") for m in check.set_aside if m.reason != "system"]
     data["system_mounts_set_aside"] = [m.mount_point for m in check.set_aside if m.reason == "system"]
+    data["notes"] = without_scale_notes(check.notes)
     return data
 
 

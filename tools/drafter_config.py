@@ -364,7 +364,20 @@ def _dflash_value(config: dict[str, Any], name: str) -> tuple[Any, str]:
 # -- the tool -------------------------------------------------------------------------------------
 
 
-@tool("read_drafter_config", mutates=False)
+def drafter_config_view(config: DrafterConfig) -> dict[str, Any]:
+    """The settings a launch derives and what was checked; the figures the summary states and where each setting
+    came from stay in the transcript."""
+    shown = config.model_dump(mode="json", include={"is_dflash", "block_size", "target_layer_ids", "mask_token",
+                                                    "target_model", "target_model_source", "checks", "notes",
+                                                    "summary"})  # fmt: skip
+    shown["architectures"] = config.drafter.architectures
+    if config.target is not None:
+        shown["target"] = {"source": config.target.source, "architectures": config.target.architectures,
+                           "num_hidden_layers": config.target.num_hidden_layers}  # fmt: skip
+    return shown
+
+
+@tool("read_drafter_config", mutates=False, view=drafter_config_view)
 def read_drafter_config(ctx: ToolContext, args: ReadDrafterConfigArgs) -> DrafterConfig:
     """The drafter's config (host disk or Hub): architecture, DFlash or not, the model it was trained for,
     block_size, target layers, mask token, sizes; checked against the target when one is given. NotADrafter and

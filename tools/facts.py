@@ -38,6 +38,7 @@ from .parsers.ps import PS_ARGS, parse_ps
 from .parsers.versions import first_version, strip_ansi
 from .probing import probe, sections
 from .registry import tool
+from .simulated import simulated_scales
 from .speculative_support import SpeculativeSupport, speculative_support
 
 MIB = 1024**2
@@ -489,9 +490,13 @@ def gather_host_facts(host: Host) -> HostFacts:
     ]
     if sim_root is not None:
         notes.append(
-            f"simulated host (root {sim_root}): uname, /etc/os-release and /proc/cpuinfo are the build machine's; "
-            "GPUs, disks, nproc, free and software come from its profile"
+            "simulated host: GPUs, disks, memory and software come from its profile; uname, os-release and cpuinfo "
+            "are the build machine's"
         )
+        byte_scale = simulated_scales(host).byte_scale
+        if byte_scale > 1:
+            notes.append(f"its model and cache files are stored at 1/{byte_scale} of their size: every tool reports "
+                         "sizes as df counts them, but du or ls in the shell show the stored bytes")
 
     return HostFacts(
         host=host.spec,
@@ -531,8 +536,9 @@ def _support(version: str | None) -> SpeculativeSupport | None:
 def host_facts_view(facts: HostFacts) -> dict[str, Any]:
     """The facts in the words a planner uses: GPUs one line per kind, links as their summary, sizes in human form
     (exact bytes, UUIDs, paths of CLIs and the link matrix stay in the transcript)."""
+    # The host's spec is what the caller named; gpu_count is the GPU line's.
     shown = facts.model_dump(mode="json", exclude={"gpus", "interconnect", "gpu_model", "gpu_memory_total_bytes",
-                                                   "memory", "mounts", "clis"})  # fmt: skip
+                                                   "memory", "mounts", "clis", "host", "gpu_count"})  # fmt: skip
     kinds: dict[tuple[str, str], list[GpuFacts]] = {}
     for gpu in facts.gpus:
         kinds.setdefault((gpu.model, gpu.memory_total), []).append(gpu)
@@ -546,6 +552,11 @@ def host_facts_view(facts: HostFacts) -> dict[str, Any]:
         shown["memory"] = f"{facts.memory.total}, {facts.memory.available} available"
     shown["mounts"] = [f"{m.mount_point} ({m.fstype}): {m.free} free of {m.size}" for m in facts.mounts]
     shown["clis"] = [{"name": c.name, "works": c.works, "version": c.version, "detail": c.detail} for c in facts.clis]
+    speculative = shown.get("speculative") or {}
+    speculative.pop("dflash_since", None)  # history; what this version allows is what a plan needs
+    speculative.pop("dflash_architectures", None)  # read_drafter_config checks a drafter against them
+    if speculative.get("behaves_as") == facts.sglang_version:
+        speculative.pop("behaves_as")
     return shown
 
 

@@ -6,7 +6,8 @@ registers one (a benchmark as a per-level table, a server as its id and a
 few figures), else the result itself; either way compacted (no nulls or
 empty lists, floats to 4 significant digits) and capped at
 RESULT_CHAR_LIMIT characters of JSON. A capped view says so in `cut`,
-and long log text keeps its end, where the error is.
+and long log text keeps its end, where the error is. An error is shown with
+its log tail's end and without the configuration the model itself sent.
 """
 
 from __future__ import annotations
@@ -36,14 +37,15 @@ def round_figure(value: float, digits: int = 4) -> float:
 
 
 def compact(value: Any) -> Any:
-    """JSON data without nulls, empty lists and dicts; floats rounded (round_figure)."""
+    """JSON data without nulls, empty lists and dicts; floats rounded (round_figure), whole ones as integers."""
     if isinstance(value, dict):
         kept = {k: compact(v) for k, v in value.items()}
         return {k: v for k, v in kept.items() if v is not None and v != [] and v != {}}
     if isinstance(value, list | tuple):
         return [compact(v) for v in value]
     if isinstance(value, float):
-        return round_figure(value)
+        rounded = round_figure(value)
+        return int(rounded) if rounded.is_integer() and abs(rounded) < 2**53 else rounded  # 1355.0 -> 1355
     return value
 
 
@@ -83,6 +85,22 @@ def _shorten_text(text: str, longest: int, *, keep_end: bool) -> str:
         return text
     cut = len(text) - longest
     return f"[{cut} chars cut] " + text[-longest:] if keep_end else text[:longest] + f" [{cut} chars cut]"
+
+
+# An error's details the model needs no copy of: the configuration it sent itself.
+_ECHOED_DETAILS = ("config",)
+ERROR_TAIL_CHARS = 600  # the end of a log, where the error is; the whole tail stays in the transcript
+
+
+def error_for_model(error: dict[str, Any]) -> Any:
+    """What the model is shown of a tool's error: what happened, the remedy, and details without echoes."""
+    details = {k: v for k, v in (error.get("details") or {}).items() if k not in _ECHOED_DETAILS}
+    if details.get("lines"):  # the log's lines that name the cause were found: the tail adds nothing but length
+        details = {k: v for k, v in details.items() if not any(word in k for word in _TAIL_KEYS)}
+    for key, value in details.items():
+        if isinstance(value, str) and any(word in key for word in _TAIL_KEYS):
+            details[key] = _shorten_text(value, ERROR_TAIL_CHARS, keep_end=True)
+    return capped(compact({**error, "details": details}))
 
 
 def for_model(result: dict[str, Any], result_type: type[BaseModel], view: View | None) -> Any:

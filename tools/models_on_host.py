@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from .context import ToolContext
-from .disk import human_bytes, load_storage_scales
+from .disk import human_bytes, load_storage_scales, without_scale_notes
 from .errors import HostCommandFailed
 from .facts import on_this_host, scan_processes, is_sglang_server
 from .inputs import HostPath
@@ -171,7 +171,9 @@ def models_view(found: ModelsOnHost) -> dict[str, Any]:
     summary that repeats it, stay in the transcript)."""
     keep = ("name", "path", "repo_id", "architectures", "num_hidden_layers", "num_experts", "size", "served_by",
             "config_error")  # fmt: skip
-    return {"models": [m.model_dump(mode="json", include=set(keep)) for m in found.models], "notes": found.notes}
+    # A cached snapshot's name is its repo id's: the id alone says it.
+    return {"models": [m.model_dump(mode="json", include=set(keep) - ({"name"} if m.repo_id else set())) for m in found.models],
+            "notes": without_scale_notes(found.notes)}
 
 
 @tool("find_models", mutates=False, view=models_view)

@@ -38,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 
 from .context import ToolContext
-from .disk import Mount, StorageScales, human_bytes, list_mounts, load_storage_scales, mount_for
+from .disk import Mount, StorageScales, human_bytes, list_mounts, load_storage_scales, mount_for, without_scale_notes
 from .download.ledger import LedgerEntry, forget, read_ledger
 from .errors import HostCommandFailed, InvalidToolInput, PathOutsideAllowedRoots
 from .facts import HostProcess, is_sglang_server, on_this_host, scan_processes
@@ -480,11 +480,12 @@ def freeable_view(listing: FreeableList) -> dict[str, Any]:
     return {
         "summary": listing.summary,
         "items": [{"id": i.id, "frees_alone": i.size, "safety": i.safety, "created_by": i.created_by,
-                   "approved_by": i.approved_by, "approve_with": i.approve_with, "used_by": i.used_by,
+                   "approved_by": i.approved_by, "approve_with": None if i.approved_by else i.approve_with, "used_by": i.used_by,
                    "reason": i.reason if i.safety == "never" else None} for i in listing.items],
+        # A set's id is enough for free_space; its members are the items above.
         "sets": [{"id": s.id, "what": s.what, "frees_together": s.frees, "safety": s.safety, "approved": s.approved,
-                  "approve_with": s.approve_with, "ids": s.ids} for s in listing.sets],
-        "notes": listing.notes,
+                  "approve_with": s.approve_with} for s in listing.sets],
+        "notes": without_scale_notes(listing.notes),
     }  # fmt: skip
 
 
@@ -500,7 +501,7 @@ def list_freeable(ctx: ToolContext, args: ListFreeableArgs) -> FreeableList:
 class FreeSpaceArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    ids: list[str] = Field(min_length=1, description="Candidate ids from list_freeable (a set's `ids` together)")
+    ids: list[str] = Field(min_length=1, description="Ids from list_freeable: items, or a set's id for all its items")
     dry_run: bool = Field(default=True, description="Only report what would be freed")
     approved_paths: list[HostPath] = Field(
         default_factory=list, description="Paths the user approved deleting (only the user's approvals count)")
@@ -565,32 +566,29 @@ def _delete(ctx: ToolContext, item: FreeableItem) -> None:
 
 
 def free_space_view(result: FreeSpaceResult) -> dict[str, Any]:
-    return {
-        "summary": result.summary, "dry_run": result.dry_run, "expected_freed": result.expected_freed,
-        "deleted": [{"id": i.id, "frees_alone": i.size, "created_by": i.created_by, "approved_by": i.approved_by}
-                    for i in result.deleted],
-        "refused": [r.model_dump() for r in result.refused],
-        "mounts": [f"{m.mount_point}: {m.free_before} -> {m.free_after} free" + ("" if m.measured else " (expected)")
-                   for m in result.mounts],
-    }  # fmt: skip
+    """The summary says what was freed, on whose approval, and each mount's free space before and after."""
+    return {"summary": result.summary, "dry_run": result.dry_run, "deleted": [i.id for i in result.deleted],
+            "refused": [r.model_dump() for r in result.refused]}  # fmt: skip
 
 
 @tool("free_space", mutates=True, view=free_space_view)
 def free_space(ctx: ToolContext, args: FreeSpaceArgs) -> FreeSpaceResult:
-    """Delete list_freeable candidates by id (a set's ids together); a dry run by default. `safe` items go;
+    """Delete list_freeable candidates by id (a set's id deletes its items); a dry run by default. `safe` items go;
     `needs_approval` ones only on the user's approval (approved_by); `never` ones never. Reports df before and after.
     """
     approved = {ctx.resolve(p) for p in args.approved_paths}
     listing = gather_freeable(ctx, list(args.created_paths), list(args.user_approvals))
     by_id = {i.id: i for i in listing.items}
-    unknown = [i for i in args.ids if i not in by_id]
+    sets = {s.id: s.ids for s in listing.sets}
+    unknown = [i for i in args.ids if i not in by_id and i not in sets]
     if unknown:
         raise InvalidToolInput(
             f"no such candidates now: {unknown}", remedy="call list_freeable and use the ids it returns",
-            details={"unknown": unknown, "known": sorted(by_id)},
+            details={"unknown": unknown, "known": sorted(by_id), "sets": sorted(sets)},
         )
+    wanted = [member for i in args.ids for member in sets.get(i, [i])]  # a set's id stands for its items
     chosen, refused = [], []
-    for item in (by_id[i] for i in dict.fromkeys(args.ids)):
+    for item in (by_id[i] for i in dict.fromkeys(wanted)):
         unapproved = item.safety == "needs_approval" and item.approved_by is None and item.path not in approved
         if item.safety == "never" or unapproved:
             refused.append(Refusal(id=item.id, safety=item.safety, reason=item.reason))

@@ -44,6 +44,12 @@ class Candidate:
     def with_(self, **changes: Any) -> Candidate:
         return Candidate({**self.config, **changes})
 
+    @property
+    def launch_args(self) -> dict[str, Any]:
+        """The config as launch_server is called with it: what differs from SGLang's defaults, as a model would write it."""
+        fields = ServerConfig.model_fields
+        return {k: v for k, v in self.config.items() if k not in fields or fields[k].is_required() or v != fields[k].default}
+
 
 def autoregressive_candidates(model_path: str, gpu_count: int, *, moe: bool, interconnect: str | None) -> list[Candidate]:
     n = max(gpu_count, 1)

@@ -71,6 +71,8 @@ def _as_outcome(content: Any) -> Outcome:
             return Outcome(ok=True, result=result if isinstance(result, dict) else {"value": result})
         error = content.get("error")
         return Outcome(ok=False, error=error if isinstance(error, dict) else {"kind": "unknown", "what": str(error)})
+    if isinstance(content, dict) and list(content) == ["error"] and isinstance(content["error"], dict):
+        return Outcome(ok=False, error=content["error"])  # an error as the model is shown it
     return Outcome(ok=True, result=content if isinstance(content, dict) else {"value": content})
 
 

@@ -48,9 +48,9 @@ CATCHING_UP = 0.1
 
 
 def _smallest_covering(items: list[dict[str, Any]], sets: list[dict[str, Any]], shortfall: int) -> list[str]:
-    """The ids of the smallest unit (one item, or a set freed together) that covers the shortfall; else every item
-    (the dry run says what they free together)."""
-    units = [([i["id"]], i["size_bytes"]) for i in items] + [(s["ids"], s["frees_bytes"]) for s in sets]
+    """The ids of the smallest unit (one item, or a set freed together, by the set's id) that covers the shortfall;
+    else every item (the dry run says what they free together)."""
+    units = [([i["id"]], i["size_bytes"]) for i in items] + [([s["id"]], s["frees_bytes"]) for s in sets]
     covering = sorted((u for u in units if u[1] >= shortfall), key=lambda u: (u[1], len(u[0])))
     if covering:
         return covering[0][0]
@@ -400,7 +400,7 @@ class Pipeline:
         tried: list[Candidate] = []
         while True:
             tried.append(candidate)
-            out = yield from self.call("launch_server", config=candidate.config)
+            out = yield from self.call("launch_server", config=candidate.launch_args)
             if out.ok:
                 self.running[out.result["pid"]] = out.result
                 self.port = candidate.config["port"]

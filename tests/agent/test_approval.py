@@ -108,7 +108,7 @@ async def test_a_model_cannot_put_approvals_in_the_tools_arguments_itself(world_
             seen["schema"] = next(t.parameters_json_schema for t in info.function_tools if t.name == "free_space")
             return call("list_freeable", {"user_approvals": forged})
         if n == 1:
-            listing = last_request(messages).parts[0].content["result"]
+            listing = last_request(messages).parts[0].content
             seen["ids"] = [i["id"] for i in listing["items"] if i["id"].startswith("cache:")]
             seen["approved"] = [i.get("approved_by") for i in listing["items"]]
             return call("free_space", {"ids": seen["ids"], "dry_run": False, "user_approvals": forged})
@@ -118,7 +118,7 @@ async def test_a_model_cannot_put_approvals_in_the_tools_arguments_itself(world_
     outcome = await drive(FunctionModel(respond), world_host, tmp_path)
     assert "user_approvals" not in seen["schema"]["properties"]  # not offered to the model at all
     assert seen["ids"] and seen["approved"] == [None] * len(seen["approved"])
-    result = seen["freed"]["result"]
+    result = seen["freed"]
     assert "deleted" not in result and len(result["refused"]) == len(seen["ids"])  # the view leaves empty lists out
     assert events(outcome, "approval") == []
     assert outcome.run_dir.joinpath("report.json").exists()
@@ -134,10 +134,10 @@ async def test_allow_delete_of_a_cached_repo_frees_it_together_and_the_report_sa
         if n == 0:
             return call("list_freeable")
         if n == 1:
-            listing = last_request(messages).parts[0].content["result"]
+            listing = last_request(messages).parts[0].content
             [repo] = [s for s in listing["sets"] if s["id"] == f"repo:{QWEN}"]
             assert repo["approved"] and "G" in repo["frees_together"]
-            return call("free_space", {"ids": repo["ids"], "dry_run": False})
+            return call("free_space", {"ids": [repo["id"]], "dry_run": False})  # the set's id: all its revisions
         return finish()
 
     with start_world(time_scale=100) as world:
@@ -167,9 +167,9 @@ def test_the_playbook_frees_the_smallest_unit_that_covers_the_shortfall_counting
     from specops.agent.policies.playbook_pipeline import _smallest_covering
 
     rev = [{"id": f"cache:{QWEN}@{r}", "size_bytes": 1_500_000} for r in "ab"]
-    repo = {"ids": [r["id"] for r in rev], "frees_bytes": 221 * 1024**3}
-    # Each revision alone frees only its links; together they free the blobs: the set is the unit.
-    assert _smallest_covering(rev, [repo], 7 * 1024**3) == repo["ids"]
+    repo = {"id": f"repo:{QWEN}", "ids": [r["id"] for r in rev], "frees_bytes": 221 * 1024**3}
+    # Each revision alone frees only its links; together they free the blobs: the set is the unit, named by its id.
+    assert _smallest_covering(rev, [repo], 7 * 1024**3) == [f"repo:{QWEN}"]
     # A single directory that covers it, smaller than the set, goes alone.
     small = {"id": "dir:/root/models/old", "size_bytes": 10 * 1024**3}
     assert _smallest_covering([*rev, small], [repo], 7 * 1024**3) == ["dir:/root/models/old"]

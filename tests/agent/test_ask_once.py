@@ -39,9 +39,9 @@ async def test_answers_come_from_the_file_once_then_the_round_is_closed(world_ho
     seen: dict = {}
     outcome = await drive(_asks_then_acts_then_asks_again(seen), world_host, tmp_path, ask_once=True, answers_file=answers)
     assert "ask_user" in seen["tools"]
-    assert seen["answers"]["ok"] and seen["answers"]["result"]["answers"] == {QUESTIONS[0]: "yes, the Qwen ones",
+    assert seen["answers"]["answers"] == {QUESTIONS[0]: "yes, the Qwen ones",
                                                                               QUESTIONS[1]: "30001"}  # fmt: skip
-    assert seen["closed"]["ok"] is False and seen["closed"]["error"]["kind"] == "questions_closed"
+    assert seen["closed"]["error"]["kind"] == "questions_closed"
     approvals = events(outcome, "approval")
     assert [(a.asked, a.answer, a.by) for a in approvals] == [
         (QUESTIONS[0], "yes, the Qwen ones", "answers file"), (QUESTIONS[1], "30001", "answers file")]
@@ -57,7 +57,7 @@ async def test_the_terminal_answers_and_a_blank_answer_leaves_the_decision_to_th
     seen: dict = {}
     outcome = await drive(_asks_then_acts_then_asks_again(seen), world_host, tmp_path, ask_once=True)
     assert outcome.status == "completed"  # no terminal given to drive(): nobody answers
-    assert all("no answer" in a for a in seen["answers"]["result"]["answers"].values())
+    assert all("no answer" in a for a in seen["answers"]["answers"].values())
 
     from specops.agent.run import RunOptions, run_goal_async
 
@@ -67,7 +67,7 @@ async def test_the_terminal_answers_and_a_blank_answer_leaves_the_decision_to_th
         run_dir=tmp_path / "terminal", options=RunOptions(fsync=False, ask_once=True), ask=terminal,
     )  # fmt: skip
     assert asked == QUESTIONS
-    answers = seen["answers"]["result"]["answers"]
+    answers = seen["answers"]["answers"]
     assert answers[QUESTIONS[0]] == "no" and "decide yourself" in answers[QUESTIONS[1]]
     assert {a.by for a in events(outcome, "approval")} == {"terminal"}
 
@@ -111,7 +111,7 @@ async def test_read_only_checks_may_come_first_and_the_first_change_closes_the_r
         return finish()
 
     await drive(FunctionModel(checks_then_asks), world_host, tmp_path / "second", ask_once=True)
-    assert seen["reply"]["ok"]
+    assert "error" not in seen["reply"] and seen["reply"]["answers"]
 
 
 QWEN = "Qwen/Qwen3-235B-A22B-Instruct-2507-FP8"
@@ -127,17 +127,17 @@ def _asks_to_delete(seen: dict, delete: list[str]):
         if n == 1:
             return call("list_freeable")
         if n == 2:
-            seen["listing"] = last_request(messages).parts[0].content["result"]
+            seen["listing"] = last_request(messages).parts[0].content
             return call("ask_user", {"questions": ["Which port?"], "delete": delete})
         if n == 3:
             seen["answers"] = last_request(messages).parts[0].content
-            if not seen["answers"]["ok"]:
+            if "error" in seen["answers"]:
                 return call("ask_user", {"delete": [f"cache:{QWEN}"]})  # the round stayed open
             return call("list_freeable")
-        if n == 4 and "after" not in seen and seen["answers"]["ok"]:
-            seen["after"] = last_request(messages).parts[0].content["result"]
+        if n == 4 and "after" not in seen and "error" not in seen["answers"]:
+            seen["after"] = last_request(messages).parts[0].content
             [repo] = [s for s in seen["after"]["sets"] if s["id"] == f"repo:{QWEN}"]
-            return call("free_space", {"ids": repo["ids"], "dry_run": False})
+            return call("free_space", {"ids": [repo["id"]], "dry_run": False})
         if "freed" not in seen and "after" in seen:
             seen["freed"] = last_request(messages).parts[0].content
         return finish()
@@ -157,19 +157,19 @@ async def test_a_deletion_approved_in_the_round_is_one_free_space_honours(tmp_pa
         outcome = await drive(_asks_to_delete(seen, [f"cache:{QWEN}"]), world.host_spec, tmp_path, ask_once=True,
                               answers_file=answers)  # fmt: skip
         gone = not cache.exists()
-    deletion = seen["answers"]["result"]["deletions"][f"cache:{QWEN}"]
+    deletion = seen["answers"]["deletions"][f"cache:{QWEN}"]
     # The user is asked with the tool's own figures: what it is and what it frees together.
     assert QWEN in deletion["question"] and "frees 22" in deletion["question"] and "did not create" in deletion["question"]
     approvals = [a for a in events(outcome, "approval") if QWEN in a.asked]
     assert approvals[0].by == "answers file" and approvals[0].approved is (answer != "no")
     if answer == "no":
         assert not deletion["approved"] and not gone
-        assert "deleted" not in seen["freed"]["result"] and len(seen["freed"]["result"]["refused"]) == 2
+        assert "deleted" not in seen["freed"] and len(seen["freed"]["refused"]) == 2
     else:
         assert deletion["approved"] and gone
         assert all(i.get("approved_by", "").startswith("the user (answers file") for i in seen["after"]["items"]
                    if i["id"].startswith("cache:"))  # fmt: skip
-        assert "answers file" in seen["freed"]["result"]["summary"]
+        assert "answers file" in seen["freed"]["summary"]
 
 
 async def test_a_deletion_that_names_nothing_keeps_the_round_open_and_the_terminal_answers_yes_or_no(tmp_path):

@@ -134,7 +134,7 @@ def test_port_in_use_moves_to_the_next_port_and_keeps_it():
         return err("launch_failed", cause="port_in_use") if args["config"].get("port", 30000) == 30000 else _launch(args)
 
     calls, final = drive({"launch_server": launch})
-    ports = [a["config"]["port"] for n, a in calls if n == "launch_server"]
+    ports = [a["config"].get("port", 30000) for n, a in calls if n == "launch_server"]  # unset: the default
     assert ports[:2] == [30000, 30001] and set(ports[2:]) == {30001}
     assert final["status"] == "completed"
 
@@ -152,7 +152,7 @@ def test_out_of_memory_raises_the_static_pool_and_cuda_graph_failure_turns_graph
     configs = [a["config"] for n, a in calls if n == "launch_server"]
     assert configs[0].get("mem_fraction_static") is None and configs[1]["mem_fraction_static"] == 0.9
     spec = [c for c in configs if c.get("speculative_algorithm")]
-    assert spec[0]["cuda_graphs"] and not spec[1]["cuda_graphs"] and spec[1]["tp"] == spec[0]["tp"]
+    assert spec[0].get("cuda_graphs", True) and not spec[1]["cuda_graphs"] and spec[1]["tp"] == spec[0]["tp"]  # unset: on
     # Never the same failing launch twice.
     failing = [str(sorted(c.items())) for c in configs if not launch({"config": c})["ok"]]
     assert failing and len(failing) == len(set(failing))

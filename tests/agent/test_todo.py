@@ -100,7 +100,9 @@ def test_updates_change_statuses_by_id_and_keep_the_rest():
     plan.apply(TodoWriteArgs(todos=[Todo(id="a", content="x", status="in_progress"), Todo(id="b", content="y", status="pending")]))
     result = plan.apply(TodoWriteArgs(updates=[{"id": "a", "status": "completed"}, {"id": "b", "status": "in_progress"}]))
     assert [(t.id, t.content, t.status) for t in plan.items] == [("a", "x", "completed"), ("b", "y", "in_progress")]
-    assert todo_view(result) == {"summary": "1/2 completed; changed a completed, b in_progress"}
+    assert todo_view(result) == "1/2 completed"  # the statuses it set, it knows
+    whole = TodoList().apply(TodoWriteArgs(todos=[Todo(id="a", content="x", status="pending"), Todo(id="b", content="y", status="pending")]))
+    assert todo_view(whole) == "0/2 completed; 2 added"
     with pytest.raises(TodoRuleBroken, match="no such todo ids: z"):
         plan.apply(TodoWriteArgs(updates=[{"id": "z", "status": "completed"}]))
     with pytest.raises(TodoRuleBroken, match="needs a reason"):

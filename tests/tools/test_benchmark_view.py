@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from specops.tools.benchmark.for_model import COLUMNS, benchmark_view
+from specops.tools.benchmark.for_model import benchmark_view
 from specops.tools.benchmark.models import BenchmarkResult, ClientLoad, LatencySummary, LevelResult
 
 BUSY = "the client was busy (CPU {cpu}% of a core): read TTFT as an upper bound; run fewer requests in flight per client"
@@ -32,10 +32,19 @@ def test_a_row_per_level_with_flags_and_each_warning_kind_once():
         warnings=[f"C={lv.concurrency}: {w}" for lv in levels for w in lv.warnings] + ["levels not run: C=1024"],
     )  # fmt: skip
     view = benchmark_view(result)
-    rows = [dict(zip(COLUMNS, row, strict=True)) for row in view["levels"]]
+    rows = [dict(zip(view["columns"].split(), row, strict=True)) for row in view["levels"]]
     assert [r["C"] for r in rows] == [1, 64, 256, 512] and rows[0]["ttft_p99"] == 60.0 and rows[1]["ci95"] == pytest.approx([921.2, 958.8])
     assert rows[0]["flags"] == "low_accept" and rows[1]["flags"] == "client_busy" and rows[2]["flags"] == "client_busy"
     assert rows[3]["flags"].startswith("INVALID: the server died") and "failures" in rows[3]["flags"]
     busy = [w for w in view["warnings"] if "client was busy" in w]
     assert len(busy) == 1 and busy[0].startswith("C=64, C=256: the client was busy (CPU 41%")
     assert "levels not run: C=1024" in view["warnings"] and view["best"] == {"tok_s": 1280.0, "at_C": 256}
+
+
+def test_an_autoregressive_sweep_has_no_accept_column():
+    result = BenchmarkResult.model_construct(speculative_algorithm=None, levels=[_level(1, 94.0)], best_output_tok_s=94.0,
+                                             best_at_concurrency=1, warnings=[])  # fmt: skip
+    view = benchmark_view(result)
+    assert "accept" not in view["columns"].split() and view["speculative"] is None
+    (row,) = [dict(zip(view["columns"].split(), row, strict=True)) for row in view["levels"]]
+    assert row["tok_s"] == 94.0 and row["ok"] == 1 and row["failed"] == 0

@@ -74,7 +74,7 @@ def test_dry_run_refuses_what_needs_approval_and_changes_nothing(ctx):  # noqa: 
     assert unapproved.deleted == [] and [r.safety for r in unapproved.refused] == ["needs_approval"] * 3
     assert all("--allow-delete" in r.reason for r in unapproved.refused)
     result = free_space(ctx, FreeSpaceArgs(ids=ids, user_approvals=[ALLOW_QWEN]))
-    assert result.dry_run and len(result.deleted) == 2 and [r.safety for r in result.refused] == ["needs_approval"]
+    assert result.dry_run and len(result.deleted) == 2 and [r.safety for r in result.refused] == ["needs_approval"], result.refused
     assert all(i.approved_by == f"--allow-delete cache:{QWEN}" for i in result.deleted)
     # Both revisions together free the shared blobs too: far more than each alone.
     assert result.expected_freed_bytes > 200 * 1024**3
@@ -82,6 +82,10 @@ def test_dry_run_refuses_what_needs_approval_and_changes_nothing(ctx):  # noqa: 
     assert not mount.measured and mount.free_after_bytes == mount.free_before_bytes + result.expected_freed_bytes
     assert all(ctx.host.exists(i.path) for i in result.deleted)  # a dry run deletes nothing
     assert f"on the user's approval: --allow-delete cache:{QWEN}" in result.summary
+    # A set's id stands for its items: the same two revisions, the same figure.
+    by_set = free_space(ctx, FreeSpaceArgs(ids=[f"repo:{QWEN}"], user_approvals=[ALLOW_QWEN]))
+    assert sorted(i.id for i in by_set.deleted) == sorted(i.id for i in result.deleted)
+    assert by_set.expected_freed_bytes == result.expected_freed_bytes
 
 
 @pytest.mark.timeout(60)

@@ -21,9 +21,13 @@ COLUMNS = ("C", "tok_s", "ci95", "ttft_p50", "ttft_p99", "tpot_p50", "tpot_p99",
 
 
 def benchmark_view(result: BenchmarkResult) -> dict[str, Any]:
+    # The header as one line, and no accept column on an autoregressive server: one sweep in a dozen is read as a
+    # table, and a dozen sit in the history of a run.
+    speculative = result.speculative_algorithm is not None
+    columns = [c for c in COLUMNS if speculative or c != "accept"]
     return {
-        "speculative": result.speculative_algorithm, "columns": list(COLUMNS),
-        "levels": [_row(level) for level in result.levels],
+        "speculative": result.speculative_algorithm, "columns": " ".join(columns),
+        "levels": [_row(level, speculative) for level in result.levels],
         "best": {"tok_s": result.best_output_tok_s, "at_C": result.best_at_concurrency},
         "warnings": _warnings(result),
     }  # fmt: skip
@@ -43,11 +47,11 @@ def _warnings(result: BenchmarkResult) -> list[str]:
     return grouped + [w for w in result.warnings if w not in per_level]
 
 
-def _row(level: LevelResult) -> list[Any]:
+def _row(level: LevelResult, speculative: bool) -> list[Any]:
     return [
         level.concurrency, level.output_tok_s, list(level.output_tok_s_ci95) if level.output_tok_s_ci95 else None,
         _ms(level.ttft, "p50_ms"), _ms(level.ttft, "p99_ms"), _ms(level.tpot, "p50_ms"), _ms(level.tpot, "p99_ms"),
-        level.accept_length, level.requests_completed, level.requests_failed, _flags(level),
+        *([level.accept_length] if speculative else []), level.requests_completed, level.requests_failed, _flags(level),
     ]  # fmt: skip
 
 

@@ -165,10 +165,8 @@ def _warnings(args: BenchmarkArgs, raw: dict[str, Any], levels: list[LevelResult
     notes.extend(level_notes(levels))
     if info.get("speculative_algorithm") and any(level.accept_length is None for level in levels if level.valid):
         notes.append(
-            "speculative server, but some levels have no accept length of their own: no completed request carried "
-            "spec_verify_ct and no counter differences (/metrics needs --enable-metrics; spec_verify_calls_total is "
-            "0.5.23's); accept_length_lifetime is the server's running average, not the level's. To get the level's: "
-            "api='sglang' (meta_info per request) or relaunch with enable_metrics; the acceptance tool measures it apart"
+            "some levels have no accept length of their own (no request carried spec_verify_ct, no /metrics "
+            "counters moved); for it: api='sglang', a relaunch with enable_metrics, or the acceptance tool"
         )
     if args.flush_cache and any(level.cache_flushed is None for level in levels if level.valid):
         notes.append("the server has no /flush_cache: levels may hit the prefix cache of earlier ones; use "
@@ -195,9 +193,8 @@ def level_warnings(args: BenchmarkArgs, level: LevelResult, speculative: bool) -
     c = level.concurrency
     if level.valid and level.client is not None and level.client.limited:
         notes.append(
-            f"the client was busy (CPU {level.client.cpu_fraction:.0%} of a core, timer lag p99 "
-            f"{level.client.loop_lag_p99_ms:.1f} ms): the figures may show the client's limit, not the server's. "
-            + _busy_client_remedy(args, c)
+            f"the client was busy (CPU {level.client.cpu_fraction:.0%}, timer lag p99 "
+            f"{level.client.loop_lag_p99_ms:.1f} ms): " + _busy_client_remedy(args, c)
         )
     if level.requests_failed and level.valid:
         notes.append(
@@ -225,16 +222,10 @@ def level_warnings(args: BenchmarkArgs, level: LevelResult, speculative: bool) -
 
 def _busy_client_remedy(args: BenchmarkArgs, concurrency: int) -> str:
     if args.client == "local":
-        where = ("run the client on the host (client='host', the default): here it shares this machine and reads "
-                 "through the port forward")
+        where = "run the client on the host (client='host', the default), not through the port forward"
     else:
-        where = (
-            f"give the client less to read at once: fewer requests in flight per client (levels below C={concurrency}, "
-            "or the high levels in a call of their own while nothing else runs on the host), or compare with "
-            "client='bench_serving' (SGLang's own client)"
-        )
-    return (f"Read this level's TTFT and ITL as upper bounds (its throughput holds if the level held its "
-            f"concurrency); to measure them, {where}")
+        where = f"levels from C={concurrency} up in a call of their own, nothing else running, or client='bench_serving'"
+    return f"TTFT and ITL are upper bounds, throughput holds if the level held its concurrency; to measure them: {where}"
 
 
 def acceptance_warning(level: LevelResult, speculative: bool = True) -> str | None:

@@ -114,7 +114,22 @@ def download_status(ctx: ToolContext, args: DownloadStatusArgs) -> DownloadStatu
     return _status(ctx, ctx.handles.download(args.download), args.log_lines)
 
 
-@tool("wait_download", mutates=False)
+def wait_view(result: WaitDownloadResult) -> dict[str, object]:
+    """Where the download stands in a planner's words; byte counts, repo and target stay in the transcript."""
+    status = result.status
+    running = status.state is DownloadState.RUNNING
+    return {
+        "state": status.state.value, "progress": status.progress_human,
+        "files": f"{status.files_complete} of {status.files_total} complete",
+        "attempt": f"{status.attempts_started} of {status.max_attempts}",
+        "missing_files": status.missing_files[:5] if running else status.missing_files,
+        "config_json_ok": status.config_json_ok, "failure": status.failure.model_dump(mode="json") if status.failure else None,
+        "log_tail": None if running and not status.failure else status.log_tail,
+        "timed_out": result.timed_out or None, "waited_s": round(result.waited_s, 1),
+    }  # fmt: skip
+
+
+@tool("wait_download", mutates=False, view=wait_view)
 def wait_download(ctx: ToolContext, args: WaitDownloadArgs) -> WaitDownloadResult:
     """How far a download got, waiting until it finishes or fails or timeout_s passes (0: look now; it keeps
     running after a timeout). On failure: its cause (cli_unusable, no_space, gated, not_found, throttled, partial,

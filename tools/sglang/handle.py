@@ -72,15 +72,18 @@ def forget_record(ctx: ToolContext, pgid: int) -> None:
 
 
 def server_view(server: RunningServer) -> dict[str, Any]:
-    """What a planner needs of a running server: its id and what it runs (argv, config and paths stay in the transcript)."""
+    """What a planner needs of a running server: its id and what it runs (argv, config and paths stay in the transcript;
+    server_status gives its log)."""
     config, info = server.config, server.info
-    layout = f"tp{config.tp} ep{config.ep} dp{config.dp} pp{config.pp}" + (" dp-attention" if config.enable_dp_attention else "")
+    sizes = [f"{name}{size}" for name, size in (("tp", config.tp), ("ep", config.ep), ("dp", config.dp), ("pp", config.pp))
+             if size != 1 or name == "tp"]  # tp always, the others where they are not 1
+    layout = " ".join(sizes) + (" dp-attention" if config.enable_dp_attention else "")
     speculative = f"{config.speculative_algorithm} block {config.block_size or info.block_size}" if config.speculative_algorithm else None
     return {
-        "id": server.id, "port": server.port, "ready_after_s": server.ready_after_s, "sglang": info.version,
+        "id": server.id, "port": server.port, "ready_after_s": server.ready_after_s,  # the version: host_facts
         "layout": layout, "speculative": speculative, "cuda_graphs": config.cuda_graphs,
         "max_running_requests": info.max_running_requests, "max_total_num_tokens": info.max_total_num_tokens,
-        "log_path": server.log_path, "warnings": [_LOG_STAMP.sub("", w, count=1) for w in server.warnings],
+        "warnings": [_LOG_STAMP.sub("", w, count=1) for w in server.warnings],
     }  # fmt: skip
 
 

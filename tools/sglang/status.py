@@ -34,11 +34,12 @@ class ServerStatus(BaseModel):
     queued_requests: int | None
     gen_throughput_tok_s: float | None = Field(description="Last decode throughput the server logged (/metrics or server info)")
     source: str = Field(description="Where the load figures came from: v1/loads, get_load, metrics or none")
+    log_path: str | None = Field(default=None, description="With a handle: the server's log on the host")
 
 
 @tool("server_status", mutates=False)
 def server_status(ctx: ToolContext, args: StatusArgs) -> ServerStatus:
-    """Whether an SGLang server answers, its server info, accept length, and running and queued requests."""
+    """Whether an SGLang server answers, its server info and log, accept length, running and queued requests."""
     server = ctx.handles.server(args.server) if args.server is not None else None
     port = server.port if server is not None else args.port
     host = ctx.host
@@ -47,7 +48,7 @@ def server_status(ctx: ToolContext, args: StatusArgs) -> ServerStatus:
     if code is None:
         return ServerStatus(port=port, up=False, health_status=None, process_running=running, info=None,
                             accept_length=None, running_requests=None, queued_requests=None,
-                            gen_throughput_tok_s=None, source="none")
+                            gen_throughput_tok_s=None, source="none", log_path=server.log_path if server else None)
     raw_info = _quietly(lambda: raw_server_info(host, port))
     info = ServerInfoSummary.from_server_info(raw_info) if isinstance(raw_info, dict) and raw_info else None
     accept = info.avg_spec_accept_length[0] if info and info.avg_spec_accept_length else None
@@ -89,7 +90,7 @@ def server_status(ctx: ToolContext, args: StatusArgs) -> ServerStatus:
             source = "metrics"
     return ServerStatus(port=port, up=code == 200, health_status=code, process_running=running, info=info,
                         accept_length=accept, running_requests=running_reqs, queued_requests=queued,
-                        gen_throughput_tok_s=throughput, source=source)
+                        gen_throughput_tok_s=throughput, source=source, log_path=server.log_path if server else None)
 
 
 def _quietly(fetch):  # noqa: ANN001, ANN202 - one helper for "this endpoint may be missing"

@@ -120,8 +120,9 @@ def _target(ctx: ToolContext, args: StopArgs) -> tuple[DetachedProcess, int | No
 
 
 def stop_view(result: StopResult) -> dict[str, object]:
-    return {"server": result.server, "was_running": result.was_running, "port_free": result.port_free,
-            "gpu_released": result.gpu_released, "seconds": result.seconds}
+    """What a planner checks after a stop; `was_running` only when it had already died."""
+    return {"server": result.server, "port_free": result.port_free, "gpu_released": result.gpu_released,
+            "was_running": False if not result.was_running else None}
 
 
 @tool("stop_server", mutates=True, view=stop_view)
