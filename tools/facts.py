@@ -15,7 +15,8 @@ from __future__ import annotations
 import json
 import posixpath
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -23,11 +24,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..transcripts.redaction import is_secret_flag
 from .context import ToolContext
 from .disk import Mount, human_bytes, list_mounts, simulated_root
-from .hosts import Host
+from .hosts import CommandResult, Host
 from .parsers.free import parse_free
 from .parsers.nvidia_smi import (
     APP_FIELDS,
     GPU_FIELDS,
+    ComputeApp,
     parse_compute_apps,
     parse_cuda_version,
     parse_gpu_query,
@@ -374,70 +376,118 @@ def _legacy_cli(host: Host) -> CliFacts:
     )
 
 
-def gather_host_facts(host: Host) -> HostFacts:
-    notes: list[str] = []
-    # The probes are independent: run them side by side (each is its own process or SSH channel).
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        system_run = pool.submit(probe, host, ["sh", "-c", _SYSTEM_SCRIPT])
-        gpu_run = pool.submit(probe, host, ["sh", "-c", _GPU_SCRIPT])
-        versions_run = pool.submit(probe, host, ["python3", "-c", _VERSIONS_SCRIPT])
-        hf_run = pool.submit(_hf_cli, host)
-        legacy_run = pool.submit(_legacy_cli, host)
-        sim_root_run = pool.submit(simulated_root, host)
-        processes_run = pool.submit(scan_processes, host)
-        mounts_run = pool.submit(list_mounts, host)
-    system = {k: v.strip() for k, v in sections(system_run.result().stdout).items()}
-    os_fields = parse_os_release(system.get("os_release", ""))
+@dataclass(frozen=True)
+class _HostProbes:
+    """The probes gather_host_facts runs side by side, as futures (read each with .result())."""
 
-    memory = None
+    system: Future[CommandResult]
+    gpu: Future[CommandResult]
+    versions: Future[CommandResult]
+    hf: Future[CliFacts]
+    legacy: Future[CliFacts]
+    sim_root: Future[str | None]
+    processes: Future[list[HostProcess]]
+    mounts: Future[list[Mount]]
+
+
+def _run_probes(host: Host) -> _HostProbes:
+    """Start every read-only probe of the host side by side (each is its own process or SSH channel); all have
+    finished when this returns."""
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        return _HostProbes(
+            system=pool.submit(probe, host, ["sh", "-c", _SYSTEM_SCRIPT]),
+            gpu=pool.submit(probe, host, ["sh", "-c", _GPU_SCRIPT]),
+            versions=pool.submit(probe, host, ["python3", "-c", _VERSIONS_SCRIPT]),
+            hf=pool.submit(_hf_cli, host),
+            legacy=pool.submit(_legacy_cli, host),
+            sim_root=pool.submit(simulated_root, host),
+            processes=pool.submit(scan_processes, host),
+            mounts=pool.submit(list_mounts, host),
+        )
+
+
+def _memory_facts(system: dict[str, str], notes: list[str]) -> MemoryFacts | None:
+    """Total and available memory from `free -b`'s section; None (and a note) when it printed nothing usable."""
     try:
         info = parse_free(system.get("free", ""))
-        memory = MemoryFacts(
+        return MemoryFacts(
             total_bytes=info.total_bytes, available_bytes=info.available_bytes,
             total=_gib(info.total_bytes), available=_gib(info.available_bytes),
         )
     except ValueError:
         notes.append("`free -b` printed nothing usable: memory unknown")
+        return None
+
+
+def _cpu_facts(system: dict[str, str]) -> CpuFacts:
+    """The CPU's model (from /proc/cpuinfo) and logical core count (nproc)."""
     nproc = system.get("nproc", "")
-    cpu = CpuFacts(model=system.get("cpu_model", "").strip() or None, cores=int(nproc) if nproc.isdigit() else None)
+    return CpuFacts(model=system.get("cpu_model", "").strip() or None, cores=int(nproc) if nproc.isdigit() else None)
+
+
+def _python_version(system: dict[str, str], notes: list[str]) -> str | None:
+    """python3's version from `python3 --version`; None (and a note) when there is no python3."""
     python_version = first_version(system.get("python", "")) if system.get("python", "").startswith("Python") else None
     if python_version is None:
         notes.append("no python3 on PATH")
+    return python_version
 
-    gpus: list[GpuFacts] = []
-    topology = None
-    cuda = None
-    apps = []
-    gpu = sections(gpu_run.result().stdout)
+
+def _gpu_list(query: str, notes: list[str]) -> list[GpuFacts]:
+    """The GPUs from nvidia-smi's --query-gpu rows; [] (and a note) when it listed none."""
+    try:
+        return [
+            GpuFacts(
+                index=r.index, model=r.name, uuid=r.uuid,
+                memory_total_bytes=r.memory_total_mib * MIB,
+                memory_used_bytes=None if r.memory_used_mib is None else r.memory_used_mib * MIB,
+                memory_total=_gib(r.memory_total_mib * MIB),
+                memory_used=None if r.memory_used_mib is None else _gib(r.memory_used_mib * MIB),
+                driver_version=r.driver_version, pcie_gen=r.pcie_gen,
+            )
+            for r in parse_gpu_query(query)
+        ]
+    except ValueError:
+        notes.append(f"nvidia-smi did not list GPUs: {query[:200]!r} (driver not loaded?)")
+        return []
+
+
+@dataclass(frozen=True)
+class _GpuReading:
+    """What the GPU probe's nvidia-smi sections say: the GPUs, CUDA version, compute apps and link matrix."""
+
+    gpus: list[GpuFacts] = field(default_factory=list)
+    cuda: str | None = None
+    apps: list[ComputeApp] = field(default_factory=list)
+    topology: GpuTopology | None = None
+
+
+def _gpu_facts(stdout: str, notes: list[str]) -> _GpuReading:
+    """Parse the GPU probe's output; what is missing or unreadable becomes a note."""
+    gpu = sections(stdout)
     if "missing" in gpu:
         notes.append("no nvidia-smi on PATH: no NVIDIA GPU or driver on this host (gpus=[])")
-    else:
+        return _GpuReading()
+    gpus = _gpu_list(gpu.get("query", ""), notes)
+    cuda = parse_cuda_version(gpu.get("summary", ""))
+    apps: list[ComputeApp] = []
+    try:
+        apps = parse_compute_apps(gpu.get("apps", ""))
+    except ValueError:
+        notes.append("nvidia-smi --query-compute-apps printed nothing usable")
+    topology = None
+    if gpus:
         try:
-            rows = parse_gpu_query(gpu.get("query", ""))
-            gpus = [
-                GpuFacts(
-                    index=r.index, model=r.name, uuid=r.uuid,
-                    memory_total_bytes=r.memory_total_mib * MIB,
-                    memory_used_bytes=None if r.memory_used_mib is None else r.memory_used_mib * MIB,
-                    memory_total=_gib(r.memory_total_mib * MIB),
-                    memory_used=None if r.memory_used_mib is None else _gib(r.memory_used_mib * MIB),
-                    driver_version=r.driver_version, pcie_gen=r.pcie_gen,
-                )
-                for r in rows
-            ]
+            topology = parse_topology(gpu.get("topo", ""))
         except ValueError:
-            notes.append(f"nvidia-smi did not list GPUs: {gpu.get('query', '')[:200]!r} (driver not loaded?)")
-        cuda = parse_cuda_version(gpu.get("summary", ""))
-        try:
-            apps = parse_compute_apps(gpu.get("apps", ""))
-        except ValueError:
-            notes.append("nvidia-smi --query-compute-apps printed nothing usable")
-        if gpus:
-            try:
-                topology = parse_topology(gpu.get("topo", ""))
-            except ValueError:
-                notes.append("`nvidia-smi topo -m` printed no GPU matrix: interconnect unknown")
+            notes.append("`nvidia-smi topo -m` printed no GPU matrix: interconnect unknown")
+    return _GpuReading(gpus=gpus, cuda=cuda, apps=apps, topology=topology)
 
+
+def _package_versions(
+    python_version: str | None, versions_run: Future[CommandResult], notes: list[str]
+) -> dict[str, str | None]:
+    """The sglang and huggingface_hub versions python3 reports (only asked when there is a python3)."""
     versions: dict[str, str | None] = {"sglang": None, "huggingface_hub": None}
     if python_version is not None:
         done = versions_run.result()
@@ -447,16 +497,31 @@ def gather_host_facts(host: Host) -> HostFacts:
             notes.append("could not read package versions from python3")
     if versions.get("sglang") is None:
         notes.append("SGLang is not installed for python3")
+    return versions
 
-    clis = [
-        cli.model_copy(update={"path": system.get(cli.name) or None})
-        for cli in (hf_run.result(), legacy_run.result())
-    ]
 
-    sim_root = sim_root_run.result()
-    processes = processes_run.result()
-    own = on_this_host(processes, sim_root)
-    uuid_gpus = {g.uuid for g in gpus}
+def _serving_process(proc: HostProcess, tree: set[int], apps: list[ComputeApp], gpu_uuids: set[str]) -> ServingProcess:
+    """One SGLang server from its argv and the GPU memory its process tree holds."""
+    held = [a for a in apps if a.pid in tree]
+    mib = sum(a.used_memory_mib or 0 for a in held)
+    port = _flag(proc.argv, "--port")
+    tp = _flag(proc.argv, "--tp-size", "--tp")
+    return ServingProcess(
+        pid=proc.pid, argv=redact_argv(proc.argv), port=int(port) if port and port.isdigit() else 30000,
+        model_path=_flag(proc.argv, "--model-path", "--model"),
+        draft_model_path=_flag(proc.argv, "--speculative-draft-model-path"),
+        speculative_algorithm=_flag(proc.argv, "--speculative-algorithm"),
+        tp_size=int(tp) if tp and tp.isdigit() else None,
+        gpu_memory_bytes=mib * MIB, gpu_memory=_gib(mib * MIB),
+        gpus_used=len({a.gpu_uuid for a in held} & gpu_uuids) or len({a.gpu_uuid for a in held}),
+    )
+
+
+def _serving_processes(
+    own: list[HostProcess], processes: list[HostProcess], apps: list[ComputeApp], gpus: list[GpuFacts]
+) -> tuple[list[ServingProcess], set[int]]:
+    """The host's SGLang servers, and the pids of them and their children (whose GPU memory they account for)."""
+    gpu_uuids = {g.uuid for g in gpus}
     serving: list[ServingProcess] = []
     claimed: set[int] = set()
     for proc in own:
@@ -464,30 +529,26 @@ def gather_host_facts(host: Host) -> HostFacts:
             continue
         tree = _descendants(proc.pid, processes)
         claimed |= tree
-        held = [a for a in apps if a.pid in tree]
-        mib = sum(a.used_memory_mib or 0 for a in held)
-        port = _flag(proc.argv, "--port")
-        tp = _flag(proc.argv, "--tp-size", "--tp")
-        serving.append(
-            ServingProcess(
-                pid=proc.pid, argv=redact_argv(proc.argv), port=int(port) if port and port.isdigit() else 30000,
-                model_path=_flag(proc.argv, "--model-path", "--model"),
-                draft_model_path=_flag(proc.argv, "--speculative-draft-model-path"),
-                speculative_algorithm=_flag(proc.argv, "--speculative-algorithm"),
-                tp_size=int(tp) if tp and tp.isdigit() else None,
-                gpu_memory_bytes=mib * MIB, gpu_memory=_gib(mib * MIB),
-                gpus_used=len({a.gpu_uuid for a in held} & uuid_gpus) or len({a.gpu_uuid for a in held}),
-            )
-        )
-    others: dict[int, list] = {}
+        serving.append(_serving_process(proc, tree, apps, gpu_uuids))
+    return serving, claimed
+
+
+def _other_gpu_processes(apps: list[ComputeApp], claimed: set[int]) -> list[GpuProcess]:
+    """The processes holding GPU memory that no SGLang server of the host accounts for, one per pid."""
+    others: dict[int, list[ComputeApp]] = {}
     for app in apps:
         if app.pid not in claimed:
             others.setdefault(app.pid, []).append(app)
-    other_gpu = [
+    return [
         GpuProcess(pid=pid, process_name=held[0].process_name,
                    gpu_memory_bytes=sum(a.used_memory_mib or 0 for a in held) * MIB, gpus_used=len(held))
         for pid, held in sorted(others.items())
     ]
+
+
+def _simulation_notes(host: Host, sim_root: str | None) -> list[str]:
+    """What a simulated host's facts do not say themselves (nothing for a real host)."""
+    notes: list[str] = []
     if sim_root is not None:
         notes.append(
             "simulated host: GPUs, disks, memory and software come from its profile; uname, os-release and cpuinfo "
@@ -497,19 +558,41 @@ def gather_host_facts(host: Host) -> HostFacts:
         if byte_scale > 1:
             notes.append(f"its model and cache files are stored at 1/{byte_scale} of their size: every tool reports "
                          "sizes as df counts them, but du or ls in the shell show the stored bytes")
+    return notes
 
+
+def gather_host_facts(host: Host) -> HostFacts:
+    """Read the host with its own tools and put what they say together; what cannot be read is a note."""
+    notes: list[str] = []
+    probes = _run_probes(host)
+    system = {k: v.strip() for k, v in sections(probes.system.result().stdout).items()}
+    os_fields = parse_os_release(system.get("os_release", ""))
+    memory = _memory_facts(system, notes)
+    cpu = _cpu_facts(system)
+    python_version = _python_version(system, notes)
+    gpu = _gpu_facts(probes.gpu.result().stdout, notes)
+    versions = _package_versions(python_version, probes.versions, notes)
+    clis = [
+        cli.model_copy(update={"path": system.get(cli.name) or None})
+        for cli in (probes.hf.result(), probes.legacy.result())
+    ]
+    sim_root = probes.sim_root.result()
+    processes = probes.processes.result()
+    serving, claimed = _serving_processes(on_this_host(processes, sim_root), processes, gpu.apps, gpu.gpus)
+    other_gpu = _other_gpu_processes(gpu.apps, claimed)
+    notes.extend(_simulation_notes(host, sim_root))
     return HostFacts(
         host=host.spec,
         hostname=system.get("hostname") or None,
         os=pretty_name(os_fields),
         kernel=system.get("kernel") or None,
-        gpus=gpus,
-        gpu_count=len(gpus),
-        gpu_model=gpus[0].model if gpus else None,
-        gpu_memory_total_bytes=sum(g.memory_total_bytes for g in gpus),
-        driver_version=gpus[0].driver_version if gpus else None,
-        cuda_version=cuda,
-        interconnect=topology,
+        gpus=gpu.gpus,
+        gpu_count=len(gpu.gpus),
+        gpu_model=gpu.gpus[0].model if gpu.gpus else None,
+        gpu_memory_total_bytes=sum(g.memory_total_bytes for g in gpu.gpus),
+        driver_version=gpu.gpus[0].driver_version if gpu.gpus else None,
+        cuda_version=gpu.cuda,
+        interconnect=gpu.topology,
         cpu=cpu,
         memory=memory,
         python_version=python_version,
@@ -519,7 +602,7 @@ def gather_host_facts(host: Host) -> HostFacts:
         clis=clis,
         serving=serving,
         other_gpu_processes=other_gpu,
-        mounts=mounts_run.result(),
+        mounts=probes.mounts.result(),
         notes=notes,
     )
 

@@ -66,7 +66,8 @@ class GenerationRequest:
         self.sent = self.generated
         return new, self.finished and self.sent >= self.generated
 
-    def _notify(self) -> None:
+    def notify(self) -> None:
+        """Wake whoever waits in next_update: tokens were made or the request finished."""
         self._update.set()
 
     # Speculative bookkeeping, as SGLang reports it per request.
@@ -200,7 +201,7 @@ class Engine:
                 queue.remove(request)
         if request in self.waiting:
             self.waiting.remove(request)
-        request._notify()
+        request.notify()
 
     def reset_metrics(self) -> None:
         """What a successful /flush_cache does to the scheduler's counters (SGLang's reset_metrics)."""
@@ -248,7 +249,7 @@ class Engine:
                     r.finish_reason, r.finished_at = "length", time.monotonic()
                     self.stats.finished_total += 1
                     self.stats.count_finished(r)
-                    r._notify()
+                    r.notify()
             ready = [r for r in ready if not r.finished]
             self.running.extend(ready)
             if self._on_running is not None:
@@ -309,7 +310,7 @@ class Engine:
                 r.finish_reason = "length" if r.generated >= r.max_new_tokens else "stop"
                 r.finished_at = wall
                 finished.append(r)
-            r._notify()
+            r.notify()
         self._interval_tokens += tokens
         if self.model.speculative:
             self.stats.verify_steps_total += len(running)

@@ -191,6 +191,12 @@ class Api:
             self.s.engine.abort(r)
             raise
 
+    async def run_internal(self, prompt_text: str, prompt_tokens: int, params: dict[str, Any], *, log_metrics: bool = True) -> None:
+        """Run a request the server makes itself (the warm-up, /health_generate's probe) to its end."""
+        r = self._new_request(prompt_text, prompt_tokens, params, None)
+        r.log_metrics = log_metrics
+        await self._run_to_end(r)
+
     def _text(self, r: GenerationRequest, start: int, end: int) -> str:
         return synthetic_text(zlib.crc32(r.rid.encode()), start, end)
 
@@ -232,9 +238,7 @@ class Api:
     async def health_generate(self, request: web.Request) -> web.Response:
         if not self.s.ready:
             return web.Response(status=503)
-        r = self._new_request("health", 1, {"max_new_tokens": 1, "ignore_eos": True, "temperature": 0}, None)
-        r.log_metrics = False
-        await self._run_to_end(r)
+        await self.run_internal("health", 1, {"max_new_tokens": 1, "ignore_eos": True, "temperature": 0}, log_metrics=False)
         return web.Response(status=200)
 
     async def model_info(self, request: web.Request) -> web.Response:

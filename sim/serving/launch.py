@@ -20,6 +20,8 @@ import json
 import os
 import signal
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +42,7 @@ from .memory import (
     default_mem_fraction_static,
     plan_memory,
 )
-from .performance import Launch, build_performance_model
+from .performance import Launch, PerformanceModel, build_performance_model
 from .server_args import ServerArgs, parse_server_args
 from .speculative import SpeculativeSettings, check_dflash_args, check_dflash_drafter
 from ...sglang_releases.facts import LATEST, for_version
@@ -55,6 +57,40 @@ PHASE_GRAPHS_END = 0.97
 WARMUP_FRACTION = 0.02
 CRASH_COUNTER = "server_crash_at_start.json"
 SIMULATOR_LOG = "simulator.log"  # in the world's .sim folder
+
+
+@dataclass
+class _Prepared:
+    """What a launch settles before it loads anything."""
+
+    args: ServerArgs
+    target: Checkpoint
+    drafter: Checkpoint | None
+    spec: SpeculativeSettings | None
+    context_length: int
+    model: PerformanceModel
+    graph_fault: CudaGraphDrafter | None
+    foreign: int  # MiB per GPU held by other processes
+    plan: MemoryPlan | None  # None: plan_error says why
+    plan_error: LaunchError | None  # raised where SGLang meets it, during the load
+
+
+def _cuda_graph_capture_error() -> LaunchError:
+    """DFlash's CUDA-graph capture failing, as SGLang's scheduler reports it."""
+    return LaunchError(scheduler_traceback(
+        [
+            (f"{SGLANG_SRC}/srt/speculative/dflash_worker.py", 188, "init_cuda_graphs", "self.cuda_graph_runner = DFlashCudaGraphRunner(self)"),
+            (f"{SGLANG_SRC}/srt/speculative/dflash_cuda_graph_runner.py", 142, "__init__", "self.capture()"),
+            (f"{SGLANG_SRC}/srt/model_executor/cuda_graph_runner.py", 523, "capture", ") = self.capture_one_batch_size(bs, forward)"),
+        ],
+        "Exception: Capture cuda graph failed: CUDA error: operation not permitted when stream is capturing\n"
+        "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.\n"
+        "Possible solutions:\n1. set --mem-fraction-static to a smaller value (e.g., 0.8 or 0.7)\n"
+        "2. set --cuda-graph-max-bs to a smaller value (e.g., 16)\n"
+        "3. disable torch compile by not using --enable-torch-compile\n"
+        "4. disable CUDA graph by --disable-cuda-graph. (Not recommended. Huge performance loss)\n"
+        "Open an issue on GitHub https://github.com/sgl-project/sglang/issues/new/choose",
+    ))
 
 
 class Launcher:
@@ -93,7 +129,7 @@ class Launcher:
                         "unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.27.3\n"
                         "ncclUnhandledCudaError: Call to CUDA function failed.\nLast error:\nCuda failure 'an illegal memory access was encountered'",
                     )
-                    + f"\n[{self.log._stamp()}] Received sigquit from a child process. It usually means the child failed."
+                    + f"\n[{self.log.stamp()}] Received sigquit from a child process. It usually means the child failed."
                 )
         if fraction > self.elapsed:
             await asyncio.sleep((fraction - self.elapsed) * self.load_seconds)
@@ -130,7 +166,7 @@ class Launcher:
 
     def _port_in_use_error(self, port: int, host: str) -> LaunchError:
         """uvicorn's answer when it binds, after the load."""
-        return LaunchError(f"[{self.log._stamp()}] ERROR:    [Errno 98] error while attempting to bind on address "
+        return LaunchError(f"[{self.log.stamp()}] ERROR:    [Errno 98] error while attempting to bind on address "
                            f"('{host}', {port}): address already in use")
 
     def _claim_port(self, args: ServerArgs, real_port: int | None) -> None:
@@ -152,21 +188,44 @@ class Launcher:
 
     # ------------------------------------------------------------------ the launch
     async def run(self) -> int:
+        """Check the arguments, load, then serve until stopped; returns the exit status (0)."""
+        prepared = self._prepare()
+        held = await self._load(prepared)
+        max_running = self._log_capacity(prepared, held)
+        await self._serve(prepared, max_running)
+        return 0
+
+    # ------------------------------------------------------------------ before loading
+    def _prepare(self) -> _Prepared:
+        """Everything settled before the load: arguments, checkpoints, speculative rules, performance and memory."""
+        args = self._parse_args()
+        target = load_checkpoint(args.model_path, self.layout, self.world.byte_scale,
+                                 self.world.profile.serving.target.weights_gib)
+        spec, drafter = self._speculative(args)
+        self._fill_defaults(args, spec)
+        context_length = args.context_length or target.context_length
+        dump = ", ".join(f"{k}={v!r}" for k, v in args.model_dump().items())
+        self.log.server(f"server_args=ServerArgs({dump})")
+        for warning in (spec.warnings if spec else []):
+            self.log.warning(warning)
+        model, graph_fault = self._performance_model(args, spec)
+        foreign = self._foreign_mib()
+        plan, plan_error = self._plan_memory(args, target, drafter, foreign)
+        return _Prepared(args=args, target=target, drafter=drafter, spec=spec, context_length=context_length,
+                         model=model, graph_fault=graph_fault, foreign=foreign, plan=plan, plan_error=plan_error)
+
+    def _parse_args(self) -> ServerArgs:
+        """Parse argv as the host's release does, print its deprecation warnings and set the log's tag and level."""
         args = parse_server_args(self.argv, self.release)
         for warning in args.deprecation_warnings:  # argparse's actions print these while parsing
             self.log.warning(warning)
         self._port = args.port
-        profile = self.world.profile
-        gpu_mib = profile.gpus.memory_mib
-        log = self.log
-        log.scheduler_tag = scheduler_tag(args.tp_size, args.ep_size, args.pp_size, args.enable_dp_attention)
-        if args.log_level.lower() in ("warning", "error", "critical"):
-            log._quiet = True
+        self.log.scheduler_tag = scheduler_tag(args.tp_size, args.ep_size, args.pp_size, args.enable_dp_attention)
+        self.log.set_level(args.log_level)
+        return args
 
-        target_fallback = profile.serving.target.weights_gib
-        target = load_checkpoint(args.model_path, self.layout, self.world.byte_scale, target_fallback)
-
-        # Server args: defaults SGLang fills in, then the speculative rules.
+    def _speculative(self, args: ServerArgs) -> tuple[SpeculativeSettings | None, Checkpoint | None]:
+        """The DFlash settings (None without DFlash) and the draft checkpoint (None without one)."""
         spec: SpeculativeSettings | None = None
         drafter: Checkpoint | None = None
         if args.speculative_algorithm == "DFLASH":
@@ -178,6 +237,11 @@ class Launcher:
             spec = check_dflash_args(args, drafter, self.release)
         elif args.speculative_algorithm and args.speculative_draft_model_path and args.speculative_algorithm != "NGRAM":
             drafter = load_checkpoint(args.speculative_draft_model_path, self.layout, self.world.byte_scale, None)
+        return spec, drafter
+
+    def _fill_defaults(self, args: ServerArgs, spec: SpeculativeSettings | None) -> None:
+        """Fill in the server args SGLang derives when they are not given, then apply the speculative rules."""
+        gpu_mib = self.world.profile.gpus.memory_mib
         if args.chunked_prefill_size is None:
             args.chunked_prefill_size = default_chunked_prefill_size(gpu_mib)
         if args.cuda_graph_max_bs is None:
@@ -201,37 +265,37 @@ class Launcher:
             args.served_model_name = args.model_path
         if args.tokenizer_path is None:
             args.tokenizer_path = args.model_path
-        context_length = args.context_length or target.context_length
 
-        dump = ", ".join(f"{k}={v!r}" for k, v in args.model_dump().items())
-        log.server(f"server_args=ServerArgs({dump})")
-        for warning in (spec.warnings if spec else []):
-            log.warning(warning)
-
-        # Performance and memory.
+    def _performance_model(
+        self, args: ServerArgs, spec: SpeculativeSettings | None
+    ) -> tuple[PerformanceModel, CudaGraphDrafter | None]:
+        """The layout's performance model, and the CUDA-graph fault when it applies to this launch."""
         fault_graph = self.world.fault(FaultName.CUDA_GRAPH_DRAFTER)
         graph_fault = fault_graph if isinstance(fault_graph, CudaGraphDrafter) and args.speculative_algorithm and args.cuda_graphs else None
         launch = Launch(tp=args.tp_size, ep=args.ep_size, pp=args.pp_size, dp=args.dp_size,
                         dp_attention=args.enable_dp_attention, cuda_graphs=args.cuda_graphs,
                         speculative_algorithm=args.speculative_algorithm)
-        model = build_performance_model(profile.serving, launch, spec.block_size if spec else (args.speculative_num_draft_tokens or 1),
+        model = build_performance_model(self.world.profile.serving, launch, spec.block_size if spec else (args.speculative_num_draft_tokens or 1),
                                         collapsed=graph_fault is not None and graph_fault.mode == "collapse")
         # The simulator's own notes (an uncalibrated layout) go to the world's log, never the host's:
         # nothing of the simulator shows through the simulated host.
         if model.choice.warnings:
             with open(self.layout.sim_dir / SIMULATOR_LOG, "a", encoding="utf-8") as notes:
                 notes.writelines(f"{' '.join(self.argv)}: {w}\n" for w in model.choice.warnings)
+        return model, graph_fault
 
+    def _plan_memory(
+        self, args: ServerArgs, target: Checkpoint, drafter: Checkpoint | None, foreign: int
+    ) -> tuple[MemoryPlan | None, LaunchError | None]:
+        """The GPU memory plan, or the error SGLang would meet (raised later, where SGLang meets it)."""
+        profile = self.world.profile
         oom = self.world.fault(FaultName.OUT_OF_MEMORY)
         draft_layers = int(drafter.config.get("num_hidden_layers", 0)) if drafter else 0
         kv_per_token = profile.serving.target.kv_mib_per_token
         draft_kv = kv_per_token * draft_layers / target.num_hidden_layers if drafter and target.num_hidden_layers else 0.0
-        foreign = self._foreign_mib()
-        plan_error: LaunchError | None = None
-        plan: MemoryPlan | None = None
         try:
             plan = plan_memory(
-                gpu_mib=gpu_mib, foreign_mib=foreign, mem_fraction_static=args.mem_fraction_static,
+                gpu_mib=profile.gpus.memory_mib, foreign_mib=foreign, mem_fraction_static=args.mem_fraction_static,
                 min_mem_fraction_static=oom.min_mem_fraction_static if isinstance(oom, OutOfMemory) else None,
                 target_weight_gib=target.weight_gib, drafter_weight_gib=drafter.weight_gib if drafter else 0.0,
                 gpus=args.gpus, tp=args.tp_size, pp=args.pp_size, cuda_graphs=args.cuda_graphs,
@@ -239,21 +303,46 @@ class Launcher:
                 draft_kv_mib_per_token=draft_kv, max_total_tokens=args.max_total_tokens,
             )
         except LaunchError as exc:
-            plan_error = exc
+            return None, exc
+        return plan, None
 
-        # Loading.
+    # ------------------------------------------------------------------ loading
+    async def _load(self, p: _Prepared) -> float:
+        """Load as SGLang does, phase by phase with its log lines; returns the MiB held per GPU at the end."""
         await self._advance(PHASE_DISTRIBUTED)
-        log.scheduler("Init torch distributed begin.")
-        self._register_gpus(args, 512)
-        log.scheduler("Init torch distributed ends. mem usage=0.50 GB")
+        self.log.scheduler("Init torch distributed begin.")
+        self._register_gpus(p.args, 512)
+        self.log.scheduler("Init torch distributed ends. mem usage=0.50 GB")
         await self._advance(PHASE_WEIGHTS)
-        weights_mib = target.weight_gib * 1024 / args.gpus
-        free_gib = (gpu_mib - foreign - 512) / 1024
-        log.scheduler(f"Load weight begin. avail mem={free_gib:.2f} GB")
+        weights_mib = p.target.weight_gib * 1024 / p.args.gpus
+        free_gib = (self.world.profile.gpus.memory_mib - p.foreign - 512) / 1024
+        self.log.scheduler(f"Load weight begin. avail mem={free_gib:.2f} GB")
+        await self._load_shards(p, weights_mib)
+        self._register_gpus(p.args, 512 + weights_mib)
+        self.log.scheduler(f"Load weight end. type={p.target.architecture}, dtype=torch.bfloat16, "
+                           f"avail mem={free_gib - weights_mib / 1024:.2f} GB, mem usage={weights_mib / 1024:.2f} GB.")
+        await self._load_drafter(p, weights_mib, free_gib)
+        await self._advance(PHASE_KV)
+        if p.plan_error is not None:
+            raise p.plan_error
+        assert p.plan is not None
+        plan = p.plan
+        self.log.scheduler(f"KV Cache is allocated. #tokens: {plan.max_total_tokens}, KV size: {plan.kv_mib / 1024:.2f} GB")
+        held = plan.weights_mib + plan.drafter_mib + plan.kv_mib + 512
+        self._register_gpus(p.args, held)
+        self.log.scheduler(f"Memory pool end. avail mem={plan.avail_gib(held):.2f} GB")
+        if p.args.cuda_graphs:
+            return await self._capture_cuda_graphs(p, plan, held)
+        await self._advance(PHASE_GRAPHS_END)
+        return held
+
+    async def _load_shards(self, p: _Prepared, weights_mib: float) -> None:
+        """The checkpoint shards' progress bar; out of memory part-way when the plan says it does not fit."""
+        gpu_mib = self.world.profile.gpus.memory_mib
         oom_at = None
-        if plan_error is not None and "CUDA out of memory" in plan_error.text:
-            oom_at = PHASE_WEIGHTS + (PHASE_WEIGHTS_END - PHASE_WEIGHTS) * max(min((gpu_mib - foreign) / max(weights_mib, 1), 0.99), 0.05)
-        shards = max(target.shard_count, 1)
+        if p.plan_error is not None and "CUDA out of memory" in p.plan_error.text:
+            oom_at = PHASE_WEIGHTS + (PHASE_WEIGHTS_END - PHASE_WEIGHTS) * max(min((gpu_mib - p.foreign) / max(weights_mib, 1), 0.99), 0.05)
+        shards = max(p.target.shard_count, 1)
         for i in range(1, shards + 1):
             step = max(shards // 10, 1)
             if i % step and i != shards:
@@ -261,87 +350,114 @@ class Launcher:
             frac = PHASE_WEIGHTS + (PHASE_WEIGHTS_END - PHASE_WEIGHTS) * i / shards
             if oom_at is not None and frac >= oom_at:
                 await self._advance(oom_at)
-                raise plan_error  # type: ignore[misc]
+                raise p.plan_error  # type: ignore[misc]
             await self._advance(frac)
             elapsed = self.elapsed * self.load_seconds
             rate = i / max(elapsed, 1e-6)
-            log.raw(f"Loading safetensors checkpoint shards: {100 * i // shards:3d}% Completed | {i}/{shards} "
-                    f"[{int(elapsed // 60):02d}:{int(elapsed % 60):02d}<{int((shards - i) / rate // 60):02d}:"
-                    f"{int((shards - i) / rate % 60):02d}, {rate:5.2f}it/s]")
-        self._register_gpus(args, 512 + weights_mib)
-        log.scheduler(f"Load weight end. type={target.architecture}, dtype=torch.bfloat16, "
-                      f"avail mem={free_gib - weights_mib / 1024:.2f} GB, mem usage={weights_mib / 1024:.2f} GB.")
-        if drafter is not None:
-            await self._advance(PHASE_DRAFTER_END)
-            if spec is not None:
-                check_dflash_drafter(drafter, target, self.release)
-            draft_mib = drafter.weight_gib * 1024 / args.tp_size
-            log.scheduler(f"Load weight end. type={drafter.architecture}, dtype=torch.bfloat16, "
-                          f"avail mem={free_gib - (weights_mib + draft_mib) / 1024:.2f} GB, mem usage={draft_mib / 1024:.2f} GB.")
-        elif spec is not None:
-            await self._advance(PHASE_DRAFTER_END)
-            load_checkpoint(args.speculative_draft_model_path or "", self.layout, self.world.byte_scale, None)
-        await self._advance(PHASE_KV)
-        if plan_error is not None:
-            raise plan_error
-        assert plan is not None
-        log.scheduler(f"KV Cache is allocated. #tokens: {plan.max_total_tokens}, KV size: {plan.kv_mib / 1024:.2f} GB")
-        held = plan.weights_mib + plan.drafter_mib + plan.kv_mib + 512
-        self._register_gpus(args, held)
-        log.scheduler(f"Memory pool end. avail mem={plan.avail_gib(held):.2f} GB")
-        if args.cuda_graphs:
-            log.scheduler(f"Capture cuda graph begin. This can take up to several minutes. avail mem={plan.avail_gib(held):.2f} GB")
-            bs = sorted({1, 2, 4, 8, 12, *range(16, args.cuda_graph_max_bs + 1, 8), args.cuda_graph_max_bs})
-            log.scheduler(f"Capture cuda graph bs {bs}")
-            if graph_fault is not None and graph_fault.mode == "crash":
-                await self._advance((PHASE_KV + PHASE_GRAPHS_END) / 2)
-                raise LaunchError(scheduler_traceback(
-                    [
-                        (f"{SGLANG_SRC}/srt/speculative/dflash_worker.py", 188, "init_cuda_graphs", "self.cuda_graph_runner = DFlashCudaGraphRunner(self)"),
-                        (f"{SGLANG_SRC}/srt/speculative/dflash_cuda_graph_runner.py", 142, "__init__", "self.capture()"),
-                        (f"{SGLANG_SRC}/srt/model_executor/cuda_graph_runner.py", 523, "capture", ") = self.capture_one_batch_size(bs, forward)"),
-                    ],
-                    "Exception: Capture cuda graph failed: CUDA error: operation not permitted when stream is capturing\n"
-                    "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.\n"
-                    "Possible solutions:\n1. set --mem-fraction-static to a smaller value (e.g., 0.8 or 0.7)\n"
-                    "2. set --cuda-graph-max-bs to a smaller value (e.g., 16)\n"
-                    "3. disable torch compile by not using --enable-torch-compile\n"
-                    "4. disable CUDA graph by --disable-cuda-graph. (Not recommended. Huge performance loss)\n"
-                    "Open an issue on GitHub https://github.com/sgl-project/sglang/issues/new/choose",
-                ))
-            await self._advance(PHASE_GRAPHS_END)
-            held += plan.cuda_graph_mib
-            self._register_gpus(args, held)
-            log.scheduler(f"Capture cuda graph end. Time elapsed: {(PHASE_GRAPHS_END - PHASE_KV) * self.load_seconds:.2f} s. "
-                          f"mem usage={plan.cuda_graph_mib / 1024:.2f} GB. avail mem={plan.avail_gib(held):.2f} GB.")
-        else:
-            await self._advance(PHASE_GRAPHS_END)
-        max_running = args.max_running_requests or min(4096, max(2048, plan.max_total_tokens * 512 // max(context_length, 1)))
-        log.scheduler(f"max_total_num_tokens={plan.max_total_tokens}, chunked_prefill_size={args.chunked_prefill_size}, "
-                      f"max_prefill_tokens=16384, max_running_requests={max_running}, context_len={context_length}, "
-                      f"available_gpu_mem={plan.avail_gib(held):.2f} GB")
+            self.log.raw(f"Loading safetensors checkpoint shards: {100 * i // shards:3d}% Completed | {i}/{shards} "
+                         f"[{int(elapsed // 60):02d}:{int(elapsed % 60):02d}<{int((shards - i) / rate // 60):02d}:"
+                         f"{int((shards - i) / rate % 60):02d}, {rate:5.2f}it/s]")
 
-        # Serving: uvicorn binds the HTTP port only now.
+    async def _load_drafter(self, p: _Prepared, weights_mib: float, free_gib: float) -> None:
+        """The draft model's load (DFlash checks it against the target here); nothing without speculation."""
+        if p.drafter is not None:
+            await self._advance(PHASE_DRAFTER_END)
+            if p.spec is not None:
+                check_dflash_drafter(p.drafter, p.target, self.release)
+            draft_mib = p.drafter.weight_gib * 1024 / p.args.tp_size
+            self.log.scheduler(f"Load weight end. type={p.drafter.architecture}, dtype=torch.bfloat16, "
+                               f"avail mem={free_gib - (weights_mib + draft_mib) / 1024:.2f} GB, mem usage={draft_mib / 1024:.2f} GB.")
+        elif p.spec is not None:
+            await self._advance(PHASE_DRAFTER_END)
+            load_checkpoint(p.args.speculative_draft_model_path or "", self.layout, self.world.byte_scale, None)
+
+    async def _capture_cuda_graphs(self, p: _Prepared, plan: MemoryPlan, held: float) -> float:
+        """Capture the CUDA graphs (or crash there, with the fault); returns the MiB held per GPU after."""
+        args = p.args
+        self.log.scheduler(f"Capture cuda graph begin. This can take up to several minutes. avail mem={plan.avail_gib(held):.2f} GB")
+        bs = sorted({1, 2, 4, 8, 12, *range(16, args.cuda_graph_max_bs + 1, 8), args.cuda_graph_max_bs})
+        self.log.scheduler(f"Capture cuda graph bs {bs}")
+        if p.graph_fault is not None and p.graph_fault.mode == "crash":
+            await self._advance((PHASE_KV + PHASE_GRAPHS_END) / 2)
+            raise _cuda_graph_capture_error()
+        await self._advance(PHASE_GRAPHS_END)
+        held += plan.cuda_graph_mib
+        self._register_gpus(args, held)
+        self.log.scheduler(f"Capture cuda graph end. Time elapsed: {(PHASE_GRAPHS_END - PHASE_KV) * self.load_seconds:.2f} s. "
+                           f"mem usage={plan.cuda_graph_mib / 1024:.2f} GB. avail mem={plan.avail_gib(held):.2f} GB.")
+        return held
+
+    def _log_capacity(self, p: _Prepared, held: float) -> int:
+        """Log the scheduler's capacity line; returns max_running_requests (given, or SGLang's default)."""
+        args, plan = p.args, p.plan
+        assert plan is not None
+        max_running = args.max_running_requests or min(4096, max(2048, plan.max_total_tokens * 512 // max(p.context_length, 1)))
+        self.log.scheduler(f"max_total_num_tokens={plan.max_total_tokens}, chunked_prefill_size={args.chunked_prefill_size}, "
+                           f"max_prefill_tokens=16384, max_running_requests={max_running}, context_len={p.context_length}, "
+                           f"available_gpu_mem={plan.avail_gib(held):.2f} GB")
+        return max_running
+
+    # ------------------------------------------------------------------ serving
+    async def _serve(self, p: _Prepared, max_running: int) -> None:
+        """Bind the HTTP port (uvicorn does it only now), serve until stopped, then shut down."""
+        args = p.args
         if ports.read_entry(self.layout, args.port) is not None:
             raise self._port_in_use_error(args.port, args.host)
         sock = ports.bind_loopback()
         self._claim_port(args, sock.getsockname()[1])
+        engine = self._engine(p, max_running)
+        state = self._server_state(p, engine, max_running)
+        engine.start()
+        self.runner = web.AppRunner(build_app(state), access_log=None, handle_signals=False)
+        await self.runner.setup()
+        await web.SockSite(self.runner, sock).start()
+        self.log.uvicorn(f"Started server process [{self.pid}]")
+        self.log.uvicorn("Waiting for application startup.")
+        self.log.uvicorn("Application startup complete.")
+        self.log.uvicorn(f"Uvicorn running on http://{args.host}:{args.port} (Press CTRL+C to quit)")
+        if not args.skip_server_warmup:
+            await asyncio.sleep(WARMUP_FRACTION * self.load_seconds)
+            self.log.uvicorn('127.0.0.1:0 - "GET /get_model_info HTTP/1.1" 200 OK')
+            state.ready = True
+            warm = await self._warmup(state)
+            state.ready = False
+            self.log.uvicorn(f'127.0.0.1:0 - "POST /generate HTTP/1.1" {warm} OK')
+        state.ready = True
+        self.log.server("The server is fired up and ready to roll!")
+        assert self.stop_event is not None
+        await self.stop_event.wait()
+        await self.runner.cleanup()
+        await engine.stop()
+
+    def _engine(self, p: _Prepared, max_running: int) -> Engine:
+        """The scheduler's engine, wired to crash under load when that fault applies to this launch."""
+        args = p.args
+        assert p.plan is not None
         crash_fault = self.world.fault(FaultName.CRASH_UNDER_LOAD)
-        engine = Engine(
-            model=model, time_scale=self.world.time_scale, max_running_requests=max_running,
-            max_total_tokens=plan.max_total_tokens, cuda_graph_max_bs=args.cuda_graph_max_bs,
-            cuda_graphs=args.cuda_graphs, decode_log_interval=args.decode_log_interval,
-            decode_log=log.scheduler, prefill_log=log.scheduler,
-            accept_rate_in_log="accept rate" in "".join(self.release.log_lines.decode_batch),
-        )
+        on_running: Callable[[int], None] | None = None
         if isinstance(crash_fault, CrashUnderLoad) and (args.speculative_algorithm or not crash_fault.speculative_only):
-            engine._on_running = lambda n: self._maybe_crash(engine, crash_fault, n, args)
+            fault = crash_fault
+            on_running = lambda n: self._maybe_crash(engine, fault, n, args)  # `engine` is bound below
+        engine = Engine(
+            model=p.model, time_scale=self.world.time_scale, max_running_requests=max_running,
+            max_total_tokens=p.plan.max_total_tokens, cuda_graph_max_bs=args.cuda_graph_max_bs,
+            cuda_graphs=args.cuda_graphs, decode_log_interval=args.decode_log_interval,
+            decode_log=self.log.scheduler, prefill_log=self.log.scheduler,
+            accept_rate_in_log="accept rate" in "".join(self.release.log_lines.decode_batch),
+            on_running=on_running,
+        )
+        return engine
+
+    def _server_state(self, p: _Prepared, engine: Engine, max_running: int) -> ServerState:
+        """What the HTTP routes answer from: the served model, the server args as launched, memory figures."""
+        args, plan, target = p.args, p.plan, p.target
+        assert plan is not None
         server_args = args.model_dump()
-        server_args.update(max_running_requests=max_running, context_length=context_length)
-        state = ServerState(
+        server_args.update(max_running_requests=max_running, context_length=p.context_length)
+        return ServerState(
             engine=engine, served_model_name=args.served_model_name, model_path=args.model_path,
             tokenizer_path=args.tokenizer_path, model_type=target.model_type,
-            architectures=list(target.config.get("architectures") or []), context_length=context_length,
+            architectures=list(target.config.get("architectures") or []), context_length=p.context_length,
             version=self.world.sglang_version or "", server_args=server_args,
             speculative_algorithm=args.speculative_algorithm, random_seed=args.random_seed,
             dp_size=args.dp_size if args.enable_dp_attention else 1, enable_metrics=args.enable_metrics,
@@ -350,37 +466,16 @@ class Launcher:
             extra_info={"derived": {"max_total_num_tokens": plan.max_total_tokens},
                         "memory_usage": {"weight": round(plan.weights_mib / 1024, 2), "kvcache": round(plan.kv_mib / 1024, 2),
                                          "graph": round(plan.cuda_graph_mib / 1024, 2), "token_capacity": plan.max_total_tokens}},
-            access_log=log.uvicorn,
+            access_log=self.log.uvicorn,
         )
-        engine.start()
-        self.runner = web.AppRunner(build_app(state), access_log=None, handle_signals=False)
-        await self.runner.setup()
-        await web.SockSite(self.runner, sock).start()
-        log.uvicorn(f"Started server process [{self.pid}]")
-        log.uvicorn("Waiting for application startup.")
-        log.uvicorn("Application startup complete.")
-        log.uvicorn(f"Uvicorn running on http://{args.host}:{args.port} (Press CTRL+C to quit)")
-        if not args.skip_server_warmup:
-            await asyncio.sleep(WARMUP_FRACTION * self.load_seconds)
-            log.uvicorn('127.0.0.1:0 - "GET /get_model_info HTTP/1.1" 200 OK')
-            state.ready = True
-            warm = await self._warmup(state)
-            state.ready = False
-            log.uvicorn(f'127.0.0.1:0 - "POST /generate HTTP/1.1" {warm} OK')
-        state.ready = True
-        log.server("The server is fired up and ready to roll!")
-        assert self.stop_event is not None
-        await self.stop_event.wait()
-        await self.runner.cleanup()
-        await engine.stop()
-        return 0
 
     async def _warmup(self, state: ServerState) -> int:
+        """SGLang's warm-up request, run through the API as a client's would be; returns its status."""
         from .http_api import Api
 
-        api = Api(state)
-        r = api._new_request("The capital city of France is", 7, {"max_new_tokens": 8, "temperature": 0, "ignore_eos": True}, None)
-        await api._run_to_end(r)
+        await Api(state).run_internal(
+            "The capital city of France is", 7, {"max_new_tokens": 8, "temperature": 0, "ignore_eos": True}
+        )
         return 200
 
     def _maybe_crash(self, engine: Engine, fault: CrashUnderLoad, running: int, args: ServerArgs) -> None:
@@ -392,7 +487,7 @@ class Launcher:
     async def _crash(self, args: ServerArgs) -> None:
         """The batch hangs in an all-reduce; the NCCL watchdog fires and the server dies."""
         await asyncio.sleep(min(args.watchdog_timeout, 300) / self.world.time_scale)
-        stamp = self.log._stamp().replace("-", "").replace(" ", " ")
+        stamp = self.log.stamp().replace("-", "").replace(" ", " ")
         self.log.raw(
             f"[rank3]:[E{stamp[4:8]} {stamp[9:]}.000000 ProcessGroupNCCL.cpp:632] [Rank 3] Watchdog caught collective "
             "operation timeout: WorkNCCL(SeqNum=1282411, OpType=ALLREDUCE, NumelIn=14680064, NumelOut=14680064, "

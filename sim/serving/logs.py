@@ -17,10 +17,16 @@ class ServerLog:
     def __init__(self, stream: TextIO | None = None, scheduler_tag: str = "TP0", level: str = "info") -> None:
         self._stream = stream or sys.stderr
         self.scheduler_tag = scheduler_tag
+        self._quiet = False
+        self.set_level(level)
+
+    def set_level(self, level: str) -> None:
+        """SGLang's --log-level: at warning and above only warnings and raw text are printed."""
         self._quiet = level.lower() in ("warning", "error", "critical")
 
     @staticmethod
-    def _stamp() -> str:
+    def stamp() -> str:
+        """The time as SGLang's log lines show it."""
         return time.strftime("%Y-%m-%d %H:%M:%S")
 
     def _emit(self, line: str) -> None:
@@ -32,21 +38,21 @@ class ServerLog:
 
     def server(self, message: str) -> None:
         if not self._quiet:
-            self._emit(f"[{self._stamp()}] {message}")
+            self._emit(f"[{self.stamp()}] {message}")
 
     def scheduler(self, message: str) -> None:
         if not self._quiet:
-            self._emit(f"[{self._stamp()} {self.scheduler_tag}] {message}")
+            self._emit(f"[{self.stamp()} {self.scheduler_tag}] {message}")
 
     def warning(self, message: str, scheduler: bool = False) -> None:
         # SGLang's format has no level name: a warning reads like any other line,
         # but it is still printed at --log-level warning.
         tag = f" {self.scheduler_tag}" if scheduler else ""
-        self._emit(f"[{self._stamp()}{tag}] {message}")
+        self._emit(f"[{self.stamp()}{tag}] {message}")
 
     def uvicorn(self, message: str) -> None:
         if not self._quiet:
-            self._emit(f"[{self._stamp()}] INFO:     {message}")
+            self._emit(f"[{self.stamp()}] INFO:     {message}")
 
     def raw(self, text: str) -> None:
         """Text printed as it is: tracebacks, argparse errors, NCCL lines."""

@@ -64,9 +64,9 @@ class _DeprecatedNoop(argparse.Action):
 
 
 def _warnings(namespace: argparse.Namespace) -> list[str]:
-    if not hasattr(namespace, "_deprecation_warnings"):
-        namespace._deprecation_warnings = []
-    return namespace._deprecation_warnings  # type: ignore[no-any-return]
+    if not hasattr(namespace, "deprecation_warnings"):
+        namespace.deprecation_warnings = []
+    return namespace.deprecation_warnings  # type: ignore[no-any-return]
 
 
 def _argparse_kwargs(flag: LaunchFlag) -> dict[str, Any]:
@@ -180,7 +180,7 @@ def parse_server_args(argv: list[str], release: ReleaseFacts) -> ServerArgs:
     """Parse as that SGLang release would; raises LaunchError (exit 2) where its argparse exits."""
     namespace = build_parser(release).parse_args(argv)
     values = {_DEST_RENAMES.get(k, k): v for k, v in vars(namespace).items()}
-    deprecations = values.pop("_deprecation_warnings", [])
+    deprecations = values.pop("deprecation_warnings", [])
     # 0.5.23 names the CUDA-graph cap per phase; decode's is the one that bounds a decode batch.
     if "cuda_graph_max_bs_decode" in values:
         values["cuda_graph_max_bs"] = values["cuda_graph_max_bs_decode"]

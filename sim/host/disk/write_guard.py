@@ -29,6 +29,7 @@ from ..commands import ROOT_VARIABLE
 SCAN_EVERY_BYTES = 256 * 1024  # real bytes: 256 MiB modelled at byte_scale 1024
 _WRITE_MODES = frozenset("wax+")
 _original_open = io.open
+GUARD_MARKER = "specops_guard"  # set on the open that install() puts in place: it is not installed twice
 
 
 class DiskFullGuard:
@@ -114,7 +115,7 @@ class _World:
 def install() -> None:
     """Guard this process's writes, when it belongs to a sim host."""
     root = os.environ.get(ROOT_VARIABLE)
-    if not root or getattr(io.open, "_specops_guard", False):
+    if not root or getattr(io.open, GUARD_MARKER, False):
         return
     world = _World(root)
 
@@ -128,7 +129,7 @@ def install() -> None:
             return handle
         return GuardedFile(handle, DiskFullGuard(found[0], found[1], path))
 
-    guarded_open._specops_guard = True  # type: ignore[attr-defined]
+    setattr(guarded_open, GUARD_MARKER, True)
     builtins.open = io.open = guarded_open
 
 
