@@ -18,6 +18,7 @@ def _levels(text: str) -> list[int]:
 
 
 def _print_table(result) -> None:
+    """The result, on stdout; its warnings are part of it (they qualify the numbers, as in --json)."""
     typer.echo(f"{result.host} port {result.port}  api {result.api}  client {result.client}  server {result.server_version}")
     typer.echo(f"{'C':>5} {'ach.C':>7} {'tok/s':>9} {'+-95%':>6} {'req/s':>7} {'TTFT p50':>9} {'TPOT p50':>9} "
                f"{'ITL/tok p50':>11} {'gap p50':>8} {'E2E p99':>9} {'tok/chunk':>9} {'accept':>7} {'err':>4}  flags")

@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 from pydantic import BaseModel
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from specops.tools.errors import ToolError
@@ -18,6 +19,8 @@ from specops.tools.facts import HostFacts, gather_host_facts
 from specops.tools.hosts import HostError, open_host
 from specops.tools.parsers.df import PSEUDO_FSTYPES
 from specops.sglang_releases.facts import algorithm_history, first_release_with
+
+from .streams import error_line
 
 # A mount this full leaves no room for a model download.
 NEARLY_FULL_PERCENT = 90
@@ -111,22 +114,22 @@ def _facts_table(facts: HostFacts) -> Table:
 
 def doctor(host: Annotated[str, typer.Argument(help="local, ssh://user@host[:port], an inventory name, or sim:ROOT")]) -> None:
     """Can we reach HOST, what is on it, and what would stop a DFlash deployment there."""
-    console = Console(width=160)
+    console = Console(width=160)  # the findings, on stdout; progress and errors on stderr
     try:
         with open_host(host) as reached:
-            console.print(f"[green]reached[/green] {reached.spec}")
+            Console(stderr=True, width=160).print(f"[green]reached[/green] {escape(reached.spec)}")
             facts = gather_host_facts(reached)
     except (HostError, ToolError) as exc:
-        console.print(f"[red]cannot reach {host}[/red]: {exc}")
+        error_line(f"[red]cannot reach {escape(host)}[/red]: {escape(str(exc))}", highlight=True)
         raise typer.Exit(code=2) from None
     console.print(_facts_table(facts))
     for note in facts.notes:
-        console.print(f"[dim]note: {note}[/dim]")
+        console.print(f"[dim]note: {escape(note)}[/dim]")
     problems = find_problems(facts)
     if not problems:
         console.print("[green]no problems found[/green]")
         return
     console.print(f"[red]{len(problems)} problem(s):[/red]")
     for p in problems:
-        console.print(f"  - {p.what}\n    [dim]what to do: {p.remedy}[/dim]")
+        console.print(f"  - {escape(p.what)}\n    [dim]what to do: {escape(p.remedy)}[/dim]")
     raise typer.Exit(code=1)

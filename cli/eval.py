@@ -19,6 +19,7 @@ from ..evals.results import JUNIT_FILE
 from ..evals.runner import EvalHarnessError, default_jobs, regrade as regrade_runs, run_eval
 from ..evals.scenario import SCENARIO_DIR, ScenarioError, load_scenarios
 from ..evals.table import render
+from .streams import fail
 
 
 def eval_command(
@@ -36,7 +37,8 @@ def eval_command(
     judge: Annotated[Optional[str], typer.Option(help="Model for the optional LLM judge of report quality (pydantic-ai model name)")] = None,
 ) -> None:
     """Run agent eval scenarios with injected faults; grade transcripts and host state; gate on the pass bar."""
-    console = Console(width=max(Console().width, 150))  # a CI log is not a terminal: keep the table whole
+    width = max(Console().width, 150)  # a CI log is not a terminal: keep the table whole
+    console = Console(width=width)  # the table and what was written, on stdout; progress and errors on stderr
     extra = [ReportJudge(model=judge)] if judge else []
     try:
         if regrade is not None:
@@ -44,12 +46,11 @@ def eval_command(
             out = regrade
         else:
             scenarios = load_scenarios(scenario, scenario_dir)
-            console.print(f"running {len(scenarios)} scenario(s) x {repeat}, {jobs} at once, into {out}")
+            Console(stderr=True, width=width).print(f"running {len(scenarios)} scenario(s) x {repeat}, {jobs} at once, into {out}")
             report = run_eval(scenarios, out_dir=out, model=model, repeat=repeat, jobs=jobs, pass_bar=pass_bar,
                               baseline=baseline, extra_graders=extra, base_url=base_url, api_key_env=api_key_env)  # fmt: skip
     except (ScenarioError, EvalHarnessError) as exc:
-        console.print(f"[red]eval could not run:[/] {exc}")
-        raise typer.Exit(2) from None
+        raise fail(str(exc), 2, label="eval could not run:", highlight=True) from None
     out.mkdir(parents=True, exist_ok=True)
     json_path = report.write(out)
     junit_path = write_junit(report, out / JUNIT_FILE)

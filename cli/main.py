@@ -1,4 +1,7 @@
-"""`specops`: the entry point. Each command group lives in its own module."""
+"""`specops`: the entry point. Each command group lives in its own module.
+
+Every command prints its result on stdout and its progress, logs and errors on stderr (streams.py).
+"""
 
 import typer
 
@@ -10,6 +13,7 @@ from .resume import resume
 from .show import show
 from .run import run
 from .sim import sim_app
+from .streams import logs_to_stderr
 
 app = typer.Typer(
     name="specops",
@@ -17,6 +21,13 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
+
+
+@app.callback()
+def _before_every_command(ctx: typer.Context) -> None:
+    logs_to_stderr(ctx)
+
+
 app.command("run")(run)
 app.add_typer(sim_app, name="sim")
 app.command("doctor")(doctor)

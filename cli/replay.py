@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.console import Console
 
 from ..agent.goal import GoalRefused
 from ..agent.policies import PolicyUnavailable
 from ..agent.replay import NotATranscript, ReplayRefused, replay as replay_run
 from ..transcripts import TranscriptCorrupt
+from .streams import fail
 
 
 def replay(
@@ -31,20 +31,16 @@ def replay(
     runs_dir: Annotated[Path, typer.Option(help="Where the new run of --live-tools / --from goes")] = Path("runs"),
 ) -> None:
     """Replay RUN with today's code; print the first divergence and exit 1, or one line and exit 0."""
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
     if (live_tools or from_event is not None) and host is None:
-        err.print("[red]error:[/red] --live-tools and --from run real tools: name the fresh host with --host (e.g. sim:seed-ct200)")
-        raise typer.Exit(code=2)
+        raise fail("--live-tools and --from run real tools: name the fresh host with --host (e.g. sim:seed-ct200)")
     if (model is not None or base_url is not None or api_key_env is not None) and from_event is None:
-        err.print("[red]error:[/red] --model (and --base-url, --api-key-env) pick the policy after a fork: pass --from N with it")
-        raise typer.Exit(code=2)
+        raise fail("--model (and --base-url, --api-key-env) pick the policy after a fork: pass --from N with it")
     try:
         result = replay_run(
             run, live_host=host if (live_tools or from_event is not None) else None, fork_at=from_event,
             fork_model=model, base_url=base_url, api_key_env=api_key_env, runs_dir=runs_dir,
         )  # fmt: skip
     except (NotATranscript, ReplayRefused, TranscriptCorrupt, GoalRefused, PolicyUnavailable) as exc:
-        err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(code=2) from None
-    typer.echo(result.summary())
+        raise fail(str(exc), 2) from None
+    typer.echo(result.summary())  # the verdict, on stdout
     raise typer.Exit(code=0 if result.ok else 1)

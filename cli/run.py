@@ -16,14 +16,16 @@ from typing import Annotated, Optional
 import typer
 from rich.console import Console
 from rich.live import Live
+from rich.markup import escape
 
 from ..agent.approval import check_delete_spec
 from ..agent.budget import Budgets
 from ..agent.goal import GoalRefused
 from ..agent.host import DEFAULT_HOST
 from ..agent.policies import PolicyUnavailable
-from ..agent.run import RunOptions, run_goal
+from ..agent.run import RunOptions, RunOutcome, run_goal
 from .live_view import LiveView
+from .streams import fail, progress_console, result_console
 
 
 def _check_allow_delete(values: list[str] | None) -> list[str] | None:
@@ -67,7 +69,7 @@ def run(
     json_out: Annotated[bool, typer.Option("--json", help="Print report.json on stdout (no live display)")] = False,
 ) -> None:
     """Carry out GOAL on HOST: plan, act with the tools, recover, and write runs/<run-id>/ with the report."""
-    err = Console(stderr=True)
+    err = progress_console()  # the live view and errors; the verdict, summary and run directory go to stdout
     interactive = ask_once and answers is None and sys.stdin.isatty()
     options = RunOptions(
         runs_dir=runs_dir, ask_once=ask_once, answers_file=answers, allow_delete=tuple(allow_delete or ()),
@@ -76,8 +78,8 @@ def run(
     budgets = Budgets(max_requests=max_requests, max_tool_calls=max_tool_calls, max_tokens=max_tokens,
                       max_cost_usd=max_cost, max_wall_s=max_wall)  # fmt: skip
     view = LiveView()
-    ask = (lambda q: typer.prompt(q, default="", show_default=False)) if interactive else None
-    ask_yes_no = (lambda q: typer.confirm(q, default=False)) if interactive else None
+    ask = (lambda q: typer.prompt(q, default="", show_default=False, err=True)) if interactive else None
+    ask_yes_no = (lambda q: typer.confirm(q, default=False, err=True)) if interactive else None
     try:
         if json_out or not err.is_terminal:
             outcome = run_goal(goal, host=host, policy=model, budgets=budgets, options=options, ask=ask,
@@ -87,8 +89,7 @@ def run(
                 outcome = run_goal(goal, host=host, policy=model, budgets=budgets, options=options, ask=ask,
                                    ask_yes_no=ask_yes_no, listeners=(view.on_event,))  # fmt: skip
     except (GoalRefused, PolicyUnavailable) as exc:
-        err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(code=2) from None
+        raise fail(str(exc), 2, highlight=True) from None
     report = outcome.report_paths.get("report.json") or outcome.report_paths.get("json")
     if json_out:
         if report is not None and Path(report).exists():
@@ -96,8 +97,14 @@ def run(
         else:
             sys.stdout.write(json.dumps({"run_id": outcome.run_id, "status": outcome.status, "reason": outcome.reason}) + "\n")
     else:
-        err.print(f"run {outcome.run_id}: [bold]{outcome.status}[/bold]" + (f" — {outcome.reason}" if outcome.reason else ""))
-        if outcome.final is not None:
-            err.print(outcome.final.summary)
-        err.print(f"transcript and report: {outcome.run_dir}")
+        print_outcome(outcome, result_console())
     raise typer.Exit(code=outcome.exit_code)
+
+
+def print_outcome(outcome: RunOutcome, out: Console, *, resumed: bool = False) -> None:
+    """The verdict, the policy's summary and the run directory, on stdout (`specops run` and `specops resume`)."""
+    out.print(f"run {escape(outcome.run_id)}{' resumed' if resumed else ''}: [bold]{outcome.status}[/bold]"
+              + (f" — {escape(outcome.reason)}" if outcome.reason else ""))  # fmt: skip
+    if outcome.final is not None:
+        out.print(outcome.final.summary, markup=False)
+    out.print(f"transcript and report: {escape(str(outcome.run_dir))}")
