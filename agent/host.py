@@ -7,14 +7,13 @@ time scale asked for, and closes it afterwards (servers it runs stop with it).
 and inventory names are opened as they are. A host that cannot be opened or
 does not answer is HostNotAnswering, with the reason, and nothing on it changed.
 
-The run records what it opened in a `host opened: {...}` note (the world's
-directory, its Hub, the home and writable roots); `reopen_run_host` uses it to
-bring a killed run's host back for `specops resume`.
+The run records what it opened in a host_opened event (the world's directory,
+its Hub, the home and writable roots); `reopen_run_host` uses it to bring a
+killed run's host back for `specops resume`.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -26,10 +25,10 @@ from pydantic import SecretStr
 
 from specops.tools.context import ToolContext
 from specops.tools.hosts import Host, HostError, open_host
+from specops.transcripts import OpenedHost
 
 SIM_PREFIX = "sim:"
 DEFAULT_HOST = "sim:seed-ct200"
-HOST_OPENED = "host opened: "  # the note that records what a run opened, JSON after this prefix
 
 
 class HostNotAnswering(RuntimeError):
@@ -43,29 +42,14 @@ class RunHost:
     context: ToolContext
     sim: dict[str, Any] = field(default_factory=dict)  # the world's summary when the run started one
 
-    def describe(self) -> dict[str, Any]:
-        return {
-            "spec": self.spec, "opened": self.host.spec, "home": self.context.home,
-            "allowed_roots": list(self.context.allowed_roots), **({"sim": self.sim} if self.sim else {}),
-        }  # fmt: skip
-
-    def opened_note(self) -> str:
-        return HOST_OPENED + json.dumps(self.describe(), default=str)
+    def opened(self) -> OpenedHost:
+        """What the run opened, recorded as its host_opened event (resume opens it again from that)."""
+        return OpenedHost(spec=self.spec, opened=self.host.spec, home=self.context.home,
+                          allowed_roots=list(self.context.allowed_roots), sim=self.sim)  # fmt: skip
 
 
 # How a run gets its host: (spec, sim faults, time scale) -> a context manager yielding the RunHost.
 HostOpener = Callable[[str, Sequence[str], "float | None"], AbstractContextManager[RunHost]]
-
-
-def parse_host_opened(text: str) -> dict[str, Any] | None:
-    """What a `host opened:` note recorded, or None for any other note."""
-    if not text.startswith(HOST_OPENED):
-        return None
-    try:
-        described = json.loads(text[len(HOST_OPENED) :])
-    except ValueError:
-        return None
-    return described if isinstance(described, dict) else None
 
 
 def hub_token_from_env() -> SecretStr | None:
@@ -97,7 +81,7 @@ def open_run_host(spec: str, *, sim_faults: Sequence[str] = (), time_scale: floa
 
 @contextmanager
 def reopen_run_host(described: dict[str, Any]) -> Iterator[RunHost]:
-    """The host a killed run had opened (its `host opened` note), for resuming it.
+    """The host a killed run had opened (its host_opened event), for resuming it.
 
     A `sim:PROFILE` world was started by the run itself and died with it, but its tree is still on disk:
     it is reopened (its Hub started again, on the same port when free) and closed at the end as the run

@@ -41,7 +41,7 @@ from specops.prompts.loader import Prompt, agent_prompts
 from specops.tools.registry import ToolSpec
 from specops.transcripts import (
     ErrorEvent,
-    NoteEvent,
+    HostOpenedEvent,
     PolicyInfo,
     PromptVersion,
     RunEndEvent,
@@ -266,7 +266,7 @@ async def carry_out(parts: RunParts) -> RunOutcome:
     try:
         with parts.seams.open_host(parts.host_spec, options.sim_faults, options.time_scale) as run_host:
             run_host.context.allow(options.allow_roots)
-            recorder.record(NoteEvent, text=run_host.opened_note())
+            recorder.record(HostOpenedEvent, host=run_host.opened())
             deps = AgentDeps(
                 tool_context=run_host.context, recorder=recorder, todos=todos, clock=clock,
                 approvals=ApprovalPolicy(recorder, allow_delete=options.allow_delete, ask=parts.ask_yes_no),

@@ -12,37 +12,19 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from specops.transcripts import read_transcript
+from specops.transcripts import ToolPair, pair_tool_calls, read_transcript
 from specops.transcripts.events import (
     ApprovalEvent,
     Event,
     RunEndEvent,
     RunStartEvent,
     TodoChangeEvent,
-    ToolCallEvent,
-    ToolResultEvent,
 )
 
 from .execute import ScenarioRun, load_run
 
 TRANSCRIPT = "transcript.jsonl"
 REPORT = "report.json"
-
-
-@dataclass(frozen=True)
-class ToolStep:
-    """One tool call with its result (None when the run ended before the result was recorded)."""
-
-    call: ToolCallEvent
-    result: ToolResultEvent | None
-
-    @property
-    def tool(self) -> str:
-        return self.call.tool
-
-    @property
-    def ok(self) -> bool:
-        return self.result is not None and self.result.ok
 
 
 @dataclass
@@ -68,11 +50,10 @@ class RunEvidence:
         return self.run.scenario
 
     @cached_property
-    def steps(self) -> list[ToolStep]:
-        results = {e.call_id: e for e in self.events if isinstance(e, ToolResultEvent)}
-        return [ToolStep(e, results.get(e.call_id)) for e in self.events if isinstance(e, ToolCallEvent)]
+    def steps(self) -> list[ToolPair]:
+        return pair_tool_calls(self.events)
 
-    def steps_of(self, tool: str) -> list[ToolStep]:
+    def steps_of(self, tool: str) -> list[ToolPair]:
         return [s for s in self.steps if s.tool == tool]
 
     @property

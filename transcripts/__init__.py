@@ -15,9 +15,12 @@ from .events import (
     Event,
     EventBase,
     HistoryRef,
+    HostOpenedEvent,
     ModelRequestEvent,
     ModelResponseEvent,
     NoteEvent,
+    OpenedHost,
+    ResumedEvent,
     RetryEvent,
     RunEndEvent,
     RunStartEvent,
@@ -27,6 +30,7 @@ from .events import (
     ToolResultEvent,
 )
 from .logs import RunLogs, configure_logging
+from .pairs import ToolPair, pair_tool_calls
 from .reader import TranscriptCorrupt, TranscriptReadResult, read_transcript
 from .recorder import Recorder, RecorderClosed
 from .records import ErrorRecord, PolicyInfo, PromptVersion, ToolSchema, Usage
@@ -44,14 +48,17 @@ __all__ = [
     "Event",
     "EventBase",
     "HistoryRef",
+    "HostOpenedEvent",
     "ModelRequestEvent",
     "ModelResponseEvent",
     "NoteEvent",
+    "OpenedHost",
     "PolicyInfo",
     "PromptVersion",
     "Recorder",
     "RecorderClosed",
     "Redactor",
+    "ResumedEvent",
     "RetryEvent",
     "RunEndEvent",
     "RunLogs",
@@ -61,6 +68,7 @@ __all__ = [
     "TodoDiff",
     "TodoItem",
     "ToolCallEvent",
+    "ToolPair",
     "ToolResultEvent",
     "ToolSchema",
     "TranscriptCorrupt",
@@ -68,5 +76,6 @@ __all__ = [
     "Usage",
     "configure_logging",
     "diff_todos",
+    "pair_tool_calls",
     "read_transcript",
 ]

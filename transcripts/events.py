@@ -1,10 +1,12 @@
-"""The transcript's event schema, version 1: one JSON object per line, discriminated by `type`.
+"""The transcript's event schema, version 2: one JSON object per line, discriminated by `type`.
 
 Every event carries `type`, `seq` (0, 1, 2, ... within a run), `ts` (UTC),
 `schema_version` and `run_id`; the recorder fills those in. The event types
 and the guarantees around them are documented in transcripts/README.md, and
-transcripts/schema/transcript-v1.schema.json is generated from these models
-(`python -m specops.transcripts.json_schema`).
+transcripts/schema/transcript-v2.schema.json is generated from these models
+(`python -m specops.transcripts.json_schema`). Version 2 added host_opened and
+resumed, which version 1 wrote as notes; a version-1 transcript is still read
+(transcripts/version1.py turns those notes into the typed events).
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from .messages import load_messages, load_response
 from .records import RECORD_CONFIG, ErrorRecord, PolicyInfo, PromptVersion, ToolSchema, Usage
 from .todos import TodoDiff, TodoItem
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
+SchemaVersion = Literal["1", "2"]  # what a reader reads; the recorder writes SCHEMA_VERSION
 
 RunStatus = Literal["completed", "failed", "budget_exceeded", "cancelled"]
 
@@ -36,7 +39,7 @@ class EventBase(BaseModel):
     type: str
     seq: int = Field(ge=0)
     ts: Annotated[datetime, AfterValidator(_utc)]
-    schema_version: Literal["1"] = SCHEMA_VERSION
+    schema_version: SchemaVersion = SCHEMA_VERSION
     run_id: str = Field(min_length=1)
 
 
@@ -168,6 +171,36 @@ class ErrorEvent(EventBase):
     details: dict[str, Any] = {}
 
 
+class OpenedHost(BaseModel):
+    """The host a run opened, as resume needs it to open it again."""
+
+    model_config = RECORD_CONFIG
+
+    spec: str = Field(description="As the user gave it, e.g. sim:seed-ct200 or ssh://me@gpu-box")
+    opened: str = Field(description="The host reached: a sim world's root, or the spec itself")
+    home: str
+    allowed_roots: list[str] = []
+    sim: dict[str, Any] = Field(default={}, description="The simulated world's summary, when the run started one")
+
+
+class HostOpenedEvent(EventBase):
+    """The run opened its host (again, after a resume)."""
+
+    type: Literal["host_opened"] = "host_opened"
+    host: OpenedHost
+
+
+class ResumedEvent(EventBase):
+    """A run that was cut off carries on from here, under `policy`."""
+
+    type: Literal["resumed"] = "resumed"
+    after_seq: int = Field(ge=0, description="The last whole event before the cut")
+    torn_tail_dropped: bool = False
+    policy: str
+    base_url: str | None = None
+    pending_calls: int = Field(default=0, ge=0, description="Calls of the last turn left to carry out")
+
+
 class NoteEvent(EventBase):
     """Free text for the people who read the transcript."""
 
@@ -196,6 +229,8 @@ Event = Annotated[
         RetryEvent,
         ApprovalEvent,
         ErrorEvent,
+        HostOpenedEvent,
+        ResumedEvent,
         NoteEvent,
         RunEndEvent,
     ],

@@ -21,7 +21,7 @@ SCHEMA_PATH = Path(__file__).parent / "schema" / f"transcript-v{SCHEMA_VERSION}.
 
 
 def transcript_json_schema() -> dict[str, Any]:
-    """The schema of one line (one event) of a version-1 transcript, as written."""
+    """The schema of one line (one event) of a transcript, as this version writes it."""
     body = EVENT_ADAPTER.json_schema(mode="serialization")
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",

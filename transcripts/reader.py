@@ -14,13 +14,14 @@ import gzip
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import ValidationError
 from pydantic_ai.messages import ModelMessage
 
-from .events import EVENT_ADAPTER, EVENT_TYPE_NAMES, SCHEMA_VERSION, Event, ModelRequestEvent
+from .events import EVENT_ADAPTER, EVENT_TYPE_NAMES, Event, ModelRequestEvent, SchemaVersion
 from .messages import load_messages
+from .version1 import upgraded
 
 
 class TranscriptCorrupt(ValueError):
@@ -81,7 +82,7 @@ def read_transcript(path: str | Path) -> TranscriptReadResult:
     for index, line in enumerate(data[:whole].split(b"\n")[:-1]):
         line_no = index + 1
         try:
-            event = EVENT_ADAPTER.validate_json(line)
+            event = upgraded(EVENT_ADAPTER.validate_json(line))
         except ValidationError as error:
             raise TranscriptCorrupt(path, line_no, _why_invalid(line, error)) from None
         if event.seq != index:
@@ -113,8 +114,8 @@ def _why_invalid(line: bytes, error: ValidationError) -> str:
         return f"not a JSON line ({not_json})"
     if not isinstance(raw, dict):
         return f"an event is a JSON object, not {type(raw).__name__}"
-    if "schema_version" in raw and raw["schema_version"] != SCHEMA_VERSION:
-        return f"schema version {raw['schema_version']!r}; this reader knows version {SCHEMA_VERSION!r}"
+    if "schema_version" in raw and raw["schema_version"] not in get_args(SchemaVersion):
+        return f"schema version {raw['schema_version']!r}; this reader knows versions {', '.join(get_args(SchemaVersion))}"
     if raw.get("type") not in EVENT_TYPE_NAMES:
         return f"unknown event type {raw.get('type')!r} (known: {', '.join(EVENT_TYPE_NAMES)})"
     problems = "; ".join(

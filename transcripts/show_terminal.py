@@ -23,7 +23,7 @@ def render_terminal(timeline: Timeline, console: Console, *, verbose: bool = Fal
     table.add_column("took", justify="right", no_wrap=True)
     table.add_column("outcome", overflow="fold")
     for entry in timeline.entries:
-        if entry.kind == "note" and entry.title.startswith("host opened:") and not verbose:
+        if entry.kind == "host" and not verbose:
             continue
         table.add_row(f"{entry.at_s:7.1f}s", str(entry.seq), *_row(entry, verbose))
     console.print(table)
@@ -65,7 +65,7 @@ def _row(entry: Entry, verbose: bool) -> tuple[Text, str, Text]:
         if verbose:
             step.append(f" {entry.details.get('args')}", style="dim")
         return step, took, outcome
-    style = {"plan": "magenta", "retry": "yellow", "error": "bold red", "approval": "blue", "note": "dim"}[entry.kind]
+    style = {"plan": "magenta", "retry": "yellow", "error": "bold red", "approval": "blue", "note": "dim", "host": "dim"}[entry.kind]
     return Text(entry.title if verbose else entry.title[:200], style=style), took, Text("")
 
 

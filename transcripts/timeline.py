@@ -18,17 +18,19 @@ from .events import (
     ApprovalEvent,
     ErrorEvent,
     Event,
+    HostOpenedEvent,
     ModelResponseEvent,
     NoteEvent,
+    ResumedEvent,
     RetryEvent,
     RunEndEvent,
     RunStartEvent,
     TodoChangeEvent,
     ToolCallEvent,
-    ToolResultEvent,
 )
+from .pairs import pair_tool_calls
 
-EntryKind = Literal["plan", "call", "retry", "approval", "error", "note"]
+EntryKind = Literal["plan", "call", "retry", "approval", "error", "note", "host"]
 
 
 class Entry(BaseModel):
@@ -104,7 +106,7 @@ def build_timeline(events: list[Event]) -> Timeline:
         return (event.ts - t0).total_seconds()
 
     entries: list[Entry] = []
-    calls: dict[str, Entry] = {}
+    results = {id(pair.call): pair.result for pair in pair_tool_calls(events)}
     spans: dict[str, TodoSpan] = {}
     current: str | None = None
     end: RunEndEvent | None = None
@@ -130,18 +132,15 @@ def build_timeline(events: list[Event]) -> Timeline:
                 continue  # shown as the plan change it makes
             entry = Entry(kind="call", seq=event.seq, at_s=at(event), title=event.tool, todo=current,
                           details={"call_id": event.call_id, "args": event.args})  # fmt: skip
-            calls[event.call_id] = entry
+            result = results.get(id(event))
+            if result is not None:
+                entry.ok, entry.duration_s = result.ok, result.duration_s
+                if result.ok:
+                    entry.details["result"] = result.result
+                elif result.error is not None:
+                    entry.error_kind = result.error.kind
+                    entry.details["error"] = result.error.model_dump(mode="json")
             entries.append(entry)
-        elif isinstance(event, ToolResultEvent):
-            entry = calls.pop(event.call_id, None)
-            if entry is None:
-                continue
-            entry.ok, entry.duration_s = event.ok, event.duration_s
-            if event.ok:
-                entry.details["result"] = event.result
-            elif event.error is not None:
-                entry.error_kind = event.error.kind
-                entry.details["error"] = event.error.model_dump(mode="json")
         elif isinstance(event, RetryEvent):
             entries.append(Entry(kind="retry", seq=event.seq, at_s=at(event), todo=current,
                                  title=f"retry {event.what} (attempt {event.attempt}): {event.reason}"))  # fmt: skip
@@ -152,8 +151,16 @@ def build_timeline(events: list[Event]) -> Timeline:
             entries.append(Entry(kind="error", seq=event.seq, at_s=at(event), todo=current, ok=False,
                                  error_kind=event.kind, title=f"{event.where}: {event.message}"))  # fmt: skip
         elif isinstance(event, NoteEvent):
-            resumed += event.text.startswith("resumed after event")
             entries.append(Entry(kind="note", seq=event.seq, at_s=at(event), todo=current, title=event.text))
+        elif isinstance(event, HostOpenedEvent):
+            entries.append(Entry(kind="host", seq=event.seq, at_s=at(event), todo=current,
+                                 title=f"host opened: {event.host.spec} ({event.host.opened})",
+                                 details={"host": event.host.model_dump(mode="json")}))  # fmt: skip
+        elif isinstance(event, ResumedEvent):
+            resumed += 1
+            entries.append(Entry(kind="note", seq=event.seq, at_s=at(event), todo=current,
+                                 title=f"resumed after event {event.after_seq} under {event.policy}"
+                                 + (" (a torn last line was dropped)" if event.torn_tail_dropped else "")))  # fmt: skip
         elif isinstance(event, RunEndEvent):
             end = event
     _mark_recoveries(entries)

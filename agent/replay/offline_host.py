@@ -1,5 +1,5 @@
 """The host of an offline replay: none. It answers as the recorded host did where the loop asks (home,
-writable roots, the `host opened` note) and refuses every command, so nothing can reach a real machine."""
+writable roots, the host_opened event) and refuses every command, so nothing can reach a real machine."""
 
 from __future__ import annotations
 

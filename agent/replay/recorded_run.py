@@ -8,18 +8,17 @@ from typing import Any
 
 from specops.transcripts import (
     Event,
+    HostOpenedEvent,
     ModelRequestEvent,
     ModelResponseEvent,
-    NoteEvent,
     RunEndEvent,
     RunStartEvent,
-    ToolCallEvent,
-    ToolResultEvent,
+    ToolPair,
     TranscriptReadResult,
+    pair_tool_calls,
     read_transcript,
 )
 
-from ..host import parse_host_opened
 from ..policies import is_playbook_spec
 from ..run import TRANSCRIPT
 
@@ -42,16 +41,10 @@ def transcript_path(run: str | Path) -> Path:
 
 
 @dataclass
-class ToolPair:
-    call: ToolCallEvent
-    result: ToolResultEvent | None  # None: the run stopped while the call ran
-
-
-@dataclass
 class RecordedRun:
     read: TranscriptReadResult
     start: RunStartEvent
-    host: dict[str, Any]  # what the run's first `host opened` note recorded ({} when none)
+    host: dict[str, Any]  # what the run's first host_opened event recorded ({} when none)
     last_host: dict[str, Any] = field(default_factory=dict)  # the latest one (a resumed run reopens its host)
     requests: list[ModelRequestEvent] = field(default_factory=list)
     responses: list[ModelResponseEvent] = field(default_factory=list)
@@ -64,27 +57,18 @@ class RecordedRun:
         if not read.events or not isinstance(read.events[0], RunStartEvent):
             raise NotATranscript(f"{read.path} does not start with run_start: it is not a whole run's transcript")
         recorded = cls(read=read, start=read.events[0], host={})
-        by_call: dict[str, ToolPair] = {}
         for event in read.events:
-            if isinstance(event, NoteEvent):
-                described = parse_host_opened(event.text)
-                if described is not None:
-                    recorded.host = recorded.host or described
-                    recorded.last_host = described
+            if isinstance(event, HostOpenedEvent):
+                described = event.host.model_dump(mode="json")
+                recorded.host = recorded.host or described
+                recorded.last_host = described
             elif isinstance(event, ModelRequestEvent):
                 recorded.requests.append(event)
             elif isinstance(event, ModelResponseEvent):
                 recorded.responses.append(event)
-            elif isinstance(event, ToolCallEvent):
-                pair = ToolPair(call=event, result=None)
-                recorded.tools.append(pair)
-                by_call[event.call_id] = pair
-            elif isinstance(event, ToolResultEvent):
-                pair = by_call.get(event.call_id)
-                if pair is not None and pair.result is None:
-                    pair.result = event
             elif isinstance(event, RunEndEvent):
                 recorded.end = event
+        recorded.tools = pair_tool_calls(read.events)
         return recorded
 
     @property

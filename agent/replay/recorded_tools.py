@@ -14,11 +14,11 @@ from typing import Any
 
 from specops.tools.context import ToolContext
 from specops.tools.errors import ToolError
-from specops.transcripts import ToolResultEvent
+from specops.transcripts import ToolPair, ToolResultEvent
 
 from ..tool_runner import ToolDone, ToolRequest
 from .masking import Masker
-from .recorded_run import RecordedRun, ToolPair
+from .recorded_run import RecordedRun
 
 # Outcomes the loop produced without running the tool.
 _NOT_RUN = frozenset({"repeated_failure", "invalid_arguments", "todo_rule"})

@@ -26,7 +26,7 @@ from typing import Any
 
 from specops.tools.context import ToolContext
 from specops.tools.errors import ToolError
-from specops.transcripts import NoteEvent, TodoChangeEvent, configure_logging
+from specops.transcripts import NoteEvent, ResumedEvent, TodoChangeEvent, configure_logging
 from specops.transcripts.todos import TodoItem
 
 from ..budget import WallClock
@@ -80,11 +80,8 @@ async def resume_async(run: str | Path, *, model: str | None = None, base_url: s
     try:
         add_key_secret(recorder, options)
         read = recorder.resumed_from
-        recorder.record(NoteEvent, text=(
-            f"resumed after event {recorded.events[-1].seq}" + (" (its torn last line was dropped)" if read and read.torn_tail else "")
-            + f"; policy {spec}" + (f" at {base_url}" if base_url else "")
-            + f"; {len(history.pending)} call(s) of the last turn to carry out"
-        ))  # fmt: skip
+        recorder.record(ResumedEvent, after_seq=recorded.events[-1].seq, torn_tail_dropped=bool(read and read.torn_tail),
+                        policy=spec, base_url=base_url, pending_calls=len(history.pending))  # fmt: skip
         todos = _restored_plan(recorded, recorder)
         host_described = recorded.last_host or {"spec": recorded.start.host.get("spec", "")}
 

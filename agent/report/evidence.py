@@ -33,8 +33,7 @@ from specops.transcripts import (
     RunEndEvent,
     RunStartEvent,
     TodoChangeEvent,
-    ToolCallEvent,
-    ToolResultEvent,
+    pair_tool_calls,
 )
 
 M = TypeVar("M", bound=BaseModel)
@@ -121,17 +120,13 @@ class Evidence:
 
 def pair_tool_events(events: Sequence[Event]) -> list[ToolExchange]:
     """Every tool call that has a result, in the order the results came (calls may overlap)."""
-    calls = {e.call_id: e for e in events if isinstance(e, ToolCallEvent)}
-    exchanges = []
-    for event in events:
-        if not isinstance(event, ToolResultEvent):
-            continue
-        call = calls.get(event.call_id)
-        exchanges.append(ToolExchange(
-            seq=event.seq, call_seq=call.seq if call else event.seq, tool=event.tool, args=call.args if call else {},
-            ok=event.ok, result=event.result, error=event.error, duration_s=event.duration_s, ts=event.ts,
-            call_ts=call.ts if call else event.ts,
-        ))
+    exchanges = [
+        ToolExchange(
+            seq=p.result.seq, call_seq=p.call.seq, tool=p.result.tool, args=p.call.args, ok=p.result.ok,
+            result=p.result.result, error=p.result.error, duration_s=p.result.duration_s, ts=p.result.ts, call_ts=p.call.ts,
+        )
+        for p in pair_tool_calls(events) if p.result is not None
+    ]  # fmt: skip
     return sorted(exchanges, key=lambda x: x.seq)
 
 

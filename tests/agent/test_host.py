@@ -41,9 +41,9 @@ async def test_sim_profile_starts_a_world_for_the_run_and_closes_it(tmp_path):
         run_dir=tmp_path / "run", options=RunOptions(fsync=False, sim_faults=("missing_repo:repo_id=nobody/missing",)),
     )  # fmt: skip
     assert outcome.status == "completed"
-    note = [n.text for n in events(outcome, "note") if n.text.startswith("host opened")][0]
+    [opened] = [e.host for e in events(outcome, "host_opened")]
     fast = load_profile("seed-ct200").sim.fast_time_scale  # the profile's quick-run scale, unless told
-    assert f'"time_scale": {fast}' in note and "missing_repo" in note
-    root = Path(note.split('"root": "')[1].split('"')[0])
+    assert opened.sim["time_scale"] == fast and "missing_repo" in str(opened.sim)
+    root = Path(opened.sim["root"])
     assert not root.exists()  # the world the run started is gone with it
     assert events(outcome, "tool_result")[0].error.kind == "repo_not_found"

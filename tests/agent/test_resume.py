@@ -83,7 +83,8 @@ def test_killed_during_the_download_resumes_without_downloading_again(tmp_path):
         for tool in ("host_facts", "find_models", "check_disk"):
             assert len(_pairs(events, tool)) == 1, tool
         notes = [e.text for e in events if e.type == "note"]
-        assert any(n.startswith("resumed after event") for n in notes)
+        [resumed] = [e for e in events if e.type == "resumed"]
+        assert resumed.after_seq == len(before) - 1 and resumed.policy
         assert any("resume: the download of SubSir/Kimi-K2.6-DFlash-tmp-long" in n for n in notes)
         # On the host: one download log (one download started), and the drafter complete on disk.
         handle = starts[0][1].result
@@ -107,7 +108,7 @@ def test_killed_during_a_benchmark_resumes_on_the_same_server(tmp_path):
     launched = [r.result for _, r in _pairs(before, "launch_server") if r.ok]
     assert len(launched) == 1
     server = launched[0]
-    world_root = json.loads(next(e.text for e in before if e.type == "note")[len("host opened: "):])["sim"]["root"]
+    world_root = next(e.host for e in before if e.type == "host_opened").sim["root"]
     assert Path(world_root).is_dir() and pid_alive(server["pid"])  # the host and its server outlived the run
 
     outcome = resume(run_dir)

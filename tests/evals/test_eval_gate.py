@@ -57,4 +57,4 @@ def test_quick_scenarios_pass_then_regrade_and_baseline(tmp_path):
 
 def test_no_matching_scenario_is_exit_2(tmp_path):
     done = _eval("--scenario", "no-such-thing", "--out", str(tmp_path))
-    assert done.returncode == 2 and "no scenario" in done.stdout
+    assert done.returncode == 2 and "no scenario" in done.stderr and not done.stdout

@@ -45,7 +45,7 @@ def test_every_event_type_round_trips(tmp_path):
     assert read.events == written
     for event, (event_type, fields) in zip(read.events, samples.items()):
         assert type(event) is event_type
-        assert event.run_id == "run-rt" and event.schema_version == "1"
+        assert event.run_id == "run-rt" and event.schema_version == "2"
         for name, value in fields.items():
             assert _plain(getattr(event, name)) == _plain(value), name
 

@@ -11,9 +11,9 @@ from specops.transcripts.json_schema import SCHEMA_PATH, render, transcript_json
 
 
 def test_committed_schema_equals_generated():
-    assert SCHEMA_PATH.name == "transcript-v1.schema.json"
+    assert SCHEMA_PATH.name == "transcript-v2.schema.json"
     assert SCHEMA_PATH.read_text(encoding="utf-8") == render(), (
-        "transcripts/schema/transcript-v1.schema.json is stale: run python -m specops.transcripts.json_schema"
+        "transcripts/schema/transcript-v2.schema.json is stale: run python -m specops.transcripts.json_schema"
     )
 
 
