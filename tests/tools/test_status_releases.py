@@ -50,7 +50,7 @@ def serving(version: str, *, only: tuple[str, ...] | None = None) -> Iterator[in
         await web.TCPSite(runner, "127.0.0.1", port).start()
         # One finished request, so a decode interval is logged and the server has an average to report.
         api = Api(state)
-        await api._run_to_end(api._new_request(CHAT, 12, {"max_new_tokens": 48, "ignore_eos": True, "temperature": 0}, None))
+        await api.run_internal(CHAT, 12, {"max_new_tokens": 48, "ignore_eos": True, "temperature": 0})
         return runner
 
     thread = threading.Thread(target=loop.run_forever, daemon=True)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from .models import ExpectedFile
 from ..hosts import DetachedProcess, Host, RemoteFileNotFound
-from ..hosts._shell import leader_alive
+from ..hosts import leader_alive
 from ..hosts.base import HELPER_TIMEOUT_S
 
 _PARTIALS_DIR = ".cache/huggingface/download/"

@@ -22,6 +22,7 @@ from .errors import (
 from .factory import open_host
 from .local import LocalHost
 from .results import CommandResult, DetachedProcess
+from ._shell import leader_alive
 from .spec import parse_host_spec
 from .ssh_options import SshOptions, SshTarget
 
@@ -44,6 +45,7 @@ __all__ = [
     "SshOptions",
     "SshTarget",
     "UnknownHostName",
+    "leader_alive",
     "open_host",
     "parse_host_spec",
 ]
