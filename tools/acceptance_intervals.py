@@ -10,37 +10,35 @@
 from __future__ import annotations
 
 import math
-import random
 from collections.abc import Sequence
+
+# numpy and scipy are imported in the functions that use them: this module loads at CLI start-up
+# (`specops --help`), where they would add about 0.1 s and 0.6 s.
 
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 20260206
-# t(0.975, df) for df = 1..30; past 30 the Cornish-Fisher expansion below is accurate to 1e-4.
-_T975 = (
-    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
-)
-_Z975 = 1.959964
+# Resamples are drawn in blocks of about this many picks: 2000 resamples of 30,000 requests (three
+# categories of up to 10,000 prompts, pooled) drawn at once would take GBs.
+_BOOTSTRAP_BLOCK_PICKS = 1 << 20
 
 
 def t975(df: int) -> float:
     if df < 1:
         raise ValueError("a t interval needs at least two values")
-    if df <= len(_T975):
-        return _T975[df - 1]
-    z = _Z975
-    return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
+    from scipy.stats import t
+
+    return float(t.ppf(0.975, df))
 
 
 def request_mean_interval(values: Sequence[float]) -> tuple[float, tuple[float, float] | None]:
     """(mean, 95% t-interval); the interval is None for a single value."""
+    import numpy as np
+
     n = len(values)
-    mean = sum(values) / n
+    mean = float(np.mean(values))
     if n < 2:
         return mean, None
-    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
-    half = t975(n - 1) * sd / math.sqrt(n)
+    half = t975(n - 1) * float(np.std(values, ddof=1)) / math.sqrt(n)
     return mean, (mean - half, mean + half)
 
 
@@ -52,10 +50,16 @@ def token_weighted_interval(
     ratio = sum(completion_tokens) / sum(verify_steps)
     if n < 2:
         return ratio, None
-    rng = random.Random(BOOTSTRAP_SEED)
-    ratios = []
-    for _ in range(BOOTSTRAP_RESAMPLES):
-        picks = [rng.randrange(n) for _ in range(n)]
-        ratios.append(sum(completion_tokens[i] for i in picks) / sum(verify_steps[i] for i in picks))
-    ratios.sort()
-    return ratio, (ratios[int(0.025 * BOOTSTRAP_RESAMPLES)], ratios[int(0.975 * BOOTSTRAP_RESAMPLES) - 1])
+    import numpy as np
+
+    completion, verify = np.asarray(completion_tokens, dtype=float), np.asarray(verify_steps, dtype=float)
+    rng = np.random.default_rng(BOOTSTRAP_SEED)
+    ratios = np.empty(BOOTSTRAP_RESAMPLES)
+    block = max(1, _BOOTSTRAP_BLOCK_PICKS // n)
+    for first in range(0, BOOTSTRAP_RESAMPLES, block):
+        picks = rng.integers(n, size=(min(block, BOOTSTRAP_RESAMPLES - first), n))
+        ratios[first : first + len(picks)] = completion[picks].sum(axis=1) / verify[picks].sum(axis=1)
+    # 'nearest': each end is one of the resampled ratios, the order statistic round(q * (R - 1)) (the 51st
+    # and 1950th of 2000), not an interpolation between two.
+    low, high = np.quantile(ratios, (0.025, 0.975), method="nearest")
+    return ratio, (float(low), float(high))

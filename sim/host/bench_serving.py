@@ -60,6 +60,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import aiohttp
+import numpy as np
 
 from ...sglang_releases import facts
 from ...sglang_releases.facts import LaunchFlag, ReleaseFacts
@@ -330,26 +331,19 @@ async def request_openai(session: aiohttp.ClientSession, args: argparse.Namespac
 # -- figures --------------------------------------------------------------------------------------
 
 
+# As SGLang's calculate_metrics computes them: numpy's defaults (linear percentiles, population std),
+# over `values or 0` so that no values give 0.
 def percentile(values: list[float], q: float) -> float:
-    """numpy.percentile's default (linear), q in [0, 100]; 0 for no values (SGLang passes `values or 0`)."""
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    pos = q / 100 * (len(ordered) - 1)
-    low = int(pos)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (pos - low)
+    """q in [0, 100]."""
+    return float(np.percentile(values or 0, q))
 
 
 def mean(values: list[float]) -> float:
-    return sum(values) / len(values) if values else 0.0
+    return float(np.mean(values or 0))
 
 
 def std(values: list[float]) -> float:
-    if not values:
-        return 0.0
-    m = mean(values)
-    return math.sqrt(sum((v - m) ** 2 for v in values) / len(values))
+    return float(np.std(values or 0))
 
 
 def _latency_stats(name: str, values_s: list[float]) -> dict[str, float]:

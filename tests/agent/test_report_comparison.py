@@ -58,9 +58,11 @@ def test_repeated_sweeps_give_throughput_and_speedup_intervals():
     rows = {(r.config, r.concurrency): r for r in report.benchmarks}
     base = rows[("tp8", 1)]
     assert base.samples == 3 and base.output_tok_s == pytest.approx(302 / 3)
-    # Student-t with 2 degrees of freedom: mean +- 4.303 * sd / sqrt(3).
+    # Student-t with 2 degrees of freedom: mean +- t * sd / sqrt(3), t(0.975, 2) = 0.95 / sqrt(2 * 0.975 * 0.025) = 4.3027
+    # (closed form for df = 2; the printed 4.303 is rounded).
+    t = 0.95 / (2 * 0.975 * 0.025) ** 0.5
     sd = statistics.stdev([100, 104, 98])
-    assert base.output_tok_s_ci95 == pytest.approx((302 / 3 - 4.303 * sd / 3**0.5, 302 / 3 + 4.303 * sd / 3**0.5))
+    assert base.output_tok_s_ci95 == pytest.approx((302 / 3 - t * sd / 3**0.5, 302 / 3 + t * sd / 3**0.5))
     at = {c.concurrency: c for c in report.comparison}
     # C=1: clearly faster; C=8: the intervals overlap across 1, so it is a tie, not a win; C=64: clearly slower.
     assert at[1].winner == "speculative" and at[1].speedup_ci95[0] > 1
