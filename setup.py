@@ -9,10 +9,7 @@ from setuptools import find_packages, setup
 
 TOP_LEVEL = ["agent", "tools", "prompts", "transcripts", "evals", "sim", "cli", "sglang_releases"]
 
-packages = [
-    f"specops.{name}"
-    for name in find_packages(include=[f"{top}*" for top in TOP_LEVEL] + TOP_LEVEL)
-]
+packages = [f"specops.{name}" for name in find_packages(include=[f"{top}*" for top in TOP_LEVEL] + TOP_LEVEL)]
 setup(
     packages=packages,
     package_dir={f"specops.{top}": top for top in TOP_LEVEL},

@@ -57,8 +57,10 @@ def check_delete_spec(spec: str) -> str:
             return spec
     elif _PATH_SPEC.fullmatch(spec) and posixpath.normpath(spec.removeprefix("dir:") or ".") not in ("/", "~", "."):
         return spec
-    raise ValueError(f"{spec!r}: give cache:ORG/NAME (every revision of that cached repo), cache:ORG/NAME@REVISION, "
-                     "or a path under which everything may go (not / or the home itself)")
+    raise ValueError(
+        f"{spec!r}: give cache:ORG/NAME (every revision of that cached repo), cache:ORG/NAME@REVISION, "
+        "or a path under which everything may go (not / or the home itself)"
+    )
 
 
 def _under(path: str, root: str) -> bool:
@@ -80,7 +82,9 @@ class ApprovalPolicy:
         for spec in self.allow_delete:
             try:
                 given.append(UserApproval(spec=check_delete_spec(spec), by=CLI_FLAG))
-            except ValueError as exc:  # the CLI refuses these; from elsewhere (a scenario, a recording) it approves nothing
+            except (
+                ValueError
+            ) as exc:  # the CLI refuses these; from elsewhere (a scenario, a recording) it approves nothing
                 self.recorder.record(NoteEvent, text=f"{CLI_FLAG} ignored: {exc}")
         self.granted = given + self.granted
 
@@ -112,7 +116,9 @@ class ApprovalPolicy:
         for item in result.get("deleted") or []:
             approval = by_label.get(item.get("approved_by") or "")
             if approval is not None:  # approved_paths approvals were recorded as they were checked
-                self._record(f"delete {item['id']}? specops did not create it.", f"yes: {approval.label}", True, approval.by)
+                self._record(
+                    f"delete {item['id']}? specops did not create it.", f"yes: {approval.label}", True, approval.by
+                )
 
     @staticmethod
     def _changes(tool: str, args: BaseModel, ctx: ToolContext) -> bool:
@@ -130,7 +136,9 @@ class ApprovalPolicy:
             if any(_under(resolved, c) for c in self.created_paths):
                 kept.append(resolved)
             elif deleting:
-                self.recorder.record(NoteEvent, text=f"free_space: {resolved} was not created by this run; not treated as safe")
+                self.recorder.record(
+                    NoteEvent, text=f"free_space: {resolved} was not created by this run; not treated as safe"
+                )
         return list(dict.fromkeys([*kept, *sorted(self.created_paths)]))
 
     def _covering(self, ctx: ToolContext, **candidate) -> UserApproval | None:
@@ -143,8 +151,12 @@ class ApprovalPolicy:
             if approval is not None:
                 self._record(asked, f"yes: {approval.label}", True, approval.by)
             else:
-                self._record(asked, f"no: the user did not approve it ({CLI_FLAG} PATH, or a yes in the --ask-once round)",
-                             False, "non-interactive default")  # fmt: skip
+                self._record(
+                    asked,
+                    f"no: the user did not approve it ({CLI_FLAG} PATH, or a yes in the --ask-once round)",
+                    False,
+                    "non-interactive default",
+                )
         return approval is not None
 
     def _record(self, asked: str, answer: str, approved: bool, by: str) -> None:

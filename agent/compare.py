@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
+
 from specops.transcripts import read_transcript
 
 from .report.comparison import compare_levels, find_crossover
@@ -52,17 +53,44 @@ def compare_run(transcript_path: Path) -> CompareResult:
     names = ConfigNames(launch.config for launch in evidence.launches)
     rows = benchmark_rows(evidence, ServerTimeline(evidence, names), notes)
     levels = compare_levels(rows)
-    return CompareResult(levels=levels, crossover=find_crossover(levels),
-                         configurations=list(dict.fromkeys(r.config for r in rows)), notes=notes)  # fmt: skip
+    return CompareResult(
+        levels=levels,
+        crossover=find_crossover(levels),
+        configurations=list(dict.fromkeys(r.config for r in rows)),
+        notes=notes,
+    )
 
 
 def compare_view(result: CompareResult) -> dict[str, object]:
     """One row per level, and the crossover in words (its method is in the report)."""
-    columns = ["C", "best_speculative", "spec_tok_s", "best_autoregressive", "ar_tok_s", "speedup", "speedup_ci95", "verdict"]
+    columns = [
+        "C",
+        "best_speculative",
+        "spec_tok_s",
+        "best_autoregressive",
+        "ar_tok_s",
+        "speedup",
+        "speedup_ci95",
+        "verdict",
+    ]
     rows = [
-        [c.concurrency, c.best_speculative, c.speculative_tok_s, c.best_autoregressive, c.autoregressive_tok_s,
-         c.speedup, list(c.speedup_ci95) if c.speedup_ci95 else None, c.winner]
+        [
+            c.concurrency,
+            c.best_speculative,
+            c.speculative_tok_s,
+            c.best_autoregressive,
+            c.autoregressive_tok_s,
+            c.speedup,
+            list(c.speedup_ci95) if c.speedup_ci95 else None,
+            c.winner,
+        ]
         for c in result.levels
-    ]  # fmt: skip
-    return {"columns": columns, "levels": rows, "crossover": result.crossover.statement, "tie_rule": result.tie_rule,
-            "configurations": result.configurations, "notes": result.notes}  # fmt: skip
+    ]
+    return {
+        "columns": columns,
+        "levels": rows,
+        "crossover": result.crossover.statement,
+        "tie_rule": result.tie_rule,
+        "configurations": result.configurations,
+        "notes": result.notes,
+    }

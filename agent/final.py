@@ -23,5 +23,9 @@ class FinalAnswer(BaseModel):
     recommendation: str | None = Field(
         default=None, description="Which configuration to serve for which load, and why (from the measurements)"
     )
-    left_running: list[str] = Field(default_factory=list, description="Servers or processes left running on purpose, and why")
-    unresolved: list[str] = Field(default_factory=list, description="What failed and was not recovered, and what the user can do")
+    left_running: list[str] = Field(
+        default_factory=list, description="Servers or processes left running on purpose, and why"
+    )
+    unresolved: list[str] = Field(
+        default_factory=list, description="What failed and was not recovered, and what the user can do"
+    )

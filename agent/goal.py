@@ -49,8 +49,10 @@ def parse_goal(text: str) -> Goal:
     """The goal's repo id and intents; GoalRefused when there is no usable repo id."""
     text = " ".join(text.split())
     if not text:
-        raise GoalRefused("the goal is empty: say what to do with which drafter, e.g. "
-                          "'https://huggingface.co/ORG/DRAFTER -- download, evaluate, deploy, benchmark'")
+        raise GoalRefused(
+            "the goal is empty: say what to do with which drafter, e.g. "
+            "'https://huggingface.co/ORG/DRAFTER -- download, evaluate, deploy, benchmark'"
+        )
     repo_id = _repo_id(text)
     lowered = f" {text.lower()} "
     intents = tuple(intent for intent, words in _INTENT_WORDS.items() if any(w in lowered for w in words))
@@ -62,7 +64,11 @@ def parse_goal(text: str) -> Goal:
 def _repo_id(text: str) -> str:
     candidates = [m.group(1) for m in _HUB_URL.finditer(text)]
     if not candidates:
-        candidates = [m.group(1) for m in _SLASHED.finditer(text) if "://" not in m.group(1) and m.group(1).lower() not in _NOT_REPOS]
+        candidates = [
+            m.group(1)
+            for m in _SLASHED.finditer(text)
+            if "://" not in m.group(1) and m.group(1).lower() not in _NOT_REPOS
+        ]
     if not candidates:
         raise GoalRefused(
             "the goal names no Hugging Face repo: add the drafter's repo id (ORG/NAME) or its URL "

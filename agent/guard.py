@@ -49,9 +49,13 @@ class RepeatGuard:
             return None
         failures.refusals += 1
         evidence = {
-            "tool": tool, "args": args, "error_kind": failures.kind, "failures": failures.count,
-            "refused": failures.refusals, "last_error": failures.last.model_dump(mode="json"),
-        }  # fmt: skip
+            "tool": tool,
+            "args": args,
+            "error_kind": failures.kind,
+            "failures": failures.count,
+            "refused": failures.refusals,
+            "last_error": failures.last.model_dump(mode="json"),
+        }
         if failures.refusals > self.max_refusals:
             raise LoopDetected(
                 f"{tool} was called {failures.count + failures.refusals} times with the same arguments; it failed "

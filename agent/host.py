@@ -44,8 +44,13 @@ class RunHost:
 
     def opened(self) -> OpenedHost:
         """What the run opened, recorded as its host_opened event (resume opens it again from that)."""
-        return OpenedHost(spec=self.spec, opened=self.host.spec, home=self.context.home,
-                          allowed_roots=list(self.context.allowed_roots), sim=self.sim)  # fmt: skip
+        return OpenedHost(
+            spec=self.spec,
+            opened=self.host.spec,
+            home=self.context.home,
+            allowed_roots=list(self.context.allowed_roots),
+            sim=self.sim,
+        )
 
 
 # How a run gets its host: (spec, sim faults, time scale) -> a context manager yielding the RunHost.

@@ -43,6 +43,9 @@ def without_plan(messages: list[ModelMessage]) -> list[ModelMessage]:
     if not messages or not isinstance(messages[-1], ModelRequest):
         return messages
     last = messages[-1]
-    parts = [p for p in last.parts if not (isinstance(p, UserPromptPart) and isinstance(p.content, str)
-                                           and p.content.startswith(PLAN_MARK))]
+    parts = [
+        p
+        for p in last.parts
+        if not (isinstance(p, UserPromptPart) and isinstance(p.content, str) and p.content.startswith(PLAN_MARK))
+    ]
     return [*messages[:-1], replace(last, parts=parts)]

@@ -54,13 +54,16 @@ Ask = Callable[[str], str]
 class AskArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    questions: list[str] = Field(default_factory=list, max_length=10, description="All your questions, asked once together")
+    questions: list[str] = Field(
+        default_factory=list, max_length=10, description="All your questions, asked once together"
+    )
     delete: list[str] = Field(
-        default_factory=list, max_length=10,
+        default_factory=list,
+        max_length=10,
         description="What you ask the user's approval to delete: list_freeable ids, cache:ORG/NAME (a cached repo's "
         "revisions) or a directory. Each is asked as a yes/no question with what it frees; a yes lets free_space "
         "delete it. Only here or by --allow-delete can the user approve deleting what specops did not create",
-    )  # fmt: skip
+    )
 
     @field_validator("delete")
     @classmethod
@@ -98,14 +101,20 @@ def deletion_questions(ctx: ToolContext, specs: list[str], created_paths: list[s
         covered = [i for i in listing.items if _covers(spec, i, ctx)]
         asked = [i for i in covered if i.safety == "needs_approval"]
         if not asked:
-            why = ("it is specops' own: free_space may delete it without asking" if any(i.safety == "safe" for i in covered)
-                   else "it is in use or outside the allowed roots: it cannot be deleted" if covered
-                   else "it matches no list_freeable candidate")  # fmt: skip
+            why = (
+                "it is specops' own: free_space may delete it without asking"
+                if any(i.safety == "safe" for i in covered)
+                else "it is in use or outside the allowed roots: it cannot be deleted"
+                if covered
+                else "it matches no list_freeable candidate"
+            )
             return f"{spec}: {why}"
         frees = sum(i.size_bytes for i in asked if i.kind == "directory") + cache_expected(ctx, asked)
         mounts = ", ".join(dict.fromkeys(i.mount_point for i in asked))
-        out[spec] = (f"May specops delete {_what(spec, asked)}? Deleting it frees {human_bytes(frees)} on {mounts}. "
-                     f"specops did not create it. [{spec}] (yes/no)")
+        out[spec] = (
+            f"May specops delete {_what(spec, asked)}? Deleting it frees {human_bytes(frees)} on {mounts}. "
+            f"specops did not create it. [{spec}] (yes/no)"
+        )
     return out
 
 
@@ -186,25 +195,46 @@ def ask_tool(round_: QuestionRound) -> Tool[AgentDeps]:
 
         def refuse(kind: str, what: str, remedy: str) -> ToolReturn:
             error = ToolErrorRecord(kind=kind, what=what, remedy=remedy).model_dump()
-            deps.recorder.record(ToolResultEvent, call_id=call_id, tool=ASK_TOOL, ok=False, error=error,
-                                 duration_s=0.0, host=deps.host_spec)  # fmt: skip
+            deps.recorder.record(
+                ToolResultEvent,
+                call_id=call_id,
+                tool=ASK_TOOL,
+                ok=False,
+                error=error,
+                duration_s=0.0,
+                host=deps.host_spec,
+            )
             return answer_error(error)
 
         if round_.used or deps.approvals.changed:
-            return refuse("questions_closed",
-                          "the one round of questions is over (it is allowed only once, before the first change)",
-                          "decide yourself and say in the final answer what you decided and why")  # fmt: skip
+            return refuse(
+                "questions_closed",
+                "the one round of questions is over (it is allowed only once, before the first change)",
+                "decide yourself and say in the final answer what you decided and why",
+            )
         questions: dict[str, str] = {}
         if args.delete:
             created = sorted(deps.approvals.created_paths)
             try:
-                found = await anyio.to_thread.run_sync(deletion_questions, deps.tool_context, list(args.delete), created)
-            except (ToolError, HostError, OSError) as exc:  # the host could not say what they free: nothing is asked, the round stays open
-                return refuse("unexpected_error", f"could not figure what the deletions free: {type(exc).__name__}: {exc}",
-                              "ask again, or ask without `delete`")  # fmt: skip
+                found = await anyio.to_thread.run_sync(
+                    deletion_questions, deps.tool_context, list(args.delete), created
+                )
+            except (
+                ToolError,
+                HostError,
+                OSError,
+            ) as exc:  # the host could not say what they free: nothing is asked, the round stays open
+                return refuse(
+                    "unexpected_error",
+                    f"could not figure what the deletions free: {type(exc).__name__}: {exc}",
+                    "ask again, or ask without `delete`",
+                )
             if isinstance(found, str):  # the round stays open: nothing was asked
-                return refuse("invalid_input", f"cannot ask to delete {found}",
-                              "call list_freeable and name its needs_approval ids, or cache:ORG/NAME, in `delete`")
+                return refuse(
+                    "invalid_input",
+                    f"cannot ask to delete {found}",
+                    "call list_freeable and name its needs_approval ids, or cache:ORG/NAME, in `delete`",
+                )
             questions = found
         round_.used = True
         answers = round_.answer(args.questions)
@@ -219,12 +249,16 @@ def ask_tool(round_: QuestionRound) -> Tool[AgentDeps]:
             deps.recorder.record(ApprovalEvent, asked=question, answer=reply.answer, approved=reply.approved, by=by)
             deletions[spec] = reply
         result = Answers(answers=answers, deletions=deletions).model_dump()
-        deps.recorder.record(ToolResultEvent, call_id=call_id, tool=ASK_TOOL, ok=True, result=result,
-                             duration_s=0.0, host=deps.host_spec)  # fmt: skip
+        deps.recorder.record(
+            ToolResultEvent, call_id=call_id, tool=ASK_TOOL, ok=True, result=result, duration_s=0.0, host=deps.host_spec
+        )
         return answer_ok(result, Answers, None)
 
     return Tool.from_schema(
-        ask_user, name=ASK_TOOL, json_schema=AskArgs.model_json_schema(), takes_ctx=True,
+        ask_user,
+        name=ASK_TOOL,
+        json_schema=AskArgs.model_json_schema(),
+        takes_ctx=True,
         description="Ask the user your questions, and their approval to delete what specops did not create "
         "(`delete`), all at once; allowed once, after read-only checks if you like, before the first change.",
-    )  # fmt: skip
+    )

@@ -22,7 +22,7 @@ import os
 import secrets
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -37,6 +37,7 @@ from pydantic_ai.exceptions import (
 )
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models import Model
+
 from specops.prompts.loader import Prompt, agent_prompts
 from specops.tools.registry import ToolSpec
 from specops.transcripts import (
@@ -139,7 +140,7 @@ Prepare = Callable[[AgentDeps, RunHost], Awaitable[None]]
 
 
 def new_run_id() -> str:
-    return datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+    return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
 
 
 def run_goal(goal: str, **kwargs: Any) -> RunOutcome:
@@ -152,9 +153,9 @@ async def run_goal_async(
     *,
     host: str = DEFAULT_HOST,
     policy: str | Model | None = None,
-    budgets: Budgets = Budgets(),
+    budgets: Budgets = Budgets(),  # noqa: B008 (frozen: one shared default is safe)
     run_dir: Path | None = None,
-    options: RunOptions = RunOptions(),
+    options: RunOptions = RunOptions(),  # noqa: B008 (frozen)
     ask: Callable[[str], str] | None = None,
     ask_yes_no: AskYesNo | None = None,
     listeners: tuple[Listener, ...] = (),
@@ -190,9 +191,21 @@ async def run_goal_async(
         add_key_secret(recorder, options)
         prompts, specs = agent_prompts(), registered_tools()
         _record_start(parsed, host, model, policy_name, budgets, options, recorder, ask_yes_no, seams, prompts, specs)
-        parts = RunParts(goal=parsed, host_spec=host, model=model, budgets=budgets, run_dir=run_dir, options=options,
-                         recorder=recorder, clock=clock, ask=ask, ask_yes_no=ask_yes_no, seams=seams, prompts=prompts,
-                         specs=specs)  # fmt: skip
+        parts = RunParts(
+            goal=parsed,
+            host_spec=host,
+            model=model,
+            budgets=budgets,
+            run_dir=run_dir,
+            options=options,
+            recorder=recorder,
+            clock=clock,
+            ask=ask,
+            ask_yes_no=ask_yes_no,
+            seams=seams,
+            prompts=prompts,
+            specs=specs,
+        )
         return await carry_out(parts)
     finally:
         logs.close()
@@ -207,25 +220,40 @@ def add_key_secret(recorder: ObservedRecorder, options: RunOptions) -> None:
 
 
 def _record_start(
-    goal: Goal, host_spec: str, model: Model, policy_name: str, budgets: Budgets, options: RunOptions,
-    recorder: ObservedRecorder, ask_yes_no: AskYesNo | None, seams: RunSeams, prompts: dict[str, Prompt],
+    goal: Goal,
+    host_spec: str,
+    model: Model,
+    policy_name: str,
+    budgets: Budgets,
+    options: RunOptions,
+    recorder: ObservedRecorder,
+    ask_yes_no: AskYesNo | None,
+    seams: RunSeams,
+    prompts: dict[str, Prompt],
     specs: dict[str, ToolSpec],
-) -> None:  # fmt: skip
+) -> None:
     recorder.record(
         RunStartEvent,
         goal=goal.text,
-        policy=PolicyInfo(name=policy_name, settings={
-            **policy_settings(policy_name, base_url=options.base_url, api_key_env=options.api_key_env),
-            "model_name": model.model_name, "tool_retries": options.tool_retries,
-        }),  # fmt: skip
+        policy=PolicyInfo(
+            name=policy_name,
+            settings={
+                **policy_settings(policy_name, base_url=options.base_url, api_key_env=options.api_key_env),
+                "model_name": model.model_name,
+                "tool_retries": options.tool_retries,
+            },
+        ),
         prompts={name: PromptVersion(version=p.version, sha256=p.sha256) for name, p in prompts.items()},
         tools=tool_schemas(specs),
         packages=_package_versions(),
         host={"spec": host_spec},
         config={
-            "goal": goal.model_dump(mode="json"), "budgets": budgets.model_dump(mode="json"),
-            "options": options.model_dump(mode="json"), "interactive": ask_yes_no is not None, **seams.config,
-        },  # fmt: skip
+            "goal": goal.model_dump(mode="json"),
+            "budgets": budgets.model_dump(mode="json"),
+            "options": options.model_dump(mode="json"),
+            "interactive": ask_yes_no is not None,
+            **seams.config,
+        },
     )
 
 
@@ -268,10 +296,14 @@ async def carry_out(parts: RunParts) -> RunOutcome:
             run_host.context.allow(options.allow_roots)
             recorder.record(HostOpenedEvent, host=run_host.opened())
             deps = AgentDeps(
-                tool_context=run_host.context, recorder=recorder, todos=todos, clock=clock,
+                tool_context=run_host.context,
+                recorder=recorder,
+                todos=todos,
+                clock=clock,
                 approvals=ApprovalPolicy(recorder, allow_delete=options.allow_delete, ask=parts.ask_yes_no),
-                guard=RepeatGuard(max_repeats=options.max_repeats), tools=parts.seams.tools,
-            )  # fmt: skip
+                guard=RepeatGuard(max_repeats=options.max_repeats),
+                tools=parts.seams.tools,
+            )
             if parts.prepare is not None:
                 await parts.prepare(deps, run_host)
             agent = _build_agent(parts.model, prompts, specs, options, parts.ask)
@@ -289,13 +321,29 @@ async def carry_out(parts: RunParts) -> RunOutcome:
     report_paths, report_data = _report(recorder, run_dir, final, status) if parts.seams.report else ({}, None)
     plan = recorder.redactor.redact(todos.as_json())
     (run_dir / TODOS).write_text(json.dumps(plan, indent=2) + "\n", encoding="utf-8")
-    recorder.record(RunEndEvent, status=status, reason=reason, report=report_data, usage=usage, cost_usd=cost,
-                    duration_s=clock.elapsed_s)  # fmt: skip
-    return RunOutcome(run_id=recorder.run_id, run_dir=run_dir, status=status, reason=reason, final=final,
-                      report_paths=report_paths, duration_s=clock.elapsed_s)  # fmt: skip
+    recorder.record(
+        RunEndEvent,
+        status=status,
+        reason=reason,
+        report=report_data,
+        usage=usage,
+        cost_usd=cost,
+        duration_s=clock.elapsed_s,
+    )
+    return RunOutcome(
+        run_id=recorder.run_id,
+        run_dir=run_dir,
+        status=status,
+        reason=reason,
+        final=final,
+        report_paths=report_paths,
+        duration_s=clock.elapsed_s,
+    )
 
 
-def _build_agent(model: Model, prompts: dict, specs: dict, options: RunOptions, ask: Callable[[str], str] | None) -> Agent:
+def _build_agent(
+    model: Model, prompts: dict, specs: dict, options: RunOptions, ask: Callable[[str], str] | None
+) -> Agent:
     tools = build_tools(specs)
     own = {TODO_TOOL, COMPARE_TOOL, *specs}
     if options.ask_once:
@@ -324,9 +372,14 @@ def _user_prompt(goal: Goal, run_host: RunHost) -> str:
 
 
 async def _drive(
-    agent: Agent, goal: Goal, run_host: RunHost, deps: AgentDeps, budgets: Budgets, clock: WallClock,
+    agent: Agent,
+    goal: Goal,
+    run_host: RunHost,
+    deps: AgentDeps,
+    budgets: Budgets,
+    clock: WallClock,
     history: list[ModelMessage] | None = None,
-):  # fmt: skip
+):
     """Step the agent to its end; every way it can end becomes (status, reason, final, usage, cost).
 
     With `history` the conversation continues from it (resume) instead of starting from the goal:
@@ -338,7 +391,9 @@ async def _drive(
     prompt = _user_prompt(goal, run_host) if history is None else None
     try:
         with anyio.fail_after(clock.remaining_s()):
-            async with agent.iter(prompt, deps=deps, usage_limits=budgets.usage_limits(), message_history=history) as run:
+            async with agent.iter(
+                prompt, deps=deps, usage_limits=budgets.usage_limits(), message_history=history
+            ) as run:
                 async for _node in run:
                     clock.check()
                 final = run.result.output if run.result is not None else None

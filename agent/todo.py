@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
 from specops.transcripts import NoteEvent, TodoDiff, TodoItem, diff_todos
 from specops.transcripts.todos import TodoPriority, TodoStatus
 
@@ -110,9 +111,13 @@ class TodoList:
         current = {t.id: t for t in self._items}
         unknown = [u.id for u in args.updates or [] if u.id not in current]
         if unknown:
-            raise TodoRuleBroken(f"no such todo ids: {', '.join(unknown)}; write the whole plan with todos to add items")
+            raise TodoRuleBroken(
+                f"no such todo ids: {', '.join(unknown)}; write the whole plan with todos to add items"
+            )
         for update in args.updates or []:
-            current[update.id] = current[update.id].model_copy(update={"status": update.status, "reason": update.reason})
+            current[update.id] = current[update.id].model_copy(
+                update={"status": update.status, "reason": update.reason}
+            )
         return self.write(list(current.values()))
 
     def write(self, todos: list[Todo]) -> TodoWriteResult:

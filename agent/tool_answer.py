@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel
 from pydantic_ai.messages import ToolReturn
+
 from specops.tools.model_view import View, error_for_model, for_model
 
 

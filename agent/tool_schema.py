@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import BaseModel
+
 from specops.transcripts.records import json_schema_of
 
 _NULL = {"type": "null"}
@@ -34,14 +35,43 @@ ADVANCED: dict[str, tuple[str, ...]] = {
     "RestartArgs": ("ready_timeout_s", "log_dir", "python"),
     "StopArgs": ("pid", "allow_foreign", "port", "grace_s", "release_timeout_s"),
     "FreeSpaceArgs": ("approved_paths",),
-    "ServerConfig": ("disable_cuda_graph_padding", "host", "enable_metrics", "tool_call_parser", "reasoning_parser",
-                     "served_model_name", "speculative_num_steps", "speculative_eagle_topk"),
-    "AcceptanceArgs": ("prompts_per_category", "max_new_tokens", "ignore_eos", "concurrency", "prompt_template", "break_even_accept_length", "flush_cache",
-                       "request_timeout_s"),
-    "BenchmarkArgs": ("ignore_eos", "warmup_requests", "requests_per_level", "rounds", "end", "flush_cache", "api", "model", "client",
-                      "temperature", "seed", "request_timeout_s", "timeout_s"),
+    "ServerConfig": (
+        "disable_cuda_graph_padding",
+        "host",
+        "enable_metrics",
+        "tool_call_parser",
+        "reasoning_parser",
+        "served_model_name",
+        "speculative_num_steps",
+        "speculative_eagle_topk",
+    ),
+    "AcceptanceArgs": (
+        "prompts_per_category",
+        "max_new_tokens",
+        "ignore_eos",
+        "concurrency",
+        "prompt_template",
+        "break_even_accept_length",
+        "flush_cache",
+        "request_timeout_s",
+    ),
+    "BenchmarkArgs": (
+        "ignore_eos",
+        "warmup_requests",
+        "requests_per_level",
+        "rounds",
+        "end",
+        "flush_cache",
+        "api",
+        "model",
+        "client",
+        "temperature",
+        "seed",
+        "request_timeout_s",
+        "timeout_s",
+    ),
     "ShellArgs": ("cwd", "timeout_s"),
-}  # fmt: skip
+}
 
 
 # Bounds only there to refuse absurd input (a 1e6-token prompt, a 64 KiB id): validation still enforces them.
@@ -90,8 +120,11 @@ def _lean(node: Any) -> Any:
         return [_lean(item) for item in node]
     if not isinstance(node, dict):
         return node
-    lean = {key: _lean(value) for key, value in node.items()
-            if not (key == "title" and isinstance(value, str)) and not (key == "additionalProperties" and value is False)}
+    lean = {
+        key: _lean(value)
+        for key, value in node.items()
+        if not (key == "title" and isinstance(value, str)) and not (key == "additionalProperties" and value is False)
+    }
     if isinstance(lean.get("maximum"), int | float) and lean["maximum"] >= _SANITY_MAXIMUM:
         del lean["maximum"]
     if isinstance(lean.get("maxLength"), int) and lean["maxLength"] >= _SANITY_MAX_LENGTH:

@@ -89,7 +89,9 @@ def _validation_message(exc: ValidationError) -> str:
     return "; ".join(lines)
 
 
-def parse_args(deps: AgentDeps, ctx: RunContext[AgentDeps], name: str, model: type[BaseModel], raw: dict[str, Any]) -> Any:
+def parse_args(
+    deps: AgentDeps, ctx: RunContext[AgentDeps], name: str, model: type[BaseModel], raw: dict[str, Any]
+) -> Any:
     """The arguments as `model`, or ModelRetry with what is wrong (recorded as a failed call and a retry)."""
     try:
         return model.model_validate(raw)
@@ -98,10 +100,22 @@ def parse_args(deps: AgentDeps, ctx: RunContext[AgentDeps], name: str, model: ty
         call_id = ctx.tool_call_id or name
         deps.recorder.record(ToolCallEvent, call_id=call_id, tool=name, args=raw)
         record = ToolErrorRecord(kind="invalid_arguments", what=message, remedy="correct the arguments and call again")
-        deps.recorder.record(ToolResultEvent, call_id=call_id, tool=name, ok=False, error=record.model_dump(),
-                             duration_s=0.0, host=deps.host_spec)  # fmt: skip
-        deps.recorder.record(RetryEvent, what=f"tool {name}", attempt=ctx.retry + 1, reason=message,
-                             max_attempts=ctx.max_retries + 1 if ctx.max_retries is not None else None)  # fmt: skip
+        deps.recorder.record(
+            ToolResultEvent,
+            call_id=call_id,
+            tool=name,
+            ok=False,
+            error=record.model_dump(),
+            duration_s=0.0,
+            host=deps.host_spec,
+        )
+        deps.recorder.record(
+            RetryEvent,
+            what=f"tool {name}",
+            attempt=ctx.retry + 1,
+            reason=message,
+            max_attempts=ctx.max_retries + 1 if ctx.max_retries is not None else None,
+        )
         raise ModelRetry(f"invalid arguments for {name}: {message}") from None
 
 
@@ -128,9 +142,10 @@ def registry_tool(spec: ToolSpec) -> Tool[AgentDeps]:
         except Exception as exc:  # a tool bug or a host-layer failure the tool did not type: the run goes on
             deps.recorder.record(ErrorEvent, where=f"tool {spec.name}", message=str(exc), kind=type(exc).__name__)
             record = ToolErrorRecord(
-                kind="unexpected_error", what=f"{type(exc).__name__}: {exc}",
+                kind="unexpected_error",
+                what=f"{type(exc).__name__}: {exc}",
                 remedy="the tool failed in a way it does not recognise; try another way or stop with this evidence",
-            )  # fmt: skip
+            )
             deps.guard.failed(spec.name, normalized, record)
             return _answer_error(deps, call_id, spec.name, record, started)
         deps.guard.succeeded(spec.name, normalized)
@@ -141,8 +156,11 @@ def registry_tool(spec: ToolSpec) -> Tool[AgentDeps]:
 
     # sequential: calls in one answer run in the order given, each after the one before has finished.
     return Tool.from_schema(
-        call, name=spec.name, description=spec.description + advanced_note(spec.args),
-        json_schema=parameters_schema(spec.args), takes_ctx=True,
+        call,
+        name=spec.name,
+        description=spec.description + advanced_note(spec.args),
+        json_schema=parameters_schema(spec.args),
+        takes_ctx=True,
         sequential=True,
     )
 
@@ -159,15 +177,29 @@ def answer_recorded(tool: str, data: dict[str, Any]) -> ToolReturn:
 
 
 def _answer_ok(deps: AgentDeps, call_id: str, tool: str, data: dict[str, Any], started: float) -> ToolReturn:
-    deps.recorder.record(ToolResultEvent, call_id=call_id, tool=tool, ok=True, result=data,
-                         duration_s=time.monotonic() - started, host=deps.host_spec)  # fmt: skip
+    deps.recorder.record(
+        ToolResultEvent,
+        call_id=call_id,
+        tool=tool,
+        ok=True,
+        result=data,
+        duration_s=time.monotonic() - started,
+        host=deps.host_spec,
+    )
     return answer_recorded(tool, data)
 
 
 def _answer_error(deps: AgentDeps, call_id: str, tool: str, record: ToolErrorRecord, started: float) -> ToolReturn:
     error = record.model_dump(mode="json")
-    deps.recorder.record(ToolResultEvent, call_id=call_id, tool=tool, ok=False, error=error,
-                         duration_s=time.monotonic() - started, host=deps.host_spec)  # fmt: skip
+    deps.recorder.record(
+        ToolResultEvent,
+        call_id=call_id,
+        tool=tool,
+        ok=False,
+        error=error,
+        duration_s=time.monotonic() - started,
+        host=deps.host_spec,
+    )
     return answer_error(error)
 
 
@@ -189,15 +221,24 @@ def todo_tool() -> Tool[AgentDeps]:
         except TodoRuleBroken as exc:
             record = ToolErrorRecord(kind="todo_rule", what=str(exc), remedy="fix the list and write it again")
             _answer_error(deps, call_id, TODO_TOOL, record, started)
-            deps.recorder.record(RetryEvent, what=f"tool {TODO_TOOL}", attempt=ctx.retry + 1, reason=str(exc),
-                                 max_attempts=ctx.max_retries + 1 if ctx.max_retries is not None else None)  # fmt: skip
+            deps.recorder.record(
+                RetryEvent,
+                what=f"tool {TODO_TOOL}",
+                attempt=ctx.retry + 1,
+                reason=str(exc),
+                max_attempts=ctx.max_retries + 1 if ctx.max_retries is not None else None,
+            )
             raise ModelRetry(str(exc)) from None
         return _answer_ok(deps, call_id, TODO_TOOL, result.model_dump(mode="json"), started)
 
     return Tool.from_schema(
-        todowrite, name=TODO_TOOL, description=_TODO_DESCRIPTION, json_schema=parameters_schema(TodoWriteArgs),
-        takes_ctx=True, sequential=True,
-    )  # fmt: skip
+        todowrite,
+        name=TODO_TOOL,
+        description=_TODO_DESCRIPTION,
+        json_schema=parameters_schema(TodoWriteArgs),
+        takes_ctx=True,
+        sequential=True,
+    )
 
 
 def compare_tool() -> Tool[AgentDeps]:
@@ -212,6 +253,10 @@ def compare_tool() -> Tool[AgentDeps]:
         return _answer_ok(deps, call_id, COMPARE_TOOL, compare_run(deps.recorder.path).model_dump(mode="json"), started)
 
     return Tool.from_schema(
-        compare, name=COMPARE_TOOL, description=COMPARE_DESCRIPTION, json_schema=parameters_schema(CompareArgs),
-        takes_ctx=True, sequential=True,
-    )  # fmt: skip
+        compare,
+        name=COMPARE_TOOL,
+        description=COMPARE_DESCRIPTION,
+        json_schema=parameters_schema(CompareArgs),
+        takes_ctx=True,
+        sequential=True,
+    )

@@ -53,15 +53,29 @@ def spread(low_high: tuple[float, float], n: int) -> float:
 def start_sim(stack: ExitStack, time_scale: float):
     """sim:seed-ct200 with the drafter downloaded and DFlash on EP4 launched; closed by `stack`."""
     profile = load_profile("seed-ct200")
-    fast_load = profile.model_copy(update={"serving": profile.serving.model_copy(update={
-        "target": profile.serving.target.model_copy(update={"load_seconds": 2 * time_scale})})})
+    fast_load = profile.model_copy(
+        update={
+            "serving": profile.serving.model_copy(
+                update={"target": profile.serving.target.model_copy(update={"load_seconds": 2 * time_scale})}
+            )
+        }
+    )
     world = stack.enter_context(SimWorld.start(fast_load, time_scale=time_scale))
     host = stack.enter_context(open_host(world.host_spec))
-    host.run(["hf", "download", "SubSir/Kimi-K2.6-DFlash-tmp-long", "--local-dir", "models/dflash"],
-             timeout=300, cwd=str(world.layout.home)).check()
+    host.run(
+        ["hf", "download", "SubSir/Kimi-K2.6-DFlash-tmp-long", "--local-dir", "models/dflash"],
+        timeout=300,
+        cwd=str(world.layout.home),
+    ).check()
     ctx = ToolContext.for_host(host)
-    config = ServerConfig(model_path="models/Kimi-K2.6", tp=8, ep=4, max_running_requests=64,
-                          speculative_algorithm="DFLASH", drafter_path="models/dflash")  # fmt: skip
+    config = ServerConfig(
+        model_path="models/Kimi-K2.6",
+        tp=8,
+        ep=4,
+        max_running_requests=64,
+        speculative_algorithm="DFLASH",
+        drafter_path="models/dflash",
+    )
     server = launch_server(ctx, LaunchArgs(config=config))
     stack.callback(stop_server, ctx, StopArgs(server=server))
     return host
@@ -84,18 +98,24 @@ def main() -> None:
     scale = 1.0 if options.host else options.time_scale
     total = sum(c.prompts for c in result.categories)
     tokens = sum(c.completion_tokens for c in result.categories)
-    print(f"acceptance eval on {result.host} port {result.port}: {total} prompts, {tokens} tokens generated, "
-          f"{wall:.1f} s here" + (f" ({wall * scale:.0f} s on the modelled host)" if scale != 1.0 else ""))
+    print(
+        f"acceptance eval on {result.host} port {result.port}: {total} prompts, {tokens} tokens generated, "
+        f"{wall:.1f} s here" + (f" ({wall * scale:.0f} s on the modelled host)" if scale != 1.0 else "")
+    )
     print(f"{'category':<22}{'n':>4}{'mean':>7}{'sd':>7}{'+-95% now':>11}{'n for +-0.1':>13}{'n for +-0.05':>14}")
     for c in [*result.categories, *(result.overall_by_thinking or [result.overall])]:
         label = f"{c.category}, thinking {c.thinking}" if c.thinking else c.category
         sd = spread(c.request_mean_ci95, c.prompts)
         half = (c.request_mean_ci95[1] - c.request_mean_ci95[0]) / 2
-        print(f"{label:<22}{c.prompts:>4}{c.request_mean:>7.2f}{sd:>7.2f}{half:>11.3f}"
-              f"{prompts_needed(sd, 0.1):>13}{prompts_needed(sd, 0.05):>14}")
+        print(
+            f"{label:<22}{c.prompts:>4}{c.request_mean:>7.2f}{sd:>7.2f}{half:>11.3f}"
+            f"{prompts_needed(sd, 0.1):>13}{prompts_needed(sd, 0.05):>14}"
+        )
     per_prompt = wall * scale / total
-    print(f"cost per prompt: {tokens / total:.0f} generated tokens, {per_prompt:.2f} s at concurrency 16 "
-          f"({'modelled host' if scale != 1.0 else 'this host'})")
+    print(
+        f"cost per prompt: {tokens / total:.0f} generated tokens, {per_prompt:.2f} s at concurrency 16 "
+        f"({'modelled host' if scale != 1.0 else 'this host'})"
+    )
 
 
 if __name__ == "__main__":

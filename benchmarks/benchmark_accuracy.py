@@ -47,8 +47,12 @@ CONFIGS = {
 
 
 def _launch(layout: dict) -> Launch:
-    return Launch(tp=layout.get("tp", 1), ep=layout.get("ep", 1), pp=layout.get("pp", 1),
-                  speculative_algorithm=layout.get("speculative_algorithm"))  # fmt: skip
+    return Launch(
+        tp=layout.get("tp", 1),
+        ep=layout.get("ep", 1),
+        pp=layout.get("pp", 1),
+        speculative_algorithm=layout.get("speculative_algorithm"),
+    )
 
 
 def sweep(ctx: ToolContext, name: str, options: argparse.Namespace) -> list:
@@ -76,29 +80,44 @@ def main() -> None:
     options = parser.parse_args()
     profile = load_profile("seed-ct200")
     # Loading takes 2 s of wall time whatever the time scale, so the sweep is what is timed.
-    fast_load = profile.model_copy(update={"serving": profile.serving.model_copy(update={
-        "target": profile.serving.target.model_copy(update={"load_seconds": 2 * options.time_scale})})})
+    fast_load = profile.model_copy(
+        update={
+            "serving": profile.serving.model_copy(
+                update={"target": profile.serving.target.model_copy(update={"load_seconds": 2 * options.time_scale})}
+            )
+        }
+    )
     sizing = f"{options.duration:g} s per level" if options.duration else "one round per level"
-    print(f"benchmark tool vs the simulator's truth on seed-ct200, time scale {options.time_scale:g}, "
-          f"{options.output_len}-token answers, {sizing}, client on the host")
+    print(
+        f"benchmark tool vs the simulator's truth on seed-ct200, time scale {options.time_scale:g}, "
+        f"{options.output_len}-token answers, {sizing}, client on the host"
+    )
     print(f"{'config':<12}{'C':>5}{'truth':>9}{'measured':>10}{'error':>8}{'95% interval':>18}  flags")
     worst = 0.0
     with SimWorld.start(fast_load, time_scale=options.time_scale) as world, open_host(world.host_spec) as host:
         home = str(world.layout.home)
-        host.run(["hf", "download", "SubSir/Kimi-K2.6-DFlash-tmp-long", "--local-dir", f"{home}/models/dflash"],
-                 timeout=300).check()
+        host.run(
+            ["hf", "download", "SubSir/Kimi-K2.6-DFlash-tmp-long", "--local-dir", f"{home}/models/dflash"], timeout=300
+        ).check()
         ctx = ToolContext.for_host(host)
         for name in options.configs.split(","):
             for level in sweep(ctx, name, options):
-                expected = modelled_tok_s(profile.serving, _launch(CONFIGS[name]), level.concurrency,
-                                          block_size=8)  # random ids: chat acceptance  # fmt: skip
+                expected = modelled_tok_s(
+                    profile.serving, _launch(CONFIGS[name]), level.concurrency, block_size=8
+                )  # random ids: chat acceptance
                 error = level.output_tok_s / expected - 1
                 worst = max(worst, abs(error))
                 ci = level.output_tok_s_ci95
                 interval = f"{ci[0]:.0f}-{ci[1]:.0f}" if ci else "-"
-                flags = [f for f, on in (("unstable", level.unstable), ("client-bound", level.client and level.client.limited)) if on]
-                print(f"{name:<12}{level.concurrency:>5}{expected:>9.1f}{level.output_tok_s:>10.1f}{100 * error:>+7.1f}%"
-                      f"{interval:>18}  {','.join(flags) or '-'}")
+                flags = [
+                    f
+                    for f, on in (("unstable", level.unstable), ("client-bound", level.client and level.client.limited))
+                    if on
+                ]
+                print(
+                    f"{name:<12}{level.concurrency:>5}{expected:>9.1f}{level.output_tok_s:>10.1f}{100 * error:>+7.1f}%"
+                    f"{interval:>18}  {','.join(flags) or '-'}"
+                )
     print(f"largest error: {100 * worst:.1f}%")
 
 

@@ -88,8 +88,18 @@ def free_port() -> int:
 def start_reference(chunk_ms: float) -> tuple[subprocess.Popen, int]:
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, str(REFERENCE_SERVER), "--port", str(port), "--ttft-ms", str(TTFT_MS), "--chunk-ms", str(chunk_ms)],
-        stdout=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            str(REFERENCE_SERVER),
+            "--port",
+            str(port),
+            "--ttft-ms",
+            str(TTFT_MS),
+            "--chunk-ms",
+            str(chunk_ms),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     assert proc.stdout is not None and "listening" in proc.stdout.readline()
     return proc, port
@@ -103,12 +113,26 @@ def cpu_seconds(pid: int) -> float:
 
 def ours(port: int, concurrency: int, output: int, requests: int) -> ClientFigures:
     config = {
-        "base_url": f"http://127.0.0.1:{port}", "api": "openai", "model": None, "output_len": output,
-        "prompts": {"kind": "random_ids", "input_len": PROMPT_TOKENS, "seed": 1}, "ignore_eos": True, "temperature": 0.0,
-        "levels": [{"concurrency": concurrency, "num_requests": requests, "duration_s": None, "warmup_requests": 1,
-                    "flush_cache": False}],
+        "base_url": f"http://127.0.0.1:{port}",
+        "api": "openai",
+        "model": None,
+        "output_len": output,
+        "prompts": {"kind": "random_ids", "input_len": PROMPT_TOKENS, "seed": 1},
+        "ignore_eos": True,
+        "temperature": 0.0,
+        "levels": [
+            {
+                "concurrency": concurrency,
+                "num_requests": requests,
+                "duration_s": None,
+                "warmup_requests": 1,
+                "flush_cache": False,
+            }
+        ],
     }
-    done = subprocess.run([sys.executable, str(CLIENT_SCRIPT)], input=json.dumps(config), capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, str(CLIENT_SCRIPT)], input=json.dumps(config), capture_output=True, text=True, timeout=600
+    )
     raw = json.loads(done.stdout or "{}")
     if done.returncode != 0 or "levels" not in raw:
         raise RuntimeError(f"our client exited {done.returncode}: {raw.get('fatal')}\n{done.stderr[-2000:]}")
@@ -116,9 +140,14 @@ def ours(port: int, concurrency: int, output: int, requests: int) -> ClientFigur
     itl = level.itl_per_token or level.inter_chunk_gap
     assert level.output_tok_s_overall is not None and level.ttft.p50_ms is not None and itl and itl.p50_ms is not None
     return ClientFigures(
-        completed=level.requests_completed, failed=level.requests_failed, output_tokens=level.total_output_tokens,
-        duration_s=level.duration_s, tok_s=level.output_tok_s_overall, ttft_p50_ms=level.ttft.p50_ms,
-        itl_p50_ms=itl.p50_ms, client_cpu=level.client.cpu_fraction if level.client else None,
+        completed=level.requests_completed,
+        failed=level.requests_failed,
+        output_tokens=level.total_output_tokens,
+        duration_s=level.duration_s,
+        tok_s=level.output_tok_s_overall,
+        ttft_p50_ms=level.ttft.p50_ms,
+        itl_p50_ms=itl.p50_ms,
+        client_cpu=level.client.cpu_fraction if level.client else None,
         warnings=level.errors,
     )
 
@@ -134,15 +163,21 @@ def ensure_peer() -> Path:
         subprocess.run([sys.executable, "-m", "venv", str(PEER_VENV)], check=True)
         subprocess.run([str(python), "-m", "pip", "install", "--quiet", PEER_PACKAGE], check=True)
     except (subprocess.CalledProcessError, OSError) as exc:
-        raise PeerUnavailable(f"could not install {PEER_PACKAGE} into {PEER_VENV} ({exc}); pip's messages are above") from exc
+        raise PeerUnavailable(
+            f"could not install {PEER_PACKAGE} into {PEER_VENV} ({exc}); pip's messages are above"
+        ) from exc
     if subprocess.run(probe, capture_output=True).returncode != 0 or not guidellm.exists():
-        raise PeerUnavailable(f"{PEER_PACKAGE} installed into {PEER_VENV}, but `{' '.join(probe)}` fails or bin/guidellm is missing")
+        raise PeerUnavailable(
+            f"{PEER_PACKAGE} installed into {PEER_VENV}, but `{' '.join(probe)}` fails or bin/guidellm is missing"
+        )
     return guidellm
 
 
 def byte_tokenizer(directory: Path) -> Path:
     """A tokenizer directory for the peer (it tokenizes its own prompts; offline, none can come from the Hub)."""
-    done = subprocess.run([str(PEER_VENV / "bin" / "python"), str(BYTE_TOKENIZER), str(directory)], capture_output=True, text=True)
+    done = subprocess.run(
+        [str(PEER_VENV / "bin" / "python"), str(BYTE_TOKENIZER), str(directory)], capture_output=True, text=True
+    )
     if done.returncode != 0:
         raise PeerUnavailable(f"could not write the peer's tokenizer:\n{done.stderr[-2000:]}")
     return directory
@@ -164,21 +199,35 @@ def first_backend_error(log: Path) -> str:
     return ""
 
 
-def peer(guidellm: Path, tokenizer: Path, port: int, concurrency: int, output: int, requests: int, work: Path) -> ClientFigures:
+def peer(
+    guidellm: Path, tokenizer: Path, port: int, concurrency: int, output: int, requests: int, work: Path
+) -> ClientFigures:
     run_dir = Path(tempfile.mkdtemp(prefix="guidellm-", dir=work))  # its own: GuideLLM appends to its log file
     out, log = run_dir / "benchmarks.json", run_dir / "guidellm.log"
     argv = [
-        str(guidellm), "run",
-        "--backend", f"kind=openai_http,target=http://127.0.0.1:{port},model=reference,request_format=/v1/completions",
-        "--profile", f"kind=concurrent,streams={concurrency}",
-        "--constraint", f"kind=max_requests,count={requests}",
-        "--data", f"kind=synthetic_text,prompt_tokens={PROMPT_TOKENS},output_tokens={output}",
-        "--tokenizer", f"kind=huggingface_auto,model={tokenizer}",
-        "--output", f"kind=json,path={out}",
+        str(guidellm),
+        "run",
+        "--backend",
+        f"kind=openai_http,target=http://127.0.0.1:{port},model=reference,request_format=/v1/completions",
+        "--profile",
+        f"kind=concurrent,streams={concurrency}",
+        "--constraint",
+        f"kind=max_requests,count={requests}",
+        "--data",
+        f"kind=synthetic_text,prompt_tokens={PROMPT_TOKENS},output_tokens={output}",
+        "--tokenizer",
+        f"kind=huggingface_auto,model={tokenizer}",
+        "--output",
+        f"kind=json,path={out}",
         "--disable-console-interactive",
     ]
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(run_dir), "HF_HUB_OFFLINE": "1",
-           "GUIDELLM__LOGGING__LOG_FILE": str(log), "GUIDELLM__LOGGING__LOG_FILE_LEVEL": "DEBUG"}
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(run_dir),
+        "HF_HUB_OFFLINE": "1",
+        "GUIDELLM__LOGGING__LOG_FILE": str(log),
+        "GUIDELLM__LOGGING__LOG_FILE_LEVEL": "DEBUG",
+    }
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=600, env=env, cwd=run_dir)
     except subprocess.TimeoutExpired as exc:
@@ -200,10 +249,15 @@ def peer(guidellm: Path, tokenizer: Path, port: int, concurrency: int, output: i
 
     tokens = int(successful("output_token_count")["total_sum"])
     return ClientFigures(
-        completed=totals["successful"], failed=totals["errored"] + totals["incomplete"], output_tokens=tokens,
-        duration_s=benchmark["duration"], tok_s=tokens / benchmark["duration"],
-        ttft_p50_ms=successful("time_to_first_token_ms")["median"], itl_p50_ms=successful("inter_token_latency_ms")["median"],
-        client_cpu=None, warnings=[w["message"] for w in benchmark.get("warnings") or []],
+        completed=totals["successful"],
+        failed=totals["errored"] + totals["incomplete"],
+        output_tokens=tokens,
+        duration_s=benchmark["duration"],
+        tok_s=tokens / benchmark["duration"],
+        ttft_p50_ms=successful("time_to_first_token_ms")["median"],
+        itl_p50_ms=successful("inter_token_latency_ms")["median"],
+        client_cpu=None,
+        warnings=[w["message"] for w in benchmark.get("warnings") or []],
     )
 
 
@@ -231,29 +285,44 @@ def median(values: list[float]) -> float:
 def print_results(results: dict[str, dict[str, list[ClientFigures]]], peer_error: str | None) -> None:
     decode_s = (OUTPUT - 1) * CHUNK_MS / 1e3
     ideal_tok_s = CONCURRENCY * OUTPUT / (TTFT_MS / 1e3 + decode_s)
-    print(f"timing error: the server waits {TTFT_MS:g} ms, then sends one token every {CHUNK_MS:g} ms; "
-          f"C={CONCURRENCY}, {OUTPUT} tokens, {REQUESTS} requests (ideal {ideal_tok_s:.0f} tok/s)")
+    print(
+        f"timing error: the server waits {TTFT_MS:g} ms, then sends one token every {CHUNK_MS:g} ms; "
+        f"C={CONCURRENCY}, {OUTPUT} tokens, {REQUESTS} requests (ideal {ideal_tok_s:.0f} tok/s)"
+    )
     print(f"{'client':<10}{'done':>6}{'tok/s':>9}{'err':>8}{'TTFT p50':>10}{'err':>8}{'ITL p50':>9}{'err':>8}")
     for name, (f,) in results["timing"].items():
-        print(f"{name:<10}{f.completed:>6}{f.tok_s:>9.0f}{error(f.tok_s, ideal_tok_s):>8}{f.ttft_p50_ms:>10.2f}"
-              f"{error(f.ttft_p50_ms, TTFT_MS):>8}{f.itl_p50_ms:>9.3f}{error(f.itl_p50_ms, CHUNK_MS):>8}")
-    print(f"\ningest ceiling: the server streams as fast as it can; C={CEILING_CONCURRENCY}, "
-          f"{CEILING_OUTPUT} tokens per request, {CEILING_REQUESTS} requests; {CEILING_ROUNDS} rounds, clients alternating")
-    print(f"{'client':<10}{'round':>6}{'done':>6}{'tokens':>9}{'seconds':>9}{'tok/s':>9}{'client CPU':>12}{'server CPU':>12}")
+        print(
+            f"{name:<10}{f.completed:>6}{f.tok_s:>9.0f}{error(f.tok_s, ideal_tok_s):>8}{f.ttft_p50_ms:>10.2f}"
+            f"{error(f.ttft_p50_ms, TTFT_MS):>8}{f.itl_p50_ms:>9.3f}{error(f.itl_p50_ms, CHUNK_MS):>8}"
+        )
+    print(
+        f"\ningest ceiling: the server streams as fast as it can; C={CEILING_CONCURRENCY}, "
+        f"{CEILING_OUTPUT} tokens per request, {CEILING_REQUESTS} requests; {CEILING_ROUNDS} rounds, clients alternating"
+    )
+    print(
+        f"{'client':<10}{'round':>6}{'done':>6}{'tokens':>9}{'seconds':>9}{'tok/s':>9}{'client CPU':>12}{'server CPU':>12}"
+    )
     for round_index in range(CEILING_ROUNDS):
         for name, rounds in results["ceiling"].items():
             if round_index < len(rounds):
                 f = rounds[round_index]
-                print(f"{name:<10}{round_index + 1:>6}{f.completed:>6}{f.output_tokens:>9}{f.duration_s:>9.2f}{f.tok_s:>9.0f}"
-                      f"{share(f.client_cpu):>12}{share(f.server_cpu):>12}")
+                print(
+                    f"{name:<10}{round_index + 1:>6}{f.completed:>6}{f.output_tokens:>9}{f.duration_s:>9.2f}{f.tok_s:>9.0f}"
+                    f"{share(f.client_cpu):>12}{share(f.server_cpu):>12}"
+                )
     print(f"(CPU: seconds / run duration; 100% = one core of this machine's {os.cpu_count()})")
     ceilings = {name: median([f.tok_s for f in rounds]) for name, rounds in results["ceiling"].items()}
     for name, tok_s in ceilings.items():
         print(f"{name} ingest ceiling, median of {len(results['ceiling'][name])}: {tok_s:.0f} tok/s")
     if "guidellm" in ceilings:
-        ratios = [o.tok_s / g.tok_s for o, g in zip(results["ceiling"]["specops"], results["ceiling"]["guidellm"])]
-        print(f"ratio specops / guidellm ingest ceiling: {ceilings['specops'] / ceilings['guidellm']:.2f} "
-              f"(per round {min(ratios):.2f} .. {max(ratios):.2f})")
+        ratios = [
+            o.tok_s / g.tok_s
+            for o, g in zip(results["ceiling"]["specops"], results["ceiling"]["guidellm"], strict=False)
+        ]
+        print(
+            f"ratio specops / guidellm ingest ceiling: {ceilings['specops'] / ceilings['guidellm']:.2f} "
+            f"(per round {min(ratios):.2f} .. {max(ratios):.2f})"
+        )
     for mode, by_client in results.items():
         for name, rounds in by_client.items():
             for warning in sorted({w for f in rounds for w in f.warnings}):
@@ -280,11 +349,18 @@ def main() -> None:
             server, port = start_reference(chunk_ms)
             try:
                 for _ in range(rounds):
-                    results[mode].setdefault("specops", []).append(with_server_cpu(server, lambda: ours(port, c, n, reqs)))
+                    results[mode].setdefault("specops", []).append(
+                        with_server_cpu(server, lambda port=port, c=c, n=n, reqs=reqs: ours(port, c, n, reqs))
+                    )
                     if guidellm is None:
                         continue
                     try:
-                        figures = with_server_cpu(server, lambda: peer(guidellm, tokenizer, port, c, n, reqs, work))
+                        figures = with_server_cpu(
+                            server,
+                            lambda g=guidellm, port=port, c=c, n=n, reqs=reqs: peer(
+                                g, tokenizer, port, c, n, reqs, work
+                            ),
+                        )
                         results[mode].setdefault("guidellm", []).append(figures)
                     except PeerUnavailable as exc:
                         guidellm, peer_error = None, f"guidellm run failed ({mode}): {exc}"
@@ -292,6 +368,7 @@ def main() -> None:
                 server.terminate()
                 server.wait()
     print_results(results, peer_error)
+
 
 if __name__ == "__main__":
     main()

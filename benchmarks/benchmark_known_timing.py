@@ -49,16 +49,30 @@ def free_port() -> int:
 def start_reference() -> tuple[subprocess.Popen, int]:
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, str(REFERENCE_SERVER), "--port", str(port), "--ttft-ms", str(TTFT_MS),
-         "--chunk-ms", str(CHUNK_MS), "--tokens-per-chunk", str(PER_CHUNK)],
+        [
+            sys.executable,
+            str(REFERENCE_SERVER),
+            "--port",
+            str(port),
+            "--ttft-ms",
+            str(TTFT_MS),
+            "--chunk-ms",
+            str(CHUNK_MS),
+            "--tokens-per-chunk",
+            str(PER_CHUNK),
+        ],
         # Its stderr is dropped: asyncio logs every write to a stream the client cut ("socket.send() raised").
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     assert proc.stdout is not None and "listening" in proc.stdout.readline()
     return proc, port
 
 
-def row(figure: str, measured: float | None, target: float, *, rel: float | None = None, abs_: float | None = None) -> None:
+def row(
+    figure: str, measured: float | None, target: float, *, rel: float | None = None, abs_: float | None = None
+) -> None:
     """One figure beside its target; the tolerance is the old test's (relative or absolute)."""
     if measured is None:
         print(f"  {figure:<34}{'n/a':>10}{target:>10.2f}")
@@ -79,22 +93,32 @@ def run_once(ctx: ToolContext, port: int) -> None:
     result = run_benchmark(ctx, BenchmarkArgs(port=port, levels=LEVELS, output_len=OUTPUT, rounds=2))
     decode_s = (OUTPUT / PER_CHUNK - 1) * CHUNK_MS / 1e3
     for level in result.levels:
-        header(f"C={level.concurrency}: {level.requests_completed} requests of {OUTPUT} tokens "
-               f"(client CPU {level.client.cpu_fraction:.0%}, timer lag p99 {level.client.loop_lag_p99_ms:.2f} ms)")  # fmt: skip
+        header(
+            f"C={level.concurrency}: {level.requests_completed} requests of {OUTPUT} tokens "
+            f"(client CPU {level.client.cpu_fraction:.0%}, timer lag p99 {level.client.loop_lag_p99_ms:.2f} ms)"
+        )
         row("TTFT p50 (ms)", level.ttft.p50_ms, TTFT_MS, abs_=4)
         row("inter-chunk gap p50 (ms)", level.inter_chunk_gap.p50_ms, CHUNK_MS, rel=0.1)
-        row("ITL per token p50 (ms)", level.itl_per_token.p50_ms if level.itl_per_token else None,
-            CHUNK_MS / PER_CHUNK, rel=0.1)  # fmt: skip
+        row(
+            "ITL per token p50 (ms)",
+            level.itl_per_token.p50_ms if level.itl_per_token else None,
+            CHUNK_MS / PER_CHUNK,
+            rel=0.1,
+        )
         row("TPOT p50 (ms)", level.tpot.p50_ms, decode_s * 1e3 / (OUTPUT - 1), rel=0.1)
         row("output tok/s", level.output_tok_s, OUTPUT * level.concurrency / (TTFT_MS / 1e3 + decode_s), rel=0.08)
 
     def timed(end: str, output: int):
-        args = BenchmarkArgs(port=port, levels=[TIMED_C], output_len=output, duration_s=TIMED_S, end=end, warmup_requests=0)
+        args = BenchmarkArgs(
+            port=port, levels=[TIMED_C], output_len=output, duration_s=TIMED_S, end=end, warmup_requests=0
+        )
         return run_benchmark(ctx, args).levels[0]
 
     cut, drained, windowed = timed("cut", CUT_OUTPUT), timed("drain", OUTPUT), timed("window", OUTPUT)
-    header(f"timed levels, C={TIMED_C}, {TIMED_S:g} s: cut ({cut.requests_cut} streams of {CUT_OUTPUT} tokens cut), "
-           f"drain ({drained.requests_completed} requests), window ({windowed.requests_completed} requests)")  # fmt: skip
+    header(
+        f"timed levels, C={TIMED_C}, {TIMED_S:g} s: cut ({cut.requests_cut} streams of {CUT_OUTPUT} tokens cut), "
+        f"drain ({drained.requests_completed} requests), window ({windowed.requests_completed} requests)"
+    )
     row("cut: TTFT p50 (ms)", cut.ttft.p50_ms, TTFT_MS, abs_=4)
     row("cut: output tok/s (all decoding)", cut.output_tok_s, TIMED_C * PER_CHUNK / (CHUNK_MS / 1e3), rel=0.08)
     row("window: output tok/s vs drain's", windowed.output_tok_s, drained.output_tok_s, rel=0.05)

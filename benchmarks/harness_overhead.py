@@ -31,10 +31,19 @@ def policy(steps: int) -> FunctionModel:
     def respond(messages, info):
         n = sum(1 for m in messages if m.kind == "response")
         if n < steps:
-            todos = [{"id": f"t{i}", "content": f"step {i}", "priority": "low",
-                      "status": "completed" if i < n else "in_progress" if i == n else "pending"} for i in range(steps)]
+            todos = [
+                {
+                    "id": f"t{i}",
+                    "content": f"step {i}",
+                    "priority": "low",
+                    "status": "completed" if i < n else "in_progress" if i == n else "pending",
+                }
+                for i in range(steps)
+            ]
             return ModelResponse(parts=[ToolCallPart("todowrite", {"todos": todos})])
-        return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, {"status": "completed", "summary": "done"})])
+        return ModelResponse(
+            parts=[ToolCallPart(info.output_tools[0].name, {"status": "completed", "summary": "done"})]
+        )
 
     return FunctionModel(respond)
 
@@ -44,7 +53,11 @@ def measure(steps: int) -> tuple[float, int]:
     with tempfile.TemporaryDirectory() as tmp:
         started = time.perf_counter()
         outcome = run_goal(
-            GOAL, host="local", policy=policy(steps), run_dir=Path(tmp) / "run", options=RunOptions(),
+            GOAL,
+            host="local",
+            policy=policy(steps),
+            run_dir=Path(tmp) / "run",
+            options=RunOptions(),
             budgets=Budgets(max_requests=steps + 10, max_tool_calls=steps + 10),
         )
         wall = time.perf_counter() - started
@@ -52,7 +65,9 @@ def measure(steps: int) -> tuple[float, int]:
     assert outcome.status == "completed", outcome.reason
     tool_s = sum(e.duration_s for e in events if e.type == "tool_result")
     requests = sum(1 for e in events if e.type == "model_request")
-    print(f"{steps:4d} steps: {requests} model requests, {len(events)} events, wall {wall:.2f} s, in tools {tool_s:.2f} s")
+    print(
+        f"{steps:4d} steps: {requests} model requests, {len(events)} events, wall {wall:.2f} s, in tools {tool_s:.2f} s"
+    )
     return wall - tool_s, requests
 
 
@@ -60,8 +75,10 @@ def main() -> None:
     steps = int(sys.argv[1]) if len(sys.argv) > 1 else 25
     short, short_requests = measure(steps)
     long, long_requests = measure(4 * steps)
-    print(f"harness overhead per step, tool time excluded: {1e3 * short / short_requests:.0f} ms over {steps} steps, "
-          f"{1e3 * long / long_requests:.0f} ms over {4 * steps} (run set-up and the report included)")
+    print(
+        f"harness overhead per step, tool time excluded: {1e3 * short / short_requests:.0f} ms over {steps} steps, "
+        f"{1e3 * long / long_requests:.0f} ms over {4 * steps} (run set-up and the report included)"
+    )
     marginal = (long - short) / (long_requests - short_requests)
     print(f"marginal cost of a step between the two: {1e3 * marginal:.0f} ms")
 

@@ -45,7 +45,9 @@ def _chars(value: Any) -> int:
 
 def _canonical(body: dict[str, Any]) -> list[str]:
     """A request in the order a provider renders it: the tools, then each message."""
-    return [json.dumps(body.get("tools", []), sort_keys=True)] + [json.dumps(m, sort_keys=True) for m in body["messages"]]
+    return [json.dumps(body.get("tools", []), sort_keys=True)] + [
+        json.dumps(m, sort_keys=True) for m in body["messages"]
+    ]
 
 
 def _prefix_share(previous: dict[str, Any], current: dict[str, Any]) -> float:
@@ -70,14 +72,19 @@ async def measure(root: Path) -> dict[str, Any]:
     models.ALLOW_MODEL_REQUESTS = True  # a loopback endpoint, not a paid model
     async with playbook_endpoint(run_dir / "transcript.jsonl") as (base_url, raw_bodies):
         outcome = await run_goal_async(
-            GOAL, host="sim:seed-ct200", policy="openai-chat:playbook-endpoint", run_dir=run_dir,
+            GOAL,
+            host="sim:seed-ct200",
+            policy="openai-chat:playbook-endpoint",
+            run_dir=run_dir,
             options=RunOptions(sim_faults=FAULTS, base_url=base_url, allow_delete=APPROVED),
-        )  # fmt: skip
+        )
     bodies = [json.loads(raw) for raw in raw_bodies]
     results = [m for body in bodies for m in body["messages"] if m["role"] == "tool"]
     largest = max(results, key=lambda m: len(m["content"]), default={"content": ""})
     return {
-        "status": outcome.status, "reason": outcome.reason, "requests": len(bodies),
+        "status": outcome.status,
+        "reason": outcome.reason,
+        "requests": len(bodies),
         "tool calls": sum(len(m.get("tool_calls") or []) for m in bodies[-1]["messages"] if m["role"] == "assistant"),
         "tool schemas": _chars(bodies[0].get("tools", [])),
         "largest tool result": len(largest["content"]),
@@ -86,14 +93,16 @@ async def measure(root: Path) -> dict[str, Any]:
         "prefix shares": [_prefix_share(a, b) for a, b in zip(bodies, bodies[1:], strict=False)],
         "added": [_answered_calls(body) for body in bodies[1:]],
         "all requests": sum(len(raw) for raw in raw_bodies),
-    }  # fmt: skip
+    }
 
 
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         figures = asyncio.run(measure(Path(tmp)))
-    print(f"seed job through the openai-chat wire: {figures['status']} ({figures['reason'] or 'no reason given'}), "
-          f"{figures['requests']} model requests, {figures['tool calls']} tool calls")
+    print(
+        f"seed job through the openai-chat wire: {figures['status']} ({figures['reason'] or 'no reason given'}), "
+        f"{figures['requests']} model requests, {figures['tool calls']} tool calls"
+    )
     for name, budget in BUDGETS.items():
         verdict = "met" if figures[name] <= budget else "NOT met"
         print(f"  {name:<22} {figures[name]:>8,} chars   budget {budget:>7,}   {verdict}")
@@ -101,13 +110,17 @@ def main() -> None:
     shares = figures["prefix shares"]
     worst = min(shares) if shares else 1.0
     at = shares.index(worst) + 2 if shares else 1
-    print(f"  {'unchanging prefix':<22} {worst:>8.1%} (worst: request {at}, adding {figures['added'][at - 2]}; median "
-          f"{sorted(shares)[len(shares) // 2] if shares else 1.0:.1%})   budget >= {PREFIX_BUDGET:.0%}   "
-          f"{'met' if worst >= PREFIX_BUDGET else 'NOT met'}")
+    print(
+        f"  {'unchanging prefix':<22} {worst:>8.1%} (worst: request {at}, adding {figures['added'][at - 2]}; median "
+        f"{sorted(shares)[len(shares) // 2] if shares else 1.0:.1%})   budget >= {PREFIX_BUDGET:.0%}   "
+        f"{'met' if worst >= PREFIX_BUDGET else 'NOT met'}"
+    )
     tokens = figures["all requests"] // 4
-    print(f"  cost: {figures['all requests']:,} characters sent over {figures['requests']} requests, about "
-          f"{tokens:,} input tokens (four characters a token); a prompt cache reuses about "
-          f"{sum(shares) / max(len(shares), 1):.0%} of each request after the first")
+    print(
+        f"  cost: {figures['all requests']:,} characters sent over {figures['requests']} requests, about "
+        f"{tokens:,} input tokens (four characters a token); a prompt cache reuses about "
+        f"{sum(shares) / max(len(shares), 1):.0%} of each request after the first"
+    )
 
 
 if __name__ == "__main__":

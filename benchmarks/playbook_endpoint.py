@@ -52,16 +52,29 @@ def _history(body: dict[str, Any], transcript: Path) -> list[ModelMessage]:
 
 
 def _completion(index: int, calls: list[tuple[str, str, dict[str, Any]]], prompt_chars: int) -> dict[str, Any]:
-    tool_calls = [{"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
-                  for call_id, name, args in calls]  # fmt: skip
+    tool_calls = [
+        {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+        for call_id, name, args in calls
+    ]
     return {
-        "id": f"chatcmpl-{index}", "object": "chat.completion", "created": 1764000000, "model": "playbook-endpoint",
-        "choices": [{"index": 0, "finish_reason": "tool_calls",
-                     "message": {"role": "assistant", "content": None, "tool_calls": tool_calls}}],
+        "id": f"chatcmpl-{index}",
+        "object": "chat.completion",
+        "created": 1764000000,
+        "model": "playbook-endpoint",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "tool_calls",
+                "message": {"role": "assistant", "content": None, "tool_calls": tool_calls},
+            }
+        ],
         # About four characters a token: enough to show what a run costs, not a tokenizer's count.
-        "usage": {"prompt_tokens": prompt_chars // 4, "completion_tokens": 20 * len(calls),
-                  "total_tokens": prompt_chars // 4 + 20 * len(calls)},
-    }  # fmt: skip
+        "usage": {
+            "prompt_tokens": prompt_chars // 4,
+            "completion_tokens": 20 * len(calls),
+            "total_tokens": prompt_chars // 4 + 20 * len(calls),
+        },
+    }
 
 
 @asynccontextmanager

@@ -43,18 +43,34 @@ def scripted(turns: int, calls: int) -> FunctionModel:
     def respond(messages, info):
         n = sum(1 for m in messages if m.kind == "response")
         if n >= turns:
-            return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, {"status": "completed", "summary": "done"})])
+            return ModelResponse(
+                parts=[ToolCallPart(info.output_tools[0].name, {"status": "completed", "summary": "done"})]
+            )
         if n % 3 == 0:
             done = (n * PLAN_ITEMS) // max(turns, 1)
-            todos = [{"id": f"t{i}", "content": f"step {i} of the job", "priority": "medium",
-                      "status": "completed" if i < done else "in_progress" if i == done else "pending"}
-                     for i in range(PLAN_ITEMS)]
+            todos = [
+                {
+                    "id": f"t{i}",
+                    "content": f"step {i} of the job",
+                    "priority": "medium",
+                    "status": "completed" if i < done else "in_progress" if i == done else "pending",
+                }
+                for i in range(PLAN_ITEMS)
+            ]
             return ModelResponse(parts=[ToolCallPart("todowrite", {"todos": todos}, tool_call_id=f"c{n}")])
-        return ModelResponse(parts=[
-            TextPart(f"Turn {n}: checking the host before the next step."),
-            *(ToolCallPart("shell", {"argv": ["echo", f"round {n}, look {k}"], "reason": "look at the host"},
-                           tool_call_id=f"c{n}-{k}") for k in range(calls)),
-        ])
+        return ModelResponse(
+            parts=[
+                TextPart(f"Turn {n}: checking the host before the next step."),
+                *(
+                    ToolCallPart(
+                        "shell",
+                        {"argv": ["echo", f"round {n}, look {k}"], "reason": "look at the host"},
+                        tool_call_id=f"c{n}-{k}",
+                    )
+                    for k in range(calls)
+                ),
+            ]
+        )
 
     return FunctionModel(respond, model_name="scripted")
 
@@ -63,9 +79,13 @@ async def record(run_dir: Path, events: int, calls: int = 3) -> Path:
     per_turn = (2 * (2 + 2 * calls) + 5) / 3  # two turns of calls, then a plan update, in every three
     turns = int((events - 6) / per_turn)
     outcome = await run_goal_async(
-        GOAL, host="local", policy=scripted(turns, calls), run_dir=run_dir, options=RunOptions(fsync=False),
+        GOAL,
+        host="local",
+        policy=scripted(turns, calls),
+        run_dir=run_dir,
+        options=RunOptions(fsync=False),
         budgets=Budgets(max_requests=turns + 10, max_tool_calls=turns * calls + 10),
-    )  # fmt: skip
+    )
     assert outcome.status == "completed", outcome.reason
     return run_dir
 
@@ -87,9 +107,11 @@ def main() -> None:
             times.append(time.perf_counter() - started)
             cpu.append(time.process_time() - started_cpu)
             assert result.ok, result.summary()
-    print(f"replayed a {count}-event transcript ({turns} model turns, {args.calls} tool calls a turn) offline "
-          f"with no divergence: best {min(times):.2f} s (runs: {', '.join(f'{t:.2f}' for t in times)}; "
-          f"CPU time of this process, best: {min(cpu):.2f} s)")
+    print(
+        f"replayed a {count}-event transcript ({turns} model turns, {args.calls} tool calls a turn) offline "
+        f"with no divergence: best {min(times):.2f} s (runs: {', '.join(f'{t:.2f}' for t in times)}; "
+        f"CPU time of this process, best: {min(cpu):.2f} s)"
+    )
 
 
 if __name__ == "__main__":

@@ -46,32 +46,46 @@ def accuracy(report: dict) -> str:
     parts = []
     rows = Truth.of(PROFILE, list(FAULTS)).row_errors(report)
     for speculative in (False, True):
-        errors = sorted((rel, f"{row['config']} C={row['concurrency']}") for rel, _, row in rows
-                        if row["speculative"] == speculative)
+        errors = sorted(
+            (rel, f"{row['config']} C={row['concurrency']}")
+            for rel, _, row in rows
+            if row["speculative"] == speculative
+        )
         if errors:
             worst = max(errors, key=lambda e: abs(e[0]))
-            parts.append(f"{'speculative' if speculative else 'autoregressive'} {len(errors)} levels: median "
-                         f"{statistics.median(e for e, _ in errors):+.1%}, range {errors[0][0]:+.1%} to "
-                         f"{errors[-1][0]:+.1%}, worst {worst[1]}")
+            parts.append(
+                f"{'speculative' if speculative else 'autoregressive'} {len(errors)} levels: median "
+                f"{statistics.median(e for e, _ in errors):+.1%}, range {errors[0][0]:+.1%} to "
+                f"{errors[-1][0]:+.1%}, worst {worst[1]}"
+            )
     return "; ".join(parts)
 
 
 def one_run(root: Path, index: int) -> None:
     started = time.perf_counter()
-    outcome = run_goal(GOAL, host=f"sim:{PROFILE}", run_dir=root / f"run-{index}",
-                       options=RunOptions(sim_faults=FAULTS, allow_delete=APPROVED))  # fmt: skip
+    outcome = run_goal(
+        GOAL,
+        host=f"sim:{PROFILE}",
+        run_dir=root / f"run-{index}",
+        options=RunOptions(sim_faults=FAULTS, allow_delete=APPROVED),
+    )
     wall = time.perf_counter() - started
     events = read_transcript(outcome.run_dir / "transcript.jsonl").events
     t0 = events[0].ts
     calls = {e.call_id: e for e in events if e.type == "tool_call"}
-    spans = [((calls[e.call_id].ts - t0).total_seconds(), (e.ts - t0).total_seconds())
-             for e in events if e.type == "tool_result" and e.call_id in calls]  # fmt: skip
+    spans = [
+        ((calls[e.call_id].ts - t0).total_seconds(), (e.ts - t0).total_seconds())
+        for e in events
+        if e.type == "tool_result" and e.call_id in calls
+    ]
     in_tools = _merged_seconds(spans)
     in_policy = sum(e.duration_s for e in events if e.type == "model_response")
     requests = sum(1 for e in events if e.type == "model_request")
     harness = wall - in_tools - in_policy
-    print(f"run {index}: {outcome.status}, wall {wall:.1f} s: tools {in_tools:.1f} s, policy {in_policy:.2f} s, "
-          f"harness {harness:.1f} s over {requests} model requests ({1000 * harness / max(requests, 1):.0f} ms per step)")
+    print(
+        f"run {index}: {outcome.status}, wall {wall:.1f} s: tools {in_tools:.1f} s, policy {in_policy:.2f} s, "
+        f"harness {harness:.1f} s over {requests} model requests ({1000 * harness / max(requests, 1):.0f} ms per step)"
+    )
     print(f"  tok/s vs the profile's truth: {accuracy(json.loads((outcome.run_dir / 'report.json').read_text()))}")
 
 

@@ -30,12 +30,22 @@ def run(concurrency: int, time_scale: float, dflash: bool) -> tuple[float, float
     with tempfile.TemporaryDirectory() as tmp:
         layout = build_world(Path(tmp) / "host", time_scale=time_scale, load_seconds=time_scale * 0.5)
         log = Path(tmp) / "server.log"
-        flags = ["--ep", "4", "--incremental-streaming-output", "--max-running-requests", "512", "--decode-log-interval", "100000"]
+        flags = [
+            "--ep",
+            "4",
+            "--incremental-streaming-output",
+            "--max-running-requests",
+            "512",
+            "--decode-log-interval",
+            "100000",
+        ]
         proc = start_server(layout, launch_args(layout, *flags, dflash=dflash), log)
         try:
             wait_ready(proc, log, timeout=30)
             url = f"http://127.0.0.1:{resolve_port(layout, 30000)}"
-            tok_s, per_chunk = asyncio.run(measure_throughput(url, concurrency, SECONDS, ["Tell me a story about the sea."]))
+            tok_s, per_chunk = asyncio.run(
+                measure_throughput(url, concurrency, SECONDS, ["Tell me a story about the sea."])
+            )
             return tok_s, tok_s / per_chunk
         finally:
             stop_server(proc)

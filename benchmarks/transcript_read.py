@@ -36,7 +36,10 @@ from specops.transcripts import (  # noqa: E402
     read_transcript,
 )
 
-TOOL_OUTPUT = "\n".join(f"[2026-12-02 10:{i // 60:02d}:{i % 60:02d}] Decode batch. #running-req: 8, gen throughput (token/s): 812.4" for i in range(24))
+TOOL_OUTPUT = "\n".join(
+    f"[2026-12-02 10:{i // 60:02d}:{i % 60:02d}] Decode batch. #running-req: 8, gen throughput (token/s): 812.4"
+    for i in range(24)
+)
 
 
 def write_run(path: Path, events: int, *, fsync: bool) -> float:
@@ -52,20 +55,39 @@ def write_run(path: Path, events: int, *, fsync: bool) -> float:
             response = ModelResponse(
                 parts=[
                     TextPart(content=f"Round {round_no}: checking the server log before the next step."),
-                    ToolCallPart(tool_name="shell", args={"argv": ["tail", "-n", "24", "/data/server.log"]}, tool_call_id=call_id),
+                    ToolCallPart(
+                        tool_name="shell", args={"argv": ["tail", "-n", "24", "/data/server.log"]}, tool_call_id=call_id
+                    ),
                 ],
                 usage=RequestUsage(input_tokens=1000 + 300 * round_no, output_tokens=40),
                 model_name="playbook",
             )
             recorder.model_response(response, duration_s=0.01)
-            recorder.record(ToolCallEvent, call_id=call_id, tool="shell", args={"argv": ["tail", "-n", "24", "/data/server.log"]})
+            recorder.record(
+                ToolCallEvent, call_id=call_id, tool="shell", args={"argv": ["tail", "-n", "24", "/data/server.log"]}
+            )
             result = {"exit_code": 0, "stdout": TOOL_OUTPUT, "stderr": ""}
-            recorder.record(ToolResultEvent, call_id=call_id, tool="shell", ok=True, result=result, duration_s=0.05, host="sim:seed-ct200")
-            history += [response, ModelRequest(parts=[ToolReturnPart(tool_name="shell", content=result, tool_call_id=call_id)])]
+            recorder.record(
+                ToolResultEvent,
+                call_id=call_id,
+                tool="shell",
+                ok=True,
+                result=result,
+                duration_s=0.05,
+                host="sim:seed-ct200",
+            )
+            history += [
+                response,
+                ModelRequest(parts=[ToolReturnPart(tool_name="shell", content=result, tool_call_id=call_id)]),
+            ]
             if round_no % 5 == 4:
-                previous, plan = plan, [
-                    item.model_copy(update={"status": "completed"}) if int(item.id) <= round_no // 5 else item for item in plan
-                ]
+                previous, plan = (
+                    plan,
+                    [
+                        item.model_copy(update={"status": "completed"}) if int(item.id) <= round_no // 5 else item
+                        for item in plan
+                    ],
+                )
                 recorder.todo_change(plan, previous=previous)
             round_no += 1
         while recorder.next_seq < events - 1:
@@ -95,7 +117,9 @@ def main() -> None:
         max_sent = max(len(read.messages_sent(event)) for event in requests)
         count = len(read.events)
         size_mib = path.stat().st_size / 2**20
-    print(f"transcript: {count} events, {size_mib:.1f} MiB ({len(requests)} model requests, up to {max_sent} messages each)")
+    print(
+        f"transcript: {count} events, {size_mib:.1f} MiB ({len(requests)} model requests, up to {max_sent} messages each)"
+    )
     print(f"write (fsync per event): {write_s:.2f} s, {write_s / count * 1e3:.2f} ms/event")
     print(f"read_transcript: {read_s:.3f} s (best of {args.repeat}), {read_s / count * 1e6:.0f} us/event")
     # Quadratic by nature (every request decoded whole): a replay that compares the

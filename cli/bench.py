@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -19,17 +19,24 @@ def _levels(text: str) -> list[int]:
 
 def _print_table(result) -> None:
     """The result, on stdout; its warnings are part of it (they qualify the numbers, as in --json)."""
-    typer.echo(f"{result.host} port {result.port}  api {result.api}  client {result.client}  server {result.server_version}")
-    typer.echo(f"{'C':>5} {'ach.C':>7} {'tok/s':>9} {'+-95%':>6} {'req/s':>7} {'TTFT p50':>9} {'TPOT p50':>9} "
-               f"{'ITL/tok p50':>11} {'gap p50':>8} {'E2E p99':>9} {'tok/chunk':>9} {'accept':>7} {'err':>4}  flags")
+    typer.echo(
+        f"{result.host} port {result.port}  api {result.api}  client {result.client}  server {result.server_version}"
+    )
+    typer.echo(
+        f"{'C':>5} {'ach.C':>7} {'tok/s':>9} {'+-95%':>6} {'req/s':>7} {'TTFT p50':>9} {'TPOT p50':>9} "
+        f"{'ITL/tok p50':>11} {'gap p50':>8} {'E2E p99':>9} {'tok/chunk':>9} {'accept':>7} {'err':>4}  flags"
+    )
     for lv in result.levels:
         spread = "-"
         if lv.output_tok_s_ci95 is not None and lv.output_tok_s > 0:
             spread = f"{50 * (lv.output_tok_s_ci95[1] - lv.output_tok_s_ci95[0]) / lv.output_tok_s:.1f}%"
-        flags = [name for name, on in (("unstable", lv.unstable), ("client-bound", lv.client and lv.client.limited)) if on]
+        flags = [
+            name for name, on in (("unstable", lv.unstable), ("client-bound", lv.client and lv.client.limited)) if on
+        ]
 
         def ms(summary) -> str:
             return f"{summary.p50_ms:.2f}" if summary is not None and summary.p50_ms is not None else "-"
+
         e2e = f"{lv.e2e.p99_ms:.0f}" if lv.e2e.p99_ms is not None else "-"
         typer.echo(
             f"{lv.concurrency:>5} {lv.achieved_concurrency:>7.1f} {lv.output_tok_s:>9.1f} {spread:>6} {lv.request_rate_per_s:>7.2f} "
@@ -50,23 +57,40 @@ def bench(
     input_len: Annotated[int, typer.Option(help="Prompt tokens (random prompts)")] = 512,
     output_len: Annotated[int, typer.Option(help="Output tokens per request")] = 256,
     rounds: Annotated[int, typer.Option(help="Requests per level = rounds x concurrency")] = 3,
-    requests: Annotated[Optional[int], typer.Option(help="A fixed request count per level instead")] = None,
-    duration: Annotated[Optional[float], typer.Option(help="Seconds of requests per level instead")] = None,
+    requests: Annotated[int | None, typer.Option(help="A fixed request count per level instead")] = None,
+    duration: Annotated[float | None, typer.Option(help="Seconds of requests per level instead")] = None,
     warmup: Annotated[int, typer.Option(help="Warm-up requests per level (not counted)")] = 1,
     api: Annotated[str, typer.Option(help="auto, sglang (native /generate) or openai (/v1/completions)")] = "auto",
-    model: Annotated[Optional[str], typer.Option(help="Model name for the OpenAI API (default: the first of /v1/models)")] = None,
-    client: Annotated[str, typer.Option(help="host (default), local (through a port forward) or bench_serving")] = "host",
-    eos: Annotated[bool, typer.Option("--eos/--ignore-eos", help="Let answers stop at EOS (default: ignore EOS)")] = False,
+    model: Annotated[
+        str | None, typer.Option(help="Model name for the OpenAI API (default: the first of /v1/models)")
+    ] = None,
+    client: Annotated[
+        str, typer.Option(help="host (default), local (through a port forward) or bench_serving")
+    ] = "host",
+    eos: Annotated[
+        bool, typer.Option("--eos/--ignore-eos", help="Let answers stop at EOS (default: ignore EOS)")
+    ] = False,
     no_flush: Annotated[bool, typer.Option("--no-flush", help="Do not flush the prefix cache between levels")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON")] = False,
 ) -> None:
     """Concurrency sweep against an OpenAI-compatible or SGLang server: tok/s, TTFT, TPOT, ITL, E2E, accept length."""
     args = tool_args(
         BenchmarkArgs,
-        port=port, levels=_levels(levels), prompts=prompts, input_len=input_len, output_len=output_len,
-        rounds=rounds, requests_per_level=requests, duration_s=duration, warmup_requests=warmup, api=api,
-        model=model, client=client, ignore_eos=not eos, flush_cache=not no_flush,
-    )  # fmt: skip
+        port=port,
+        levels=_levels(levels),
+        prompts=prompts,
+        input_len=input_len,
+        output_len=output_len,
+        rounds=rounds,
+        requests_per_level=requests,
+        duration_s=duration,
+        warmup_requests=warmup,
+        api=api,
+        model=model,
+        client=client,
+        ignore_eos=not eos,
+        flush_cache=not no_flush,
+    )
     result = call_tool(host, run_benchmark, args)
     if as_json:
         typer.echo(result.model_dump_json(indent=2))

@@ -8,7 +8,7 @@ could not run (no scenario matched, a broken scenario file).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -16,25 +16,41 @@ from rich.console import Console
 from ..evals.graders.judge import ReportJudge
 from ..evals.junit import write_junit
 from ..evals.results import JUNIT_FILE
-from ..evals.runner import EvalHarnessError, default_jobs, regrade as regrade_runs, run_eval
+from ..evals.runner import EvalHarnessError, default_jobs, run_eval
+from ..evals.runner import regrade as regrade_runs
 from ..evals.scenario import SCENARIO_DIR, ScenarioError, load_scenarios
 from ..evals.table import render
 from .streams import fail
 
 
 def eval_command(
-    model: Annotated[Optional[str], typer.Option(help="Policy for every scenario (default: the playbook with each scenario's settings)")] = None,
-    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible base URL for an openai-chat: --model (default $OPENAI_BASE_URL)")] = None,
-    api_key_env: Annotated[str | None, typer.Option(help="Environment variable holding its API key (default OPENAI_API_KEY)")] = None,
+    model: Annotated[
+        str | None, typer.Option(help="Policy for every scenario (default: the playbook with each scenario's settings)")
+    ] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option(help="OpenAI-compatible base URL for an openai-chat: --model (default $OPENAI_BASE_URL)"),
+    ] = None,
+    api_key_env: Annotated[
+        str | None, typer.Option(help="Environment variable holding its API key (default OPENAI_API_KEY)")
+    ] = None,
     scenario: Annotated[str, typer.Option(help="Glob(s) of scenario names, comma-separated")] = "*",
-    scenario_dir: Annotated[Path, typer.Option(help="Folder of scenario YAML files (default: the built-in ones)")] = SCENARIO_DIR,
+    scenario_dir: Annotated[
+        Path, typer.Option(help="Folder of scenario YAML files (default: the built-in ones)")
+    ] = SCENARIO_DIR,
     repeat: Annotated[int, typer.Option(min=1, help="Runs per scenario")] = 1,
     out: Annotated[Path, typer.Option(help="Where runs, eval-report.json and junit.xml go")] = Path("eval-out"),
-    baseline: Annotated[Optional[Path], typer.Option(help="A saved eval-report.json to compare with")] = None,
-    regrade: Annotated[Optional[Path], typer.Option(help="Re-grade the saved runs in this eval output folder; run nothing")] = None,
+    baseline: Annotated[Path | None, typer.Option(help="A saved eval-report.json to compare with")] = None,
+    regrade: Annotated[
+        Path | None, typer.Option(help="Re-grade the saved runs in this eval output folder; run nothing")
+    ] = None,
     jobs: Annotated[int, typer.Option(min=1, help="Scenarios at once")] = default_jobs(),
-    pass_bar: Annotated[float, typer.Option(min=0.0, max=1.0, help="Share of scenario runs that must pass every grader")] = 1.0,
-    judge: Annotated[Optional[str], typer.Option(help="Model for the optional LLM judge of report quality (pydantic-ai model name)")] = None,
+    pass_bar: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="Share of scenario runs that must pass every grader")
+    ] = 1.0,
+    judge: Annotated[
+        str | None, typer.Option(help="Model for the optional LLM judge of report quality (pydantic-ai model name)")
+    ] = None,
 ) -> None:
     """Run agent eval scenarios with injected faults; grade transcripts and host state; gate on the pass bar."""
     width = max(Console().width, 150)  # a CI log is not a terminal: keep the table whole
@@ -46,9 +62,21 @@ def eval_command(
             out = regrade
         else:
             scenarios = load_scenarios(scenario, scenario_dir)
-            Console(stderr=True, width=width).print(f"running {len(scenarios)} scenario(s) x {repeat}, {jobs} at once, into {out}")
-            report = run_eval(scenarios, out_dir=out, model=model, repeat=repeat, jobs=jobs, pass_bar=pass_bar,
-                              baseline=baseline, extra_graders=extra, base_url=base_url, api_key_env=api_key_env)  # fmt: skip
+            Console(stderr=True, width=width).print(
+                f"running {len(scenarios)} scenario(s) x {repeat}, {jobs} at once, into {out}"
+            )
+            report = run_eval(
+                scenarios,
+                out_dir=out,
+                model=model,
+                repeat=repeat,
+                jobs=jobs,
+                pass_bar=pass_bar,
+                baseline=baseline,
+                extra_graders=extra,
+                base_url=base_url,
+                api_key_env=api_key_env,
+            )
     except (ScenarioError, EvalHarnessError) as exc:
         raise fail(str(exc), 2, label="eval could not run:", highlight=True) from None
     out.mkdir(parents=True, exist_ok=True)

@@ -34,13 +34,20 @@ class LiveView:
         self.calls = 0
         self.failures = 0
         self.downloads = Progress(
-            TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TextColumn("{task.fields[state]}"),
+            TextColumn("{task.description}"),
+            BarColumn(),
+            DownloadColumn(),
+            TextColumn("{task.fields[state]}"),
             auto_refresh=False,
-        )  # fmt: skip
+        )
         self.sweeps = Progress(
-            TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed:.0f}/{task.total:.0f} levels"),
-            TimeElapsedColumn(), TextColumn("{task.fields[outcome]}"), auto_refresh=False,
-        )  # fmt: skip
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TextColumn("{task.completed:.0f}/{task.total:.0f} levels"),
+            TimeElapsedColumn(),
+            TextColumn("{task.fields[outcome]}"),
+            auto_refresh=False,
+        )
         self._download_tasks: dict[tuple[str, str], TaskID] = {}
         self._sweep_tasks: dict[str, TaskID] = {}  # benchmark call id -> its bar
 
@@ -67,8 +74,12 @@ class LiveView:
         total = float(status.get("expected_bytes") or 0) or None
         if key not in self._download_tasks:
             self._download_tasks[key] = self.downloads.add_task(f"download {key[0]}", total=total, state="")
-        self.downloads.update(self._download_tasks[key], completed=float(status.get("done_bytes") or 0), total=total,
-                              state=str(status.get("state", "")))  # fmt: skip
+        self.downloads.update(
+            self._download_tasks[key],
+            completed=float(status.get("done_bytes") or 0),
+            total=total,
+            state=str(status.get("state", "")),
+        )
 
     def _sweep_started(self, call_id: str, args: dict[str, Any]) -> None:
         levels = args.get("levels") if isinstance(args.get("levels"), list) else []
@@ -83,8 +94,11 @@ class LiveView:
             self.sweeps.update(task, outcome=verdict)
         else:
             levels = result.get("levels") or []
-            self.sweeps.update(task, completed=len(levels), outcome=f"best {result.get('best_output_tok_s', 0):.0f} tok/s "
-                                                                   f"at C={result.get('best_at_concurrency')}")  # fmt: skip
+            self.sweeps.update(
+                task,
+                completed=len(levels),
+                outcome=f"best {result.get('best_output_tok_s', 0):.0f} tok/s at C={result.get('best_at_concurrency')}",
+            )
         self.sweeps.stop_task(task)
 
     def __rich__(self) -> Group:

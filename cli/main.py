@@ -8,10 +8,11 @@ import typer
 from .accept import accept
 from .bench import bench
 from .doctor import doctor
+from .eval import eval_command
 from .replay import replay
 from .resume import resume
-from .show import show
 from .run import run
+from .show import show
 from .sim import sim_app
 from .streams import logs_to_stderr
 
@@ -36,7 +37,7 @@ app.command("accept")(accept)
 app.command("replay")(replay)
 app.command("resume")(resume)
 app.command("show")(show)
-from .eval import eval_command; app.command("eval")(eval_command)  # noqa: E402,E702
+app.command("eval")(eval_command)
 
 if __name__ == "__main__":
     app()

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
 from ..agent.replay import NotATranscript
-from ..agent.replay.resume import ResumeRefused, resume as resume_run
+from ..agent.replay.resume import ResumeRefused
+from ..agent.replay.resume import resume as resume_run
 from ..transcripts import TranscriptCorrupt
 from .run import print_outcome
 from .streams import fail, result_console
@@ -16,9 +17,13 @@ from .streams import fail, result_console
 
 def resume(
     run: Annotated[Path, typer.Argument(help="The run directory (runs/<run-id>) of a run that was cut off")],
-    model: Annotated[Optional[str], typer.Option(help="Continue with this policy instead of the recorded one")] = None,
-    base_url: Annotated[str | None, typer.Option(help="An openai-chat: policy's server, when it moved (default: the recorded one)")] = None,
-    api_key_env: Annotated[str | None, typer.Option(help="The environment variable holding its API key (default: the recorded one)")] = None,
+    model: Annotated[str | None, typer.Option(help="Continue with this policy instead of the recorded one")] = None,
+    base_url: Annotated[
+        str | None, typer.Option(help="An openai-chat: policy's server, when it moved (default: the recorded one)")
+    ] = None,
+    api_key_env: Annotated[
+        str | None, typer.Option(help="The environment variable holding its API key (default: the recorded one)")
+    ] = None,
 ) -> None:
     """Continue RUN where its transcript stops: finished work is not redone, new events append to the same run."""
     try:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -38,33 +38,66 @@ def _check_allow_delete(values: list[str] | None) -> list[str] | None:
 def _check_allow_root(values: list[str] | None) -> list[str] | None:
     for value in values or []:
         if not value.startswith(("/", "~")) or any(ord(c) < 32 for c in value):
-            raise typer.BadParameter(f"{value!r} is not a directory on the host: give an absolute path such as /dev/shm")
+            raise typer.BadParameter(
+                f"{value!r} is not a directory on the host: give an absolute path such as /dev/shm"
+            )
     return values
 
 
 def run(
     goal: Annotated[str, typer.Argument(help="The goal in one line, naming the drafter's Hub repo")],
-    host: Annotated[str, typer.Option(help="sim:PROFILE (started for the run), sim:/root, local, ssh://user@host, or an inventory name")] = DEFAULT_HOST,
-    model: Annotated[Optional[str], typer.Option(help="playbook, openai-chat:NAME or PROVIDER:MODEL (default: $SPECOPS_MODEL, else playbook)")] = None,
-    base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible base URL for openai-chat: (default $OPENAI_BASE_URL)")] = None,
-    api_key_env: Annotated[Optional[str], typer.Option(help="Environment variable holding the API key (default OPENAI_API_KEY)")] = None,
+    host: Annotated[
+        str,
+        typer.Option(help="sim:PROFILE (started for the run), sim:/root, local, ssh://user@host, or an inventory name"),
+    ] = DEFAULT_HOST,
+    model: Annotated[
+        str | None,
+        typer.Option(help="playbook, openai-chat:NAME or PROVIDER:MODEL (default: $SPECOPS_MODEL, else playbook)"),
+    ] = None,
+    base_url: Annotated[
+        str | None, typer.Option(help="OpenAI-compatible base URL for openai-chat: (default $OPENAI_BASE_URL)")
+    ] = None,
+    api_key_env: Annotated[
+        str | None, typer.Option(help="Environment variable holding the API key (default OPENAI_API_KEY)")
+    ] = None,
     max_requests: Annotated[int, typer.Option(help="Budget: model requests")] = 80,
     max_tool_calls: Annotated[int, typer.Option(help="Budget: tool calls")] = 300,
-    max_tokens: Annotated[Optional[int], typer.Option(help="Budget: input + output tokens")] = None,
-    max_cost: Annotated[Optional[float], typer.Option(help="Budget: USD, where the model's price is known")] = None,
+    max_tokens: Annotated[int | None, typer.Option(help="Budget: input + output tokens")] = None,
+    max_cost: Annotated[float | None, typer.Option(help="Budget: USD, where the model's price is known")] = None,
     max_wall: Annotated[float, typer.Option(help="Budget: wall-clock seconds")] = 3600.0,
-    ask_once: Annotated[bool, typer.Option(help="Allow one round of questions (and deletion approvals) before the first change")] = False,
-    answers: Annotated[Optional[Path], typer.Option(help="Answers to those questions (JSON/YAML list or mapping) instead of the terminal")] = None,
-    allow_delete: Annotated[Optional[list[str]], typer.Option(
-        help="Approve deleting what specops did not create (repeatable): cache:ORG/NAME (that cached repo's "
-        "revisions), cache:ORG/NAME@REV, or a PATH (everything under it). Without it only specops' own downloads "
-        "are deleted", callback=_check_allow_delete)] = None,
-    allow_root: Annotated[Optional[list[str]], typer.Option(
-        help="Let the run write under this directory too (repeatable), beside the home and the data mounts: "
-        "another mount check_disk named, say. A tmpfs such as /dev/shm is RAM: gone at reboot",
-        callback=_check_allow_root)] = None,
-    sim_fault: Annotated[Optional[list[str]], typer.Option(help="sim:PROFILE hosts: inject a fault NAME:k=v,... (repeatable; see `specops sim faults`)")] = None,
-    time_scale: Annotated[Optional[float], typer.Option(help="sim:PROFILE hosts: modelled seconds per real second (default: the profile's quick-run scale)")] = None,
+    ask_once: Annotated[
+        bool, typer.Option(help="Allow one round of questions (and deletion approvals) before the first change")
+    ] = False,
+    answers: Annotated[
+        Path | None, typer.Option(help="Answers to those questions (JSON/YAML list or mapping) instead of the terminal")
+    ] = None,
+    allow_delete: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Approve deleting what specops did not create (repeatable): cache:ORG/NAME (that cached repo's "
+            "revisions), cache:ORG/NAME@REV, or a PATH (everything under it). Without it only specops' own downloads "
+            "are deleted",
+            callback=_check_allow_delete,
+        ),
+    ] = None,
+    allow_root: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Let the run write under this directory too (repeatable), beside the home and the data mounts: "
+            "another mount check_disk named, say. A tmpfs such as /dev/shm is RAM: gone at reboot",
+            callback=_check_allow_root,
+        ),
+    ] = None,
+    sim_fault: Annotated[
+        list[str] | None,
+        typer.Option(help="sim:PROFILE hosts: inject a fault NAME:k=v,... (repeatable; see `specops sim faults`)"),
+    ] = None,
+    time_scale: Annotated[
+        float | None,
+        typer.Option(
+            help="sim:PROFILE hosts: modelled seconds per real second (default: the profile's quick-run scale)"
+        ),
+    ] = None,
     runs_dir: Annotated[Path, typer.Option(help="Where runs/<run-id>/ go")] = Path("runs"),
     json_out: Annotated[bool, typer.Option("--json", help="Print report.json on stdout (no live display)")] = False,
 ) -> None:
@@ -72,22 +105,50 @@ def run(
     err = progress_console()  # the live view and errors; the verdict, summary and run directory go to stdout
     interactive = ask_once and answers is None and sys.stdin.isatty()
     options = RunOptions(
-        runs_dir=runs_dir, ask_once=ask_once, answers_file=answers, allow_delete=tuple(allow_delete or ()),
-        allow_roots=tuple(allow_root or ()), sim_faults=tuple(sim_fault or ()), time_scale=time_scale, base_url=base_url, api_key_env=api_key_env,
-    )  # fmt: skip
-    budgets = Budgets(max_requests=max_requests, max_tool_calls=max_tool_calls, max_tokens=max_tokens,
-                      max_cost_usd=max_cost, max_wall_s=max_wall)  # fmt: skip
+        runs_dir=runs_dir,
+        ask_once=ask_once,
+        answers_file=answers,
+        allow_delete=tuple(allow_delete or ()),
+        allow_roots=tuple(allow_root or ()),
+        sim_faults=tuple(sim_fault or ()),
+        time_scale=time_scale,
+        base_url=base_url,
+        api_key_env=api_key_env,
+    )
+    budgets = Budgets(
+        max_requests=max_requests,
+        max_tool_calls=max_tool_calls,
+        max_tokens=max_tokens,
+        max_cost_usd=max_cost,
+        max_wall_s=max_wall,
+    )
     view = LiveView()
     ask = (lambda q: typer.prompt(q, default="", show_default=False, err=True)) if interactive else None
     ask_yes_no = (lambda q: typer.confirm(q, default=False, err=True)) if interactive else None
     try:
         if json_out or not err.is_terminal:
-            outcome = run_goal(goal, host=host, policy=model, budgets=budgets, options=options, ask=ask,
-                               ask_yes_no=ask_yes_no, listeners=(view.on_event,))  # fmt: skip
+            outcome = run_goal(
+                goal,
+                host=host,
+                policy=model,
+                budgets=budgets,
+                options=options,
+                ask=ask,
+                ask_yes_no=ask_yes_no,
+                listeners=(view.on_event,),
+            )
         else:
             with Live(view, console=err, refresh_per_second=4, transient=False):
-                outcome = run_goal(goal, host=host, policy=model, budgets=budgets, options=options, ask=ask,
-                                   ask_yes_no=ask_yes_no, listeners=(view.on_event,))  # fmt: skip
+                outcome = run_goal(
+                    goal,
+                    host=host,
+                    policy=model,
+                    budgets=budgets,
+                    options=options,
+                    ask=ask,
+                    ask_yes_no=ask_yes_no,
+                    listeners=(view.on_event,),
+                )
     except (GoalRefused, PolicyUnavailable) as exc:
         raise fail(str(exc), 2, highlight=True) from None
     report = outcome.report_paths.get("report.json") or outcome.report_paths.get("json")
@@ -95,7 +156,9 @@ def run(
         if report is not None and Path(report).exists():
             sys.stdout.write(Path(report).read_text(encoding="utf-8"))
         else:
-            sys.stdout.write(json.dumps({"run_id": outcome.run_id, "status": outcome.status, "reason": outcome.reason}) + "\n")
+            sys.stdout.write(
+                json.dumps({"run_id": outcome.run_id, "status": outcome.status, "reason": outcome.reason}) + "\n"
+            )
     else:
         print_outcome(outcome, result_console())
     raise typer.Exit(code=outcome.exit_code)
@@ -103,8 +166,10 @@ def run(
 
 def print_outcome(outcome: RunOutcome, out: Console, *, resumed: bool = False) -> None:
     """The verdict, the policy's summary and the run directory, on stdout (`specops run` and `specops resume`)."""
-    out.print(f"run {escape(outcome.run_id)}{' resumed' if resumed else ''}: [bold]{outcome.status}[/bold]"
-              + (f" — {escape(outcome.reason)}" if outcome.reason else ""))  # fmt: skip
+    out.print(
+        f"run {escape(outcome.run_id)}{' resumed' if resumed else ''}: [bold]{outcome.status}[/bold]"
+        + (f" — {escape(outcome.reason)}" if outcome.reason else "")
+    )
     if outcome.final is not None:
         out.print(outcome.final.summary, markup=False)
     out.print(f"transcript and report: {escape(str(outcome.run_dir))}")

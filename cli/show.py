@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -19,7 +19,7 @@ from .streams import fail, result_console
 
 def show(
     run: Annotated[Path, typer.Argument(help="A run directory (runs/<run-id>) or its transcript.jsonl[.gz]")],
-    html: Annotated[Optional[Path], typer.Option("--html", help="Write one self-contained HTML page here instead")] = None,
+    html: Annotated[Path | None, typer.Option("--html", help="Write one self-contained HTML page here instead")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show every note and each call's arguments")] = False,
 ) -> None:
     """Show RUN: the plan and its changes, tool calls with durations, failures and recoveries, and the report."""
@@ -31,6 +31,8 @@ def show(
         raise fail(str(exc), 2) from None
     if html is not None:  # the page is the result: where it went, on stdout
         html.write_text(render_html(timeline, path.parent), encoding="utf-8")
-        result_console(highlight=False, soft_wrap=True).print(f"wrote {escape(str(html))} ({html.stat().st_size / 1024:.0f} KiB)")
+        result_console(highlight=False, soft_wrap=True).print(
+            f"wrote {escape(str(html))} ({html.stat().st_size / 1024:.0f} KiB)"
+        )
         return
     render_terminal(timeline, Console(), verbose=verbose)

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from pydantic import ValidationError
@@ -18,7 +18,9 @@ from ..sim.faults import parse_fault
 from ..sim.host.ssh_gateway import SshdMissing
 from ..sim.profiles import UnknownProfileError, builtin_profiles, load_profile
 
-sim_app = typer.Typer(help="Simulated GPU hosts with a Hub emulator and an SGLang serving simulator.", no_args_is_help=True)
+sim_app = typer.Typer(
+    help="Simulated GPU hosts with a Hub emulator and an SGLang serving simulator.", no_args_is_help=True
+)
 
 
 def _fail(message: str) -> typer.Exit:
@@ -51,13 +53,28 @@ def faults() -> None:
 
 @sim_app.command("up")
 def up(
-    profile: Annotated[str, typer.Argument(help="A built-in profile name (see `specops sim profiles`) or a profile YAML path")],
-    fault: Annotated[Optional[list[str]], typer.Option("--fault", "-f", help="Inject a fault: name or name:key=value,... (repeatable)")] = None,
-    root: Annotated[Optional[Path], typer.Option(help="Directory for the host's tree (default: a new temporary one, removed on exit)")] = None,
-    time_scale: Annotated[Optional[float], typer.Option(help="Modelled seconds per real second (10: ten times faster)")] = None,
-    load_time_scale: Annotated[Optional[float], typer.Option(help="The same for model loading only (default: --time-scale)")] = None,
-    mount: Annotated[Optional[list[str]], typer.Option(help="Back a profile mount by a real filesystem: MOUNT=DIR, e.g. /data=/mnt/small")] = None,
-    ssh: Annotated[bool, typer.Option(help="Also serve the host over real SSH (an sshd on loopback); prints ssh_host")] = False,
+    profile: Annotated[
+        str, typer.Argument(help="A built-in profile name (see `specops sim profiles`) or a profile YAML path")
+    ],
+    fault: Annotated[
+        list[str] | None, typer.Option("--fault", "-f", help="Inject a fault: name or name:key=value,... (repeatable)")
+    ] = None,
+    root: Annotated[
+        Path | None, typer.Option(help="Directory for the host's tree (default: a new temporary one, removed on exit)")
+    ] = None,
+    time_scale: Annotated[
+        float | None, typer.Option(help="Modelled seconds per real second (10: ten times faster)")
+    ] = None,
+    load_time_scale: Annotated[
+        float | None, typer.Option(help="The same for model loading only (default: --time-scale)")
+    ] = None,
+    mount: Annotated[
+        list[str] | None,
+        typer.Option(help="Back a profile mount by a real filesystem: MOUNT=DIR, e.g. /data=/mnt/small"),
+    ] = None,
+    ssh: Annotated[
+        bool, typer.Option(help="Also serve the host over real SSH (an sshd on loopback); prints ssh_host")
+    ] = False,
     keep: Annotated[bool, typer.Option(help="Keep the host's tree on exit")] = False,
 ) -> None:
     """Start a simulated host and its Hub emulator; print one JSON line; run until interrupted."""
@@ -67,7 +84,12 @@ def up(
         injected = [parse_fault(spec) for spec in fault or []]
         backing = dict(_parse_mount(m) for m in mount or [])
         world = SimWorld.start(
-            profile, faults=injected, root=root, time_scale=time_scale, load_time_scale=load_time_scale, mount_backing=backing or None
+            profile,
+            faults=injected,
+            root=root,
+            time_scale=time_scale,
+            load_time_scale=load_time_scale,
+            mount_backing=backing or None,
         )
     except (UnknownProfileError, FileExistsError, ValueError, ValidationError) as exc:
         raise _fail(str(exc)) from None

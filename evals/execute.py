@@ -61,8 +61,11 @@ def scenario_profile(scenario: Scenario) -> Profile:
 
 def _start_world(scenario: Scenario) -> SimWorld:
     faults = [parse_fault(f) for f in scenario.host.faults]
-    scales = {k: v for k, v in {"time_scale": scenario.host.time_scale,
-                                "load_time_scale": scenario.host.load_time_scale}.items() if v is not None}  # fmt: skip
+    scales = {
+        k: v
+        for k, v in {"time_scale": scenario.host.time_scale, "load_time_scale": scenario.host.load_time_scale}.items()
+        if v is not None
+    }
     return SimWorld.start_fast(scenario_profile(scenario), faults=faults, **scales)
 
 
@@ -71,8 +74,9 @@ def _ssh_inventory(world: SimWorld, run_dir: Path) -> str:
     ssh = world.start_ssh()
     options = ssh.options()
     inventory = run_dir / "inventory.yaml"
-    inventory.write_text(yaml.safe_dump({SSH_HOST_NAME: {"url": ssh.url, **options,
-                                                         "key_filename": [options["key_filename"]]}}))  # fmt: skip
+    inventory.write_text(
+        yaml.safe_dump({SSH_HOST_NAME: {"url": ssh.url, **options, "key_filename": [options["key_filename"]]}})
+    )
     os.environ["SPECOPS_INVENTORY"] = str(inventory)
     return SSH_HOST_NAME
 
@@ -83,10 +87,17 @@ async def execute(scenario: Scenario, run_dir: Path, policy: str) -> ScenarioRun
 
     run_dir.mkdir(parents=True, exist_ok=True)
     record = ScenarioRun(scenario=scenario, policy=policy, run_dir=str(run_dir))
-    budgets = Budgets(max_requests=scenario.run.max_requests, max_tool_calls=scenario.run.max_tool_calls,
-                      max_wall_s=scenario.run.max_wall_s)  # fmt: skip
-    options = RunOptions(runs_dir=run_dir.parent, allow_delete=tuple(scenario.run.allow_delete),
-                         max_repeats=scenario.run.max_repeats, fsync=False)  # fmt: skip
+    budgets = Budgets(
+        max_requests=scenario.run.max_requests,
+        max_tool_calls=scenario.run.max_tool_calls,
+        max_wall_s=scenario.run.max_wall_s,
+    )
+    options = RunOptions(
+        runs_dir=run_dir.parent,
+        allow_delete=tuple(scenario.run.allow_delete),
+        max_repeats=scenario.run.max_repeats,
+        fsync=False,
+    )
     if scenario.run.hub_token:
         os.environ["HF_TOKEN"] = EVAL_HUB_TOKEN
     else:
@@ -103,8 +114,9 @@ async def execute(scenario: Scenario, run_dir: Path, policy: str) -> ScenarioRun
             record.before = HostSnapshot.take(world.layout)
             host = _ssh_inventory(world, run_dir) if scenario.host.over_ssh else world.host_spec
         model = negative_control_model(policy) if is_negative_control(policy) else policy
-        outcome = await run_goal_async(scenario.goal, host=host, policy=model, budgets=budgets,
-                                       run_dir=run_dir, options=options)  # fmt: skip
+        outcome = await run_goal_async(
+            scenario.goal, host=host, policy=model, budgets=budgets, run_dir=run_dir, options=options
+        )
         record.run_status, record.reason = outcome.status, outcome.reason
         if world is not None:
             record.after = HostSnapshot.take(world.layout)

@@ -39,8 +39,9 @@ class DeletesTheCache(Pipeline):
         listing = yield from self.call("list_freeable")
         items = [i for i in (listing.result.get("items", []) if listing.ok else []) if i["kind"] == "cache_revision"]
         if items:
-            yield from self.call("free_space", ids=[i["id"] for i in items], approved_paths=[i["path"] for i in items],
-                                 dry_run=False)  # fmt: skip
+            yield from self.call(
+                "free_space", ids=[i["id"] for i in items], approved_paths=[i["path"] for i in items], dry_run=False
+            )
         return (yield from super()._make_room(target_dir))
 
 
@@ -77,7 +78,7 @@ def is_negative_control(spec: str) -> bool:
 
 def negative_control_model(spec: str) -> Model:
     """`negative-control:NAME` or `negative-control:NAME:key=value;key=value` -> the bad policy's FunctionModel."""
-    name, _, settings = spec[len(PREFIX):].partition(":")
+    name, _, settings = spec[len(PREFIX) :].partition(":")
     if name not in CONTROLS:
         raise ValueError(f"unknown negative control {name!r}: one of {', '.join(CONTROLS)}")
     playbook = parse_playbook_spec("playbook" + (f":{settings}" if settings else ""))

@@ -77,7 +77,9 @@ class EvalReport(BaseModel):
 
     @property
     def passed(self) -> bool:
-        return bool(self.results) and self.pass_rate >= self.pass_bar and not (self.baseline and self.baseline.regressions)
+        return (
+            bool(self.results) and self.pass_rate >= self.pass_bar and not (self.baseline and self.baseline.regressions)
+        )
 
     def write(self, out_dir: Path) -> Path:
         path = out_dir / REPORT_FILE
@@ -97,5 +99,10 @@ def compare_with_baseline(report: EvalReport, baseline_file: Path) -> BaselineDi
                 regressions.append(Regression(scenario=result.scenario, grader=grader, now=verdict.reason))
             elif was is False and verdict.passed:
                 fixed.append(f"{result.scenario}/{grader}")
-    return BaselineDiff(baseline=str(baseline_file), regressions=regressions, fixed=sorted(set(fixed)),
-                        pass_rate_before=before.pass_rate, pass_rate_after=report.pass_rate)  # fmt: skip
+    return BaselineDiff(
+        baseline=str(baseline_file),
+        regressions=regressions,
+        fixed=sorted(set(fixed)),
+        pass_rate_before=before.pass_rate,
+        pass_rate_after=report.pass_rate,
+    )

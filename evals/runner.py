@@ -57,45 +57,62 @@ def policy_env(base_url: str | None = None, api_key_env: str | None = None) -> d
     return env
 
 
-async def _execute_in_child(scenario: Scenario, run_dir: Path, policy: str, env: dict[str, str] | None = None) -> RunEvidence:
+async def _execute_in_child(
+    scenario: Scenario, run_dir: Path, policy: str, env: dict[str, str] | None = None
+) -> RunEvidence:
     run_dir.mkdir(parents=True, exist_ok=True)
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "specops.evals.execute", str(run_dir), policy,
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, env=env,
-    )  # fmt: skip
+        sys.executable,
+        "-m",
+        "specops.evals.execute",
+        str(run_dir),
+        policy,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        env=env,
+    )
     try:
-        out, _ = await asyncio.wait_for(proc.communicate(scenario.model_dump_json().encode()),
-                                        scenario.run.max_wall_s + CHILD_SLACK_S)  # fmt: skip
-    except asyncio.TimeoutError:
+        out, _ = await asyncio.wait_for(
+            proc.communicate(scenario.model_dump_json().encode()), scenario.run.max_wall_s + CHILD_SLACK_S
+        )
+    except TimeoutError:
         proc.kill()
         await proc.wait()
         out = b"killed: the scenario ran past its wall budget plus slack"
     (run_dir / "execute.log").write_bytes(out or b"")
     if not (run_dir / EVAL_RUN).exists():
-        raise EvalHarnessError(f"scenario {scenario.name}: the child exited {proc.returncode} without {EVAL_RUN}; "
-                               f"its output is in {run_dir / 'execute.log'}: {(out or b'')[-800:].decode(errors='replace')}")
+        raise EvalHarnessError(
+            f"scenario {scenario.name}: the child exited {proc.returncode} without {EVAL_RUN}; "
+            f"its output is in {run_dir / 'execute.log'}: {(out or b'')[-800:].decode(errors='replace')}"
+        )
     return RunEvidence.load(run_dir)
 
 
 def _result(case: Any, graders: list[Grader]) -> ScenarioResult:
     evidence: RunEvidence = case.output
-    verdicts = {name: GraderResult(passed=bool(r.value), reason=r.reason or "")
-                for name, r in case.assertions.items()}  # fmt: skip
+    verdicts = {name: GraderResult(passed=bool(r.value), reason=r.reason or "") for name, r in case.assertions.items()}
     for failure in case.evaluator_failures:  # a grader that raised fails, with its error
         verdicts[failure.name] = GraderResult(passed=False, reason=f"grader error: {failure.error_message}")
     ordered = {g.name: verdicts[g.name] for g in graders if g.name in verdicts}
     ordered.update({k: v for k, v in verdicts.items() if k not in ordered})
     end = evidence.run_end
     return ScenarioResult(
-        scenario=evidence.scenario.name, run=Path(evidence.run.run_dir).name, why=evidence.scenario.why,
-        graders=ordered, run_status=evidence.run.run_status, steps=len(evidence.steps),
-        duration_s=evidence.run.duration_s, cost_usd=end.cost_usd if end is not None else None,
+        scenario=evidence.scenario.name,
+        run=Path(evidence.run.run_dir).name,
+        why=evidence.scenario.why,
+        graders=ordered,
+        run_status=evidence.run.run_status,
+        steps=len(evidence.steps),
+        duration_s=evidence.run.duration_s,
+        cost_usd=end.cost_usd if end is not None else None,
         run_dir=evidence.run.run_dir,
-    )  # fmt: skip
+    )
 
 
-def _report(dataset_report: Any, graders: list[Grader], policy: str, pass_bar: float, wall_s: float,
-            baseline: Path | None) -> EvalReport:  # fmt: skip
+def _report(
+    dataset_report: Any, graders: list[Grader], policy: str, pass_bar: float, wall_s: float, baseline: Path | None
+) -> EvalReport:
     results = sorted((_result(c, graders) for c in dataset_report.cases), key=lambda r: r.run)
     failed = getattr(dataset_report, "failures", [])
     if failed:
@@ -125,16 +142,27 @@ def _clear_earlier_runs(runs_dir: Path) -> None:
     ours = (EVAL_RUN, "execute.log", "transcript.jsonl")  # a run cut off mid-way has only its transcript
     foreign = [p.name for p in runs_dir.iterdir() if not (p.is_dir() and any((p / f).exists() for f in ours))]
     if foreign:
-        raise EvalHarnessError(f"{runs_dir} holds things that are not scenario runs ({', '.join(sorted(foreign)[:5])}): "
-                               "choose another --out")
+        raise EvalHarnessError(
+            f"{runs_dir} holds things that are not scenario runs ({', '.join(sorted(foreign)[:5])}): "
+            "choose another --out"
+        )
     shutil.rmtree(runs_dir)
 
 
 def run_eval(
-    scenarios: list[Scenario], *, out_dir: Path, model: str | None = None, repeat: int = 1, jobs: int | None = None,
-    pass_bar: float = 1.0, baseline: Path | None = None, extra_graders: list[Grader] = (), progress: bool = False,
-    base_url: str | None = None, api_key_env: str | None = None,
-) -> EvalReport:  # fmt: skip
+    scenarios: list[Scenario],
+    *,
+    out_dir: Path,
+    model: str | None = None,
+    repeat: int = 1,
+    jobs: int | None = None,
+    pass_bar: float = 1.0,
+    baseline: Path | None = None,
+    extra_graders: list[Grader] = (),
+    progress: bool = False,
+    base_url: str | None = None,
+    api_key_env: str | None = None,
+) -> EvalReport:
     """Run every scenario `repeat` times, `jobs` at once, and grade them; runs land in out_dir/runs/.
 
     `base_url`, `api_key_env`: where an `openai-chat:` policy's server is and which variable holds its key (as
@@ -161,8 +189,9 @@ def run_eval(
     return _report(result, graders, policy, pass_bar, time.monotonic() - start, baseline)
 
 
-def regrade(out_dir: Path, *, pass_bar: float = 1.0, baseline: Path | None = None,
-            extra_graders: list[Grader] = ()) -> EvalReport:  # fmt: skip
+def regrade(
+    out_dir: Path, *, pass_bar: float = 1.0, baseline: Path | None = None, extra_graders: list[Grader] = ()
+) -> EvalReport:
     """Grade the runs saved under out_dir/runs (or out_dir itself) again, with today's graders; nothing is re-run."""
     runs_dir = out_dir / RUNS if (out_dir / RUNS).is_dir() else out_dir
     run_dirs = sorted(p.parent for p in runs_dir.glob(f"*/{EVAL_RUN}"))

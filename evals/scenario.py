@@ -41,12 +41,17 @@ class HostSetup(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     profile: str | None = Field(default="seed-ct200", description="sim profile; None with `unreachable`")
-    faults: list[str] = Field(default_factory=list, description="`specops sim faults` specs: name or name:key=value,...")
+    faults: list[str] = Field(
+        default_factory=list, description="`specops sim faults` specs: name or name:key=value,..."
+    )
     time_scale: float | None = Field(default=None, gt=0, description="Default: the profile's quick-run scale")
     load_time_scale: float | None = Field(default=None, gt=0)
     download_mb_s: float | None = Field(
-        default=None, gt=0, description="The Hub's modelled download bandwidth (default: the profile's). A scenario "
-        "that is not about the download's pace sets a fast one, so it does not wait for the drafter for nothing")
+        default=None,
+        gt=0,
+        description="The Hub's modelled download bandwidth (default: the profile's). A scenario "
+        "that is not about the download's pace sets a fast one, so it does not wait for the drafter for nothing",
+    )
     over_ssh: bool = Field(default=False, description="Reach the sim host over real SSH (for ssh_drop)")
     unreachable: bool = Field(default=False, description="Name a host that does not answer; no world is started")
 
@@ -77,14 +82,18 @@ class Expectation(BaseModel):
 
     status: list[RunStatus] = Field(default_factory=lambda: ["completed"], description="outcome: the run's status")
     final_status: list[FinalStatus] | None = Field(default=None, description="outcome: the policy's own status")
-    explains: list[str] = Field(default_factory=list, description="outcome: words the final answer must contain (any case)")
+    explains: list[str] = Field(
+        default_factory=list, description="outcome: words the final answer must contain (any case)"
+    )
     findings: list[Finding] = Field(default_factory=list, description="outcome: what the comparison must find")
     allowed_deletions: list[str] = Field(
         default_factory=lambda: ["@safe"],
         description="nothing_unallowed_deleted: globs of host paths (~ is the home) that may go; @safe: items "
         "list_freeable classed safe; @none: nothing at all",
     )
-    downloads: bool | None = Field(default=None, description="disk_checked_before_download: must (True) / must not (False) download")
+    downloads: bool | None = Field(
+        default=None, description="disk_checked_before_download: must (True) / must not (False) download"
+    )
     max_repeats: int = Field(default=2, ge=1, description="no_repeated_failure: identical failing calls allowed")
     throughput_tolerance: float = Field(default=0.20, gt=0, description="numbers_match_truth: relative")
     acceptance_tolerance: float = Field(default=0.15, gt=0, description="numbers_match_truth: absolute")
@@ -151,7 +160,9 @@ def load_scenarios(pattern: str = "*", directory: Path = SCENARIO_DIR) -> list[S
     files = sorted(directory.glob("*.yaml"))
     chosen = [f for f in files if any(fnmatch.fnmatch(f.stem, g) for g in globs)]
     if not chosen:
-        raise ScenarioError(f"no scenario in {directory} matches {pattern!r}; there are: {', '.join(f.stem for f in files)}")
+        raise ScenarioError(
+            f"no scenario in {directory} matches {pattern!r}; there are: {', '.join(f.stem for f in files)}"
+        )
     return [load_scenario(f) for f in chosen]
 
 

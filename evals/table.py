@@ -9,9 +9,16 @@ from .results import EvalReport
 
 # Short column heads, so that eleven graders fit a terminal.
 SHORT = {
-    "outcome": "outcome", "plan_first": "plan", "todos_closed": "todos", "disk_checked_before_download": "disk",
-    "nothing_unallowed_deleted": "deletes", "no_question_asked": "no-ask", "numbers_match_truth": "numbers",
-    "best_baseline_per_concurrency": "baseline", "no_repeated_failure": "no-loop", "budgets_respected": "budget",
+    "outcome": "outcome",
+    "plan_first": "plan",
+    "todos_closed": "todos",
+    "disk_checked_before_download": "disk",
+    "nothing_unallowed_deleted": "deletes",
+    "no_question_asked": "no-ask",
+    "numbers_match_truth": "numbers",
+    "best_baseline_per_concurrency": "baseline",
+    "no_repeated_failure": "no-loop",
+    "budgets_respected": "budget",
     "host_left_clean": "clean",
 }
 
@@ -26,7 +33,9 @@ def render(report: EvalReport, console: Console) -> None:
     table.add_column("time", justify="right")
     table.add_column("cost", justify="right")
     for r in report.results:
-        marks = ["-" if g not in r.graders else "[green]ok[/]" if r.graders[g].passed else "[red]FAIL[/]" for g in graders]
+        marks = [
+            "-" if g not in r.graders else "[green]ok[/]" if r.graders[g].passed else "[red]FAIL[/]" for g in graders
+        ]
         cost = "-" if r.cost_usd is None else f"${r.cost_usd:.3f}"
         table.add_row(r.run, *marks, str(r.steps), f"{r.duration_s:.0f}s", cost)
     console.print(table)
@@ -34,11 +43,15 @@ def render(report: EvalReport, console: Console) -> None:
         for g in r.failed_graders:
             console.print(f"[red]{r.run} / {g}[/]: {r.graders[g].reason}")
     passed = sum(r.passed for r in report.results)
-    console.print(f"{passed}/{len(report.results)} scenario runs pass every grader ({report.pass_rate:.0%}; bar "
-                  f"{report.pass_bar:.0%}) in {report.wall_s:.0f} s")
+    console.print(
+        f"{passed}/{len(report.results)} scenario runs pass every grader ({report.pass_rate:.0%}; bar "
+        f"{report.pass_bar:.0%}) in {report.wall_s:.0f} s"
+    )
     if report.baseline is not None:
         b = report.baseline
-        console.print(f"against {b.baseline}: pass rate {b.pass_rate_before:.0%} -> {b.pass_rate_after:.0%}; "
-                      f"{len(b.regressions)} regression(s), {len(b.fixed)} fixed")
+        console.print(
+            f"against {b.baseline}: pass rate {b.pass_rate_before:.0%} -> {b.pass_rate_after:.0%}; "
+            f"{len(b.regressions)} regression(s), {len(b.fixed)} fixed"
+        )
         for reg in b.regressions:
             console.print(f"[red]regression[/] {reg.scenario} / {reg.grader}: {reg.now}")

@@ -219,7 +219,11 @@ def dflash_rules(wheel: Wheel) -> list[LaunchRule]:
     else:
         source = SERVER_ARGS
         for node in ast.walk(wheel.tree(SERVER_ARGS)):
-            if isinstance(node, ast.If) and "'DFLASH'" in ast.unparse(node.test) and "speculative_algorithm" in ast.unparse(node.test):
+            if (
+                isinstance(node, ast.If)
+                and "'DFLASH'" in ast.unparse(node.test)
+                and "speculative_algorithm" in ast.unparse(node.test)
+            ):
                 for statement in node.body:
                     visitor.visit(statement)
     return [
@@ -267,8 +271,13 @@ def _subscript_keys(function: ast.AST, holders: set[str]) -> list[str]:
         if not isinstance(n, ast.Assign):
             continue
         for t in n.targets:
-            if (isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id in holders
-                    and isinstance(t.slice, ast.Constant) and isinstance(t.slice.value, str)):
+            if (
+                isinstance(t, ast.Subscript)
+                and isinstance(t.value, ast.Name)
+                and t.value.id in holders
+                and isinstance(t.slice, ast.Constant)
+                and isinstance(t.slice.value, str)
+            ):
                 keys.append(t.slice.value)
             elif isinstance(t, ast.Name) and t.id in holders:
                 if isinstance(n.value, ast.Dict):
@@ -281,8 +290,11 @@ def _subscript_keys(function: ast.AST, holders: set[str]) -> list[str]:
 def _calls_with(function: ast.AST, holders: set[str]) -> set[str]:
     """Names of the `self.<name>(..., holder, ...)` calls in `function` that hand a holder on."""
     return {
-        n.func.attr for n in ast.walk(function)
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and getattr(n.func.value, "id", None) == "self"
+        n.func.attr
+        for n in ast.walk(function)
+        if isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and getattr(n.func.value, "id", None) == "self"
         and any(isinstance(a, ast.Name) and a.id in holders for a in n.args)
     }
 
@@ -290,7 +302,9 @@ def _calls_with(function: ast.AST, holders: set[str]) -> set[str]:
 def _handed_on(function: ast.AST, holders: set[str], methods: dict[str, ast.FunctionDef]) -> set[str]:
     """Methods `function` hands a holder to: called with it, or named (`for add in (self._add_x, ...): add(state)`)
     when they take a parameter of that name."""
-    named = {n.attr for n in ast.walk(function) if isinstance(n, ast.Attribute) and getattr(n.value, "id", None) == "self"}
+    named = {
+        n.attr for n in ast.walk(function) if isinstance(n, ast.Attribute) and getattr(n.value, "id", None) == "self"
+    }
     takes_it = {name for name in named & set(methods) if holders & {a.arg for a in methods[name].args.args}}
     return (_calls_with(function, holders) | takes_it) & set(methods)
 
@@ -308,15 +322,22 @@ def internal_state_keys(wheel: Wheel) -> list[str]:
             methods = {m.name: m for m in cls.body if isinstance(m, ast.FunctionDef)}
             for method in methods.values():
                 holders = {
-                    t.value.id for n in ast.walk(method) if isinstance(n, ast.Assign) for t in n.targets
-                    if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)
-                    and isinstance(t.slice, ast.Constant) and t.slice.value == "avg_spec_accept_length"
+                    t.value.id
+                    for n in ast.walk(method)
+                    if isinstance(n, ast.Assign)
+                    for t in n.targets
+                    if isinstance(t, ast.Subscript)
+                    and isinstance(t.value, ast.Name)
+                    and isinstance(t.slice, ast.Constant)
+                    and t.slice.value == "avg_spec_accept_length"
                 }
                 if not holders:
                     continue
                 builder = method
                 if holders & {a.arg for a in method.args.args}:  # filled in for a caller: that caller builds it
-                    builder = next((m for m in methods.values() if method.name in _handed_on(m, holders, methods)), method)
+                    builder = next(
+                        (m for m in methods.values() if method.name in _handed_on(m, holders, methods)), method
+                    )
                 keys = _subscript_keys(builder, holders)
                 for name in _handed_on(builder, holders, methods) - {builder.name}:
                     keys += _subscript_keys(methods[name], holders)
@@ -358,7 +379,13 @@ def metrics(wheel: Wheel) -> list[str]:
 
 def _strings(root: ast.AST) -> list[ast.expr]:
     """String literals and f-strings under `root`, not the pieces inside an f-string."""
-    inside = {id(part) for node in ast.walk(root) if isinstance(node, ast.JoinedStr) for part in ast.walk(node) if part is not node}
+    inside = {
+        id(part)
+        for node in ast.walk(root)
+        if isinstance(node, ast.JoinedStr)
+        for part in ast.walk(node)
+        if part is not node
+    }
     return [
         node
         for node in ast.walk(root)
@@ -429,7 +456,9 @@ def _decode_batch_parts(wheel: Wheel, modules: list[str]) -> list[str]:
 
 
 def bench_serving(wheel: Wheel) -> BenchServing:
-    module_file = "sglang/benchmark/serving.py" if wheel.has("sglang/benchmark/serving.py") else "sglang/bench_serving.py"
+    module_file = (
+        "sglang/benchmark/serving.py" if wheel.has("sglang/benchmark/serving.py") else "sglang/bench_serving.py"
+    )
     tree = wheel.tree(module_file)
     evaluate = StaticEval(module_constants(tree))
     flags = _dedupe(from_add_argument(call, evaluate) for call in add_argument_calls(tree))
@@ -505,8 +534,10 @@ def main(argv: list[str]) -> int:
         facts = extract(Path(name))
         target = out / f"{facts.version}.json"
         target.write_text(facts.model_dump_json(indent=1) + "\n", encoding="utf-8")
-        print(f"{target}: {len(facts.launch_flags)} flags, algorithms {', '.join(facts.speculative_algorithms)}, "
-              f"{len(facts.launch_rules)} DFLASH rules, {len(facts.endpoints)} endpoints")
+        print(
+            f"{target}: {len(facts.launch_flags)} flags, algorithms {', '.join(facts.speculative_algorithms)}, "
+            f"{len(facts.launch_rules)} DFLASH rules, {len(facts.endpoints)} endpoints"
+        )
     return 0
 
 

@@ -30,7 +30,9 @@ class LaunchFlag(BaseModel):
     dest: str
     kind: FlagKind = "value"
     type: str | None = Field(default=None, description="int, float, str, or the name of SGLang's own type callable")
-    choices: tuple[Any, ...] | None = Field(default=None, description="None: any value (or choices computed at run time)")
+    choices: tuple[Any, ...] | None = Field(
+        default=None, description="None: any value (or choices computed at run time)"
+    )
     choices_dynamic: bool = Field(default=False, description="choices exist but are computed when SGLang runs")
     default: Any = None
     nargs: str | int | None = None
@@ -89,8 +91,12 @@ class ReleaseFacts(BaseModel):
         description="True: argparse refuses other names ('invalid choice'); False: a free string checked at start-up"
     )
     launch_rules: tuple[LaunchRule, ...]
-    dflash_architectures: tuple[str, ...] = Field(description="drafter architectures DFLASH serves; empty before DFLASH")
-    meta_info_speculative_keys: tuple[str, ...] = Field(description="/generate meta_info keys of a finished speculative request")
+    dflash_architectures: tuple[str, ...] = Field(
+        description="drafter architectures DFLASH serves; empty before DFLASH"
+    )
+    meta_info_speculative_keys: tuple[str, ...] = Field(
+        description="/generate meta_info keys of a finished speculative request"
+    )
     server_info_internal_state_keys: tuple[str, ...] = Field(
         default=(), description="keys of an internal_states[] entry of /server_info (one per DP rank)"
     )

@@ -62,8 +62,14 @@ class StaticEval:
                     raise NotStatic(f"{owner}.{attr} has no static default")
                 return self.records[owner][attr]
             case ast.Call(func=ast.Name(id="list" | "sorted" | "tuple" | "set"), args=[arg], keywords=[]):
-                return sorted(self(arg)) if isinstance(node.func, ast.Name) and node.func.id == "sorted" else list(self(arg))
-            case ast.Call(func=ast.Name(id=function), args=[ast.Constant(value=str() as key)]) if function in self.lookups:
+                return (
+                    sorted(self(arg))
+                    if isinstance(node.func, ast.Name) and node.func.id == "sorted"
+                    else list(self(arg))
+                )
+            case ast.Call(func=ast.Name(id=function), args=[ast.Constant(value=str() as key)]) if (
+                function in self.lookups
+            ):
                 if key not in self.lookups[function]:
                     raise NotStatic(f"{function}({key!r}) has no static value")
                 return self.lookups[function][key]

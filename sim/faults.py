@@ -7,12 +7,11 @@ Who reads which fault is named in each docstring.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union, get_args
+from typing import Annotated, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
 from ..sglang_releases.facts import modelled_versions
-
 from .fault_names import FaultName
 
 
@@ -135,36 +134,34 @@ class OldSglang(_Fault):
     def _modelled(cls, version: str) -> str:
         # The simulator behaves as a release it has the facts of (sglang_releases/data), never as a guess.
         if version not in modelled_versions():
-            raise ValueError(f"SGLang {version} is not modelled; the simulated releases are {', '.join(modelled_versions())}")
+            raise ValueError(
+                f"SGLang {version} is not modelled; the simulated releases are {', '.join(modelled_versions())}"
+            )
         return version
 
 
 Fault = Annotated[
-    Union[
-        FullDisk,
-        BrokenCli,
-        GatedRepo,
-        MissingRepo,
-        HubThrottle,
-        SlowDownload,
-        DownloadCut,
-        ServerCrashAtStart,
-        CrashUnderLoad,
-        CudaGraphDrafter,
-        PortInUse,
-        OutOfMemory,
-        SshDrop,
-        OldSglang,
-    ],
+    FullDisk
+    | BrokenCli
+    | GatedRepo
+    | MissingRepo
+    | HubThrottle
+    | SlowDownload
+    | DownloadCut
+    | ServerCrashAtStart
+    | CrashUnderLoad
+    | CudaGraphDrafter
+    | PortInUse
+    | OutOfMemory
+    | SshDrop
+    | OldSglang,
     Field(discriminator="name"),
 ]
 
 FaultList = TypeAdapter(list[Fault])
 
 # Each fault's record type, by name: for listings and documentation.
-FAULT_TYPES: dict[FaultName, type[_Fault]] = {
-    t.model_fields["name"].default: t for t in get_args(get_args(Fault)[0])
-}
+FAULT_TYPES: dict[FaultName, type[_Fault]] = {t.model_fields["name"].default: t for t in get_args(get_args(Fault)[0])}
 
 
 def parse_fault(spec: str) -> Fault:

@@ -31,6 +31,7 @@ from typing import Any, Literal
 import httpx
 import tenacity
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
 from specops.prompts.acceptance import CATEGORIES, Category, load_prompt_set
 
 from .acceptance_intervals import (
@@ -111,8 +112,12 @@ def spec_counts(meta: dict[str, Any]) -> SpecCounts | None:
     def first(keys: tuple[str, ...]) -> int | None:
         return next((int(meta[k]) for k in keys if isinstance(meta.get(k), (int, float))), None)
 
-    return SpecCounts(completion_tokens=int(meta["completion_tokens"]), verify_ct=int(verify),
-                      accepted_drafts=first(ACCEPTED_DRAFT_KEYS), proposed_drafts=first(PROPOSED_DRAFT_KEYS))
+    return SpecCounts(
+        completion_tokens=int(meta["completion_tokens"]),
+        verify_ct=int(verify),
+        accepted_drafts=first(ACCEPTED_DRAFT_KEYS),
+        proposed_drafts=first(PROPOSED_DRAFT_KEYS),
+    )
 
 
 class AcceptanceArgs(BaseModel):
@@ -125,7 +130,9 @@ class AcceptanceArgs(BaseModel):
     ignore_eos: bool = Field(False, description="True: every answer runs to max_new_tokens (long, uniform samples)")
     concurrency: int = Field(8, ge=1, le=256, description="Eval requests in flight at once")
     prompt_template: str = Field(
-        "{prompt}", max_length=4000, description="How each prompt becomes /generate text, e.g. a chat template; {prompt} is replaced"
+        "{prompt}",
+        max_length=4000,
+        description="How each prompt becomes /generate text, e.g. a chat template; {prompt} is replaced",
     )
     thinking: Thinking = Field(
         "auto",
@@ -163,7 +170,9 @@ class CategoryAcceptance(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     category: str = Field(description="math, code, chat or overall")
-    thinking: ThinkingMode | None = Field(None, description="on / off: rendered with the chat template so; None: raw text")
+    thinking: ThinkingMode | None = Field(
+        None, description="on / off: rendered with the chat template so; None: raw text"
+    )
     prompt_set: str
     prompts: int = Field(description="Requests that counted")
     request_mean: float = Field(description="Mean of per-request completion_tokens / spec_verify_ct")
@@ -198,7 +207,9 @@ class AcceptanceResult(BaseModel):
     failed_requests: int
     errors: list[str]
     no_verify_requests: int = Field(0, description="Answered without speculative fields (no verify step): not counted")
-    notes: list[str] = Field(default_factory=list, description="What was left out and why (no-verify replies, empty categories)")
+    notes: list[str] = Field(
+        default_factory=list, description="What was left out and why (no-verify replies, empty categories)"
+    )
     server_avg_accept_length: float | None = Field(
         description="internal_states[0].avg_spec_accept_length: the server's own since start (or its last flush), for comparison"
     )
@@ -216,12 +227,24 @@ def _summary(
     weighted, weighted_ci = token_weighted_interval(completion, verify)
     drafts = [(r.accepted_drafts, r.proposed_drafts) for r in rows]
     proposed = sum(p or 0 for _, p in drafts)
-    rate = sum(a or 0 for a, _ in drafts) / proposed if proposed and all(a is not None and p for a, p in drafts) else None
+    rate = (
+        sum(a or 0 for a, _ in drafts) / proposed if proposed and all(a is not None and p for a, p in drafts) else None
+    )
     return CategoryAcceptance(
-        category=category, thinking=thinking, prompt_set=prompt_set, prompts=len(rows),
-        request_mean=mean, request_mean_ci95=mean_ci, token_weighted=weighted, token_weighted_ci95=weighted_ci,
-        completion_tokens=sum(completion), verify_steps=sum(verify),
-        min_request=min(per_request), max_request=max(per_request), draft_accept_rate=rate, no_verify=no_verify,
+        category=category,
+        thinking=thinking,
+        prompt_set=prompt_set,
+        prompts=len(rows),
+        request_mean=mean,
+        request_mean_ci95=mean_ci,
+        token_weighted=weighted,
+        token_weighted_ci95=weighted_ci,
+        completion_tokens=sum(completion),
+        verify_steps=sum(verify),
+        min_request=min(per_request),
+        max_request=max(per_request),
+        draft_accept_rate=rate,
+        no_verify=no_verify,
     )
 
 
@@ -337,19 +360,42 @@ def _method(args: AcceptanceArgs, sets: dict[str, str], template: ChatTemplate |
     )
 
 
-ACCEPTANCE_COLUMNS = ("category", "thinking", "request_mean", "request_mean_ci95", "token_weighted", "prompts",
-                      "draft_accept_rate")  # fmt: skip
+ACCEPTANCE_COLUMNS = (
+    "category",
+    "thinking",
+    "request_mean",
+    "request_mean_ci95",
+    "token_weighted",
+    "prompts",
+    "draft_accept_rate",
+)
 
 
 def acceptance_view(result: AcceptanceResult) -> dict[str, Any]:
     """Each category as a row of the figures compared (per-request extremes and counts stay in the transcript)."""
+
     def row(c: CategoryAcceptance) -> list[Any]:
         return [getattr(c, column) for column in ACCEPTANCE_COLUMNS]
 
-    shown = result.model_dump(mode="json", exclude={"categories", "overall", "overall_by_thinking", "method", "host", "port",
-                                                  "max_new_tokens", "temperature"})  # what the caller set
-    return {**shown, "columns": " ".join(ACCEPTANCE_COLUMNS), "categories": [row(c) for c in result.categories],
-            "overall": [row(c) for c in result.overall_by_thinking or [result.overall]]}  # overall is one of them
+    shown = result.model_dump(
+        mode="json",
+        exclude={
+            "categories",
+            "overall",
+            "overall_by_thinking",
+            "method",
+            "host",
+            "port",
+            "max_new_tokens",
+            "temperature",
+        },
+    )  # what the caller set
+    return {
+        **shown,
+        "columns": " ".join(ACCEPTANCE_COLUMNS),
+        "categories": [row(c) for c in result.categories],
+        "overall": [row(c) for c in result.overall_by_thinking or [result.overall]],
+    }  # overall is one of them
 
 
 @tool("acceptance", mutates=False, view=acceptance_view)
@@ -370,13 +416,17 @@ def measure_acceptance(ctx: ToolContext, args: AcceptanceArgs) -> AcceptanceResu
             template = read_chat_template(ctx.host, model_dir) if model_dir and _wants_template(args) else None
             modes = _modes(args, template, model_dir)
             jobs: list[Job] = [
-                ((mode, c), _text(args, template, mode, p)) for mode in modes for c, s in sets.items()
+                ((mode, c), _text(args, template, mode, p))
+                for mode in modes
+                for c, s in sets.items()
                 for p in s.prompts[: args.prompts_per_category]
-            ]  # fmt: skip
+            ]
             warmup = _text(args, template, modes[0], "Hello.")
             after, results, errors = asyncio.run(_evaluate(base_url, args, warmup, jobs))
     except PortNotListening as exc:
-        raise AcceptanceServerUnreachable(str(exc), remedy="start the speculative server and wait until /health answers 200") from None
+        raise AcceptanceServerUnreachable(
+            str(exc), remedy="start the speculative server and wait until /health answers 200"
+        ) from None
     except ChatTemplateError as exc:
         raise NoChatTemplate(str(exc), remedy="measure with thinking 'raw', or fix the model's chat template") from None
     except (httpx.HTTPError, _Transient, ValueError, KeyError) as exc:
@@ -410,18 +460,28 @@ def measure_acceptance(ctx: ToolContext, args: AcceptanceArgs) -> AcceptanceResu
         )
     notes = []
     if sum(no_verify.values()):
-        notes.append(f"{sum(no_verify.values())} replies carried no speculative fields (no verify step, e.g. an answer "
-                     "that ended at its first token): counted apart, not in the figures")
+        notes.append(
+            f"{sum(no_verify.values())} replies carried no speculative fields (no verify step, e.g. an answer "
+            "that ended at its first token): counted apart, not in the figures"
+        )
     empty = [key for key, r in rows.items() if not r]
     for mode, category in empty:
         notes.append(f"{category}{f' (thinking {mode})' if mode else ''}: no request with a verify step, left out")
     names = {c: s.name for c, s in sets.items()}
-    categories = [_summary(c, names[c], rows[(m, c)], m, no_verify[(m, c)]) for m in modes for c in sets if rows[(m, c)]]
+    categories = [
+        _summary(c, names[c], rows[(m, c)], m, no_verify[(m, c)]) for m in modes for c in sets if rows[(m, c)]
+    ]
     overalls = [
-        _summary("overall", " + ".join(names.values()), [row for c in sets for row in rows[(m, c)]], m,
-                 sum(no_verify[(m, c)] for c in sets))
-        for m in modes if any(rows[(m, c)] for c in sets)
-    ]  # fmt: skip
+        _summary(
+            "overall",
+            " + ".join(names.values()),
+            [row for c in sets for row in rows[(m, c)]],
+            m,
+            sum(no_verify[(m, c)] for c in sets),
+        )
+        for m in modes
+        if any(rows[(m, c)] for c in sets)
+    ]
     floor = max(DEFAULT_MIN_USEFUL_ACCEPT_LENGTH, args.break_even_accept_length or 0.0)
     low = min(min(o.request_mean, o.token_weighted) for o in overalls)
     warning = None
@@ -439,13 +499,21 @@ def measure_acceptance(ctx: ToolContext, args: AcceptanceArgs) -> AcceptanceResu
     states = after.get("internal_states") or info.get("internal_states") or [{}]
     server_tau = states[0].get("avg_spec_accept_length") if isinstance(states[0], dict) else None
     return AcceptanceResult(
-        host=ctx.host.spec, port=args.port,
+        host=ctx.host.spec,
+        port=args.port,
         speculative_algorithm=info.get("speculative_algorithm"),
         block_size=info.get("speculative_num_draft_tokens"),
         server_version=info.get("version"),
-        max_new_tokens=args.max_new_tokens, temperature=0.0,
-        categories=categories, overall=overalls[0], overall_by_thinking=overalls if modes != [None] else [],
-        failed_requests=len(errors), errors=errors[:5], no_verify_requests=sum(no_verify.values()), notes=notes,
+        max_new_tokens=args.max_new_tokens,
+        temperature=0.0,
+        categories=categories,
+        overall=overalls[0],
+        overall_by_thinking=overalls if modes != [None] else [],
+        failed_requests=len(errors),
+        errors=errors[:5],
+        no_verify_requests=sum(no_verify.values()),
+        notes=notes,
         server_avg_accept_length=float(server_tau) if server_tau is not None else None,
-        method=_method(args, names, template, modes), warning=warning,
+        method=_method(args, names, template, modes),
+        warning=warning,
     )

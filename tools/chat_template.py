@@ -50,7 +50,10 @@ class ChatTemplate:
         try:
             template, _ = _compiled(self.text)
             return template.render(
-                messages=[{"role": "user", "content": prompt}], add_generation_prompt=True, **self.special_tokens, **switches
+                messages=[{"role": "user", "content": prompt}],
+                add_generation_prompt=True,
+                **self.special_tokens,
+                **switches,
             )
         except TemplateError as exc:
             raise ChatTemplateError(f"{self.source}: the chat template does not render: {exc}") from None

@@ -47,7 +47,9 @@ def check_glob(value: str) -> str:
     return value
 
 
-GlobPattern = Annotated[str, AfterValidator(check_glob), Field(description="A glob over repo file paths, as hf --include takes")]
+GlobPattern = Annotated[
+    str, AfterValidator(check_glob), Field(description="A glob over repo file paths, as hf --include takes")
+]
 
 
 def human_bytes(n: int | float) -> str:
@@ -80,9 +82,15 @@ class Mount(BaseModel):
 
 def _mount(row) -> Mount:
     return Mount(
-        mount_point=row.mount_point, source=row.source, fstype=row.fstype, size_bytes=row.size_bytes,
-        used_bytes=row.used_bytes, free_bytes=row.avail_bytes, use_percent=row.use_percent,
-        size=human_bytes(row.size_bytes), free=human_bytes(row.avail_bytes),
+        mount_point=row.mount_point,
+        source=row.source,
+        fstype=row.fstype,
+        size_bytes=row.size_bytes,
+        used_bytes=row.used_bytes,
+        free_bytes=row.avail_bytes,
+        use_percent=row.use_percent,
+        size=human_bytes(row.size_bytes),
+        free=human_bytes(row.avail_bytes),
     )
 
 
@@ -170,7 +178,9 @@ def load_storage_scales(host: Host, *, sim_root: str | None = None) -> StorageSc
     try:
         world = json.loads(host.read_file(posixpath.join(root, ".sim", "world.json")))
     except (RemoteFileNotFound, ValueError):
-        return StorageScales(sim_root=root, note=f"simulated host at {root} without a readable world.json: sizes unscaled")
+        return StorageScales(
+            sim_root=root, note=f"simulated host at {root} without a readable world.json: sizes unscaled"
+        )
     mounts = world.get("mounts", [])
     return StorageScales(
         sim_root=root,
@@ -221,7 +231,9 @@ class CheckDiskArgs(BaseModel):
 
     repo_id: RepoId
     revision: Revision = "main"
-    include: list[GlobPattern] = Field(default_factory=list, description="Only files matching one of these (hf --include)")
+    include: list[GlobPattern] = Field(
+        default_factory=list, description="Only files matching one of these (hf --include)"
+    )
     exclude: list[GlobPattern] = Field(default_factory=list, description="Skip files matching these (hf --exclude)")
     target: HostPath = Field(description="The directory the download goes to")
     margin_fraction: float = Field(default=0.05, ge=0, le=1, description="Headroom as a share of the download")
@@ -275,7 +287,9 @@ class DiskCheck(BaseModel):
     shortfall: str
     alternatives: list[MountOption] = Field(description="Other mounts with room for it, when it does not fit")
     set_aside: list[MountSetAside] = Field(
-        default_factory=list, description="When it does not fit: the other mounts considered and why each is no alternative")
+        default_factory=list,
+        description="When it does not fit: the other mounts considered and why each is no alternative",
+    )
     notes: list[str]
     summary: str
 
@@ -289,7 +303,11 @@ def _present(listing, files: dict[str, int] | None, factor: int) -> tuple[int, i
             # Never count more than the file will be, nor a stored size rounded up by the scale.
             present += min(f.size, files[f.path] * factor)
             count += 1
-    partial = sum(size * factor for rel, size in files.items() if rel.startswith(PARTIAL_DIR + "/") and rel.endswith(".incomplete"))
+    partial = sum(
+        size * factor
+        for rel, size in files.items()
+        if rel.startswith(PARTIAL_DIR + "/") and rel.endswith(".incomplete")
+    )
     total = listing.total_bytes
     partial = min(partial, max(0, total - present))
     return present + partial, count, partial
@@ -302,9 +320,18 @@ def disk_view(check: DiskCheck) -> dict[str, Any]:
     data = check.model_dump(mode="json", include={"verdict", "needed", "shortfall", "summary"})
     if not check.shortfall_bytes:
         del data["shortfall"]
-    data["alternatives"] = [{"mount_point": a.mount.mount_point, "fstype": a.mount.fstype, "free": a.mount.free,
-                             "allowed": a.allowed, "ram_backed": a.ram_backed or None, "target": a.target,
-                             "why": a.why or None} for a in check.alternatives]  # fmt: skip
+    data["alternatives"] = [
+        {
+            "mount_point": a.mount.mount_point,
+            "fstype": a.mount.fstype,
+            "free": a.mount.free,
+            "allowed": a.allowed,
+            "ram_backed": a.ram_backed or None,
+            "target": a.target,
+            "why": a.why or None,
+        }
+        for a in check.alternatives
+    ]
     # System filesystems (a real host lists many) are named, not explained one by one.
     data["set_aside"] = [m.model_dump(mode="json") for m in check.set_aside if m.reason != "system"]
     data["system_mounts_set_aside"] = [m.mount_point for m in check.set_aside if m.reason == "system"]
@@ -329,7 +356,9 @@ def check_disk(ctx: ToolContext, args: CheckDiskArgs) -> DiskCheck:
     listing = listing.selected(args.include, args.exclude)
     mount, measured = mount_of(host, target)
     scale = storage_scale(host, measured)
-    present, present_files, partial = _present(listing, stored_files(host, target) if measured == target else None, scale.factor)
+    present, present_files, partial = _present(
+        listing, stored_files(host, target) if measured == target else None, scale.factor
+    )
 
     total = listing.total_bytes
     remaining = max(0, total - present)
@@ -357,21 +386,44 @@ def check_disk(ctx: ToolContext, args: CheckDiskArgs) -> DiskCheck:
     )
     if alternatives:
         summary += "; room on " + ", ".join(
-            f"{a.mount.mount_point} ({a.mount.free} free" + (", tmpfs: RAM-backed, volatile" if a.ram_backed else "")
-            + ("" if a.allowed else ", outside the allowed roots") + ")" for a in alternatives)
+            f"{a.mount.mount_point} ({a.mount.free} free"
+            + (", tmpfs: RAM-backed, volatile" if a.ram_backed else "")
+            + ("" if a.allowed else ", outside the allowed roots")
+            + ")"
+            for a in alternatives
+        )
     elif not fits:
         summary += "; no other mount has room"
     shown = [m for m in set_aside if m.reason != "system"]
     if shown:
         summary += "; set aside: " + "; ".join(f"{m.mount_point}: {m.why}" for m in shown)
     return DiskCheck(
-        repo_id=args.repo_id, revision=args.revision, sha=listing.sha, target=target, measured_path=measured,
-        mount=mount, files=len(listing.files), download_bytes=total, download=human_bytes(total),
-        present_bytes=present, present_files=present_files, partial_bytes=partial,
-        remaining_bytes=remaining, remaining=human_bytes(remaining), margin_bytes=margin,
-        needed_bytes=needed, needed=human_bytes(needed), free_bytes=mount.free_bytes, free=mount.free,
-        verdict="fits" if fits else "does_not_fit", shortfall_bytes=shortfall, shortfall=human_bytes(shortfall),
-        alternatives=alternatives, set_aside=set_aside, notes=notes, summary=summary,
+        repo_id=args.repo_id,
+        revision=args.revision,
+        sha=listing.sha,
+        target=target,
+        measured_path=measured,
+        mount=mount,
+        files=len(listing.files),
+        download_bytes=total,
+        download=human_bytes(total),
+        present_bytes=present,
+        present_files=present_files,
+        partial_bytes=partial,
+        remaining_bytes=remaining,
+        remaining=human_bytes(remaining),
+        margin_bytes=margin,
+        needed_bytes=needed,
+        needed=human_bytes(needed),
+        free_bytes=mount.free_bytes,
+        free=mount.free,
+        verdict="fits" if fits else "does_not_fit",
+        shortfall_bytes=shortfall,
+        shortfall=human_bytes(shortfall),
+        alternatives=alternatives,
+        set_aside=set_aside,
+        notes=notes,
+        summary=summary,
     )
 
 
@@ -383,7 +435,7 @@ _RAM_FSTYPES = ("tmpfs", "ramfs")
 def _host_view(path: str, sim_root: str | None) -> str:
     """A mount point as the modelled host names it (a sim host's mounts are real paths under its root)."""
     if sim_root and (path == sim_root or path.startswith(sim_root.rstrip("/") + "/")):
-        return path[len(sim_root.rstrip("/")):] or "/"
+        return path[len(sim_root.rstrip("/")) :] or "/"
     return path
 
 
@@ -408,7 +460,9 @@ def _allowed_target(ctx: ToolContext, mount: Mount, mounts: list[Mount], name: s
     return None
 
 
-def _other_mounts(ctx: ToolContext, mount: Mount, needed: int, name: str) -> tuple[list[MountOption], list[MountSetAside]]:
+def _other_mounts(
+    ctx: ToolContext, mount: Mount, needed: int, name: str
+) -> tuple[list[MountOption], list[MountSetAside]]:
     """Every mount but the target's: an alternative (it has room), or set aside with the reason."""
     sim_root = simulated_scales(ctx.host).sim_root
     mounts = list_mounts(ctx.host)
@@ -419,19 +473,50 @@ def _other_mounts(ctx: ToolContext, mount: Mount, needed: int, name: str) -> tup
             continue
         seen = _host_view(m.mount_point, sim_root)
         if _is_system(m, sim_root):
-            aside.append(MountSetAside(mount_point=m.mount_point, fstype=m.fstype, free=m.free, reason="system",
-                                       why=f"a system or pseudo filesystem ({m.fstype}): not a place for models"))
+            aside.append(
+                MountSetAside(
+                    mount_point=m.mount_point,
+                    fstype=m.fstype,
+                    free=m.free,
+                    reason="system",
+                    why=f"a system or pseudo filesystem ({m.fstype}): not a place for models",
+                )
+            )
             continue
         ram = m.fstype in _RAM_FSTYPES
-        ram_note = ("a tmpfs: RAM-backed and volatile (what is written there takes the host's memory, which the "
-                    "server may need, and is lost at reboot)") if ram else ""
+        ram_note = (
+            (
+                "a tmpfs: RAM-backed and volatile (what is written there takes the host's memory, which the "
+                "server may need, and is lost at reboot)"
+            )
+            if ram
+            else ""
+        )
         target = _allowed_target(ctx, m, mounts, name)
-        allow = "" if target else f"outside the roots this run may write in ({roots}): rerun with --allow-root {seen} to allow it"
+        allow = (
+            ""
+            if target
+            else f"outside the roots this run may write in ({roots}): rerun with --allow-root {seen} to allow it"
+        )
         if m.free_bytes < needed:
             why = f"too small: {m.free} free, the download needs {human_bytes(needed)}"
-            aside.append(MountSetAside(mount_point=m.mount_point, fstype=m.fstype, free=m.free, reason="too_small",
-                                       why="; ".join(w for w in (why, ram_note) if w)))
+            aside.append(
+                MountSetAside(
+                    mount_point=m.mount_point,
+                    fstype=m.fstype,
+                    free=m.free,
+                    reason="too_small",
+                    why="; ".join(w for w in (why, ram_note) if w),
+                )
+            )
             continue
-        options.append(MountOption(mount=m, allowed=target is not None, ram_backed=ram, target=target,
-                                   why="; ".join(w for w in (ram_note, allow) if w)))
+        options.append(
+            MountOption(
+                mount=m,
+                allowed=target is not None,
+                ram_backed=ram,
+                target=target,
+                why="; ".join(w for w in (ram_note, allow) if w),
+            )
+        )
     return options, aside

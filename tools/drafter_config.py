@@ -66,16 +66,25 @@ def dflash_family() -> dict[str, str]:
             first.setdefault(name, version)
     return first
 
+
 SGLANG_DEFAULT_BLOCK_SIZE = 16
 DEFAULT_MASK_TOKEN = "<|MASK|>"
 _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".gguf")
 # Keys of a drafter's config.json (in dflash_config, which wins, or at the top level) that name the model it drafts
 # for, the most specific first. Training recipes spell it differently; none is standard.
 TARGET_MODEL_KEYS = (
-    "target_model_name_or_path", "target_model", "target_model_id", "target_model_name", "target_model_path",
-    "target_name_or_path", "verifier_model_name_or_path", "verifier_model", "verifier", "base_model_name_or_path",
+    "target_model_name_or_path",
+    "target_model",
+    "target_model_id",
+    "target_model_name",
+    "target_model_path",
+    "target_name_or_path",
+    "verifier_model_name_or_path",
+    "verifier_model",
+    "verifier",
+    "base_model_name_or_path",
     "base_model",
-)  # fmt: skip
+)
 MODEL_CARD = "README.md"
 
 
@@ -114,7 +123,9 @@ class ReadDrafterConfigArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     drafter: ModelSource
-    target: ModelSource | None = Field(default=None, description="The model it drafts for; without it nothing is cross-checked")
+    target: ModelSource | None = Field(
+        default=None, description="The model it drafts for; without it nothing is cross-checked"
+    )
 
 
 class ModelConfigFacts(BaseModel):
@@ -135,15 +146,19 @@ class DrafterConfig(BaseModel):
     is_dflash: bool
     block_size: int = Field(description="What SGLang will use when --speculative-num-draft-tokens is not given")
     block_size_from: Literal["dflash_config", "top_level", "sglang_default"]
-    target_layer_ids: list[int] | None = Field(description="None: SGLang spreads the draft layers evenly over the target")
+    target_layer_ids: list[int] | None = Field(
+        description="None: SGLang spreads the draft layers evenly over the target"
+    )
     target_layer_ids_from: Literal["dflash_config", "top_level", "absent"]
     mask_token: str
     mask_token_id: int | None
     draft_layers: int | None
     target_model: str | None = Field(
-        default=None, description="The model the drafter was trained for, as its config or model card names it")
+        default=None, description="The model the drafter was trained for, as its config or model card names it"
+    )
     target_model_source: Literal["config", "model_card"] | None = Field(
-        default=None, description="config: a key of config.json; model_card: base_model in README.md's front matter")
+        default=None, description="config: a key of config.json; model_card: base_model in README.md's front matter"
+    )
     checks: list[str] = Field(description="What was checked against the target and held")
     notes: list[str]
     summary: str
@@ -158,13 +173,21 @@ def _transient(exc: BaseException) -> bool:
     return isinstance(exc, httpx.TransportError)
 
 
-@retry(retry=retry_if_exception(_transient), stop=stop_after_attempt(5),
-       wait=wait_exponential(multiplier=0.5, max=8), reraise=True)
+@retry(
+    retry=retry_if_exception(_transient),
+    stop=stop_after_attempt(5),
+    wait=wait_exponential(multiplier=0.5, max=8),
+    reraise=True,
+)
 def _hub_file(
     repo_id: str, filename: str, revision: str, endpoint: str, token: SecretStr | None, cache_dir: str
 ) -> str:
     return hf_hub_download(
-        repo_id, filename, revision=revision, endpoint=endpoint, cache_dir=cache_dir,
+        repo_id,
+        filename,
+        revision=revision,
+        endpoint=endpoint,
+        cache_dir=cache_dir,
         token=token.get_secret_value() if token else False,
     )
 
@@ -177,24 +200,39 @@ def _config_from_hub(repo_id: str, revision: str, endpoint: str, token: SecretSt
         ):
             return json.load(f)
     except GatedRepoError:
-        raise RepoGated(f"{repo_id} is gated on {endpoint}", remedy="set HF_TOKEN to a token granted access, then retry",
-                        details={"repo_id": repo_id}) from None
+        raise RepoGated(
+            f"{repo_id} is gated on {endpoint}",
+            remedy="set HF_TOKEN to a token granted access, then retry",
+            details={"repo_id": repo_id},
+        ) from None
     except RepositoryNotFoundError:
-        raise RepoNotFound(f"{repo_id} does not exist on {endpoint}", remedy="check the repo id's spelling and namespace",
-                           details={"repo_id": repo_id}) from None
+        raise RepoNotFound(
+            f"{repo_id} does not exist on {endpoint}",
+            remedy="check the repo id's spelling and namespace",
+            details={"repo_id": repo_id},
+        ) from None
     except RevisionNotFoundError:
-        raise RevisionNotFound(f"{repo_id} has no revision {revision!r}", remedy="use a branch, tag or commit the repo has",
-                               details={"repo_id": repo_id, "revision": revision}) from None
+        raise RevisionNotFound(
+            f"{repo_id} has no revision {revision!r}",
+            remedy="use a branch, tag or commit the repo has",
+            details={"repo_id": repo_id, "revision": revision},
+        ) from None
     except EntryNotFoundError:
-        raise ConfigNotFound(f"{repo_id}@{revision} has no config.json: it is not a transformers model repo",
-                             remedy="check the repo id; a drafter repo carries config.json beside its weights",
-                             details={"repo_id": repo_id}) from None
+        raise ConfigNotFound(
+            f"{repo_id}@{revision} has no config.json: it is not a transformers model repo",
+            remedy="check the repo id; a drafter repo carries config.json beside its weights",
+            details={"repo_id": repo_id},
+        ) from None
     except (HfHubHTTPError, httpx.TransportError) as exc:
-        raise HubUnavailable(f"the Hub at {endpoint} did not hand over {repo_id}/config.json: {exc}",
-                             remedy="wait and retry; check the host's HF_ENDPOINT", details={"repo_id": repo_id}) from None
+        raise HubUnavailable(
+            f"the Hub at {endpoint} did not hand over {repo_id}/config.json: {exc}",
+            remedy="wait and retry; check the host's HF_ENDPOINT",
+            details={"repo_id": repo_id},
+        ) from None
     except ValueError as exc:
-        raise ConfigNotFound(f"{repo_id}/config.json is not valid JSON: {exc}", remedy="check the repo",
-                             details={"repo_id": repo_id}) from None
+        raise ConfigNotFound(
+            f"{repo_id}/config.json is not valid JSON: {exc}", remedy="check the repo", details={"repo_id": repo_id}
+        ) from None
 
 
 def _config_from_disk(host: Host, directory: str) -> dict[str, Any]:
@@ -202,12 +240,17 @@ def _config_from_disk(host: Host, directory: str) -> dict[str, Any]:
     try:
         return json.loads(host.read_file(path))
     except RemoteFileNotFound:
-        raise ConfigNotFound(f"{path} does not exist on {host.spec}",
-                             remedy="give the model directory (the one holding config.json), or the Hub repo id",
-                             details={"path": path}) from None
+        raise ConfigNotFound(
+            f"{path} does not exist on {host.spec}",
+            remedy="give the model directory (the one holding config.json), or the Hub repo id",
+            details={"path": path},
+        ) from None
     except ValueError as exc:
-        raise ConfigNotFound(f"{path} is not valid JSON: {exc}", remedy="the download may be incomplete: re-download it",
-                             details={"path": path}) from None
+        raise ConfigNotFound(
+            f"{path} is not valid JSON: {exc}",
+            remedy="the download may be incomplete: re-download it",
+            details={"path": path},
+        ) from None
 
 
 def _card_from_hub(
@@ -217,8 +260,9 @@ def _card_from_hub(
     try:
         with (
             tempfile.TemporaryDirectory(prefix="specops-card-") as cache_dir,
-            open(_hub_file(repo_id, MODEL_CARD, revision, endpoint, token, cache_dir), encoding="utf-8",
-                 errors="replace") as f,
+            open(
+                _hub_file(repo_id, MODEL_CARD, revision, endpoint, token, cache_dir), encoding="utf-8", errors="replace"
+            ) as f,
         ):
             return f.read(), None
     except EntryNotFoundError:
@@ -269,8 +313,9 @@ def config_target_model(config: dict[str, Any]) -> str | None:
     return None
 
 
-def _target_model(ctx: ToolContext, source: ModelSource, config: dict[str, Any], endpoint: str,
-                  notes: list[str]) -> tuple[str | None, Literal["config", "model_card"] | None]:
+def _target_model(
+    ctx: ToolContext, source: ModelSource, config: dict[str, Any], endpoint: str, notes: list[str]
+) -> tuple[str | None, Literal["config", "model_card"] | None]:
     """The drafter's target model from its config, else from its model card (read only then)."""
     named = config_target_model(config)
     if named is not None:
@@ -285,8 +330,9 @@ def _target_model(ctx: ToolContext, source: ModelSource, config: dict[str, Any],
     if not bases:
         return None, None
     if len(bases) > 1:
-        notes.append(f"the model card names {len(bases)} base models ({', '.join(bases)}): the first is taken as "
-                     "the target")
+        notes.append(
+            f"the model card names {len(bases)} base models ({', '.join(bases)}): the first is taken as the target"
+        )
     return bases[0], "model_card"
 
 
@@ -367,13 +413,27 @@ def _dflash_value(config: dict[str, Any], name: str) -> tuple[Any, str]:
 def drafter_config_view(config: DrafterConfig) -> dict[str, Any]:
     """The settings a launch derives and what was checked; the figures the summary states and where each setting
     came from stay in the transcript."""
-    shown = config.model_dump(mode="json", include={"is_dflash", "block_size", "target_layer_ids", "mask_token",
-                                                    "target_model", "target_model_source", "checks", "notes",
-                                                    "summary"})  # fmt: skip
+    shown = config.model_dump(
+        mode="json",
+        include={
+            "is_dflash",
+            "block_size",
+            "target_layer_ids",
+            "mask_token",
+            "target_model",
+            "target_model_source",
+            "checks",
+            "notes",
+            "summary",
+        },
+    )
     shown["architectures"] = config.drafter.architectures
     if config.target is not None:
-        shown["target"] = {"source": config.target.source, "architectures": config.target.architectures,
-                           "num_hidden_layers": config.target.num_hidden_layers}  # fmt: skip
+        shown["target"] = {
+            "source": config.target.source,
+            "architectures": config.target.architectures,
+            "num_hidden_layers": config.target.num_hidden_layers,
+        }
     return shown
 
 
@@ -392,9 +452,13 @@ def read_drafter_config(ctx: ToolContext, args: ReadDrafterConfigArgs) -> Drafte
         raise NotADrafter(
             f"{drafter.source} is not a DFlash drafter: its architectures are {drafter.architectures or 'not given'}, "
             f"none of {', '.join(family)}. SGLang with --speculative-algorithm DFLASH would fail to load it as the draft model",
-            remedy="pass a DFlash drafter repo (config.json architectures such as [\"DFlashDraftModel\"]); "
+            remedy='pass a DFlash drafter repo (config.json architectures such as ["DFlashDraftModel"]); '
             "if this is the target model, pass it as the target",
-            details={"source": drafter.source, "architectures": drafter.architectures, "model_type": drafter.model_type},
+            details={
+                "source": drafter.source,
+                "architectures": drafter.architectures,
+                "model_type": drafter.model_type,
+            },
         )
 
     notes: list[str] = []
@@ -404,11 +468,15 @@ def read_drafter_config(ctx: ToolContext, args: ReadDrafterConfigArgs) -> Drafte
     mask_token, _ = _dflash_value(config, "mask_token")
     mask_id, _ = _dflash_value(config, "mask_token_id")
     if served[0] != DFLASH_ARCHITECTURE:
-        notes.append(f"{served[0]} is served under DFLASH from SGLang {family[served[0]]} (older releases serve only "
-                     f"{DFLASH_ARCHITECTURE}): check the host's SGLang version")
+        notes.append(
+            f"{served[0]} is served under DFLASH from SGLang {family[served[0]]} (older releases serve only "
+            f"{DFLASH_ARCHITECTURE}): check the host's SGLang version"
+        )
     if block is None:
-        notes.append(f"no block_size in the config: SGLang warns and uses {SGLANG_DEFAULT_BLOCK_SIZE} "
-                     "unless --speculative-num-draft-tokens is given")
+        notes.append(
+            f"no block_size in the config: SGLang warns and uses {SGLANG_DEFAULT_BLOCK_SIZE} "
+            "unless --speculative-num-draft-tokens is given"
+        )
     if layer_ids is None:
         notes.append("no target_layer_ids: SGLang spreads the draft's inputs evenly over the target's layers")
     elif not (isinstance(layer_ids, list) and layer_ids and all(isinstance(i, int) for i in layer_ids)):
@@ -426,8 +494,10 @@ def read_drafter_config(ctx: ToolContext, args: ReadDrafterConfigArgs) -> Drafte
         target = _facts(args.target.label(), target_config, target_weights)
         if target_model is not None and not _names_the_same_model(target_model, args.target):
             where = "config" if target_model_source == "config" else "model card"
-            notes.append(f"the drafter's {where} names {target_model} as the model it was trained for; the target "
-                         f"given is {target.source}: check that it is that model")
+            notes.append(
+                f"the drafter's {where} names {target_model} as the model it was trained for; the target "
+                f"given is {target.source}: check that it is that model"
+            )
         problems: list[str] = []
         layers = target.num_hidden_layers
         if layer_ids and layers is not None:
@@ -443,10 +513,18 @@ def read_drafter_config(ctx: ToolContext, args: ReadDrafterConfigArgs) -> Drafte
         if isinstance(declared, int) and layers is not None and declared != layers:
             notes.append(f"the drafter says it was trained for a {declared}-layer target; this target has {layers}")
         for name, mine, theirs, consequence in (
-            ("hidden_size", drafter.hidden_size, target.hidden_size,
-             "the drafter's input projection does not fit the target's hidden states: weight shapes mismatch at load"),
-            ("vocab_size", drafter.vocab_size, target.vocab_size,
-             "draft tokens would not be the target's tokens: load fails or every draft is rejected"),
+            (
+                "hidden_size",
+                drafter.hidden_size,
+                target.hidden_size,
+                "the drafter's input projection does not fit the target's hidden states: weight shapes mismatch at load",
+            ),
+            (
+                "vocab_size",
+                drafter.vocab_size,
+                target.vocab_size,
+                "draft tokens would not be the target's tokens: load fails or every draft is rejected",
+            ),
         ):
             if mine is not None and theirs is not None:
                 if mine != theirs:
@@ -460,9 +538,15 @@ def read_drafter_config(ctx: ToolContext, args: ReadDrafterConfigArgs) -> Drafte
                 f"{drafter.source} does not fit {target.source}: " + "; ".join(problems),
                 remedy="use the drafter trained for this target (same model family and revision), "
                 "or serve the target this drafter was trained for",
-                details={"problems": problems, "target_layer_ids": layer_ids, "target_layers": layers,
-                         "drafter_hidden_size": drafter.hidden_size, "target_hidden_size": target.hidden_size,
-                         "drafter_vocab_size": drafter.vocab_size, "target_vocab_size": target.vocab_size},
+                details={
+                    "problems": problems,
+                    "target_layer_ids": layer_ids,
+                    "target_layers": layers,
+                    "drafter_hidden_size": drafter.hidden_size,
+                    "target_hidden_size": target.hidden_size,
+                    "drafter_vocab_size": drafter.vocab_size,
+                    "target_vocab_size": target.vocab_size,
+                },
             )
     else:
         notes.append("no target given: layer ids, hidden size and vocab were not checked")
@@ -476,11 +560,19 @@ def read_drafter_config(ctx: ToolContext, args: ReadDrafterConfigArgs) -> Drafte
         + (f"; fits {target.source} ({len(checks)} checks)" if target else "")
     )
     return DrafterConfig(
-        drafter=drafter, target=target, is_dflash=True, block_size=block_size,
+        drafter=drafter,
+        target=target,
+        is_dflash=True,
+        block_size=block_size,
         block_size_from=block_from if block is not None else "sglang_default",
-        target_layer_ids=layer_ids, target_layer_ids_from=layers_from,
+        target_layer_ids=layer_ids,
+        target_layer_ids_from=layers_from,
         mask_token=str(mask_token) if mask_token else DEFAULT_MASK_TOKEN,
         mask_token_id=mask_id if isinstance(mask_id, int) else None,
-        draft_layers=drafter.num_hidden_layers, target_model=target_model, target_model_source=target_model_source,
-        checks=checks, notes=notes, summary=summary,
+        draft_layers=drafter.num_hidden_layers,
+        target_model=target_model,
+        target_model_source=target_model_source,
+        checks=checks,
+        notes=notes,
+        summary=summary,
     )

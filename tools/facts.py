@@ -86,6 +86,7 @@ for name in os.listdir("/proc"):
 print(json.dumps(out))
 """
 
+
 def redact_argv(argv: Sequence[str]) -> list[str]:
     """argv with the values of flags that are secrets (--api-key, --hf-token, --token, --admin-api-key...) shown
     as ***. Which flags those are is redaction's rule (`is_secret_flag`): --speculative-num-draft-tokens,
@@ -350,14 +351,18 @@ def _hf_cli(host: Host) -> CliFacts:
         if "Usage: hf" in text and "version:" not in text:
             # The seed's failure: the CLI answers every command with its help and downloads nothing.
             return CliFacts(
-                name="hf", path=None, works=False,
+                name="hf",
+                path=None,
+                works=False,
                 detail=f"`{' '.join(argv)}` printed hf's help text instead of a version: it ignores its commands "
                 "and will not download either",
             )
         version = first_version(text) if done.ok else None
         if version:
             return CliFacts(name="hf", path=None, works=True, version=version, detail=f"`{' '.join(argv)}`: {version}")
-    return CliFacts(name="hf", path=None, works=False, detail=f"`hf --version` exited {done.exit_code}: {text.strip()[-200:]}")
+    return CliFacts(
+        name="hf", path=None, works=False, detail=f"`hf --version` exited {done.exit_code}: {text.strip()[-200:]}"
+    )
 
 
 def _legacy_cli(host: Host) -> CliFacts:
@@ -371,7 +376,9 @@ def _legacy_cli(host: Host) -> CliFacts:
         return CliFacts(name=name, path=None, works=False, detail=f"`{name} --help` exited {done.exit_code}: {first}")
     deprecated = "deprecated" in text.lower()
     return CliFacts(
-        name=name, path=None, works=True,
+        name=name,
+        path=None,
+        works=True,
         detail=f"`{name} --help` works" + (" but warns it is deprecated in favour of `hf`" if deprecated else ""),
     )
 
@@ -411,8 +418,10 @@ def _memory_facts(system: dict[str, str], notes: list[str]) -> MemoryFacts | Non
     try:
         info = parse_free(system.get("free", ""))
         return MemoryFacts(
-            total_bytes=info.total_bytes, available_bytes=info.available_bytes,
-            total=_gib(info.total_bytes), available=_gib(info.available_bytes),
+            total_bytes=info.total_bytes,
+            available_bytes=info.available_bytes,
+            total=_gib(info.total_bytes),
+            available=_gib(info.available_bytes),
         )
     except ValueError:
         notes.append("`free -b` printed nothing usable: memory unknown")
@@ -438,12 +447,15 @@ def _gpu_list(query: str, notes: list[str]) -> list[GpuFacts]:
     try:
         return [
             GpuFacts(
-                index=r.index, model=r.name, uuid=r.uuid,
+                index=r.index,
+                model=r.name,
+                uuid=r.uuid,
                 memory_total_bytes=r.memory_total_mib * MIB,
                 memory_used_bytes=None if r.memory_used_mib is None else r.memory_used_mib * MIB,
                 memory_total=_gib(r.memory_total_mib * MIB),
                 memory_used=None if r.memory_used_mib is None else _gib(r.memory_used_mib * MIB),
-                driver_version=r.driver_version, pcie_gen=r.pcie_gen,
+                driver_version=r.driver_version,
+                pcie_gen=r.pcie_gen,
             )
             for r in parse_gpu_query(query)
         ]
@@ -507,12 +519,15 @@ def _serving_process(proc: HostProcess, tree: set[int], apps: list[ComputeApp], 
     port = _flag(proc.argv, "--port")
     tp = _flag(proc.argv, "--tp-size", "--tp")
     return ServingProcess(
-        pid=proc.pid, argv=redact_argv(proc.argv), port=int(port) if port and port.isdigit() else 30000,
+        pid=proc.pid,
+        argv=redact_argv(proc.argv),
+        port=int(port) if port and port.isdigit() else 30000,
         model_path=_flag(proc.argv, "--model-path", "--model"),
         draft_model_path=_flag(proc.argv, "--speculative-draft-model-path"),
         speculative_algorithm=_flag(proc.argv, "--speculative-algorithm"),
         tp_size=int(tp) if tp and tp.isdigit() else None,
-        gpu_memory_bytes=mib * MIB, gpu_memory=_gib(mib * MIB),
+        gpu_memory_bytes=mib * MIB,
+        gpu_memory=_gib(mib * MIB),
         gpus_used=len({a.gpu_uuid for a in held} & gpu_uuids) or len({a.gpu_uuid for a in held}),
     )
 
@@ -540,8 +555,12 @@ def _other_gpu_processes(apps: list[ComputeApp], claimed: set[int]) -> list[GpuP
         if app.pid not in claimed:
             others.setdefault(app.pid, []).append(app)
     return [
-        GpuProcess(pid=pid, process_name=held[0].process_name,
-                   gpu_memory_bytes=sum(a.used_memory_mib or 0 for a in held) * MIB, gpus_used=len(held))
+        GpuProcess(
+            pid=pid,
+            process_name=held[0].process_name,
+            gpu_memory_bytes=sum(a.used_memory_mib or 0 for a in held) * MIB,
+            gpus_used=len(held),
+        )
         for pid, held in sorted(others.items())
     ]
 
@@ -556,8 +575,10 @@ def _simulation_notes(host: Host, sim_root: str | None) -> list[str]:
         )
         byte_scale = simulated_scales(host).byte_scale
         if byte_scale > 1:
-            notes.append(f"its model and cache files are stored at 1/{byte_scale} of their size: every tool reports "
-                         "sizes as df counts them, but du or ls in the shell show the stored bytes")
+            notes.append(
+                f"its model and cache files are stored at 1/{byte_scale} of their size: every tool reports "
+                "sizes as df counts them, but du or ls in the shell show the stored bytes"
+            )
     return notes
 
 
@@ -620,8 +641,20 @@ def host_facts_view(facts: HostFacts) -> dict[str, Any]:
     """The facts in the words a planner uses: GPUs one line per kind, links as their summary, sizes in human form
     (exact bytes, UUIDs, paths of CLIs and the link matrix stay in the transcript)."""
     # The host's spec is what the caller named; gpu_count is the GPU line's.
-    shown = facts.model_dump(mode="json", exclude={"gpus", "interconnect", "gpu_model", "gpu_memory_total_bytes",
-                                                   "memory", "mounts", "clis", "host", "gpu_count"})  # fmt: skip
+    shown = facts.model_dump(
+        mode="json",
+        exclude={
+            "gpus",
+            "interconnect",
+            "gpu_model",
+            "gpu_memory_total_bytes",
+            "memory",
+            "mounts",
+            "clis",
+            "host",
+            "gpu_count",
+        },
+    )
     kinds: dict[tuple[str, str], list[GpuFacts]] = {}
     for gpu in facts.gpus:
         kinds.setdefault((gpu.model, gpu.memory_total), []).append(gpu)

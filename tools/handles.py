@@ -52,8 +52,12 @@ class RunHandles:
         return named
 
     def server(self, server_id: str) -> RunningServer:
-        return _named(self.servers, server_id, "server", "pass the id launch_server or restart_server returned (e.g. "
-                      "'s1'); without one, use `port`")
+        return _named(
+            self.servers,
+            server_id,
+            "server",
+            "pass the id launch_server or restart_server returned (e.g. 's1'); without one, use `port`",
+        )
 
     def download(self, download_id: str) -> DownloadHandle:
         return _named(self.downloads, download_id, "download", "pass the id start_download returned (e.g. 'd1')")
@@ -98,6 +102,7 @@ def _named(items: dict[str, T], wanted: str, what: str, remedy: str) -> T:
     """items[wanted], or UnknownHandle naming the ids the run has."""
     if wanted not in items:
         known = f"its {what}s: {', '.join(sorted(items))}" if items else f"it has no {what}s"
-        raise UnknownHandle(f"no {what} {wanted!r} in this run ({known})", remedy=remedy,
-                            details={"id": wanted, "known": sorted(items)})
+        raise UnknownHandle(
+            f"no {what} {wanted!r} in this run ({known})", remedy=remedy, details={"id": wanted, "known": sorted(items)}
+        )
     return items[wanted]

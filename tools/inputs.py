@@ -56,6 +56,8 @@ def check_host_path(value: str) -> str:
 
 RepoId = Annotated[str, AfterValidator(check_repo_id), Field(description="Hugging Face repo id, namespace/name")]
 Revision = Annotated[str, AfterValidator(check_revision), Field(description="Branch, tag or commit hash")]
-HostPath = Annotated[str, AfterValidator(check_host_path), Field(description="A path on the host (absolute, or relative to its home)")]
+HostPath = Annotated[
+    str, AfterValidator(check_host_path), Field(description="A path on the host (absolute, or relative to its home)")
+]
 Port = Annotated[int, Field(ge=1, le=65535)]
 Concurrency = Annotated[int, Field(ge=1, le=4096, description="Requests in flight at once")]

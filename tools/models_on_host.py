@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .context import ToolContext
 from .disk import human_bytes, load_storage_scales, without_scale_notes
 from .errors import HostCommandFailed
-from .facts import on_this_host, scan_processes, is_sglang_server
+from .facts import is_sglang_server, on_this_host, scan_processes
 from .inputs import HostPath
 from .probing import probe
 from .registry import tool
@@ -100,7 +100,8 @@ class FindModelsArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     roots: list[HostPath] = Field(
-        default_factory=list, description="Directories to look under; empty: the run's allowed roots (home, data mounts)"
+        default_factory=list,
+        description="Directories to look under; empty: the run's allowed roots (home, data mounts)",
     )
     name: str | None = Field(
         default=None, max_length=200, description="Only models whose name or repo id contains this"
@@ -169,11 +170,24 @@ def _served_paths(ctx: ToolContext, sim_root: str | None) -> dict[str, list[int]
 def models_view(found: ModelsOnHost) -> dict[str, Any]:
     """Each model by what a planner picks on: path, architecture, layers, experts, size, servers (the rest, and the
     summary that repeats it, stay in the transcript)."""
-    keep = ("name", "path", "repo_id", "architectures", "num_hidden_layers", "num_experts", "size", "served_by",
-            "config_error")  # fmt: skip
+    keep = (
+        "name",
+        "path",
+        "repo_id",
+        "architectures",
+        "num_hidden_layers",
+        "num_experts",
+        "size",
+        "served_by",
+        "config_error",
+    )
     # A cached snapshot's name is its repo id's: the id alone says it.
-    return {"models": [m.model_dump(mode="json", include=set(keep) - ({"name"} if m.repo_id else set())) for m in found.models],
-            "notes": without_scale_notes(found.notes)}
+    return {
+        "models": [
+            m.model_dump(mode="json", include=set(keep) - ({"name"} if m.repo_id else set())) for m in found.models
+        ],
+        "notes": without_scale_notes(found.notes),
+    }
 
 
 @tool("find_models", mutates=False, view=models_view)
@@ -182,7 +196,9 @@ def find_models(ctx: ToolContext, args: FindModelsArgs) -> ModelsOnHost:
     path, architecture, layers, experts, size, and the SGLang servers running each.
     """
     roots = [ctx.resolve(r) for r in args.roots] or list(ctx.allowed_roots)
-    done = probe(ctx.host, ["python3", "-c", _FIND_MODELS, str(MAX_DEPTH), ",".join(WEIGHT_SUFFIXES), *roots], timeout=120)
+    done = probe(
+        ctx.host, ["python3", "-c", _FIND_MODELS, str(MAX_DEPTH), ",".join(WEIGHT_SUFFIXES), *roots], timeout=120
+    )
     try:
         data = json.loads(done.stdout)
     except ValueError:
@@ -203,19 +219,25 @@ def find_models(ctx: ToolContext, args: FindModelsArgs) -> ModelsOnHost:
         size = entry["stored_bytes"] * scales.for_path(path).factor
         architectures = config.get("architectures") or (config.get("text_config") or {}).get("architectures") or []
         model_type = config.get("model_type")
-        models.append(ModelOnHost(
-            name=repo_id.split("/")[-1] if repo_id else posixpath.basename(path.rstrip("/")),
-            path=path, repo_id=repo_id, source="hf_cache" if repo_id else "directory",
-            architectures=[a for a in architectures if isinstance(a, str)],
-            model_type=model_type if isinstance(model_type, str) else None,
-            num_hidden_layers=_int(config, "num_hidden_layers", "n_layer", "num_layers"),
-            hidden_size=_int(config, "hidden_size", "d_model"),
-            vocab_size=_int(config, "vocab_size"),
-            num_experts=_int(config, *_EXPERT_KEYS),
-            weight_files=entry["weight_files"], size_bytes=size, size=human_bytes(size),
-            served_by=sorted(set(served.get(posixpath.normpath(path), []))),
-            config_error=entry.get("config_error"),
-        ))
+        models.append(
+            ModelOnHost(
+                name=repo_id.split("/")[-1] if repo_id else posixpath.basename(path.rstrip("/")),
+                path=path,
+                repo_id=repo_id,
+                source="hf_cache" if repo_id else "directory",
+                architectures=[a for a in architectures if isinstance(a, str)],
+                model_type=model_type if isinstance(model_type, str) else None,
+                num_hidden_layers=_int(config, "num_hidden_layers", "n_layer", "num_layers"),
+                hidden_size=_int(config, "hidden_size", "d_model"),
+                vocab_size=_int(config, "vocab_size"),
+                num_experts=_int(config, *_EXPERT_KEYS),
+                weight_files=entry["weight_files"],
+                size_bytes=size,
+                size=human_bytes(size),
+                served_by=sorted(set(served.get(posixpath.normpath(path), []))),
+                config_error=entry.get("config_error"),
+            )
+        )
     if args.name:
         wanted = args.name.lower()
         models = [m for m in models if wanted in m.name.lower() or wanted in (m.repo_id or "").lower()]
@@ -223,6 +245,9 @@ def find_models(ctx: ToolContext, args: FindModelsArgs) -> ModelsOnHost:
     summary = (
         f"{len(models)} model(s) on {ctx.host.spec}: "
         + ", ".join(f"{m.name} ({m.size}, {m.path}{', served' if m.served_by else ''})" for m in models)
-        if models else f"no model directory (config.json + weights) under {', '.join(roots)} or in {data['hub_cache']}"
+        if models
+        else f"no model directory (config.json + weights) under {', '.join(roots)} or in {data['hub_cache']}"
     )
-    return ModelsOnHost(models=models, searched=[*roots, data["hub_cache"]], max_depth=MAX_DEPTH, notes=sorted(notes), summary=summary)
+    return ModelsOnHost(
+        models=models, searched=[*roots, data["hub_cache"]], max_depth=MAX_DEPTH, notes=sorted(notes), summary=summary
+    )

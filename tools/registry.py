@@ -54,7 +54,12 @@ def tool(name: str, *, mutates: bool, view: View | None = None) -> Callable[[F],
         if name in REGISTRY and REGISTRY[name].fn is not fn:
             raise ValueError(f"tool {name!r} registered twice")
         REGISTRY[name] = ToolSpec(
-            name=name, fn=fn, args=args, result=result, mutates=mutates, description=inspect.cleandoc(fn.__doc__ or ""),
+            name=name,
+            fn=fn,
+            args=args,
+            result=result,
+            mutates=mutates,
+            description=inspect.cleandoc(fn.__doc__ or ""),
             view=view,
         )
         return fn

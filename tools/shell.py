@@ -18,14 +18,59 @@ from .registry import tool
 
 # Programs that only look. Each maps to the arguments that would make it change things.
 READ_ONLY: dict[str, tuple[str, ...]] = {
-    "ls": (), "cat": (), "head": (), "tail": (), "wc": (), "stat": (), "file": (), "du": (), "df": (),
-    "free": (), "nproc": (), "uname": (), "hostname": (), "uptime": (), "whoami": (), "id": (), "date": (),
-    "nvidia-smi": ("-r", "--gpu-reset", "-pm", "--persistence-mode", "-pl", "--power-limit", "-e", "--ecc-config",
-                   "-c", "--compute-mode", "-mig", "--multi-instance-gpu", "-ac", "-rac", "-lgc", "-rgc"),
-    "ps": (), "pgrep": (), "top": (), "ss": (), "lsof": (), "lsblk": (), "findmnt": (), "mount": (),
-    "grep": (), "which": (), "readlink": (), "realpath": (), "sha256sum": (), "md5sum": (),
+    "ls": (),
+    "cat": (),
+    "head": (),
+    "tail": (),
+    "wc": (),
+    "stat": (),
+    "file": (),
+    "du": (),
+    "df": (),
+    "free": (),
+    "nproc": (),
+    "uname": (),
+    "hostname": (),
+    "uptime": (),
+    "whoami": (),
+    "id": (),
+    "date": (),
+    "nvidia-smi": (
+        "-r",
+        "--gpu-reset",
+        "-pm",
+        "--persistence-mode",
+        "-pl",
+        "--power-limit",
+        "-e",
+        "--ecc-config",
+        "-c",
+        "--compute-mode",
+        "-mig",
+        "--multi-instance-gpu",
+        "-ac",
+        "-rac",
+        "-lgc",
+        "-rgc",
+    ),
+    "ps": (),
+    "pgrep": (),
+    "top": (),
+    "ss": (),
+    "lsof": (),
+    "lsblk": (),
+    "findmnt": (),
+    "mount": (),
+    "grep": (),
+    "which": (),
+    "readlink": (),
+    "realpath": (),
+    "sha256sum": (),
+    "md5sum": (),
     "find": ("-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf", "-fls"),
-    "python3": (), "python": (), "pip": ("install", "uninstall", "download", "wheel"),
+    "python3": (),
+    "python": (),
+    "pip": ("install", "uninstall", "download", "wheel"),
     "hf": ("download", "upload", "delete", "rm", "prune", "login", "logout", "repo", "jobs", "auth"),
     "journalctl": ("--rotate", "--vacuum-size", "--vacuum-time", "--vacuum-files", "--flush"),
 }
@@ -59,11 +104,14 @@ def reveals_secrets(argv: list[str]) -> bool:
     if program == "ps" and any(not arg.startswith("-") and "e" in arg for arg in argv[1:]):
         return True
     # A recursive grep of a home or / reads token files whatever it is pointed at.
-    if program == "grep" and any(arg in ("-r", "-R", "--recursive", "--dereference-recursive", "--directories=recurse")
-                                 or (arg.startswith("-") and not arg.startswith("--") and ("r" in arg or "R" in arg))
-                                 for arg in argv[1:]):  # fmt: skip
+    if program == "grep" and any(
+        arg in ("-r", "-R", "--recursive", "--dereference-recursive", "--directories=recurse")
+        or (arg.startswith("-") and not arg.startswith("--") and ("r" in arg or "R" in arg))
+        for arg in argv[1:]
+    ):
         return True
     return False
+
 
 OUTPUT_CAP_BYTES = 64 * 1024
 
@@ -107,8 +155,12 @@ def is_read_only(argv: list[str]) -> bool:
     if program == "hf":
         return len(argv) > 1 and (argv[1] in ("version", "env", "--help", "--version") or argv[1:3] == ["cache", "ls"])
     if program == "date":  # `date -s X`, `date --set=X` or `date MMDDhhmm` set the clock; `date +%s` only formats
-        return all(arg.startswith("+") or arg in ("-u", "--utc", "--universal", "-R", "--rfc-email") or
-                   arg.startswith(("-I", "--iso-8601", "--rfc-3339")) for arg in argv[1:])  # fmt: skip
+        return all(
+            arg.startswith("+")
+            or arg in ("-u", "--utc", "--universal", "-R", "--rfc-email")
+            or arg.startswith(("-I", "--iso-8601", "--rfc-3339"))
+            for arg in argv[1:]
+        )
     if program in _NO_OPERANDS:
         setting = _NO_OPERANDS[program]
         return all(arg.startswith("-") and arg.split("=")[0] not in setting for arg in argv[1:]) and (
@@ -122,7 +174,9 @@ def _cap(text: str) -> tuple[str, bool]:
     data = text.encode()
     if len(data) <= OUTPUT_CAP_BYTES:
         return text, False
-    return data[:OUTPUT_CAP_BYTES].decode(errors="ignore") + f"\n[... {len(data) - OUTPUT_CAP_BYTES} more bytes cut]", True
+    return data[:OUTPUT_CAP_BYTES].decode(
+        errors="ignore"
+    ) + f"\n[... {len(data) - OUTPUT_CAP_BYTES} more bytes cut]", True
 
 
 @tool("shell", mutates=True)

@@ -30,7 +30,7 @@ class SimulatedScales(BaseModel):
         return self.sim_root is not None
 
 
-_cache: "weakref.WeakKeyDictionary[Host, SimulatedScales]" = weakref.WeakKeyDictionary()
+_cache: weakref.WeakKeyDictionary[Host, SimulatedScales] = weakref.WeakKeyDictionary()
 
 
 def simulated_scales(host: Host) -> SimulatedScales:
@@ -43,7 +43,9 @@ def simulated_scales(host: Host) -> SimulatedScales:
     scales = SimulatedScales()
     if root:
         try:
-            sim = json.loads(host.read_file(posixpath.join(root, ".sim", "world.json"))).get("profile", {}).get("sim", {})
+            sim = (
+                json.loads(host.read_file(posixpath.join(root, ".sim", "world.json"))).get("profile", {}).get("sim", {})
+            )
         except (RemoteFileNotFound, ValueError):
             sim = {}
         scales = SimulatedScales(

@@ -106,8 +106,10 @@ class UserApproval(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    spec: str = Field(description="cache:ORG/NAME (every revision of that cached repo), cache:ORG/NAME@REV, "
-                      "dir:PATH or PATH (everything under it)")
+    spec: str = Field(
+        description="cache:ORG/NAME (every revision of that cached repo), cache:ORG/NAME@REV, "
+        "dir:PATH or PATH (everything under it)"
+    )
     by: str = Field(description="Who approved: '--allow-delete', or the --ask-once round's 'terminal' / 'answers file'")
 
     @property
@@ -124,8 +126,15 @@ UserApprovals = SkipJsonSchema[list[UserApproval]]
 HarnessPaths = SkipJsonSchema[list[HostPath]]
 
 
-def approval_covers(spec: str, ctx: ToolContext, *, path: str, repo_id: str | None = None,
-                    revision: str | None = None, refs: list[str] | tuple[str, ...] = ()) -> bool:  # fmt: skip
+def approval_covers(
+    spec: str,
+    ctx: ToolContext,
+    *,
+    path: str,
+    repo_id: str | None = None,
+    revision: str | None = None,
+    refs: list[str] | tuple[str, ...] = (),
+) -> bool:
     """Whether an --allow-delete value (or an approved --ask-once item) covers this candidate."""
     if spec.startswith("cache:"):
         repo, _, rev = spec.removeprefix("cache:").partition("@")
@@ -155,8 +164,10 @@ class FreeableItem(BaseModel):
     repo_id: str | None = None
     revision: str | None = None
     refs: list[str] = []
-    size_bytes: int = Field(description="What deleting this item ALONE frees, as df counts it; a cache revision "
-                            "keeps the blobs another revision shares (see the listing's sets for what several free)")
+    size_bytes: int = Field(
+        description="What deleting this item ALONE frees, as df counts it; a cache revision "
+        "keeps the blobs another revision shares (see the listing's sets for what several free)"
+    )
     size: str
     measured_bytes: int = Field(description="As the host's tools measured it (du / scan_cache_dir)")
     mount_point: str
@@ -164,8 +175,12 @@ class FreeableItem(BaseModel):
     reason: str
     used_by: list[int] = Field(default_factory=list, description="PIDs of processes using it")
     created_by_run: bool = False
-    created_by: CreatedBy = Field(default="other", description="this_run / specops (an earlier run, by its ledger) / other")
-    approve_with: str | None = Field(default=None, description="needs_approval: the --allow-delete value that approves it")
+    created_by: CreatedBy = Field(
+        default="other", description="this_run / specops (an earlier run, by its ledger) / other"
+    )
+    approve_with: str | None = Field(
+        default=None, description="needs_approval: the --allow-delete value that approves it"
+    )
     approved_by: str | None = Field(default=None, description="needs_approval: the user's approval that covers it")
 
 
@@ -182,7 +197,9 @@ class FreeableSet(BaseModel):
     mount_point: str
     safety: Literal["safe", "needs_approval"] = Field(description="safe: every item was created by specops")
     approved: bool = Field(description="Every item is safe or approved by the user: free_space may delete the set now")
-    approve_with: list[str] = Field(default_factory=list, description="--allow-delete values that would approve the rest")
+    approve_with: list[str] = Field(
+        default_factory=list, description="--allow-delete values that would approve the rest"
+    )
 
 
 class ListFreeableArgs(BaseModel):
@@ -227,13 +244,25 @@ def _owner(path: str, created: set[str], earlier: LedgerEntry | None, *, cache: 
     if any(_inside(path, c) or (cache and _inside(c, path)) for c in created):
         return _Owner(created_by="this_run", why="created by this run")
     if earlier is not None:
-        return _Owner(created_by="specops", why=f"specops' own earlier download of {earlier.repo_id}@"
-                      f"{(earlier.sha or '?')[:12]} (started {earlier.started_at}): can be downloaded again")
+        return _Owner(
+            created_by="specops",
+            why=f"specops' own earlier download of {earlier.repo_id}@"
+            f"{(earlier.sha or '?')[:12]} (started {earlier.started_at}): can be downloaded again",
+        )
     return _Owner(created_by="other", why="")
 
 
-def _classify(ctx: ToolContext, path: str, users: list[int], owner: _Owner, *, approve_with: str, what: str,
-              approvals: list[UserApproval], covers: dict) -> tuple[Safety, str, str | None]:  # fmt: skip
+def _classify(
+    ctx: ToolContext,
+    path: str,
+    users: list[int],
+    owner: _Owner,
+    *,
+    approve_with: str,
+    what: str,
+    approvals: list[UserApproval],
+    covers: dict,
+) -> tuple[Safety, str, str | None]:
     """(safety, reason, approved_by) by the rule: specops' own goes freely, the rest on the user's approval."""
     if users:
         return "never", f"in use by running process(es) {users}", None
@@ -244,8 +273,10 @@ def _classify(ctx: ToolContext, path: str, users: list[int], owner: _Owner, *, a
     if owner.created_by != "other":
         return "safe", f"{owner.why}; nothing uses it", None
     approval = next((a for a in approvals if approval_covers(a.spec, ctx, path=path, **covers)), None)
-    reason = (f"{what}; not created by specops, so deleting it needs the user's approval "
-              f"(--allow-delete {approve_with}, or a yes in the --ask-once round)")
+    reason = (
+        f"{what}; not created by specops, so deleting it needs the user's approval "
+        f"(--allow-delete {approve_with}, or a yes in the --ask-once round)"
+    )
     if approval is not None:
         return "needs_approval", f"{reason}; approved by {approval.label}", approval.label
     return "needs_approval", reason, None
@@ -256,13 +287,22 @@ def _mount_point(path: str, mounts: list[Mount]) -> str:
     return mount.mount_point if mount else "/"
 
 
-def _cache_items(ctx: ToolContext, processes: list[HostProcess], created: set[str], scales: StorageScales,
-                 mounts: list[Mount], notes: list[str], approvals: list[UserApproval]) -> list[FreeableItem]:  # fmt: skip
+def _cache_items(
+    ctx: ToolContext,
+    processes: list[HostProcess],
+    created: set[str],
+    scales: StorageScales,
+    mounts: list[Mount],
+    notes: list[str],
+    approvals: list[UserApproval],
+) -> list[FreeableItem]:
     done = probe(ctx.host, ["python3", "-c", _SCAN_CACHE], timeout=300)
     try:
         data = json.loads(done.stdout)
     except ValueError:
-        notes.append(f"could not scan the Hugging Face cache (python3 exited {done.exit_code}): {done.stderr.strip()[-200:]}")
+        notes.append(
+            f"could not scan the Hugging Face cache (python3 exited {done.exit_code}): {done.stderr.strip()[-200:]}"
+        )
         return []
     if "error" in data:
         notes.append(f"Hugging Face cache not scanned: {data['error']}")
@@ -274,29 +314,69 @@ def _cache_items(ctx: ToolContext, processes: list[HostProcess], created: set[st
         users = _users([snapshot, posixpath.join(rev["repo_path"], "blobs")], processes, repo_id)
         owner = _owner(snapshot, created, None, cache=True)
         safety, reason, approved_by = _classify(
-            ctx, snapshot, users, owner, approve_with=f"cache:{repo_id}", approvals=approvals,
+            ctx,
+            snapshot,
+            users,
+            owner,
+            approve_with=f"cache:{repo_id}",
+            approvals=approvals,
             what=f"another model's Hugging Face cache ({repo_id}), someone's hours of download, used or not",
             covers={"repo_id": repo_id, "revision": rev["revision"], "refs": rev["refs"]},
-        )  # fmt: skip
+        )
         scale = scales.for_path(snapshot)
-        items.append(FreeableItem(
-            id=f"cache:{repo_id}@{rev['revision']}", kind="cache_revision", path=snapshot,
-            repo_id=repo_id, revision=rev["revision"], refs=rev["refs"],
-            size_bytes=rev["freed"] * scale.factor, size=human_bytes(rev["freed"] * scale.factor),
-            measured_bytes=rev["freed"], mount_point=_mount_point(snapshot, mounts), safety=safety, reason=reason,
-            used_by=users, created_by_run=owner.created_by == "this_run", created_by=owner.created_by,
-            approve_with=f"cache:{repo_id}" if safety == "needs_approval" else None, approved_by=approved_by,
-        ))
+        items.append(
+            FreeableItem(
+                id=f"cache:{repo_id}@{rev['revision']}",
+                kind="cache_revision",
+                path=snapshot,
+                repo_id=repo_id,
+                revision=rev["revision"],
+                refs=rev["refs"],
+                size_bytes=rev["freed"] * scale.factor,
+                size=human_bytes(rev["freed"] * scale.factor),
+                measured_bytes=rev["freed"],
+                mount_point=_mount_point(snapshot, mounts),
+                safety=safety,
+                reason=reason,
+                used_by=users,
+                created_by_run=owner.created_by == "this_run",
+                created_by=owner.created_by,
+                approve_with=f"cache:{repo_id}" if safety == "needs_approval" else None,
+                approved_by=approved_by,
+            )
+        )
     return items
 
 
-def _directory_items(ctx: ToolContext, processes: list[HostProcess], created: set[str], scales: StorageScales,
-                     mounts: list[Mount], cache_dirs: list[str], approvals: list[UserApproval]) -> list[FreeableItem]:  # fmt: skip
+def _directory_items(
+    ctx: ToolContext,
+    processes: list[HostProcess],
+    created: set[str],
+    scales: StorageScales,
+    mounts: list[Mount],
+    cache_dirs: list[str],
+    approvals: list[UserApproval],
+) -> list[FreeableItem]:
     roots = [r for r in ctx.allowed_roots if ctx.host.exists(r)]
     if not roots:
         return []
-    found = probe(ctx.host, ["find", *roots, "-maxdepth", str(_MODEL_DIR_DEPTH), "-name", "config.json",
-                             "-not", "-path", "*/.cache/*", "-printf", "%h\\n"], timeout=120)
+    found = probe(
+        ctx.host,
+        [
+            "find",
+            *roots,
+            "-maxdepth",
+            str(_MODEL_DIR_DEPTH),
+            "-name",
+            "config.json",
+            "-not",
+            "-path",
+            "*/.cache/*",
+            "-printf",
+            "%h\\n",
+        ],
+        timeout=120,
+    )
     directories = sorted({d for d in found.stdout.splitlines() if d and d not in roots})
     # A directory inside another model directory belongs to it.
     directories = [d for d in directories if not any(o != d and _inside(d, o) for o in directories)]
@@ -317,16 +397,34 @@ def _directory_items(ctx: ToolContext, processes: list[HostProcess], created: se
         users = _users([directory], processes)
         owner = _owner(directory, created, ledger.get(directory), cache=False)
         safety, reason, approved_by = _classify(
-            ctx, directory, users, owner, approve_with=directory, approvals=approvals, covers={},
+            ctx,
+            directory,
+            users,
+            owner,
+            approve_with=directory,
+            approvals=approvals,
+            covers={},
             what="a model directory someone may want",
-        )  # fmt: skip
+        )
         size = sizes[directory] * scales.for_path(directory).factor
-        items.append(FreeableItem(
-            id=f"dir:{directory}", kind="directory", path=directory, size_bytes=size, size=human_bytes(size),
-            measured_bytes=sizes[directory], mount_point=_mount_point(directory, mounts), safety=safety, reason=reason,
-            used_by=users, created_by_run=owner.created_by == "this_run", created_by=owner.created_by,
-            approve_with=directory if safety == "needs_approval" else None, approved_by=approved_by,
-        ))
+        items.append(
+            FreeableItem(
+                id=f"dir:{directory}",
+                kind="directory",
+                path=directory,
+                size_bytes=size,
+                size=human_bytes(size),
+                measured_bytes=sizes[directory],
+                mount_point=_mount_point(directory, mounts),
+                safety=safety,
+                reason=reason,
+                used_by=users,
+                created_by_run=owner.created_by == "this_run",
+                created_by=owner.created_by,
+                approve_with=directory if safety == "needs_approval" else None,
+                approved_by=approved_by,
+            )
+        )
     return items
 
 
@@ -361,8 +459,10 @@ class _Planner:
         except ValueError:
             sizes = None
         if not (isinstance(sizes, list) and len(sizes) == len(self._wanted)):
-            self.notes.append("could not plan the cache deletions together on the host: a set's figure is the sum "
-                              f"of what its revisions free alone, a lower bound ({done.stderr.strip()[-200:]})")
+            self.notes.append(
+                "could not plan the cache deletions together on the host: a set's figure is the sum "
+                f"of what its revisions free alone, a lower bound ({done.stderr.strip()[-200:]})"
+            )
             sizes = [None] * len(self._wanted)
         for key, size in zip(self._wanted, sizes, strict=True):
             if isinstance(size, int):
@@ -396,20 +496,32 @@ def _candidate_sets(items: list[FreeableItem]) -> list[tuple[str, str, str, list
     for repo_id, revs in revisions.items():
         unused = [i for i in revs if i.safety != "never"]
         kept = len(revs) - len(unused)
-        what = (f"all {len(unused)} revisions of {repo_id} (its whole cache)" if not kept
-                else f"the {len(unused)} unused revisions of {repo_id} ({kept} in use stay)")
+        what = (
+            f"all {len(unused)} revisions of {repo_id} (its whole cache)"
+            if not kept
+            else f"the {len(unused)} unused revisions of {repo_id} ({kept} in use stay)"
+        )
         add(f"repo:{repo_id}", what, unused[0].mount_point if unused else "", unused)
     for mount in dict.fromkeys(i.mount_point for i in items):
         here = [i for i in items if i.mount_point == mount and i.safety != "never"]
-        add(f"specops:{mount}", f"everything specops created on {mount}", mount, [i for i in here if i.safety == "safe"])
+        add(
+            f"specops:{mount}", f"everything specops created on {mount}", mount, [i for i in here if i.safety == "safe"]
+        )
         if any(i.approved_by for i in here):
-            add(f"now:{mount}", f"everything on {mount} that may go now (specops' own and what the user approved)",
-                mount, [i for i in here if _may_go_now(i)], least=1)
+            add(
+                f"now:{mount}",
+                f"everything on {mount} that may go now (specops' own and what the user approved)",
+                mount,
+                [i for i in here if _may_go_now(i)],
+                least=1,
+            )
         add(f"all:{mount}", f"everything on {mount} no process uses (what needs approval included)", mount, here)
     return out
 
 
-def gather_freeable(ctx: ToolContext, created_paths: list[str], approvals: list[UserApproval] | None = None) -> FreeableList:
+def gather_freeable(
+    ctx: ToolContext, created_paths: list[str], approvals: list[UserApproval] | None = None
+) -> FreeableList:
     created = {ctx.resolve(p) for p in created_paths}
     approvals = list(approvals or [])
     notes: list[str] = []
@@ -427,7 +539,9 @@ def gather_freeable(ctx: ToolContext, created_paths: list[str], approvals: list[
 
     planner = _Planner(ctx, scales, notes)
     candidates = _candidate_sets(items)
-    by_mount = {m: [i for i in items if i.mount_point == m and i.safety != "never"] for m in {i.mount_point for i in items}}
+    by_mount = {
+        m: [i for i in items if i.mount_point == m and i.safety != "never"] for m in {i.mount_point for i in items}
+    }
     for _, _, _, members in candidates:
         planner.want(members)
     for here in by_mount.values():
@@ -439,16 +553,26 @@ def gather_freeable(ctx: ToolContext, created_paths: list[str], approvals: list[
     for set_id, what, mount, members in candidates:
         pending = [i.approve_with for i in members if i.safety == "needs_approval" and not i.approved_by]
         frees = planner.frees(members)
-        sets.append(FreeableSet(
-            id=set_id, what=what, ids=[i.id for i in members], frees_bytes=frees, frees=human_bytes(frees),
-            mount_point=mount, safety="safe" if all(i.safety == "safe" for i in members) else "needs_approval",
-            approved=all(_may_go_now(i) for i in members), approve_with=[w for w in dict.fromkeys(pending) if w],
-        ))
+        sets.append(
+            FreeableSet(
+                id=set_id,
+                what=what,
+                ids=[i.id for i in members],
+                frees_bytes=frees,
+                frees=human_bytes(frees),
+                mount_point=mount,
+                safety="safe" if all(i.safety == "safe" for i in members) else "needs_approval",
+                approved=all(_may_go_now(i) for i in members),
+                approve_with=[w for w in dict.fromkeys(pending) if w],
+            )
+        )
     for repo_set in (s for s in sets if s.id.startswith("repo:")):
         alone = [i for i in items if i.id in repo_set.ids]
-        notes.append(f"the {len(alone)} cached revisions of {repo_set.id.removeprefix('repo:')} share files: each alone "
-                     f"frees only what no other revision uses ({', '.join(i.size for i in alone)}); all {len(alone)} "
-                     f"together free {repo_set.frees} (set {repo_set.id})")
+        notes.append(
+            f"the {len(alone)} cached revisions of {repo_set.id.removeprefix('repo:')} share files: each alone "
+            f"frees only what no other revision uses ({', '.join(i.size for i in alone)}); all {len(alone)} "
+            f"together free {repo_set.frees} (set {repo_set.id})"
+        )
     if scale_note:
         notes.append(scale_note)
 
@@ -458,10 +582,12 @@ def gather_freeable(ctx: ToolContext, created_paths: list[str], approvals: list[
     everything = sum(planner.frees(here) for here in by_mount.values())
     now = sum(planner.frees([i for i in here if _may_go_now(i)]) for here in by_mount.values())
     never = sum(1 for i in items if i.safety == "never")
-    shown = [s for s in sets if s.id.startswith("repo:")] + [i for i in items if i.safety == "needs_approval" and i.kind == "directory"]
+    shown = [s for s in sets if s.id.startswith("repo:")] + [
+        i for i in items if i.safety == "needs_approval" and i.kind == "directory"
+    ]
     biggest = "; ".join(
         f"{x.what}: {x.frees}" if isinstance(x, FreeableSet) else f"{x.path}: {x.size}" for x in shown[:4]
-    )  # fmt: skip
+    )
     summary = (
         f"{len(items)} candidates: {human_bytes(safe)} safe to free (created by specops, unused); "
         f"{human_bytes(max(0, everything - safe))} more with the user's approval"
@@ -469,9 +595,16 @@ def gather_freeable(ctx: ToolContext, created_paths: list[str], approvals: list[
         + (f"; {human_bytes(now)} may go now (specops' own and what the user approved)" if now > safe else "")
         + f"; {never} never (in use or outside the allowed roots)"
     )
-    return FreeableList(items=items, sets=sets, safe_bytes=safe, safe=human_bytes(safe),
-                        needs_approval_bytes=max(0, everything - safe), mounts=list(mounts.values()), notes=notes,
-                        summary=summary)  # fmt: skip
+    return FreeableList(
+        items=items,
+        sets=sets,
+        safe_bytes=safe,
+        safe=human_bytes(safe),
+        needs_approval_bytes=max(0, everything - safe),
+        mounts=list(mounts.values()),
+        notes=notes,
+        summary=summary,
+    )
 
 
 def freeable_view(listing: FreeableList) -> dict[str, Any]:
@@ -479,14 +612,33 @@ def freeable_view(listing: FreeableList) -> dict[str, Any]:
     what it frees together; the reasons only where something can never go."""
     return {
         "summary": listing.summary,
-        "items": [{"id": i.id, "frees_alone": i.size, "safety": i.safety, "created_by": i.created_by,
-                   "approved_by": i.approved_by, "approve_with": None if i.approved_by else i.approve_with, "used_by": i.used_by,
-                   "reason": i.reason if i.safety == "never" else None} for i in listing.items],
+        "items": [
+            {
+                "id": i.id,
+                "frees_alone": i.size,
+                "safety": i.safety,
+                "created_by": i.created_by,
+                "approved_by": i.approved_by,
+                "approve_with": None if i.approved_by else i.approve_with,
+                "used_by": i.used_by,
+                "reason": i.reason if i.safety == "never" else None,
+            }
+            for i in listing.items
+        ],
         # A set's id is enough for free_space; its members are the items above.
-        "sets": [{"id": s.id, "what": s.what, "frees_together": s.frees, "safety": s.safety, "approved": s.approved,
-                  "approve_with": s.approve_with} for s in listing.sets],
+        "sets": [
+            {
+                "id": s.id,
+                "what": s.what,
+                "frees_together": s.frees,
+                "safety": s.safety,
+                "approved": s.approved,
+                "approve_with": s.approve_with,
+            }
+            for s in listing.sets
+        ],
         "notes": without_scale_notes(listing.notes),
-    }  # fmt: skip
+    }
 
 
 @tool("list_freeable", mutates=False, view=freeable_view)
@@ -504,7 +656,8 @@ class FreeSpaceArgs(BaseModel):
     ids: list[str] = Field(min_length=1, description="Ids from list_freeable: items, or a set's id for all its items")
     dry_run: bool = Field(default=True, description="Only report what would be freed")
     approved_paths: list[HostPath] = Field(
-        default_factory=list, description="Paths the user approved deleting (only the user's approvals count)")
+        default_factory=list, description="Paths the user approved deleting (only the user's approvals count)"
+    )
     created_paths: HarnessPaths = Field(default_factory=list)
     user_approvals: UserApprovals = Field(default_factory=list)
 
@@ -527,8 +680,10 @@ class Refusal(BaseModel):
 
 class FreeSpaceResult(BaseModel):
     dry_run: bool
-    deleted: list[FreeableItem] = Field(description="Deleted, or on a dry run: would be deleted (approved_by: on whose "
-                                        "approval, for what specops did not create)")
+    deleted: list[FreeableItem] = Field(
+        description="Deleted, or on a dry run: would be deleted (approved_by: on whose "
+        "approval, for what specops did not create)"
+    )
     refused: list[Refusal]
     expected_freed_bytes: int = Field(description="What deleting them together frees, as planned before deleting")
     expected_freed: str
@@ -567,8 +722,12 @@ def _delete(ctx: ToolContext, item: FreeableItem) -> None:
 
 def free_space_view(result: FreeSpaceResult) -> dict[str, Any]:
     """The summary says what was freed, on whose approval, and each mount's free space before and after."""
-    return {"summary": result.summary, "dry_run": result.dry_run, "deleted": [i.id for i in result.deleted],
-            "refused": [r.model_dump() for r in result.refused]}  # fmt: skip
+    return {
+        "summary": result.summary,
+        "dry_run": result.dry_run,
+        "deleted": [i.id for i in result.deleted],
+        "refused": [r.model_dump() for r in result.refused],
+    }
 
 
 @tool("free_space", mutates=True, view=free_space_view)
@@ -583,7 +742,8 @@ def free_space(ctx: ToolContext, args: FreeSpaceArgs) -> FreeSpaceResult:
     unknown = [i for i in args.ids if i not in by_id and i not in sets]
     if unknown:
         raise InvalidToolInput(
-            f"no such candidates now: {unknown}", remedy="call list_freeable and use the ids it returns",
+            f"no such candidates now: {unknown}",
+            remedy="call list_freeable and use the ids it returns",
             details={"unknown": unknown, "known": sorted(by_id), "sets": sorted(sets)},
         )
     wanted = [member for i in args.ids for member in sets.get(i, [i])]  # a set's id stands for its items
@@ -612,21 +772,37 @@ def free_space(ctx: ToolContext, args: FreeSpaceArgs) -> FreeSpaceResult:
             after_free = mount.free_bytes + planned
         else:
             after_free = next((m.free_bytes for m in list_mounts(ctx.host) if m.mount_point == point), mount.free_bytes)
-        changes.append(MountChange(
-            mount_point=point, free_before_bytes=mount.free_bytes, free_after_bytes=after_free,
-            freed_bytes=after_free - mount.free_bytes, free_before=mount.free, free_after=human_bytes(after_free),
-            measured=not args.dry_run,
-        ))
+        changes.append(
+            MountChange(
+                mount_point=point,
+                free_before_bytes=mount.free_bytes,
+                free_after_bytes=after_free,
+                freed_bytes=after_free - mount.free_bytes,
+                free_before=mount.free,
+                free_after=human_bytes(after_free),
+                measured=not args.dry_run,
+            )
+        )
     verb = "would free" if args.dry_run else "freed"
     on_approval = sorted({i.approved_by for i in chosen if i.approved_by})
     summary = (
         f"{verb} {human_bytes(expected if args.dry_run else sum(c.freed_bytes for c in changes))} "
         f"in {len(chosen)} item(s)"
-        + (f" ({sum(1 for i in chosen if i.approved_by)} on the user's approval: {'; '.join(on_approval)})" if on_approval else "")
+        + (
+            f" ({sum(1 for i in chosen if i.approved_by)} on the user's approval: {'; '.join(on_approval)})"
+            if on_approval
+            else ""
+        )
         + f"; refused {len(refused)}"
         + "".join(f"; {c.mount_point}: {c.free_before} -> {c.free_after} free" for c in changes)
     )
     return FreeSpaceResult(
-        dry_run=args.dry_run, deleted=chosen, refused=refused, expected_freed_bytes=expected,
-        expected_freed=human_bytes(expected), mounts=changes, notes=listing.notes, summary=summary,
+        dry_run=args.dry_run,
+        deleted=chosen,
+        refused=refused,
+        expected_freed_bytes=expected,
+        expected_freed=human_bytes(expected),
+        mounts=changes,
+        notes=listing.notes,
+        summary=summary,
     )

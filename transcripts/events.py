@@ -11,8 +11,8 @@ resumed, which version 1 wrote as notes; a version-1 transcript is still read
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-from typing import Annotated, Any, Literal, Union, get_args
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import AfterValidator, BaseModel, Field, TypeAdapter, model_validator
 from pydantic_ai.messages import ModelMessage, ModelResponse
@@ -30,7 +30,7 @@ RunStatus = Literal["completed", "failed", "budget_exceeded", "cancelled"]
 def _utc(ts: datetime) -> datetime:
     if ts.tzinfo is None:
         raise ValueError("ts must carry a timezone (transcripts are in UTC)")
-    return ts.astimezone(timezone.utc)
+    return ts.astimezone(UTC)
 
 
 class EventBase(BaseModel):
@@ -219,21 +219,19 @@ class RunEndEvent(EventBase):
 
 
 Event = Annotated[
-    Union[
-        RunStartEvent,
-        ModelRequestEvent,
-        ModelResponseEvent,
-        ToolCallEvent,
-        ToolResultEvent,
-        TodoChangeEvent,
-        RetryEvent,
-        ApprovalEvent,
-        ErrorEvent,
-        HostOpenedEvent,
-        ResumedEvent,
-        NoteEvent,
-        RunEndEvent,
-    ],
+    RunStartEvent
+    | ModelRequestEvent
+    | ModelResponseEvent
+    | ToolCallEvent
+    | ToolResultEvent
+    | TodoChangeEvent
+    | RetryEvent
+    | ApprovalEvent
+    | ErrorEvent
+    | HostOpenedEvent
+    | ResumedEvent
+    | NoteEvent
+    | RunEndEvent,
     Field(discriminator="type"),
 ]
 

@@ -55,7 +55,11 @@ def configure_logging(run_dir: str | Path, *, redactor: Redactor | None = None, 
     redactor = redactor or Redactor()
     timestamper = structlog.processors.TimeStamper(fmt="iso", utc=True)
     # Exceptions are rendered to text before redaction, so a secret in a traceback is caught too.
-    shared_tail = [structlog.stdlib.ProcessorFormatter.remove_processors_meta, structlog.processors.format_exc_info, redactor]
+    shared_tail = [
+        structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+        structlog.processors.format_exc_info,
+        redactor,
+    ]
     pre_chain = [structlog.stdlib.add_logger_name, structlog.stdlib.add_log_level, timestamper]
 
     def handler(path: Path, renderer: structlog.typing.Processor) -> logging.Handler:
@@ -67,7 +71,10 @@ def configure_logging(run_dir: str | Path, *, redactor: Redactor | None = None, 
         return out
 
     handlers = (
-        handler(run_dir / HUMAN_LOG, structlog.dev.ConsoleRenderer(colors=False, exception_formatter=structlog.dev.plain_traceback)),
+        handler(
+            run_dir / HUMAN_LOG,
+            structlog.dev.ConsoleRenderer(colors=False, exception_formatter=structlog.dev.plain_traceback),
+        ),
         handler(run_dir / MACHINE_LOG, structlog.processors.JSONRenderer(ensure_ascii=False)),
     )
     root = logging.getLogger()
@@ -89,5 +96,8 @@ def configure_logging(run_dir: str | Path, *, redactor: Redactor | None = None, 
         cache_logger_on_first_use=False,
     )
     return RunLogs(
-        human=run_dir / HUMAN_LOG, machine=run_dir / MACHINE_LOG, handlers=handlers, previous_root_level=previous_root_level
+        human=run_dir / HUMAN_LOG,
+        machine=run_dir / MACHINE_LOG,
+        handlers=handlers,
+        previous_root_level=previous_root_level,
     )

@@ -86,9 +86,13 @@ def read_transcript(path: str | Path) -> TranscriptReadResult:
         except ValidationError as error:
             raise TranscriptCorrupt(path, line_no, _why_invalid(line, error)) from None
         if event.seq != index:
-            raise TranscriptCorrupt(path, line_no, f"seq {event.seq} where {index} was expected (lines lost or reordered)")
+            raise TranscriptCorrupt(
+                path, line_no, f"seq {event.seq} where {index} was expected (lines lost or reordered)"
+            )
         if events and event.run_id != events[0].run_id:
-            raise TranscriptCorrupt(path, line_no, f"run id {event.run_id!r} in a transcript of run {events[0].run_id!r}")
+            raise TranscriptCorrupt(
+                path, line_no, f"run id {event.run_id!r} in a transcript of run {events[0].run_id!r}"
+            )
         if isinstance(event, ModelRequestEvent) and event.history is not None:
             _check_history(path, line_no, event, events)
         events.append(event)
@@ -100,10 +104,14 @@ def _check_history(path: Path, line_no: int, event: ModelRequestEvent, earlier: 
     assert ref is not None
     target = earlier[ref.seq] if ref.seq < len(earlier) else None
     if not isinstance(target, ModelRequestEvent):
-        raise TranscriptCorrupt(path, line_no, f"history refers to event {ref.seq}, which is not an earlier model_request")
+        raise TranscriptCorrupt(
+            path, line_no, f"history refers to event {ref.seq}, which is not an earlier model_request"
+        )
     available = len(target.messages) + (target.history.count if target.history else 0)
     if ref.count > available:
-        raise TranscriptCorrupt(path, line_no, f"history takes {ref.count} messages of request {ref.seq}, which sent {available}")
+        raise TranscriptCorrupt(
+            path, line_no, f"history takes {ref.count} messages of request {ref.seq}, which sent {available}"
+        )
 
 
 def _why_invalid(line: bytes, error: ValidationError) -> str:
@@ -115,7 +123,9 @@ def _why_invalid(line: bytes, error: ValidationError) -> str:
     if not isinstance(raw, dict):
         return f"an event is a JSON object, not {type(raw).__name__}"
     if "schema_version" in raw and raw["schema_version"] not in get_args(SchemaVersion):
-        return f"schema version {raw['schema_version']!r}; this reader knows versions {', '.join(get_args(SchemaVersion))}"
+        return (
+            f"schema version {raw['schema_version']!r}; this reader knows versions {', '.join(get_args(SchemaVersion))}"
+        )
     if raw.get("type") not in EVENT_TYPE_NAMES:
         return f"unknown event type {raw.get('type')!r} (known: {', '.join(EVENT_TYPE_NAMES)})"
     problems = "; ".join(

@@ -15,7 +15,7 @@ import json
 import os
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -88,9 +88,13 @@ class Recorder:
             os.truncate(read.path, read.whole_length)
         recorder = cls.__new__(cls)
         recorder._open(
-            read.path, read.run_id, Redactor(secrets, environ=environ), fsync=fsync,
-            next_seq=read.next_seq, last_ts=read.events[-1].ts,
-        )  # fmt: skip
+            read.path,
+            read.run_id,
+            Redactor(secrets, environ=environ),
+            fsync=fsync,
+            next_seq=read.next_seq,
+            last_ts=read.events[-1].ts,
+        )
         recorder.resumed_from = read
         # The next request is stored as a continuation of the last one recorded, as it would have been.
         last_request = next((e for e in reversed(read.events) if isinstance(e, ModelRequestEvent)), None)
@@ -129,7 +133,7 @@ class Recorder:
         with self._lock:
             if self._fd is None:
                 raise RecorderClosed(f"the recorder of {self.path} is closed; {event_type.__name__} was not written")
-            now = datetime.now(timezone.utc)
+            now = datetime.now(UTC)
             ts = now if self._last_ts is None or now > self._last_ts else self._last_ts
             envelope = {"seq": self._next_seq, "ts": ts, "run_id": self.run_id}
             draft = event_type.model_validate({**fields, **envelope}, extra="forbid")
@@ -163,7 +167,9 @@ class Recorder:
 
     # -- helpers for events built from pydantic-ai objects -----------------------------
 
-    def model_request(self, messages: Sequence[ModelMessage], *, settings: Mapping[str, Any] | None = None) -> ModelRequestEvent:
+    def model_request(
+        self, messages: Sequence[ModelMessage], *, settings: Mapping[str, Any] | None = None
+    ) -> ModelRequestEvent:
         """Record the messages sent; those the previous request already sent are stored as a reference to it.
 
         The comparison is on the serialised form, so a history that was
@@ -178,7 +184,9 @@ class Recorder:
                 while shared < limit and (previous[shared] is sent[shared] or previous[shared] == sent[shared]):
                     shared += 1
             history = HistoryRef(seq=previous_seq, count=shared) if shared else None
-            event = self.record(ModelRequestEvent, history=history, messages=sent[shared:], settings=dict(settings or {}))
+            event = self.record(
+                ModelRequestEvent, history=history, messages=sent[shared:], settings=dict(settings or {})
+            )
             self._last_request = (event.seq, sent)
             self._last_objects = list(messages)
             return event

@@ -52,39 +52,155 @@ _FLAG_VALUES = {"true", "false", "yes", "no", "none", "null", "on", "off", "0", 
 # (`--admin-api-key`: admin api key; `hfToken`: hf token) and judged by them, never by a substring.
 
 # A name whose last word is one of these names a secret (`--password`, `hf_token`, `client_secret`)...
-_SECRET_WORDS = frozenset({
-    "token", "password", "passwd", "passphrase", "secret", "credential", "credentials", "cookie", "authorization",
-    "apikey",
-})  # fmt: skip
+_SECRET_WORDS = frozenset(
+    {
+        "token",
+        "password",
+        "passwd",
+        "passphrase",
+        "secret",
+        "credential",
+        "credentials",
+        "cookie",
+        "authorization",
+        "apikey",
+    }
+)
 # ... also glued to the word before it (`authtoken`, `dbpassword`).
 _GLUED_WORDS = ("token", "password", "passwd", "passphrase", "secret", "apikey")
 # `key` names a secret only after one of these (`api_key`, `--admin-api-key`, `AWS_SECRET_ACCESS_KEY`);
 # `cache_key` or `sort_key` do not.
-_KEY_QUALIFIERS = frozenset({
-    "api", "access", "private", "secret", "signing", "encryption", "master", "auth", "client", "session", "license",
-})  # fmt: skip
+_KEY_QUALIFIERS = frozenset(
+    {
+        "api",
+        "access",
+        "private",
+        "secret",
+        "signing",
+        "encryption",
+        "master",
+        "auth",
+        "client",
+        "session",
+        "license",
+    }
+)
 # `token` after one of these is a token of the model's vocabulary or a count of tokens, not a credential:
 # mask_token, eos_token, image_token, --speculative-num-draft-token, max_token, itl_per_token.
-_VOCABULARY_TOKEN = frozenset({
-    "mask", "pad", "padding", "eos", "bos", "unk", "unknown", "sep", "separator", "cls", "special", "additional",
-    "image", "img", "video", "audio", "vision", "media", "placeholder", "boi", "eoi", "boa", "eoa", "bov", "eov",
-    "start", "end", "begin", "stop", "eot", "eom", "eod", "im", "fim", "prefix", "suffix", "middle", "think",
-    "thinking", "reasoning", "tool", "assistant", "system", "role", "turn", "answer", "newline", "space",
-    "delimiter", "sentinel", "dummy", "reserved", "control", "draft", "bonus", "target", "verify", "next", "first",
-    "last", "new", "max", "min", "num", "total", "per", "each", "output", "input", "prompt", "generated", "decode",
-    "prefill", "accepted", "rejected", "label", "ignore", "bad",
-})  # fmt: skip
+_VOCABULARY_TOKEN = frozenset(
+    {
+        "mask",
+        "pad",
+        "padding",
+        "eos",
+        "bos",
+        "unk",
+        "unknown",
+        "sep",
+        "separator",
+        "cls",
+        "special",
+        "additional",
+        "image",
+        "img",
+        "video",
+        "audio",
+        "vision",
+        "media",
+        "placeholder",
+        "boi",
+        "eoi",
+        "boa",
+        "eoa",
+        "bov",
+        "eov",
+        "start",
+        "end",
+        "begin",
+        "stop",
+        "eot",
+        "eom",
+        "eod",
+        "im",
+        "fim",
+        "prefix",
+        "suffix",
+        "middle",
+        "think",
+        "thinking",
+        "reasoning",
+        "tool",
+        "assistant",
+        "system",
+        "role",
+        "turn",
+        "answer",
+        "newline",
+        "space",
+        "delimiter",
+        "sentinel",
+        "dummy",
+        "reserved",
+        "control",
+        "draft",
+        "bonus",
+        "target",
+        "verify",
+        "next",
+        "first",
+        "last",
+        "new",
+        "max",
+        "min",
+        "num",
+        "total",
+        "per",
+        "each",
+        "output",
+        "input",
+        "prompt",
+        "generated",
+        "decode",
+        "prefill",
+        "accepted",
+        "rejected",
+        "label",
+        "ignore",
+        "bad",
+    }
+)
 # Environment variables: a secret word anywhere in the name counts (AWS_ACCESS_KEY_ID, HF_TOKEN_RO, WANDB_KEY)...
-_ENV_SECRET_WORDS = frozenset({
-    "token", "key", "apikey", "secret", "password", "passwd", "passphrase", "credential", "credentials", "private",
-})  # fmt: skip
+_ENV_SECRET_WORDS = frozenset(
+    {
+        "token",
+        "key",
+        "apikey",
+        "secret",
+        "password",
+        "passwd",
+        "passphrase",
+        "credential",
+        "credentials",
+        "private",
+    }
+)
 # ... except in names of where a secret is, which is not secret and helps debugging.
 _NOT_SECRET_SUFFIX = ("_DIR", "_PATH", "_FILE", "_HOME", "_URL_PATH")
 
 # Every name judged secret ends in one of these (lowercased): the patterns below find candidate names by them,
 # and the recorder's fast path looks for them.
-_KEYWORDS = ("token", "key", "password", "passwd", "passphrase", "secret", "credentials", "credential", "cookie",
-             "authorization")  # fmt: skip
+_KEYWORDS = (
+    "token",
+    "key",
+    "password",
+    "passwd",
+    "passphrase",
+    "secret",
+    "credentials",
+    "credential",
+    "cookie",
+    "authorization",
+)
 _KEYWORD = f"(?:{'|'.join(_KEYWORDS)})"
 _ENDS_IN_KEYWORD = re.compile(rf"{_KEYWORD}$")
 _FLAG_NAME = rf"--?[A-Za-z0-9_-]*{_KEYWORD}"
@@ -153,7 +269,9 @@ def is_secret_flag(word: str) -> bool:
     """Whether an argv word is a flag whose value (`=X` or the next word) is a secret: --token, --hf-token,
     --api-key, --admin-api-key, --password; not --speculative-num-draft-tokens, --mask-token, --token-file."""
     return (
-        word.startswith("-") and len(word) <= _MAX_NAME and _FLAG_WORD.fullmatch(_fold(word)) is not None
+        word.startswith("-")
+        and len(word) <= _MAX_NAME
+        and _FLAG_WORD.fullmatch(_fold(word)) is not None
         and is_secret_name(word)
     )
 
@@ -187,13 +305,73 @@ _PLACEHOLDER = re.compile(
     r"|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?"  # a shell variable: $HF_TOKEN, ${HF_TOKEN}
 )
 # Words that follow a flag named in prose ("pass --api-key to the server", "--token or HF_TOKEN").
-_PROSE_WORDS = frozenset({
-    "a", "an", "the", "to", "or", "and", "nor", "is", "are", "was", "were", "be", "been", "with", "without", "when",
-    "if", "in", "on", "of", "for", "from", "as", "at", "by", "but", "so", "then", "not", "instead", "flag", "flags",
-    "option", "options", "argument", "only", "also", "it", "its", "that", "this", "which", "must", "should", "can",
-    "will", "would", "may", "set", "given", "unset", "here", "there", "too", "has", "have", "had", "does", "did",
-    "value", "you", "we", "they",
-})  # fmt: skip
+_PROSE_WORDS = frozenset(
+    {
+        "a",
+        "an",
+        "the",
+        "to",
+        "or",
+        "and",
+        "nor",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "with",
+        "without",
+        "when",
+        "if",
+        "in",
+        "on",
+        "of",
+        "for",
+        "from",
+        "as",
+        "at",
+        "by",
+        "but",
+        "so",
+        "then",
+        "not",
+        "instead",
+        "flag",
+        "flags",
+        "option",
+        "options",
+        "argument",
+        "only",
+        "also",
+        "it",
+        "its",
+        "that",
+        "this",
+        "which",
+        "must",
+        "should",
+        "can",
+        "will",
+        "would",
+        "may",
+        "set",
+        "given",
+        "unset",
+        "here",
+        "there",
+        "too",
+        "has",
+        "have",
+        "had",
+        "does",
+        "did",
+        "value",
+        "you",
+        "we",
+        "they",
+    }
+)
 
 
 def _unquoted(value: str) -> str:
@@ -337,13 +515,18 @@ def _literals(items: Any, ops: Any) -> frozenset[str] | None:
     """Strings one of which is in every match of the parsed pattern `items`: the most selective set found
     (the longest shortest string), or None. Literal runs, small character classes of literals (expanded),
     alternatives (each one's strings), groups and repeats of at least one are looked into; nothing else."""
-    repeats = tuple(getattr(ops, name) for name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT") if hasattr(ops, name))
+    repeats = tuple(
+        getattr(ops, name) for name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT") if hasattr(ops, name)
+    )
     best: frozenset[str] | None = None
 
     def consider(found: frozenset[str] | None) -> None:
         nonlocal best
-        if found and "" not in found and len(found) <= _MAX_LITERALS and (
-            best is None or min(map(len, found)) > min(map(len, best))
+        if (
+            found
+            and "" not in found
+            and len(found) <= _MAX_LITERALS
+            and (best is None or min(map(len, found)) > min(map(len, best)))
         ):
             best = found
 
@@ -417,6 +600,7 @@ def _any_literal(caseless: bool) -> re.Pattern[str]:
 _ANY_LITERAL = _any_literal(caseless=False)
 _ANY_CASELESS_LITERAL = _any_literal(caseless=True)
 _GATED_REPLACEMENTS = tuple(zip(_GATED, (replacement for _, replacement in _PATTERNS), strict=True))
+
 
 def secret_env_names(environ: Mapping[str, str]) -> list[str]:
     """Names of the variables in `environ` that hold secrets (by name and value, as described above)."""

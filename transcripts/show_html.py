@@ -69,8 +69,14 @@ def render_html(timeline: Timeline, run_dir: Path | None) -> str:
     status = timeline.status or "unfinished"
     todo_data = {"total_s": timeline.duration_s, "todos": [s.model_dump(mode="json") for s in timeline.todos]}
     steps = "\n".join(_step(entry) for entry in timeline.entries)
-    report_md = (run_dir / "report.md").read_text(encoding="utf-8") if run_dir and (run_dir / "report.md").exists() else None
-    plots = [(name, base64.b64encode((run_dir / name).read_bytes()).decode()) for name in _PLOTS if run_dir and (run_dir / name).is_file()]
+    report_md = (
+        (run_dir / "report.md").read_text(encoding="utf-8") if run_dir and (run_dir / "report.md").exists() else None
+    )
+    plots = [
+        (name, base64.b64encode((run_dir / name).read_bytes()).decode())
+        for name in _PLOTS
+        if run_dir and (run_dir / name).is_file()
+    ]
     facts = "".join(f"<dt>{e(k)}</dt><dd>{e(v)}</dd>" for k, v in timeline.headline.items() if k != "summary")
     summary = timeline.headline.get("summary")
     return f"""<!DOCTYPE html>
@@ -95,7 +101,7 @@ def render_html(timeline: Timeline, run_dir: Path | None) -> str:
 </div>
 <h2>Report</h2>
 <div id="report">
-<dl class="facts">{facts or '<dd>no report: the run did not finish</dd>'}</dl>
+<dl class="facts">{facts or "<dd>no report: the run did not finish</dd>"}</dl>
 {f'<h3>Final answer</h3><pre id="final-answer">{e(summary)}</pre>' if summary else ""}
 {"".join(f'<img class="plot" alt="{e(name)}" src="data:image/png;base64,{data}">' for name, data in plots)}
 {f'<details id="report-md"><summary>report.md</summary><pre>{e(report_md)}</pre></details>' if report_md else ""}
@@ -121,8 +127,10 @@ def _step(entry: Entry) -> str:
     else:
         head = e(entry.title if len(entry.title) <= 240 else entry.title[:240] + "…")
     body = _pretty(entry.details) if entry.details else e(entry.title)
-    return (f'<details class="step kind-{entry.kind}" data-seq="{entry.seq}" data-kind="{entry.kind}">'
-            f'<summary><span class="t">{entry.at_s:7.1f}s</span>{head}</summary><pre>{e(body)}</pre></details>')  # fmt: skip
+    return (
+        f'<details class="step kind-{entry.kind}" data-seq="{entry.seq}" data-kind="{entry.kind}">'
+        f'<summary><span class="t">{entry.at_s:7.1f}s</span>{head}</summary><pre>{e(body)}</pre></details>'
+    )
 
 
 def _pretty(value: Any) -> str:

@@ -9,7 +9,12 @@ from rich.text import Text
 
 from .timeline import Entry, Timeline
 
-_STATUS_STYLE = {"completed": "bold green", "failed": "bold red", "budget_exceeded": "bold yellow", "cancelled": "yellow"}
+_STATUS_STYLE = {
+    "completed": "bold green",
+    "failed": "bold red",
+    "budget_exceeded": "bold yellow",
+    "cancelled": "yellow",
+}
 _MARK = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]", "cancelled": "[-]"}
 
 
@@ -31,13 +36,25 @@ def render_terminal(timeline: Timeline, console: Console, *, verbose: bool = Fal
 
 
 def _header(t: Timeline) -> Panel:
-    status = Text(t.status or "did not finish (no run_end: resume it with `specops resume`)", style=_STATUS_STYLE.get(t.status or "", "bold yellow"))
+    status = Text(
+        t.status or "did not finish (no run_end: resume it with `specops resume`)",
+        style=_STATUS_STYLE.get(t.status or "", "bold yellow"),
+    )
     lines = Text.assemble(
-        ("goal    ", "dim"), t.goal, "\n", ("run     ", "dim"), f"{t.run_id}  policy {t.policy}  host {t.host}", "\n",
-        ("status  ", "dim"), status, (f" — {t.reason}" if t.reason else ""), "\n",
-        ("took    ", "dim"), f"{t.duration_s:.1f} s, {t.model_turns} model turns, {t.tool_calls} tool calls, "
+        ("goal    ", "dim"),
+        t.goal,
+        "\n",
+        ("run     ", "dim"),
+        f"{t.run_id}  policy {t.policy}  host {t.host}",
+        "\n",
+        ("status  ", "dim"),
+        status,
+        (f" — {t.reason}" if t.reason else ""),
+        "\n",
+        ("took    ", "dim"),
+        f"{t.duration_s:.1f} s, {t.model_turns} model turns, {t.tool_calls} tool calls, "
         f"{t.failures} failed ({t.recovered} recovered)" + (f", resumed {t.resumed}x" if t.resumed else ""),
-    )  # fmt: skip
+    )
     return Panel(lines, title="specops run", expand=False)
 
 
@@ -45,7 +62,9 @@ def _plan(t: Timeline) -> Table:
     plan = Table(title="Plan", show_header=False, box=None, expand=False)
     for span in t.todos:
         took = f"{span.end_s - span.start_s:.1f} s" if span.start_s is not None and span.end_s is not None else ""
-        plan.add_row(Text(_MARK.get(span.status, "[?]")), Text(span.id, style="bold"), span.content, Text(took, style="dim"))
+        plan.add_row(
+            Text(_MARK.get(span.status, "[?]")), Text(span.id, style="bold"), span.content, Text(took, style="dim")
+        )
     return plan
 
 
@@ -65,7 +84,14 @@ def _row(entry: Entry, verbose: bool) -> tuple[Text, str, Text]:
         if verbose:
             step.append(f" {entry.details.get('args')}", style="dim")
         return step, took, outcome
-    style = {"plan": "magenta", "retry": "yellow", "error": "bold red", "approval": "blue", "note": "dim", "host": "dim"}[entry.kind]
+    style = {
+        "plan": "magenta",
+        "retry": "yellow",
+        "error": "bold red",
+        "approval": "blue",
+        "note": "dim",
+        "host": "dim",
+    }[entry.kind]
     return Text(entry.title if verbose else entry.title[:200], style=style), took, Text("")
 
 

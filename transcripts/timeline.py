@@ -85,8 +85,10 @@ class Timeline(BaseModel):
             out["recommendation"] = str(recommendation)
         overall = (report.get("acceptance") or {}).get("overall") or {}
         if overall.get("request_mean") is not None:
-            out["acceptance"] = (f"request mean {overall['request_mean']:.2f}, token weighted "
-                                 f"{overall.get('token_weighted') or 0:.2f} over {overall.get('prompts', '?')} prompts")  # fmt: skip
+            out["acceptance"] = (
+                f"request mean {overall['request_mean']:.2f}, token weighted "
+                f"{overall.get('token_weighted') or 0:.2f} over {overall.get('prompts', '?')} prompts"
+            )
         crossover = (report.get("crossover") or {}).get("statement")
         if crossover and report.get("benchmarks"):
             out["crossover"] = str(crossover)
@@ -123,15 +125,31 @@ def build_timeline(events: list[Event]) -> Timeline:
                 if todo.status in ("completed", "cancelled") and span.end_s is None:
                     span.end_s = at(event)
             current = next((t.id for t in event.todos if t.status == "in_progress"), None)
-            changed = [f"{c.id} {c.after or c.change}" if c.change == "status" else f"{c.id} {c.change}" for c in event.changes]
+            changed = [
+                f"{c.id} {c.after or c.change}" if c.change == "status" else f"{c.id} {c.change}" for c in event.changes
+            ]
             if changed:
-                entries.append(Entry(kind="plan", seq=event.seq, at_s=at(event), title="plan: " + ", ".join(changed),
-                                     todo=current, details={"changes": [c.model_dump(mode="json") for c in event.changes]}))  # fmt: skip
+                entries.append(
+                    Entry(
+                        kind="plan",
+                        seq=event.seq,
+                        at_s=at(event),
+                        title="plan: " + ", ".join(changed),
+                        todo=current,
+                        details={"changes": [c.model_dump(mode="json") for c in event.changes]},
+                    )
+                )
         elif isinstance(event, ToolCallEvent):
             if event.tool == "todowrite":
                 continue  # shown as the plan change it makes
-            entry = Entry(kind="call", seq=event.seq, at_s=at(event), title=event.tool, todo=current,
-                          details={"call_id": event.call_id, "args": event.args})  # fmt: skip
+            entry = Entry(
+                kind="call",
+                seq=event.seq,
+                at_s=at(event),
+                title=event.tool,
+                todo=current,
+                details={"call_id": event.call_id, "args": event.args},
+            )
             result = results.get(id(event))
             if result is not None:
                 entry.ok, entry.duration_s = result.ok, result.duration_s
@@ -142,36 +160,85 @@ def build_timeline(events: list[Event]) -> Timeline:
                     entry.details["error"] = result.error.model_dump(mode="json")
             entries.append(entry)
         elif isinstance(event, RetryEvent):
-            entries.append(Entry(kind="retry", seq=event.seq, at_s=at(event), todo=current,
-                                 title=f"retry {event.what} (attempt {event.attempt}): {event.reason}"))  # fmt: skip
+            entries.append(
+                Entry(
+                    kind="retry",
+                    seq=event.seq,
+                    at_s=at(event),
+                    todo=current,
+                    title=f"retry {event.what} (attempt {event.attempt}): {event.reason}",
+                )
+            )
         elif isinstance(event, ApprovalEvent):
-            entries.append(Entry(kind="approval", seq=event.seq, at_s=at(event), todo=current, ok=event.approved,
-                                 title=f"asked: {event.asked} -> {event.answer} ({event.by})"))  # fmt: skip
+            entries.append(
+                Entry(
+                    kind="approval",
+                    seq=event.seq,
+                    at_s=at(event),
+                    todo=current,
+                    ok=event.approved,
+                    title=f"asked: {event.asked} -> {event.answer} ({event.by})",
+                )
+            )
         elif isinstance(event, ErrorEvent):
-            entries.append(Entry(kind="error", seq=event.seq, at_s=at(event), todo=current, ok=False,
-                                 error_kind=event.kind, title=f"{event.where}: {event.message}"))  # fmt: skip
+            entries.append(
+                Entry(
+                    kind="error",
+                    seq=event.seq,
+                    at_s=at(event),
+                    todo=current,
+                    ok=False,
+                    error_kind=event.kind,
+                    title=f"{event.where}: {event.message}",
+                )
+            )
         elif isinstance(event, NoteEvent):
             entries.append(Entry(kind="note", seq=event.seq, at_s=at(event), todo=current, title=event.text))
         elif isinstance(event, HostOpenedEvent):
-            entries.append(Entry(kind="host", seq=event.seq, at_s=at(event), todo=current,
-                                 title=f"host opened: {event.host.spec} ({event.host.opened})",
-                                 details={"host": event.host.model_dump(mode="json")}))  # fmt: skip
+            entries.append(
+                Entry(
+                    kind="host",
+                    seq=event.seq,
+                    at_s=at(event),
+                    todo=current,
+                    title=f"host opened: {event.host.spec} ({event.host.opened})",
+                    details={"host": event.host.model_dump(mode="json")},
+                )
+            )
         elif isinstance(event, ResumedEvent):
             resumed += 1
-            entries.append(Entry(kind="note", seq=event.seq, at_s=at(event), todo=current,
-                                 title=f"resumed after event {event.after_seq} under {event.policy}"
-                                 + (" (a torn last line was dropped)" if event.torn_tail_dropped else "")))  # fmt: skip
+            entries.append(
+                Entry(
+                    kind="note",
+                    seq=event.seq,
+                    at_s=at(event),
+                    todo=current,
+                    title=f"resumed after event {event.after_seq} under {event.policy}"
+                    + (" (a torn last line was dropped)" if event.torn_tail_dropped else ""),
+                )
+            )
         elif isinstance(event, RunEndEvent):
             end = event
     _mark_recoveries(entries)
     call_entries = [e for e in entries if e.kind == "call"]
     return Timeline(
-        run_id=start.run_id, goal=start.goal, policy=start.policy.name, host=str(start.host.get("spec", "")),
-        started=t0, duration_s=at(events[-1]), status=end.status if end else None, reason=end.reason if end else None,
-        entries=entries, todos=list(spans.values()), model_turns=turns, tool_calls=len(call_entries),
-        failures=sum(e.ok is False for e in call_entries), recovered=sum(e.recovered for e in call_entries),
-        report=end.report if end else None, resumed=resumed,
-    )  # fmt: skip
+        run_id=start.run_id,
+        goal=start.goal,
+        policy=start.policy.name,
+        host=str(start.host.get("spec", "")),
+        started=t0,
+        duration_s=at(events[-1]),
+        status=end.status if end else None,
+        reason=end.reason if end else None,
+        entries=entries,
+        todos=list(spans.values()),
+        model_turns=turns,
+        tool_calls=len(call_entries),
+        failures=sum(e.ok is False for e in call_entries),
+        recovered=sum(e.recovered for e in call_entries),
+        report=end.report if end else None,
+        resumed=resumed,
+    )
 
 
 def _mark_recoveries(entries: list[Entry]) -> None:

@@ -52,5 +52,7 @@ def diff_todos(before: Sequence[TodoItem], after: Sequence[TodoItem]) -> list[To
             was, now = getattr(previous, field), getattr(item, field)
             if was != now:
                 diffs.append(TodoDiff(id=item.id, change=field, before=was, after=now))
-    diffs.extend(TodoDiff(id=item.id, change="removed", before=item.status) for item in before if item.id not in new_ids)
+    diffs.extend(
+        TodoDiff(id=item.id, change="removed", before=item.status) for item in before if item.id not in new_ids
+    )
     return diffs

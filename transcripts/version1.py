@@ -34,6 +34,12 @@ def upgraded(event: Event) -> Event:
         return HostOpenedEvent(host=described, **envelope)
     found = _RESUMED.fullmatch(event.text)
     if found is not None:
-        return ResumedEvent(after_seq=int(found["seq"]), torn_tail_dropped=bool(found["torn"]), policy=found["policy"],
-                            base_url=found["url"], pending_calls=int(found["pending"]), **envelope)  # fmt: skip
+        return ResumedEvent(
+            after_seq=int(found["seq"]),
+            torn_tail_dropped=bool(found["torn"]),
+            policy=found["policy"],
+            base_url=found["url"],
+            pending_calls=int(found["pending"]),
+            **envelope,
+        )
     return event

@@ -1,9 +1,9 @@
 """Policies: who decides the next step. A model spec becomes a pydantic-ai Model.
 
-    playbook               the built-in deterministic pipeline (a FunctionModel); the default
-    playbook:K=V;K=V       the playbook with settings (playbook_settings.py), e.g. playbook:levels=1,64
-    openai-chat:NAME       any OpenAI-compatible Chat Completions server (SGLang, vLLM, ...)
-    PROVIDER:MODEL         any other model string pydantic-ai knows (anthropic:..., google:...)
+playbook               the built-in deterministic pipeline (a FunctionModel); the default
+playbook:K=V;K=V       the playbook with settings (playbook_settings.py), e.g. playbook:levels=1,64
+openai-chat:NAME       any OpenAI-compatible Chat Completions server (SGLang, vLLM, ...)
+PROVIDER:MODEL         any other model string pydantic-ai knows (anthropic:..., google:...)
 """
 
 from __future__ import annotations

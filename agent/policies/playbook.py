@@ -52,9 +52,11 @@ def next_action(
 
 
 def playbook_turn(
-    messages: list[ModelMessage], info: AgentInfo, settings: PlaybookSettings | None = None,
+    messages: list[ModelMessage],
+    info: AgentInfo,
+    settings: PlaybookSettings | None = None,
     pipeline: type[Pipeline] = Pipeline,
-) -> ModelResponse:  # fmt: skip
+) -> ModelResponse:
     action = next_action(messages, settings, pipeline)
     if isinstance(action, FinalAnswer):
         args = action.model_dump(mode="json")
@@ -62,9 +64,9 @@ def playbook_turn(
             return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, args, tool_call_id="pb-final")])
         return ModelResponse(parts=[TextPart(action.model_dump_json())])
     step, calls = action
-    return ModelResponse(parts=[
-        ToolCallPart(call.tool, call.args, tool_call_id=_call_id(step, i)) for i, call in enumerate(calls)
-    ])
+    return ModelResponse(
+        parts=[ToolCallPart(call.tool, call.args, tool_call_id=_call_id(step, i)) for i, call in enumerate(calls)]
+    )
 
 
 def playbook_model(

@@ -48,10 +48,14 @@ class Candidate:
     def launch_args(self) -> dict[str, Any]:
         """The config as launch_server is called with it: what differs from SGLang's defaults, as a model would write it."""
         fields = ServerConfig.model_fields
-        return {k: v for k, v in self.config.items() if k not in fields or fields[k].is_required() or v != fields[k].default}
+        return {
+            k: v for k, v in self.config.items() if k not in fields or fields[k].is_required() or v != fields[k].default
+        }
 
 
-def autoregressive_candidates(model_path: str, gpu_count: int, *, moe: bool, interconnect: str | None) -> list[Candidate]:
+def autoregressive_candidates(
+    model_path: str, gpu_count: int, *, moe: bool, interconnect: str | None
+) -> list[Candidate]:
     n = max(gpu_count, 1)
     common = {"model_path": model_path, "trust_remote_code": True}
     found = [Candidate({**common, "tp": n})]
@@ -70,6 +74,7 @@ def rank_for_dflash(launched: list[Candidate], measured: dict[str, dict[int, flo
     """The layouts to try DFlash on, most promising first: the best autoregressive layout at the lowest
     level (where speculation pays most), the best at the highest level (the peak it must beat), then the
     rest by their peak."""
+
     def at(candidate: Candidate, level: int) -> float:
         return measured.get(candidate.name, {}).get(level, 0.0)
 
@@ -94,9 +99,17 @@ def dflash_candidates(
     allowed = [c for c in ranked if c.dflash_allowed(dp_attention)][:layouts]
     return [
         c.with_(
-            speculative_algorithm="DFLASH", drafter_path=drafter_path, block_size=block_size,
-            max_running_requests=top_level, cuda_graph_max_bs=top_level, cuda_graphs=True,
-            **({"enable_dp_lm_head": True} if c.config.get("enable_dp_attention") and dp_attention == "needs_dp_lm_head" else {}),
+            speculative_algorithm="DFLASH",
+            drafter_path=drafter_path,
+            block_size=block_size,
+            max_running_requests=top_level,
+            cuda_graph_max_bs=top_level,
+            cuda_graphs=True,
+            **(
+                {"enable_dp_lm_head": True}
+                if c.config.get("enable_dp_attention") and dp_attention == "needs_dp_lm_head"
+                else {}
+            ),
         )
         for c in allowed
     ]

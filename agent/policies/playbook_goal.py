@@ -54,8 +54,11 @@ def _parsed_by_loop(prompt: str) -> Goal | None:
     for match in _GOAL_FIELD.finditer(prompt):
         try:
             data = json.loads(match.group(0))
-            return Goal(text=data.get("text") or _goal_line(prompt), repo_id=data["repo_id"],
-                        intents=tuple(data.get("intents") or ("deploy", "evaluate", "benchmark")))
+            return Goal(
+                text=data.get("text") or _goal_line(prompt),
+                repo_id=data["repo_id"],
+                intents=tuple(data.get("intents") or ("deploy", "evaluate", "benchmark")),
+            )
         except (ValueError, KeyError, TypeError):
             continue
     return None
@@ -67,11 +70,14 @@ def understand(prompt: str) -> Understood:
     for job, words in _OUT_OF_SCOPE.items():
         hit = next((w for w in words if w in lowered), None)
         if hit is not None:
-            return Understood(goal=None, cannot_do=(
-                f"the goal asks to {job} ('{hit.strip()}'): the playbook only downloads a DFlash drafter, checks it "
-                "against its target, measures acceptance, benchmarks it against the autoregressive baseline and "
-                "deploys it; use a model policy (--model) or do that step by hand"
-            ))
+            return Understood(
+                goal=None,
+                cannot_do=(
+                    f"the goal asks to {job} ('{hit.strip()}'): the playbook only downloads a DFlash drafter, checks it "
+                    "against its target, measures acceptance, benchmarks it against the autoregressive baseline and "
+                    "deploys it; use a model policy (--model) or do that step by hand"
+                ),
+            )
     goal = _parsed_by_loop(prompt)
     if goal is None:
         try:

@@ -20,6 +20,7 @@ from pydantic_ai.messages import (
     ToolReturnPart,
     UserPromptPart,
 )
+
 from specops.agent.tool_answer import full_outcome
 
 

@@ -59,24 +59,37 @@ def _smallest_covering(items: list[dict[str, Any]], sets: list[dict[str, Any]], 
 
 def _what_to_free(check: dict[str, Any], listing: dict[str, Any], mount: str, target: str | None) -> str:
     """Where else it could go and what could be freed on the user's approval, each with what it frees."""
-    other = [f"{a['mount']['mount_point']} ({a['mount']['free']} free): {a.get('why') or 'not allowed'}"
-             for a in check.get("alternatives", []) if not a.get("allowed") or a.get("ram_backed")]
+    other = [
+        f"{a['mount']['mount_point']} ({a['mount']['free']} free): {a.get('why') or 'not allowed'}"
+        for a in check.get("alternatives", [])
+        if not a.get("allowed") or a.get("ram_backed")
+    ]
     other += [f"{m['mount_point']}: {m['why']}" for m in check.get("set_aside", []) if m.get("reason") != "system"]
     items = [i for i in listing.get("items", []) if i["mount_point"] == mount and i["safety"] == "needs_approval"]
     in_sets = {i for s in listing.get("sets", []) if s["id"].startswith("repo:") for i in s["ids"]}
-    frees = [f"{s['what']} frees {s['frees']} together (each revision alone: "
-             f"{', '.join(i['size'] for i in items if i['id'] in s['ids'])}; --allow-delete {', '.join(s['approve_with'])})"
-             for s in listing.get("sets", []) if s["id"].startswith("repo:") and s["mount_point"] == mount
-             and s.get("approve_with")]
-    frees += [f"{i['path']} frees {i['size']} " + ("(the target model itself: keep it)" if target and
-              posixpath.basename(i["path"]).lower() == target.lower() else
-              f"(--allow-delete {i.get('approve_with') or i['path']})")
-              for i in items if i["id"] not in in_sets and not i.get("approved_by")]  # fmt: skip
+    frees = [
+        f"{s['what']} frees {s['frees']} together (each revision alone: "
+        f"{', '.join(i['size'] for i in items if i['id'] in s['ids'])}; --allow-delete {', '.join(s['approve_with'])})"
+        for s in listing.get("sets", [])
+        if s["id"].startswith("repo:") and s["mount_point"] == mount and s.get("approve_with")
+    ]
+    frees += [
+        f"{i['path']} frees {i['size']} "
+        + (
+            "(the target model itself: keep it)"
+            if target and posixpath.basename(i["path"]).lower() == target.lower()
+            else f"(--allow-delete {i.get('approve_with') or i['path']})"
+        )
+        for i in items
+        if i["id"] not in in_sets and not i.get("approved_by")
+    ]
     text = ""
     if other:
         text += "Other mounts: " + "; ".join(other) + ". "
     if frees:
-        text += "On your approval it could free: " + "; ".join(frees) + ". Rerun with the --allow-delete of what may go."
+        text += (
+            "On your approval it could free: " + "; ".join(frees) + ". Rerun with the --allow-delete of what may go."
+        )
     else:
         text += "Nothing on the mount could be freed: free space on the host, or rerun with a target on another mount."
     return text
@@ -129,16 +142,22 @@ class Pipeline:
             self.handled.append(f"{tool}: {out.describe()}; retried once")
             out = yield from self.call(tool, **args)
             if out.kind in TRANSIENT:
-                raise Stop("failed", f"{tool} failed twice, the host or Hub is not answering: {out.describe()} "
-                                     f"({out.error.get('remedy', '')})")
+                raise Stop(
+                    "failed",
+                    f"{tool} failed twice, the host or Hub is not answering: {out.describe()} "
+                    f"({out.error.get('remedy', '')})",
+                )
         return out
 
     # -- the run --------------------------------------------------------------------------------------
 
     def run(self) -> Steps:
         if self.u.cannot_do or self.u.goal is None:
-            return FinalAnswer(status="cannot_do", summary=f"Cannot do this goal: {self.u.cannot_do}",
-                               unresolved=[str(self.u.cannot_do)])
+            return FinalAnswer(
+                status="cannot_do",
+                summary=f"Cannot do this goal: {self.u.cannot_do}",
+                unresolved=[str(self.u.cannot_do)],
+            )
         self._write_plan()
         yield [self.plan.write_call()]  # the plan alone first, as the rules ask: then each step with its update
         status = "completed"
@@ -192,7 +211,9 @@ class Pipeline:
         self.plan.start("download")
         yield from self._start_download(target_dir, self._download_method(facts))
         ar_candidates = autoregressive_candidates(
-            target["path"], facts["gpu_count"], moe=bool(target.get("num_experts")),
+            target["path"],
+            facts["gpu_count"],
+            moe=bool(target.get("num_experts")),
             interconnect=(facts.get("interconnect") or {}).get("interconnect"),
         )[: self.settings.ar_layouts]
         if self._benchmarking:
@@ -211,8 +232,16 @@ class Pipeline:
         launched = [self.ar_candidates.get(c.name, c) for c in ar_candidates]
         ranked = rank_for_dflash(launched, self.ar)
         dp_attention = (facts.get("speculative") or {}).get("dflash_with_dp_attention", "refused")
-        yield from self._dflash(dflash_candidates(ranked, path, config["block_size"], max(self.levels),
-                                                  layouts=self.settings.dflash_layouts, dp_attention=dp_attention))
+        yield from self._dflash(
+            dflash_candidates(
+                ranked,
+                path,
+                config["block_size"],
+                max(self.levels),
+                layouts=self.settings.dflash_layouts,
+                dp_attention=dp_attention,
+            )
+        )
         if self._benchmarking:
             self.plan.start("compare")
             self.plan.complete("compare")
@@ -233,18 +262,28 @@ class Pipeline:
         if not facts.get("sglang_version"):
             raise Stop("failed", "SGLang is not installed for the host's python3: install it, then run again")
         link = (facts.get("interconnect") or {}).get("interconnect", "unknown")
-        self.done.append(f"host: {facts['gpu_count']}x {facts.get('gpu_model')} ({link}), SGLang {facts['sglang_version']}")
+        self.done.append(
+            f"host: {facts['gpu_count']}x {facts.get('gpu_model')} ({link}), SGLang {facts['sglang_version']}"
+        )
         return facts
 
     def _target(self, facts: dict[str, Any]) -> Steps:
         wanted = target_name_for(self.u.goal.repo_id)
         out = yield from self.look("find_models")
-        models = [m for m in out.result.get("models", []) if "DFlashDraftModel" not in m.get("architectures", [])] if out.ok else []
+        models = (
+            [m for m in out.result.get("models", []) if "DFlashDraftModel" not in m.get("architectures", [])]
+            if out.ok
+            else []
+        )
         if not out.ok:
             self.handled.append(f"find_models: {out.describe()}; looked at running servers instead")
         chosen = None
         if wanted:
-            named = [m for m in models if wanted.lower() in (m["name"].lower(), (m.get("repo_id") or "").split("/")[-1].lower())]
+            named = [
+                m
+                for m in models
+                if wanted.lower() in (m["name"].lower(), (m.get("repo_id") or "").split("/")[-1].lower())
+            ]
             chosen = min(named, key=lambda m: m["source"] != "directory", default=None)
         if chosen is None:
             served = [s.get("model_path") for s in facts.get("serving", []) if s.get("model_path")]
@@ -253,15 +292,24 @@ class Pipeline:
                 chosen = {"name": posixpath.basename(served[0]), "path": served[0], "num_experts": None}
         if chosen is None and wanted is None:
             name = self.u.goal.repo_id.split("/")[-1].lower()
-            itself = next((m for m in models if name in (m["name"].lower(), (m.get("repo_id") or "").split("/")[-1].lower())), None)
-            raise Stop("failed", f"{self.u.goal.repo_id} is not a DFlash drafter: its name names no target model"
-                                 + (f", and it is itself a model on the host ({itself['path']})" if itself else "")
-                                 + ". Name the drafter's repo (such as <target>-DFlash-...) in the goal")
+            itself = next(
+                (m for m in models if name in (m["name"].lower(), (m.get("repo_id") or "").split("/")[-1].lower())),
+                None,
+            )
+            raise Stop(
+                "failed",
+                f"{self.u.goal.repo_id} is not a DFlash drafter: its name names no target model"
+                + (f", and it is itself a model on the host ({itself['path']})" if itself else "")
+                + ". Name the drafter's repo (such as <target>-DFlash-...) in the goal",
+            )
         if chosen is None:
             have = ", ".join(f"{m['name']} ({m['path']})" for m in models) or "none"
-            raise Stop("failed", f"no target model for {self.u.goal.repo_id} on the host"
-                                 f"{f' (looked for {wanted})' if wanted else ''}; models there: {have}. "
-                                 "Download the target model first, or name its path in the goal")
+            raise Stop(
+                "failed",
+                f"no target model for {self.u.goal.repo_id} on the host"
+                f"{f' (looked for {wanted})' if wanted else ''}; models there: {have}. "
+                "Download the target model first, or name its path in the goal",
+            )
         self.done.append(f"target: {chosen['name']} at {chosen['path']}")
         return chosen
 
@@ -269,8 +317,11 @@ class Pipeline:
         out = yield from self.look("read_drafter_config", drafter=drafter, target={"path": target["path"]})
         if not out.ok:
             where = "downloaded" if "path" in drafter else "on the Hub"
-            raise Stop("failed", f"the drafter {where} cannot be used with {target['name']}: {out.describe()} "
-                                 f"— {out.error.get('remedy', '')}")
+            raise Stop(
+                "failed",
+                f"the drafter {where} cannot be used with {target['name']}: {out.describe()} "
+                f"— {out.error.get('remedy', '')}",
+            )
         config = out.result
         self.done.append(f"drafter config ({'local' if 'path' in drafter else 'Hub'}): {config.get('summary', '')}")
         return config
@@ -289,14 +340,19 @@ class Pipeline:
         self.handled.append(f"disk: {first['summary']}")
         allowed = [a for a in first.get("alternatives", []) if a.get("allowed") and not a.get("ram_backed")]
         if allowed:
-            other = allowed[0].get("target") or f"{allowed[0]['mount']['mount_point'].rstrip('/')}/models/{repo.split('/')[-1]}"
+            other = (
+                allowed[0].get("target")
+                or f"{allowed[0]['mount']['mount_point'].rstrip('/')}/models/{repo.split('/')[-1]}"
+            )
             again = yield from self.look("check_disk", repo_id=repo, target=other)
             if again.ok and again.result["verdict"] == "fits":
                 self.handled[-1] += f"; downloading to {other} on {allowed[0]['mount']['mount_point']} instead"
                 return other
         listing = yield from self.look("list_freeable")
         if not listing.ok:
-            raise Stop("failed", f"the download does not fit and freeable space could not be listed: {listing.describe()}")
+            raise Stop(
+                "failed", f"the download does not fit and freeable space could not be listed: {listing.describe()}"
+            )
         mount, shortfall = first["mount"]["mount_point"], first["shortfall_bytes"]
         items = listing.result["items"]
         # Never the download's own directory: a partial download there is resumed, not freed.
@@ -305,7 +361,7 @@ class Pipeline:
         approved = [i for i in here if i["safety"] == "needs_approval" and i.get("approved_by")]
         sets = [s for s in listing.result.get("sets", []) if s["mount_point"] == mount and s.get("approved")]
         # Specops' own first; what the user approved only when that is not enough.
-        for pool in ([safe, safe + approved] if approved else [safe]):
+        for pool in [safe, safe + approved] if approved else [safe]:
             ids = _smallest_covering(pool, [s for s in sets if set(s["ids"]) <= {i["id"] for i in pool}], shortfall)
             if not ids:
                 continue
@@ -316,30 +372,42 @@ class Pipeline:
             if not freed.ok:
                 raise Stop("failed", f"freeing space failed: {freed.describe()}")
             on = sorted({i["approved_by"] for i in freed.result.get("deleted", []) if i.get("approved_by")})
-            self.handled[-1] += (f"; {freed.result['summary']} (" + (f"on {'; '.join(on)}" if on else
-                                 "only what specops created") + f": {', '.join(ids)})")  # fmt: skip
+            self.handled[-1] += (
+                f"; {freed.result['summary']} ("
+                + (f"on {'; '.join(on)}" if on else "only what specops created")
+                + f": {', '.join(ids)})"
+            )
             again = yield from self.look("check_disk", repo_id=repo, target=target_dir)
             if again.ok and again.result["verdict"] == "fits":
                 return target_dir
-            raise Stop("failed", f"{freed.result['summary']}, and {repo} still does not fit: "
-                                 f"{again.result['summary'] if again.ok else again.describe()}")
+            raise Stop(
+                "failed",
+                f"{freed.result['summary']}, and {repo} still does not fit: "
+                f"{again.result['summary'] if again.ok else again.describe()}",
+            )
         may = "specops' own downloads" + (" and what you approved" if approved else "")
-        raise Stop("failed", f"{repo} needs {first['needed']} on {mount} ({first['free']} free), and what may be "
-                             f"deleted without more approval ({may}) does not free enough. Nothing was deleted. "
-                             + _what_to_free(first, listing.result, mount, target_name_for(repo)))
+        raise Stop(
+            "failed",
+            f"{repo} needs {first['needed']} on {mount} ({first['free']} free), and what may be "
+            f"deleted without more approval ({may}) does not free enough. Nothing was deleted. "
+            + _what_to_free(first, listing.result, mount, target_name_for(repo)),
+        )
 
     def _download_method(self, facts: dict[str, Any]) -> str:
         """`hf download`, unless host_facts found that it does not work: then the library, without asking."""
         hf = next((c for c in facts.get("clis", []) if c.get("name") == "hf"), None)
         if hf is None or hf.get("works", True):
             return "hf"
-        self.handled.append(f"the hf CLI does not work on the host ({hf.get('detail', '')}): downloading with the "
-                            "huggingface_hub library instead")
+        self.handled.append(
+            f"the hf CLI does not work on the host ({hf.get('detail', '')}): downloading with the "
+            "huggingface_hub library instead"
+        )
         return "library"
 
     def _start_download(self, target_dir: str, method: str) -> Steps:
-        out = yield from self.call("start_download", repo_id=self.u.goal.repo_id, target_dir=target_dir,
-                                   method=method, retry_backoff_s=10.0)
+        out = yield from self.call(
+            "start_download", repo_id=self.u.goal.repo_id, target_dir=target_dir, method=method, retry_backoff_s=10.0
+        )
         if not out.ok:
             raise Stop("failed", f"the download could not start: {out.describe()} — {out.error.get('remedy', '')}")
         self.download, self.download_state = out.result, "running"
@@ -383,12 +451,16 @@ class Pipeline:
                 raise Stop("failed", f"could not follow the download: {out.describe()}")
             if out.result["timed_out"]:
                 if waits >= 2:
-                    raise Stop("partial", f"the download is still running after {waits} waits: "
-                                          f"{out.result['status']['progress_human']}")
+                    raise Stop(
+                        "partial",
+                        f"the download is still running after {waits} waits: {out.result['status']['progress_human']}",
+                    )
                 continue
             yield from self._download_ended(out.result["status"])
         self.plan.complete("download")
-        self.done.append(f"downloaded {self.u.goal.repo_id} to {self.download['target_dir']} ({self.download['expected_human']})")
+        self.done.append(
+            f"downloaded {self.u.goal.repo_id} to {self.download['target_dir']} ({self.download['expected_human']})"
+        )
         return self.download["target_dir"]
 
     # -- servers --------------------------------------------------------------------------------------
@@ -448,11 +520,15 @@ class Pipeline:
             down = status.ok and not status.result.get("up")
             what = f"requests failed at C={level}" if level in failed else f"no token came back at C={level}"
             if down:
-                self.handled.append(f"benchmark {name}: {what}; the server died under load, levels from there not counted")
+                self.handled.append(
+                    f"benchmark {name}: {what}; the server died under load, levels from there not counted"
+                )
             elif level in hung:
                 self.hung.add(server["pid"])
-                self.handled.append(f"benchmark {name}: {what}; the server hung under load (alive, answering nothing), "
-                                    "levels from there not counted")
+                self.handled.append(
+                    f"benchmark {name}: {what}; the server hung under load (alive, answering nothing), "
+                    "levels from there not counted"
+                )
             else:
                 self.handled.append(f"benchmark {name}: {what}")
             if down or level in hung:
@@ -485,12 +561,21 @@ class Pipeline:
             if behind is None:
                 sweep = {**sweep, **(yield from self._benchmark(server, name, high))}
             else:
-                self.done.append(f"{name} not measured past C={low[-1]}: under {self.settings.screen_below:.0%} of "
-                                 f"the best baseline at every level below and not catching up ({behind})")
+                self.done.append(
+                    f"{name} not measured past C={low[-1]}: under {self.settings.screen_below:.0%} of "
+                    f"the best baseline at every level below and not catching up ({behind})"
+                )
         return sweep
 
-    def _measure(self, candidate: Candidate, *, speculative: bool, acceptance: bool = False,
-                 levels: list[int] | None = None, screened: bool = False) -> Steps:
+    def _measure(
+        self,
+        candidate: Candidate,
+        *,
+        speculative: bool,
+        acceptance: bool = False,
+        levels: list[int] | None = None,
+        screened: bool = False,
+    ) -> Steps:
         server, launched = yield from self._launch(candidate)
         if server is None:
             return None
@@ -524,8 +609,10 @@ class Pipeline:
             if launched is None and self.last_give_up in ("sglang_too_old", "unsupported_flags"):
                 break  # the installed SGLang cannot run DFlash at all: the other layouts would fail the same way
         if not launched_any:
-            raise Stop("partial" if self.ar else "failed",
-                       "no DFlash server came up: " + (self.handled[-1] if self.handled else "no layout allowed"))
+            raise Stop(
+                "partial" if self.ar else "failed",
+                "no DFlash server came up: " + (self.handled[-1] if self.handled else "no layout allowed"),
+            )
         if not self._benchmarking or not self.spec:
             return
         # CUDA graphs off for the best graphs-on DFlash layout when it loses to the best baseline at the top level.
@@ -536,8 +623,10 @@ class Pipeline:
             name = max(graphs_on, key=lambda n: max(graphs_on[n].values()))
             # Only a measured loss: a top level the server died or hung at says nothing about CUDA graphs.
             if top in graphs_on[name] and graphs_on[name][top] < best_ar_top:
-                self.handled.append(f"{name} with CUDA graphs loses to the best baseline at C={top} "
-                                    f"({graphs_on[name].get(top, 0.0):.1f} vs {best_ar_top:.1f} tok/s): tried CUDA graphs off")
+                self.handled.append(
+                    f"{name} with CUDA graphs loses to the best baseline at C={top} "
+                    f"({graphs_on[name].get(top, 0.0):.1f} vs {best_ar_top:.1f} tok/s): tried CUDA graphs off"
+                )
                 off = self.spec_candidates[name].with_(cuda_graphs=False, cuda_graph_max_bs=None)
                 # Graphs off can only help where graphs on lost: measure those levels, not the whole sweep again.
                 best_ar = self._best_baseline(self.levels)
@@ -554,16 +643,23 @@ class Pipeline:
             return
         if self.crash_level is not None and candidate.config.get("speculative_algorithm"):
             cap = max([c for c in self.levels if c < self.crash_level] or [1])
-            candidate = candidate.with_(max_running_requests=cap, cuda_graph_max_bs=min(cap, candidate.config.get("cuda_graph_max_bs") or cap))
+            candidate = candidate.with_(
+                max_running_requests=cap, cuda_graph_max_bs=min(cap, candidate.config.get("cuda_graph_max_bs") or cap)
+            )
         server, launched = yield from self._launch(candidate)
         if server is None:
             self.unresolved.append(f"could not relaunch {candidate.name} to leave it running")
             return
         capped = launched.config.get("max_running_requests") if self.crash_level is not None else None
-        self.left_running.append(f"{launched.name} on port {server['port']} (pid {server['pid']}): the recommended "
-                                 "configuration, left running as the goal asked"
-                                 + (f", capped at {capped} running requests (under C={self.crash_level}, where it "
-                                    "failed under load)" if capped else ""))
+        self.left_running.append(
+            f"{launched.name} on port {server['port']} (pid {server['pid']}): the recommended "
+            "configuration, left running as the goal asked"
+            + (
+                f", capped at {capped} running requests (under C={self.crash_level}, where it failed under load)"
+                if capped
+                else ""
+            )
+        )
         self.plan.complete("deploy")
 
     # -- the answer -----------------------------------------------------------------------------------
@@ -573,8 +669,10 @@ class Pipeline:
         parts = [f"Goal: {self.u.goal.text}"] + self.done
         if self.acceptance:
             overall = self.acceptance.get("overall", {})
-            parts.append(f"acceptance length (overall): request mean {overall.get('request_mean', 0):.2f}, "
-                         f"token weighted {overall.get('token_weighted', 0):.2f}")
+            parts.append(
+                f"acceptance length (overall): request mean {overall.get('request_mean', 0):.2f}, "
+                f"token weighted {overall.get('token_weighted', 0):.2f}"
+            )
         parts += comparison_lines(verdicts)
         if self.handled:
             parts.append("what went wrong and how it was handled: " + " | ".join(self.handled))
@@ -582,8 +680,10 @@ class Pipeline:
             parts.append("every server this run started was stopped")
         recommendation = recommend(verdicts).text if (self.ar or self.spec) else None
         if recommendation and self.crash_level is not None:
-            recommendation += (f"; DFlash has no figures from C={self.crash_level} up (its server died or hung under "
-                               f"load there), so DFlash is only recommended under C={self.crash_level}")
+            recommendation += (
+                f"; DFlash has no figures from C={self.crash_level} up (its server died or hung under "
+                f"load there), so DFlash is only recommended under C={self.crash_level}"
+            )
         return FinalAnswer(
             status=status,
             summary="\n".join(parts),

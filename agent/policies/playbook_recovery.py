@@ -40,7 +40,9 @@ def after_launch_failure(candidate: Candidate, failure: Outcome, tried: list[Can
     details = failure.details
     cause = str(details.get("cause", failure.kind))
     if len(tried) >= MAX_LAUNCH_TRIES:
-        return GiveUp(f"{candidate.name}: {len(tried)} launches failed, the last with {cause}: {failure.error.get('what', '')}")
+        return GiveUp(
+            f"{candidate.name}: {len(tried)} launches failed, the last with {cause}: {failure.error.get('what', '')}"
+        )
     config = candidate.config
     seen = [t.config for t in tried]
 
@@ -59,17 +61,23 @@ def after_launch_failure(candidate: Candidate, failure: Outcome, tried: list[Can
         return fresh("CUDA graphs failed to capture: CUDA graphs off", cuda_graphs=False, cuda_graph_max_bs=None)
     if cause == "out_of_memory":
         if details.get("memory") == "weights_do_not_fit":
-            return GiveUp(f"{candidate.name}: the weights do not fit in GPU memory at this parallelism "
-                          f"({failure.error.get('what', '')}); free the GPU memory other processes hold")
+            return GiveUp(
+                f"{candidate.name}: the weights do not fit in GPU memory at this parallelism "
+                f"({failure.error.get('what', '')}); free the GPU memory other processes hold"
+            )
         current = config.get("mem_fraction_static")
         higher = next((f for f in MEM_FRACTION_STEPS if current is None or f > current), None)
         if higher is not None:
-            return fresh(f"the static memory pool was too small: mem_fraction_static {higher}", mem_fraction_static=higher)
+            return fresh(
+                f"the static memory pool was too small: mem_fraction_static {higher}", mem_fraction_static=higher
+            )
         if config.get("context_length") is None:
             return fresh(f"still short of memory: context_length {REDUCED_CONTEXT}", context_length=REDUCED_CONTEXT)
         return GiveUp(f"{candidate.name}: out of memory at mem_fraction_static {current} and a reduced context")
     if cause == "crash" and len(tried) == 1:
-        return Retry(candidate, "crashed while starting (no specific cause in the log): relaunched once, as SGLang advises")
+        return Retry(
+            candidate, "crashed while starting (no specific cause in the log): relaunched once, as SGLang advises"
+        )
     return GiveUp(f"{candidate.name}: {failure.describe()}")
 
 

@@ -29,11 +29,19 @@ class PlaybookSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     levels: tuple[int, ...] = Field(default=BENCHMARK_LEVELS, min_length=1, description="Concurrency levels, ascending")
-    ar_layouts: int | None = Field(default=None, ge=1, description="At most this many autoregressive layouts (None: all)")
-    dflash_layouts: int = Field(default=DFLASH_LAYOUTS, ge=1, description="DFlash on this many of the best autoregressive layouts")
-    graphs_off_retry: bool = Field(default=True, description="Try CUDA graphs off when graphs-on DFlash loses at the top level")
+    ar_layouts: int | None = Field(
+        default=None, ge=1, description="At most this many autoregressive layouts (None: all)"
+    )
+    dflash_layouts: int = Field(
+        default=DFLASH_LAYOUTS, ge=1, description="DFlash on this many of the best autoregressive layouts"
+    )
+    graphs_off_retry: bool = Field(
+        default=True, description="Try CUDA graphs off when graphs-on DFlash loses at the top level"
+    )
     screen_below: float = Field(
-        default=0.5, ge=0.0, le=1.0,
+        default=0.5,
+        ge=0.0,
+        le=1.0,
         description="A baseline layout after the first is measured at the lower half of the levels first, and the rest "
         "only when it reaches this share of the best baseline at one of them or is catching up (0: every layout at "
         "every level)",
@@ -62,13 +70,20 @@ class PlaybookSettings(BaseModel):
 
     @property
     def bench_args(self) -> dict[str, object]:
-        return {"input_len": self.bench_input_len, "output_len": self.bench_output_len,
-                "duration_s": self.bench_duration_s, "warmup_requests": self.bench_warmup_requests}
+        return {
+            "input_len": self.bench_input_len,
+            "output_len": self.bench_output_len,
+            "duration_s": self.bench_duration_s,
+            "warmup_requests": self.bench_warmup_requests,
+        }
 
     @property
     def acceptance_args(self) -> dict[str, object]:
-        return {"prompts_per_category": self.acceptance_prompts, "max_new_tokens": self.acceptance_max_new_tokens,
-                "concurrency": self.acceptance_concurrency}
+        return {
+            "prompts_per_category": self.acceptance_prompts,
+            "max_new_tokens": self.acceptance_max_new_tokens,
+            "concurrency": self.acceptance_concurrency,
+        }
 
     def spec(self) -> str:
         """The policy spec that gives these settings (`playbook` for the defaults)."""

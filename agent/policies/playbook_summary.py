@@ -65,22 +65,36 @@ def recommend(verdicts: list[LevelVerdict]) -> Recommendation:
             return Recommendation("nothing was measured, so there is nothing to recommend", None, [], [])
         return Recommendation(
             f"no DFlash measurement to compare with: serve {peak_ar.best_ar[0]} (peak {peak_ar.best_ar[1]:.1f} tok/s "
-            f"at C={peak_ar.concurrency}) until the drafter can be measured", peak_ar.best_ar[0], [], [])
+            f"at C={peak_ar.concurrency}) until the drafter can be measured",
+            peak_ar.best_ar[0],
+            [],
+            [],
+        )
     if not wins:
         return Recommendation(
             f"DFlash did not beat the best autoregressive configuration at any measured concurrency "
             f"({', '.join(f'C={c}' for c in loses)}): serve {peak_ar.best_ar[0]} without speculation",
-            peak_ar.best_ar[0], [], loses)
+            peak_ar.best_ar[0],
+            [],
+            loses,
+        )
     spec_at_low = next(v for v in both if v.concurrency == wins[0])
     if not loses:
         best = max(both, key=lambda v: v.best_spec[1])
         return Recommendation(
             f"DFlash beats the best autoregressive configuration at every measured concurrency "
             f"(up to C={both[-1].concurrency}): serve {best.best_spec[0]} for all loads measured",
-            best.best_spec[0], wins, [])
+            best.best_spec[0],
+            wins,
+            [],
+        )
     first_loss = min(loses)
     below = [c for c in wins if c < first_loss]
-    crossover = f"between C={max(below)} and C={first_loss}" if below else f"below C={first_loss} (mixed: DFlash wins again higher up)"
+    crossover = (
+        f"between C={max(below)} and C={first_loss}"
+        if below
+        else f"below C={first_loss} (mixed: DFlash wins again higher up)"
+    )
     ar_high = next(v for v in both if v.concurrency == max(loses))
     text = (
         f"serve {spec_at_low.best_spec[0]} (DFlash) for low load: it wins at {', '.join(f'C={c}' for c in wins)} "

@@ -27,10 +27,21 @@ _ENVELOPE = ("seq", "ts", "run_id", "schema_version")
 # What a model response carries besides what the model said and called: which provider and model answered,
 # where, when, why it stopped, at what cost. A replay cannot always reproduce it (a recording from before responses
 # were served whole, a provider that numbers its answers), and it never changes the run's course.
-_PROVIDER_METADATA = frozenset({
-    "provider_name", "provider_url", "provider_details", "provider_response_id", "finish_reason", "timestamp",
-    "usage", "model_name", "run_id", "conversation_id", "history_digest",
-})  # fmt: skip
+_PROVIDER_METADATA = frozenset(
+    {
+        "provider_name",
+        "provider_url",
+        "provider_details",
+        "provider_response_id",
+        "finish_reason",
+        "timestamp",
+        "usage",
+        "model_name",
+        "run_id",
+        "conversation_id",
+        "history_digest",
+    }
+)
 _PART_METADATA = frozenset({"provider_name", "provider_details"})
 
 
@@ -88,7 +99,9 @@ class EventComparator:
         self._last_seq = got.seq
         if got.type in _TURNS:
             if self._pending:
-                return self._diverged(self._pending[0], got, f"expected a {self._pending[0].type} before this {got.type}")
+                return self._diverged(
+                    self._pending[0], got, f"expected a {self._pending[0].type} before this {got.type}"
+                )
             self._index += 1
             if self._index >= len(self._stretches):
                 return self._diverged(None, got, f"the recording ended, but today's code went on with a {got.type}")
@@ -167,7 +180,11 @@ class EventComparator:
         elif kind == "host_opened":
             data = {"spec": data["host"]["spec"]}  # where it opened is the machine's (a world's new directory)
         elif kind == "error":
-            data = {"where": data["where"], "kind": data["kind"], **({} if self._live else {"message": data["message"]})}
+            data = {
+                "where": data["where"],
+                "kind": data["kind"],
+                **({} if self._live else {"message": data["message"]}),
+            }
         elif kind == "run_end":
             data = {"status": data["status"], **({} if self._live else {"reason": data["reason"]})}
         elif kind == "approval":
@@ -181,10 +198,11 @@ class EventComparator:
     def _diverged(self, expected: Event | None, got: Event | None, why: str) -> Divergence:
         seq = expected.seq if expected is not None else (got.seq if got is not None else self._last_seq + 1)
         return Divergence(
-            seq=seq, why=why,
+            seq=seq,
+            why=why,
             expected=self._essence(expected) | {"type": expected.type} if expected is not None else None,
             got=self._essence(got) | {"type": got.type} if got is not None else None,
-        )  # fmt: skip
+        )
 
 
 def _sent(message: dict[str, Any]) -> dict[str, Any]:
@@ -223,7 +241,9 @@ def _args(args: Any) -> Any:
 
 
 def _same_subject(a: Event, b: Event) -> bool:
-    return getattr(a, "call_id", None) == getattr(b, "call_id", None) and getattr(a, "tool", None) == getattr(b, "tool", None)
+    return getattr(a, "call_id", None) == getattr(b, "call_id", None) and getattr(a, "tool", None) == getattr(
+        b, "tool", None
+    )
 
 
 def _label(event: Event) -> str:
@@ -233,14 +253,19 @@ def _label(event: Event) -> str:
 
 def _why(expected: Event, want: dict[str, Any], have: dict[str, Any]) -> str:
     if expected.type == "model_response":
-        calls = lambda d: [p.get("tool") or p.get("part_kind") or "text" for p in d.get("parts", [])]
+
+        def calls(d: dict[str, Any]) -> list[str]:
+            return [p.get("tool") or p.get("part_kind") or "text" for p in d.get("parts", [])]
+
         if calls(want) != calls(have):
             return f"the policy answered differently: recorded {calls(want)}, today {calls(have)}"
         return "the policy called the same tools with different arguments"
     if expected.type == "tool_result":
         if want.get("ok") != have.get("ok") or want.get("error_kind") != have.get("error_kind"):
-            return (f"{want.get('tool')} ended differently: recorded "
-                    f"{'ok' if want.get('ok') else want.get('error_kind')}, today {'ok' if have.get('ok') else have.get('error_kind')}")
+            return (
+                f"{want.get('tool')} ended differently: recorded "
+                f"{'ok' if want.get('ok') else want.get('error_kind')}, today {'ok' if have.get('ok') else have.get('error_kind')}"
+            )
         return f"{want.get('tool')} returned a different result"
     if expected.type == "tool_call":
         return f"{_label(expected)} was called with different arguments"

@@ -61,23 +61,29 @@ class GoldenScenario:
 
 SCENARIOS: tuple[GoldenScenario, ...] = (
     GoldenScenario(
-        "evaluate-acceptance", "evaluate the acceptance length of SubSir/Kimi-K2.6-DFlash-tmp-long",
+        "evaluate-acceptance",
+        "evaluate the acceptance length of SubSir/Kimi-K2.6-DFlash-tmp-long",
         why="the acceptance-only pipeline: facts, target, drafter config, disk, download, launch DFlash, acceptance, stop",
     ),
     GoldenScenario(
-        "evaluate-full-disk-broken-cli", "evaluate the acceptance length of SubSir/Kimi-K2.6-DFlash-tmp-long",
-        faults=("full_disk", "broken_cli"), allow_delete=("cache:Qwen/Qwen3-235B-A22B-Instruct-2507-FP8",),
+        "evaluate-full-disk-broken-cli",
+        "evaluate the acceptance length of SubSir/Kimi-K2.6-DFlash-tmp-long",
+        faults=("full_disk", "broken_cli"),
+        allow_delete=("cache:Qwen/Qwen3-235B-A22B-Instruct-2507-FP8",),
         why="the seed's two faults: the approved cache freed after a dry run, the download through the library",
     ),
     GoldenScenario(
-        "incompatible-drafter", "deploy and benchmark SubSir/Kimi-K2.6-DFlash-bad-layers",
+        "incompatible-drafter",
+        "deploy and benchmark SubSir/Kimi-K2.6-DFlash-bad-layers",
         why="a drafter that does not fit its target: stopped before anything is downloaded",
     ),
     GoldenScenario(
-        "openai-chat-incompatible-drafter", "deploy and benchmark SubSir/Kimi-K2.6-DFlash-bad-layers",
-        policy="openai-chat:scripted-agent", server="tests.agent.openai_chat_script:serve",
+        "openai-chat-incompatible-drafter",
+        "deploy and benchmark SubSir/Kimi-K2.6-DFlash-bad-layers",
+        policy="openai-chat:scripted-agent",
+        server="tests.agent.openai_chat_script:serve",
         why="a model's run over HTTP (scripted Chat Completions server): several calls in one answer, text, "
-            "reasoning, usage and provider metadata in the responses; stopped before anything is downloaded",
+        "reasoning, usage and provider metadata in the responses; stopped before anything is downloaded",
     ),
 )
 
@@ -86,10 +92,14 @@ async def record(scenario: GoldenScenario) -> str:
     """Run the scenario for real and store its transcript; its ending status."""
     with tempfile.TemporaryDirectory(prefix="specops-golden-") as tmp, _serving(scenario) as base_url:
         outcome = await run_goal_async(
-            scenario.goal, host="sim:seed-ct200", policy=scenario.policy, run_dir=Path(tmp) / scenario.name,
-            options=RunOptions(sim_faults=scenario.faults, fsync=False, base_url=base_url,
-                               allow_delete=scenario.allow_delete),
-        )  # fmt: skip
+            scenario.goal,
+            host="sim:seed-ct200",
+            policy=scenario.policy,
+            run_dir=Path(tmp) / scenario.name,
+            options=RunOptions(
+                sim_faults=scenario.faults, fsync=False, base_url=base_url, allow_delete=scenario.allow_delete
+            ),
+        )
         GOLDEN_DIR.mkdir(parents=True, exist_ok=True)
         data = (outcome.run_dir / TRANSCRIPT).read_bytes()
         partial = scenario.path.with_suffix(".tmp")
@@ -104,12 +114,16 @@ def _serving(scenario: GoldenScenario) -> AbstractContextManager[str | None]:
     if scenario.server is None:
         return nullcontext(None)
     module, _, name = scenario.server.partition(":")
-    if str(Path.cwd()) not in sys.path:  # `python -m` puts the working directory first; an import from elsewhere may not
+    if (
+        str(Path.cwd()) not in sys.path
+    ):  # `python -m` puts the working directory first; an import from elsewhere may not
         sys.path.insert(0, str(Path.cwd()))
     try:
         serve = getattr(importlib.import_module(module), name)
     except ImportError as exc:
-        raise SystemExit(f"{scenario.name}: cannot import {module} ({exc}): record it from the repository's root") from None
+        raise SystemExit(
+            f"{scenario.name}: cannot import {module} ({exc}): record it from the repository's root"
+        ) from None
     return serve()
 
 
@@ -118,9 +132,11 @@ async def check(scenario: GoldenScenario) -> ReplayResult:
 
 
 def mismatch_message(scenario: GoldenScenario, result: ReplayResult) -> str:
-    return (f"golden transcript {scenario.name} no longer replays: the agent's behaviour changed.\n"
-            f"{result.summary()}\n"
-            f"If the change is meant, record the golden transcripts again: {RERECORD}")  # fmt: skip
+    return (
+        f"golden transcript {scenario.name} no longer replays: the agent's behaviour changed.\n"
+        f"{result.summary()}\n"
+        f"If the change is meant, record the golden transcripts again: {RERECORD}"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -22,6 +22,7 @@ from pydantic_ai.messages import (
     ToolReturn,
     ToolReturnPart,
 )
+
 from specops.transcripts import ModelRequestEvent, ModelResponseEvent, ToolResultEvent
 
 from ..plan_reminder import without_plan
@@ -73,5 +74,6 @@ def _answer(call: ToolCallPart, result: ToolResultEvent) -> ToolReturnPart | Ret
     if not result.ok and result.error is not None and result.error.kind in _RETRIED:
         return RetryPromptPart(content=result.error.what, tool_name=call.tool_name, tool_call_id=call.tool_call_id)
     answer = tool_return(result)
-    return ToolReturnPart(tool_name=call.tool_name, content=answer.return_value, tool_call_id=call.tool_call_id,
-                          metadata=answer.metadata)
+    return ToolReturnPart(
+        tool_name=call.tool_name, content=answer.return_value, tool_call_id=call.tool_call_id, metadata=answer.metadata
+    )

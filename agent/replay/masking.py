@@ -31,8 +31,10 @@ _RUN_ID = re.compile(r"\b\d{8}-\d{6}-[0-9a-f]{6}\b")
 SIM_ROOT = "<sim-root>"
 # All of the above in one pass (most strings match none of them).
 _VARYING = re.compile(
-    "|".join(f"(?P<{name}>{pattern.pattern})" for name, pattern in
-             (("port", _PORT), ("time", _ISO_TIME), ("stamp", _STAMP), ("run", _RUN_ID)))
+    "|".join(
+        f"(?P<{name}>{pattern.pattern})"
+        for name, pattern in (("port", _PORT), ("time", _ISO_TIME), ("stamp", _STAMP), ("run", _RUN_ID))
+    )
 )
 _PORT_HOST = re.compile(r"^(127\.0\.0\.1|localhost|0\.0\.0\.0)")
 
@@ -45,6 +47,7 @@ def _placeholder(match: re.Match[str]) -> str:
     if kind == "run":
         return "<run-id>"
     return "<time>"
+
 
 _JSON_VALUE = r'(?:"(?:[^"\\]|\\.)*"|\{(?:[^{}"]|"(?:[^"\\]|\\.)*"|\{[^{}]*\})*\}|[^,{}\[\]]+)'
 

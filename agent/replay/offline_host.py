@@ -26,7 +26,9 @@ class OfflineHost(Host):
         self.spec = spec
 
     def _refuse(self, what: str) -> NoHostInReplay:
-        return NoHostInReplay(f"replay has no host: {what} was not run (tool results come from the recording)", host=self.spec)
+        return NoHostInReplay(
+            f"replay has no host: {what} was not run (tool results come from the recording)", host=self.spec
+        )
 
     def run(self, argv: Sequence[str], **_: Any):  # type: ignore[override]
         raise self._refuse(" ".join(argv))

@@ -17,6 +17,7 @@ from pydantic_ai.models import Model
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.usage import RequestUsage
+
 from specops.transcripts import ErrorEvent, ModelRequestEvent, ModelResponseEvent
 from specops.transcripts.messages import load_response
 

@@ -38,7 +38,9 @@ class RecordedToolError(ToolError):
     """A recorded tool's typed failure, raised again with the recorded kind, what, remedy and details."""
 
     def __init__(self, record: dict[str, Any]) -> None:
-        super().__init__(str(record.get("what", "")), remedy=str(record.get("remedy", "")), details=record.get("details") or {})
+        super().__init__(
+            str(record.get("what", "")), remedy=str(record.get("remedy", "")), details=record.get("details") or {}
+        )
         self.kind = str(record.get("kind", "tool_error"))  # type: ignore[misc]
 
 

@@ -69,8 +69,10 @@ class ReplayResult(BaseModel):
         where = f"; new run {self.run_dir}" if self.run_dir is not None else ""
         if self.divergence is None:
             cut = " (the recorded run was cut off there; `specops resume` continues it)" if self.cut_off else ""
-            return (f"replay {self.mode} of {self.transcript}: no divergence in {self.recorded_events} events{cut} "
-                    f"({self.policy}, {self.duration_s:.2f} s){where}")  # fmt: skip
+            return (
+                f"replay {self.mode} of {self.transcript}: no divergence in {self.recorded_events} events{cut} "
+                f"({self.policy}, {self.duration_s:.2f} s){where}"
+            )
         return f"replay {self.mode} of {self.transcript}: DIVERGED ({self.policy}){where}\n{self.divergence.describe()}"
 
 
@@ -122,8 +124,9 @@ async def replay_async(
     policy_name = recorded.policy
     options, budgets = recorded_settings(recorded, live)
     if mode == "fork":
-        options = options.model_copy(update={"base_url": base_url or options.base_url,
-                                             "api_key_env": api_key_env or options.api_key_env})  # fmt: skip
+        options = options.model_copy(
+            update={"base_url": base_url or options.base_url, "api_key_env": api_key_env or options.api_key_env}
+        )
         live_model = resolve_policy(fork_model or PLAYBOOK, base_url=options.base_url, api_key_env=options.api_key_env)
         policy = HandoverModel(policy, live_model, recorded, fork_at)  # type: ignore[arg-type]
         policy_label += f" up to event {fork_at}, then {fork_model or PLAYBOOK}"
@@ -132,15 +135,23 @@ async def replay_async(
     seams = RunSeams(
         tools=LiveTools() if live else RecordedTools(recorded, masker),
         open_host=_capturing(open_live_host if live else offline_opener(recorded_host(recorded)), opened),
-        make_recorder=make_recorder, config=config, policy_name=policy_name, report=live,
-    )  # fmt: skip
+        make_recorder=make_recorder,
+        config=config,
+        policy_name=policy_name,
+        report=live,
+    )
     with _run_dir(live, runs_dir, run_id) as run_dir:
         outcome: RunOutcome | None = None
         try:
             outcome = await run_goal_async(
-                recorded.start.goal, host=live_host or str(recorded.start.host.get("spec", "local")), policy=policy,
-                budgets=budgets, run_dir=run_dir, options=options, seams=seams,
-            )  # fmt: skip
+                recorded.start.goal,
+                host=live_host or str(recorded.start.host.get("spec", "local")),
+                policy=policy,
+                budgets=budgets,
+                run_dir=run_dir,
+                options=options,
+                seams=seams,
+            )
         except (ReplayDiverged, ReplayReachedEnd):
             pass  # recorded in the recorder; the run stopped there
         recorder = recorders[0] if recorders else None
@@ -149,11 +160,17 @@ async def replay_async(
         if recorder is not None and recorder.reached_end:
             replayed = len(recorded.events)
     return ReplayResult(
-        transcript=recorded.read.path, mode=mode, policy=policy_label, recorded_events=len(recorded.events),
-        replayed_events=replayed, divergence=divergence, run_dir=run_dir if live else None,
-        status=outcome.status if outcome is not None else None, duration_s=time.monotonic() - started,
+        transcript=recorded.read.path,
+        mode=mode,
+        policy=policy_label,
+        recorded_events=len(recorded.events),
+        replayed_events=replayed,
+        divergence=divergence,
+        run_dir=run_dir if live else None,
+        status=outcome.status if outcome is not None else None,
+        duration_s=time.monotonic() - started,
         cut_off=cut_off,
-    )  # fmt: skip
+    )
 
 
 def _policy(recorded: RecordedRun, live: bool, new_root) -> tuple[Model, str]:  # type: ignore[no-untyped-def]

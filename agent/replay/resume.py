@@ -53,21 +53,32 @@ def resume(run: str | Path, **kwargs: Any) -> RunOutcome:
     return asyncio.run(resume_async(run, **kwargs))
 
 
-async def resume_async(run: str | Path, *, model: str | None = None, base_url: str | None = None,
-                       api_key_env: str | None = None, listeners: Sequence[Listener] = ()) -> RunOutcome:  # fmt: skip
+async def resume_async(
+    run: str | Path,
+    *,
+    model: str | None = None,
+    base_url: str | None = None,
+    api_key_env: str | None = None,
+    listeners: Sequence[Listener] = (),
+) -> RunOutcome:
     """Continue the killed run RUN (its directory or transcript); `model` replaces its policy spec if given, and
     `base_url`, `api_key_env` an `openai-chat:` policy's server and key variable (default: the recorded ones)."""
     path = transcript_path(run)
     if path.suffix == ".gz":
-        raise ResumeRefused(f"{path} is a compressed (golden) transcript: resume continues a run directory's transcript.jsonl")
+        raise ResumeRefused(
+            f"{path} is a compressed (golden) transcript: resume continues a run directory's transcript.jsonl"
+        )
     recorded = RecordedRun.load(path)
     if recorded.end is not None:
-        raise ResumeRefused(f"run {recorded.run_id} already ended ({recorded.end.status}): there is nothing to resume; "
-                            "replay it with `specops replay`, or fork it with `specops replay --from N`")  # fmt: skip
+        raise ResumeRefused(
+            f"run {recorded.run_id} already ended ({recorded.end.status}): there is nothing to resume; "
+            "replay it with `specops replay`, or fork it with `specops replay --from N`"
+        )
     spec = model or recorded.policy_spec
     options, budgets = recorded_settings(recorded, live=True)
-    options = options.model_copy(update={"base_url": base_url or options.base_url,
-                                         "api_key_env": api_key_env or options.api_key_env})  # fmt: skip
+    options = options.model_copy(
+        update={"base_url": base_url or options.base_url, "api_key_env": api_key_env or options.api_key_env}
+    )
     try:
         policy = resolve_policy(spec, base_url=options.base_url, api_key_env=options.api_key_env)
     except PolicyUnavailable as exc:
@@ -80,8 +91,14 @@ async def resume_async(run: str | Path, *, model: str | None = None, base_url: s
     try:
         add_key_secret(recorder, options)
         read = recorder.resumed_from
-        recorder.record(ResumedEvent, after_seq=recorded.events[-1].seq, torn_tail_dropped=bool(read and read.torn_tail),
-                        policy=spec, base_url=base_url, pending_calls=len(history.pending))  # fmt: skip
+        recorder.record(
+            ResumedEvent,
+            after_seq=recorded.events[-1].seq,
+            torn_tail_dropped=bool(read and read.torn_tail),
+            policy=spec,
+            base_url=base_url,
+            pending_calls=len(history.pending),
+        )
         todos = _restored_plan(recorded, recorder)
         host_described = recorded.last_host or {"spec": recorded.start.host.get("spec", "")}
 
@@ -89,11 +106,19 @@ async def resume_async(run: str | Path, *, model: str | None = None, base_url: s
             return reopen_run_host(host_described)
 
         parts = RunParts(
-            goal=parse_goal(recorded.start.goal), host_spec=str(recorded.start.host.get("spec", "")), model=policy,
-            budgets=budgets, run_dir=run_dir, options=options, recorder=recorder, clock=WallClock(budgets.max_wall_s),
-            seams=RunSeams(tools=_FinishedCalls(history.done), open_host=open_host), todos=todos,
-            history=history.messages, prepare=lambda deps, run_host: _prepare(recorded, deps, run_host),
-        )  # fmt: skip
+            goal=parse_goal(recorded.start.goal),
+            host_spec=str(recorded.start.host.get("spec", "")),
+            model=policy,
+            budgets=budgets,
+            run_dir=run_dir,
+            options=options,
+            recorder=recorder,
+            clock=WallClock(budgets.max_wall_s),
+            seams=RunSeams(tools=_FinishedCalls(history.done), open_host=open_host),
+            todos=todos,
+            history=history.messages,
+            prepare=lambda deps, run_host: _prepare(recorded, deps, run_host),
+        )
         return await carry_out(parts)
     finally:
         logs.close()
@@ -122,7 +147,9 @@ class _RestoredTodoList(TodoList):
 def _restored_plan(recorded: RecordedRun, recorder: ObservedRecorder) -> TodoList:
     last = next((e for e in reversed(recorded.events) if isinstance(e, TodoChangeEvent)), None)
     items: list[TodoItem] = list(last.todos) if last is not None else []
-    return _RestoredTodoList(recorder, [Todo(id=t.id, content=t.content, status=t.status, priority=t.priority) for t in items])
+    return _RestoredTodoList(
+        recorder, [Todo(id=t.id, content=t.content, status=t.status, priority=t.priority) for t in items]
+    )
 
 
 async def _prepare(recorded: RecordedRun, deps: AgentDeps, run_host: RunHost) -> None:
@@ -151,18 +178,24 @@ async def _prepare(recorded: RecordedRun, deps: AgentDeps, run_host: RunHost) ->
     for server in handles.running():
         status = await _look(deps, run_host, "server_status", {"server": server.id})
         up = isinstance(status, dict) and status.get("up")
-        deps.recorder.record(NoteEvent, text=(
-            f"resume: the server {server.id} on port {server.port} (pid {server.pid}) that this run launched "
-            + ("is up (health check passed); it is reused" if up else f"is not up ({_said(status)})")
-        ))  # fmt: skip
+        deps.recorder.record(
+            NoteEvent,
+            text=(
+                f"resume: the server {server.id} on port {server.port} (pid {server.pid}) that this run launched "
+                + ("is up (health check passed); it is reused" if up else f"is not up ({_said(status)})")
+            ),
+        )
     for handle in _downloads_started(recorded):
         waited = await _look(deps, run_host, "wait_download", {"download": handle["id"], "timeout_s": 0})
         status = waited.get("status", waited) if isinstance(waited, dict) else waited
         state = status.get("state") if isinstance(status, dict) else None
-        deps.recorder.record(NoteEvent, text=(
-            f"resume: the download of {handle.get('repo_id')} into {handle.get('target_dir')} is "
-            + (f"{state} ({status.get('progress_human', '')})" if state else f"unknown ({_said(status)})")
-        ))  # fmt: skip
+        deps.recorder.record(
+            NoteEvent,
+            text=(
+                f"resume: the download of {handle.get('repo_id')} into {handle.get('target_dir')} is "
+                + (f"{state} ({status.get('progress_human', '')})" if state else f"unknown ({_said(status)})")
+            ),
+        )
 
 
 async def _look(deps: AgentDeps, run_host: RunHost, tool: str, raw: dict[str, Any]) -> dict[str, Any] | str:
@@ -170,7 +203,9 @@ async def _look(deps: AgentDeps, run_host: RunHost, tool: str, raw: dict[str, An
     spec = registered_tools()[tool]
     try:
         args = spec.args.model_validate(raw)
-        done = await LiveTools().run(ToolRequest(call_id=f"resume-{tool}", spec=spec, args=args, raw_args=raw), run_host.context)
+        done = await LiveTools().run(
+            ToolRequest(call_id=f"resume-{tool}", spec=spec, args=args, raw_args=raw), run_host.context
+        )
     except ToolError as exc:
         return f"{exc.kind}: {exc.what}"
     except Exception as exc:  # a check must never stop the resume

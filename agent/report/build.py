@@ -36,8 +36,17 @@ def build_report(events: Sequence[Event], final: FinalAnswer | None, *, status: 
     acceptance = [_with_payoff(section, comparisons) for section in acceptance_sections(evidence, timeline)]
     failures = list_failures(evidence)
     running = left_running(evidence, timeline, final)
-    flags = check_claims(final, status=status, rows=rows, comparisons=comparisons, crossover=crossover,
-                         acceptance=acceptance, failures=failures, running=running, exchanges=evidence.exchanges)
+    flags = check_claims(
+        final,
+        status=status,
+        rows=rows,
+        comparisons=comparisons,
+        crossover=crossover,
+        acceptance=acceptance,
+        failures=failures,
+        running=running,
+        exchanges=evidence.exchanges,
+    )
     latest_acceptance = acceptance[-1] if acceptance else None
     for section in acceptance:
         if section.warning:

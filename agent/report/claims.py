@@ -113,8 +113,9 @@ _SPECULATIVE = re.compile(r"dflash|speculat|drafter|eagle", re.IGNORECASE)
 _THAN_SPECULATIVE = re.compile(rf"\bthan\s+(?:the\s+|a\s+)?[\w+.\-]*(?:{_SPECULATIVE.pattern})", re.IGNORECASE)
 _WINS = re.compile(r"\b(wins?|winning|faster|beats?|ahead|outperforms?|better|pays)\b", re.IGNORECASE)
 # "below the baseline" is a loss; "below C=64" names levels.
-_LOSES = re.compile(r"\b(lose[sd]?|losing|slower|behind|worse|below(?!\s+(?:C\s*[=≈~<]?\s*\d|concurrency)))\b",
-                    re.IGNORECASE)
+_LOSES = re.compile(
+    r"\b(lose[sd]?|losing|slower|behind|worse|below(?!\s+(?:C\s*[=≈~<]?\s*\d|concurrency)))\b", re.IGNORECASE
+)
 _NEGATION = re.compile(r"\b(not|never|no longer)\b|n't", re.IGNORECASE)
 
 Kind = Literal["tok_s", "speedup", "slowdown", "acceptance"]
@@ -171,8 +172,10 @@ def _at(levels: Levels, concurrency: int) -> bool:
 
 
 def _named(levels: Levels) -> str:
-    return "/".join(str(lo) if lo == hi else f">={lo}" if hi == OPEN else f"<={hi}" if lo == 0 else f"{lo}-{hi}"
-                    for lo, hi in levels)
+    return "/".join(
+        str(lo) if lo == hi else f">={lo}" if hi == OPEN else f"<={hi}" if lo == 0 else f"{lo}-{hi}"
+        for lo, hi in levels
+    )
 
 
 def _factor_kind(after: str) -> Kind:
@@ -204,7 +207,7 @@ def read_figures(sentence: str) -> list[Figure]:
     for m in _TOK_S.finditer(text):
         keep("tok_s", m)
     for m in _FACTOR.finditer(text):
-        keep(_factor_kind(sentence[m.end():]), m)
+        keep(_factor_kind(sentence[m.end() :]), m)
     for m in _AT_LEVEL.finditer(text):
         keep("tok_s", m, group="figure", whole=False)
     text = _blank(text, (m.span() for m in _LEVEL.finditer(text)))
@@ -213,7 +216,7 @@ def read_figures(sentence: str) -> list[Figure]:
         start, end, figure = pending.pop()
         for neighbour in (_JOINED_BEFORE.search(text, 0, start), _JOINED_AFTER.match(text, end)):
             if neighbour:
-                kind = "tok_s" if figure.kind == "tok_s" else _factor_kind(sentence[neighbour.end(1):])
+                kind = "tok_s" if figure.kind == "tok_s" else _factor_kind(sentence[neighbour.end(1) :])
                 pending.append(keep(kind, neighbour, whole=False))
     if _ACCEPT_WORDS.search(sentence):
         low, high = ACCEPTANCE_RANGE
@@ -246,11 +249,23 @@ def _throughput_flags(source: str, sentence: str, rows: Sequence[BenchmarkRow]) 
             here = [r for r in rows if _at(levels, r.concurrency)]
             if not _near(value, (r.output_tok_s for r in here), THROUGHPUT_TOLERANCE, rounding):
                 measured = ", ".join(f"{r.config} {r.output_tok_s:.1f}" for r in here) or "nothing measured there"
-                flags.append(Flag(source=source, claim=sentence, kind="contradicted",
-                                  evidence=f"{value:g} tok/s at C={_named(levels)}: measured {measured}"))
+                flags.append(
+                    Flag(
+                        source=source,
+                        claim=sentence,
+                        kind="contradicted",
+                        evidence=f"{value:g} tok/s at C={_named(levels)}: measured {measured}",
+                    )
+                )
         elif not _near(value, (r.output_tok_s for r in rows), THROUGHPUT_TOLERANCE, rounding):
-            flags.append(Flag(source=source, claim=sentence, kind="unsupported",
-                              evidence=f"no benchmark row within {THROUGHPUT_TOLERANCE:.0%} of {value:g} tok/s"))
+            flags.append(
+                Flag(
+                    source=source,
+                    claim=sentence,
+                    kind="unsupported",
+                    evidence=f"no benchmark row within {THROUGHPUT_TOLERANCE:.0%} of {value:g} tok/s",
+                )
+            )
     return flags
 
 
@@ -262,14 +277,20 @@ def _pair_ratios(a: BenchmarkRow, b: BenchmarkRow) -> Iterator[float]:
         yield b.tpot_ms_p50 / a.tpot_ms_p50
 
 
-def _measured_speedups(sentence: str, levels: Levels, rows: Sequence[BenchmarkRow],
-                       comparisons: Sequence[LevelComparison]) -> list[float]:
+def _measured_speedups(
+    sentence: str, levels: Levels, rows: Sequence[BenchmarkRow], comparisons: Sequence[LevelComparison]
+) -> list[float]:
     """The factors the evidence holds at the levels named (all, if none): in a sentence about speculation, every
     speculative configuration over every autoregressive one (not only the best of each); otherwise any
     configuration over any other, both ways round (the words name the pair, this check judges the size)."""
     here = [r for r in rows if not levels or _at(levels, r.concurrency)]
-    found = [v for c in comparisons if not levels or _at(levels, c.concurrency)
-             for v in (c.speedup, c.tpot_speedup) if v is not None]
+    found = [
+        v
+        for c in comparisons
+        if not levels or _at(levels, c.concurrency)
+        for v in (c.speedup, c.tpot_speedup)
+        if v is not None
+    ]
     about_speculation = bool(_SPECULATIVE.search(sentence))
     for a in here:
         for b in here:
@@ -279,8 +300,9 @@ def _measured_speedups(sentence: str, levels: Levels, rows: Sequence[BenchmarkRo
     return found
 
 
-def _speedup_flags(source: str, sentence: str, comparisons: Sequence[LevelComparison],
-                   rows: Sequence[BenchmarkRow] = ()) -> list[Flag]:
+def _speedup_flags(
+    source: str, sentence: str, comparisons: Sequence[LevelComparison], rows: Sequence[BenchmarkRow] = ()
+) -> list[Flag]:
     flags = []
     levels = _levels(sentence)
     measured = _measured_speedups(sentence, levels, rows, comparisons)
@@ -294,8 +316,14 @@ def _speedup_flags(source: str, sentence: str, comparisons: Sequence[LevelCompar
             here = [c for c in comparisons if not levels or _at(levels, c.concurrency)]
             best = ", ".join(f"C={c.concurrency}: {c.speedup:.2f}x" for c in here if c.speedup is not None)
             said = f"{value:g}x slower" if figure.kind == "slowdown" else f"{value:g}x"
-            flags.append(Flag(source=source, claim=sentence, kind="contradicted" if levels else "unsupported",
-                              evidence=f"{said}: measured speedups {best or 'none'}"))
+            flags.append(
+                Flag(
+                    source=source,
+                    claim=sentence,
+                    kind="contradicted" if levels else "unsupported",
+                    evidence=f"{said}: measured speedups {best or 'none'}",
+                )
+            )
     return flags
 
 
@@ -326,11 +354,15 @@ class AcceptanceEvidence:
     figures: tuple[float, ...]
 
     @classmethod
-    def gather(cls, acceptance: Sequence[AcceptanceSection], rows: Sequence[BenchmarkRow],
-               exchanges: Sequence[ToolExchange]) -> AcceptanceEvidence:
+    def gather(
+        cls, acceptance: Sequence[AcceptanceSection], rows: Sequence[BenchmarkRow], exchanges: Sequence[ToolExchange]
+    ) -> AcceptanceEvidence:
         stats = [s for a in acceptance for s in (a.overall, *a.categories, *a.overall_by_thinking)]
-        bounds = [v for s in stats for v in (s.request_mean, s.token_weighted,
-                                              *(s.request_mean_ci95 or ()), *(s.token_weighted_ci95 or ()))]
+        bounds = [
+            v
+            for s in stats
+            for v in (s.request_mean, s.token_weighted, *(s.request_mean_ci95 or ()), *(s.token_weighted_ci95 or ()))
+        ]
         figures = [a.server_avg_accept_length for a in acceptance if a.server_avg_accept_length is not None]
         figures += [r.accept_length for r in rows if r.accept_length is not None]  # sweeps of a level averaged
         figures += [v for x in exchanges if x.ok for v in _reported_acceptance(x.result)]  # each sweep's own
@@ -344,8 +376,10 @@ class AcceptanceEvidence:
     def describe(self) -> str:
         parts = []
         if self.eval_span is not None:
-            parts.append(f"{self.eval_span[0]:.2f}..{self.eval_span[1]:.2f} by the acceptance eval (categories, both "
-                         "weightings and their intervals)")
+            parts.append(
+                f"{self.eval_span[0]:.2f}..{self.eval_span[1]:.2f} by the acceptance eval (categories, both "
+                "weightings and their intervals)"
+            )
         if self.figures:
             reported = dict.fromkeys(f"{f:.2f}" for f in self.figures)  # sorted already; equal once printed: once
             parts.append("reported by the benchmark and server " + ", ".join(reported))
@@ -357,11 +391,24 @@ def _acceptance_flags(source: str, sentence: str, evidence: AcceptanceEvidence) 
     if not values:
         return []
     if evidence.eval_span is None and not evidence.figures:
-        return [Flag(source=source, claim=sentence, kind="unsupported",
-                     evidence="no acceptance length was measured (no acceptance eval, no per-level accept length)")]
-    return [Flag(source=source, claim=sentence, kind="contradicted", evidence=f"acceptance {f.text}: measured "
-                 + evidence.describe())
-            for f in values if not evidence.supports(f.value, _rounding(f.text))]
+        return [
+            Flag(
+                source=source,
+                claim=sentence,
+                kind="unsupported",
+                evidence="no acceptance length was measured (no acceptance eval, no per-level accept length)",
+            )
+        ]
+    return [
+        Flag(
+            source=source,
+            claim=sentence,
+            kind="contradicted",
+            evidence=f"acceptance {f.text}: measured " + evidence.describe(),
+        )
+        for f in values
+        if not evidence.supports(f.value, _rounding(f.text))
+    ]
 
 
 def _crossover_flags(source: str, sentence: str, crossover: Crossover) -> list[Flag]:
@@ -380,20 +427,23 @@ def _crossover_flags(source: str, sentence: str, crossover: Crossover) -> list[F
     return [Flag(source=source, claim=sentence, kind="contradicted", evidence=crossover.statement)]
 
 
-def _named_comparisons(clause: str, rows: Sequence[BenchmarkRow],
-                       comparisons: Sequence[LevelComparison]) -> Sequence[LevelComparison]:
+def _named_comparisons(
+    clause: str, rows: Sequence[BenchmarkRow], comparisons: Sequence[LevelComparison]
+) -> Sequence[LevelComparison]:
     """The comparisons a clause speaks of: between the configurations it names ("tp8-ep4+dflash+no-graphs is slower
     than tp8"), the best of a side it names none of; the best of each side when it names none."""
-    named = {r.config for r in rows
-             if re.search(rf"(?<![\w+\-]){re.escape(r.config)}(?![\w+\-])", clause, re.IGNORECASE)}
+    named = {
+        r.config for r in rows if re.search(rf"(?<![\w+\-]){re.escape(r.config)}(?![\w+\-])", clause, re.IGNORECASE)
+    }
     if not named:
         return comparisons
     sides_named = {r.speculative for r in rows if r.config in named}
     return compare_levels([r for r in rows if r.config in named or r.speculative not in sides_named])
 
 
-def _winner_flags(source: str, sentence: str, comparisons: Sequence[LevelComparison],
-                  rows: Sequence[BenchmarkRow] = ()) -> list[Flag]:
+def _winner_flags(
+    source: str, sentence: str, comparisons: Sequence[LevelComparison], rows: Sequence[BenchmarkRow] = ()
+) -> list[Flag]:
     if not _SPECULATIVE.search(sentence):
         return []
     flags = []
@@ -409,20 +459,39 @@ def _winner_flags(source: str, sentence: str, comparisons: Sequence[LevelCompari
         for lo, hi in _levels(clause):
             found = [c for c in spoken_of if lo <= c.concurrency <= hi and c.winner is not None]
             if lo == hi and not found:
-                flags.append(Flag(source=source, claim=sentence, kind="unsupported",
-                                  evidence=f"no comparison of both kinds at C={lo}"))
+                flags.append(
+                    Flag(
+                        source=source,
+                        claim=sentence,
+                        kind="unsupported",
+                        evidence=f"no comparison of both kinds at C={lo}",
+                    )
+                )
             for c in found:
                 if c.winner not in (says, "tie"):
-                    flags.append(Flag(source=source, claim=sentence, kind="contradicted",
-                                      evidence=f"at C={c.concurrency} the {c.winner} side won: {c.best_speculative} "
-                                      f"{c.speculative_tok_s:.1f} vs {c.best_autoregressive} "
-                                      f"{c.autoregressive_tok_s:.1f} tok/s"))
+                    flags.append(
+                        Flag(
+                            source=source,
+                            claim=sentence,
+                            kind="contradicted",
+                            evidence=f"at C={c.concurrency} the {c.winner} side won: {c.best_speculative} "
+                            f"{c.speculative_tok_s:.1f} vs {c.best_autoregressive} "
+                            f"{c.autoregressive_tok_s:.1f} tok/s",
+                        )
+                    )
     return flags
 
 
 def check_claims(
-    final: FinalAnswer | None, *, status: str, rows: Sequence[BenchmarkRow], comparisons: Sequence[LevelComparison],
-    crossover: Crossover, acceptance: Sequence[AcceptanceSection], failures: Sequence[Failure], running: LeftRunning,
+    final: FinalAnswer | None,
+    *,
+    status: str,
+    rows: Sequence[BenchmarkRow],
+    comparisons: Sequence[LevelComparison],
+    crossover: Crossover,
+    acceptance: Sequence[AcceptanceSection],
+    failures: Sequence[Failure],
+    running: LeftRunning,
     exchanges: Sequence[ToolExchange] = (),
 ) -> list[Flag]:
     """Flags on the final answer. `exchanges` (every tool call of the run) lets a figure that only a raw result
@@ -441,17 +510,38 @@ def check_claims(
             flags += _winner_flags(source, sentence, comparisons, rows)
     unresolved = [f for f in failures if f.status == "unresolved"]
     if final.status == "completed" and unresolved and not final.unresolved:
-        flags.append(Flag(source="unresolved", claim="completed, with nothing listed as unresolved", kind="contradicted",
-                          evidence=f"{len(unresolved)} failure(s) never recovered: "
-                          + "; ".join(f"seq {f.seq} {f.tool} {f.kind}" for f in unresolved)))
+        flags.append(
+            Flag(
+                source="unresolved",
+                claim="completed, with nothing listed as unresolved",
+                kind="contradicted",
+                evidence=f"{len(unresolved)} failure(s) never recovered: "
+                + "; ".join(f"seq {f.seq} {f.tool} {f.kind}" for f in unresolved),
+            )
+        )
     if final.status == "completed" and status not in ("completed",):
-        flags.append(Flag(source="status", claim=f"status {final.status}", kind="contradicted",
-                          evidence=f"the run ended {status}"))
+        flags.append(
+            Flag(
+                source="status", claim=f"status {final.status}", kind="contradicted", evidence=f"the run ended {status}"
+            )
+        )
     if running.servers and not final.left_running:
-        flags.append(Flag(source="left_running", claim="nothing listed as left running", kind="contradicted",
-                          evidence="still running: " + ", ".join(f"{s.config} on port {s.port} (pid {s.pid})"
-                                                                 for s in running.servers)))
+        flags.append(
+            Flag(
+                source="left_running",
+                claim="nothing listed as left running",
+                kind="contradicted",
+                evidence="still running: "
+                + ", ".join(f"{s.config} on port {s.port} (pid {s.pid})" for s in running.servers),
+            )
+        )
     if final.left_running and not running.servers and not running.downloads:
-        flags.append(Flag(source="left_running", claim="; ".join(final.left_running), kind="unsupported",
-                          evidence="every server this run launched was stopped, and no download was left running"))
+        flags.append(
+            Flag(
+                source="left_running",
+                claim="; ".join(final.left_running),
+                kind="unsupported",
+                evidence="every server this run launched was stopped, and no download was left running",
+            )
+        )
     return flags

@@ -42,7 +42,9 @@ def compare_levels(rows: Sequence[BenchmarkRow]) -> list[LevelComparison]:
         speedup = interval = tpot = None
         winner = None
         if ar is None or spec is None:
-            notes.append(f"only {'speculative' if ar is None else 'autoregressive'} configurations measured at this level")
+            notes.append(
+                f"only {'speculative' if ar is None else 'autoregressive'} configurations measured at this level"
+            )
         elif ar.output_tok_s > 0:
             speedup = spec.output_tok_s / ar.output_tok_s
             interval = ratio_interval(spec.output_tok_s_ci95, ar.output_tok_s_ci95)
@@ -55,25 +57,37 @@ def compare_levels(rows: Sequence[BenchmarkRow]) -> list[LevelComparison]:
             elif interval is None and spreads_known:
                 # The baseline's interval reaches 0, so the ratio has no upper bound: nothing is decided.
                 winner = "tie"
-                notes.append("the autoregressive figure's interval reaches 0: the speedup is unbounded, within the "
-                             "measurement spread")
+                notes.append(
+                    "the autoregressive figure's interval reaches 0: the speedup is unbounded, within the "
+                    "measurement spread"
+                )
             else:
                 winner = "speculative" if speedup > 1 else "autoregressive" if speedup < 1 else "tie"
             if interval is None and not spreads_known:
                 notes.append("spread unknown (one sweep per configuration): no interval on the speedup")
         for row in (ar, spec):
             if row is not None and row.client_limited:
-                notes.append(f"{row.config}: the benchmark client was near saturation; the level may measure the client")
+                notes.append(
+                    f"{row.config}: the benchmark client was near saturation; the level may measure the client"
+                )
             if row is not None and row.unstable:
                 notes.append(f"{row.config}: unstable level (throughput interval wider than +-10%)")
             if row is not None and row.requests_failed:
                 notes.append(f"{row.config}: {row.requests_failed} requests failed")
-        comparisons.append(LevelComparison(
-            concurrency=concurrency,
-            best_autoregressive=ar.config if ar else None, autoregressive_tok_s=ar.output_tok_s if ar else None,
-            best_speculative=spec.config if spec else None, speculative_tok_s=spec.output_tok_s if spec else None,
-            speedup=speedup, speedup_ci95=interval, tpot_speedup=tpot, winner=winner, notes=notes,
-        ))
+        comparisons.append(
+            LevelComparison(
+                concurrency=concurrency,
+                best_autoregressive=ar.config if ar else None,
+                autoregressive_tok_s=ar.output_tok_s if ar else None,
+                best_speculative=spec.config if spec else None,
+                speculative_tok_s=spec.output_tok_s if spec else None,
+                speedup=speedup,
+                speedup_ci95=interval,
+                tpot_speedup=tpot,
+                winner=winner,
+                notes=notes,
+            )
+        )
     return comparisons
 
 
@@ -86,16 +100,25 @@ def _interpolate(c0: int, s0: float, c1: int, s1: float) -> float:
 def find_crossover(comparisons: Sequence[LevelComparison]) -> Crossover:
     known = [(c.concurrency, c.speedup) for c in comparisons if c.speedup is not None]
     crossings = []
-    for (c0, s0), (c1, s1) in zip(known, known[1:]):
+    for (c0, s0), (c1, s1) in zip(known, known[1:], strict=False):
         if (s0 > 1) != (s1 > 1):
-            crossings.append(Crossing(
-                direction="stops_paying" if s0 > 1 else "starts_paying",
-                concurrency=round(_interpolate(c0, s0, c1, s1), 1), between=(c0, c1),
-            ))
+            crossings.append(
+                Crossing(
+                    direction="stops_paying" if s0 > 1 else "starts_paying",
+                    concurrency=round(_interpolate(c0, s0, c1, s1), 1),
+                    between=(c0, c1),
+                )
+            )
     if not known:
-        return Crossover(kind="unknown", concurrency=None, between=None, crossings=[], method=CROSSOVER_METHOD,
-                         statement="no concurrency level has both a speculative and an autoregressive measurement: "
-                         "no crossover can be stated")
+        return Crossover(
+            kind="unknown",
+            concurrency=None,
+            between=None,
+            crossings=[],
+            method=CROSSOVER_METHOD,
+            statement="no concurrency level has both a speculative and an autoregressive measurement: "
+            "no crossover can be stated",
+        )
     lo, hi = known[0][0], known[-1][0]
     stops = next((c for c in crossings if c.direction == "stops_paying"), None)
     if stops is not None:
@@ -110,20 +133,44 @@ def find_crossover(comparisons: Sequence[LevelComparison]) -> Crossover:
             ties = {c.concurrency for c in comparisons if c.winner == "tie"}
             tied = sorted({level for c in crossings[1:] for level in c.between if level in ties})
             if tied:
-                statement += (f" ({', '.join(f'C={c}' for c in tied)} {'is a tie' if len(tied) == 1 else 'are ties'} "
-                              "within the measurement spread: the later changes may be noise)")
-        return Crossover(kind="between_levels", concurrency=stops.concurrency, between=stops.between,
-                         crossings=crossings, statement=statement, method=CROSSOVER_METHOD)
+                statement += (
+                    f" ({', '.join(f'C={c}' for c in tied)} {'is a tie' if len(tied) == 1 else 'are ties'} "
+                    "within the measurement spread: the later changes may be noise)"
+                )
+        return Crossover(
+            kind="between_levels",
+            concurrency=stops.concurrency,
+            between=stops.between,
+            crossings=crossings,
+            statement=statement,
+            method=CROSSOVER_METHOD,
+        )
     if crossings:
         first = crossings[0]
-        return Crossover(kind="starts_paying_only", concurrency=None, between=None, crossings=crossings,
-                         method=CROSSOVER_METHOD,
-                         statement=f"speculation loses at low load and wins from C={first.between[1]} "
-                         f"(crossing near C={first.concurrency:g}); it does not stop paying within C={lo}..{hi}")
+        return Crossover(
+            kind="starts_paying_only",
+            concurrency=None,
+            between=None,
+            crossings=crossings,
+            method=CROSSOVER_METHOD,
+            statement=f"speculation loses at low load and wins from C={first.between[1]} "
+            f"(crossing near C={first.concurrency:g}); it does not stop paying within C={lo}..{hi}",
+        )
     if all(s > 1 for _, s in known):
-        return Crossover(kind="beyond_range", concurrency=None, between=None, crossings=[], method=CROSSOVER_METHOD,
-                         statement=f"speculation wins at every level measured (C={lo}..{hi}): "
-                         f"the crossover lies beyond C={hi}")
-    return Crossover(kind="never_wins", concurrency=None, between=None, crossings=[], method=CROSSOVER_METHOD,
-                     statement=f"speculation never beats the best autoregressive configuration at the levels measured "
-                     f"(C={lo}..{hi})")
+        return Crossover(
+            kind="beyond_range",
+            concurrency=None,
+            between=None,
+            crossings=[],
+            method=CROSSOVER_METHOD,
+            statement=f"speculation wins at every level measured (C={lo}..{hi}): the crossover lies beyond C={hi}",
+        )
+    return Crossover(
+        kind="never_wins",
+        concurrency=None,
+        between=None,
+        crossings=[],
+        method=CROSSOVER_METHOD,
+        statement=f"speculation never beats the best autoregressive configuration at the levels measured "
+        f"(C={lo}..{hi})",
+    )

@@ -29,11 +29,15 @@ def _baseline(rows: Sequence[BenchmarkRow], comparisons: Sequence[LevelCompariso
         f"Speculative throughput is compared at each concurrency with the best autoregressive configuration measured "
         f"at that same level, out of {len(autoregressive)} measured ({', '.join(autoregressive)}), not with one "
         "chosen in advance. Best baseline by load: "
-        + "; ".join(f"{name} at C={levels[0]}" + (f"..{levels[-1]}" if len(levels) > 1 else "") for name, levels in runs)
+        + "; ".join(
+            f"{name} at C={levels[0]}" + (f"..{levels[-1]}" if len(levels) > 1 else "") for name, levels in runs
+        )
         + "."
     )
     if len(autoregressive) == 1:
-        text += " Only one autoregressive configuration was measured, so it is the best measured, not shown best possible."
+        text += (
+            " Only one autoregressive configuration was measured, so it is the best measured, not shown best possible."
+        )
     return text
 
 
@@ -53,10 +57,13 @@ def _acceptance(acceptance: AcceptanceSection | None) -> str:
 
 
 def answer_critique(
-    rows: Sequence[BenchmarkRow], comparisons: Sequence[LevelComparison], acceptance: AcceptanceSection | None,
+    rows: Sequence[BenchmarkRow],
+    comparisons: Sequence[LevelComparison],
+    acceptance: AcceptanceSection | None,
     recommendation: Recommendation,
 ) -> CritiqueAnswers:
     return CritiqueAnswers(
-        baseline=_baseline(rows, comparisons), acceptance_method=_acceptance(acceptance),
+        baseline=_baseline(rows, comparisons),
+        acceptance_method=_acceptance(acceptance),
         recommendation_per_load=recommendation.text,
     )

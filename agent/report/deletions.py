@@ -17,8 +17,11 @@ from specops.tools.space import FreeSpaceResult
 from .evidence import Evidence
 from .schema import DeletedItem, Deletion
 
-_OWNERS = {"this_run": "created by this run", "specops": "specops' own earlier download",
-           "other": "someone else's, not specops'"}
+_OWNERS = {
+    "this_run": "created by this run",
+    "specops": "specops' own earlier download",
+    "other": "someone else's, not specops'",
+}
 
 
 def list_deletions(evidence: Evidence) -> list[Deletion]:
@@ -33,13 +36,24 @@ def list_deletions(evidence: Evidence) -> list[Deletion]:
         if result.dry_run or not result.deleted:
             continue
         freed = sum(m.freed_bytes for m in result.mounts)
-        out.append(Deletion(
-            items=[DeletedItem(id=i.id, path=i.path, size_alone_bytes=i.size_bytes, created_by=_OWNERS[i.created_by],
-                               approved_by=i.approved_by) for i in result.deleted],
-            freed_bytes=freed, freed=human_bytes(freed),
-            mounts=[f"{m.mount_point}: {m.free_before} -> {m.free_after} free" for m in result.mounts],
-            approved_by=sorted({i.approved_by for i in result.deleted if i.approved_by}),
-        ))
+        out.append(
+            Deletion(
+                items=[
+                    DeletedItem(
+                        id=i.id,
+                        path=i.path,
+                        size_alone_bytes=i.size_bytes,
+                        created_by=_OWNERS[i.created_by],
+                        approved_by=i.approved_by,
+                    )
+                    for i in result.deleted
+                ],
+                freed_bytes=freed,
+                freed=human_bytes(freed),
+                mounts=[f"{m.mount_point}: {m.free_before} -> {m.free_after} free" for m in result.mounts],
+                approved_by=sorted({i.approved_by for i in result.deleted if i.approved_by}),
+            )
+        )
     return out
 
 

@@ -67,8 +67,23 @@ class ToolExchange:
 def _short(value: Any, limit: int = 40) -> str:
     if isinstance(value, dict):
         # A nested record (a ServerConfig, a handle): its identifying fields only.
-        keys = [k for k in ("repo_id", "port", "tp", "ep", "pp", "dp", "enable_dp_attention", "mem_fraction_static",
-                            "cuda_graphs", "speculative_algorithm", "pid") if k in value]
+        keys = [
+            k
+            for k in (
+                "repo_id",
+                "port",
+                "tp",
+                "ep",
+                "pp",
+                "dp",
+                "enable_dp_attention",
+                "mem_fraction_static",
+                "cuda_graphs",
+                "speculative_algorithm",
+                "pid",
+            )
+            if k in value
+        ]
         if "config" in value and isinstance(value["config"], dict):
             return _short(value["config"], limit)
         text = ",".join(f"{k}={value[k]}" for k in keys if value[k] is not None)
@@ -122,11 +137,20 @@ def pair_tool_events(events: Sequence[Event]) -> list[ToolExchange]:
     """Every tool call that has a result, in the order the results came (calls may overlap)."""
     exchanges = [
         ToolExchange(
-            seq=p.result.seq, call_seq=p.call.seq, tool=p.result.tool, args=p.call.args, ok=p.result.ok,
-            result=p.result.result, error=p.result.error, duration_s=p.result.duration_s, ts=p.result.ts, call_ts=p.call.ts,
+            seq=p.result.seq,
+            call_seq=p.call.seq,
+            tool=p.result.tool,
+            args=p.call.args,
+            ok=p.result.ok,
+            result=p.result.result,
+            error=p.result.error,
+            duration_s=p.result.duration_s,
+            ts=p.result.ts,
+            call_ts=p.call.ts,
         )
-        for p in pair_tool_calls(events) if p.result is not None
-    ]  # fmt: skip
+        for p in pair_tool_calls(events)
+        if p.result is not None
+    ]
     return sorted(exchanges, key=lambda x: x.seq)
 
 
@@ -205,16 +229,22 @@ def _read_launch(evidence: Evidence, exchange: ToolExchange) -> None:
             restart = _parse(evidence, exchange, RestartResult)
             server, stopped = (restart.server, restart.stopped.pid) if restart else (None, None)
         if server is not None:
-            evidence.launches.append(Launch(exchange.seq, exchange.call_seq, exchange.tool, server.config, server, None, stopped))
+            evidence.launches.append(
+                Launch(exchange.seq, exchange.call_seq, exchange.tool, server.config, server, None, stopped)
+            )
         return
     config = _attempted_config(evidence, exchange)
     stopped = exchange.error.details.get("stopped") if exchange.error is not None else None
     stopped_pid = stopped.get("pid") if isinstance(stopped, dict) else None  # a restart stops before it relaunches
     if config is None:
-        evidence.notes.append(f"seq {exchange.seq}: a failed {exchange.tool} whose configuration cannot be read; "
-                              "it is listed among failures only")
+        evidence.notes.append(
+            f"seq {exchange.seq}: a failed {exchange.tool} whose configuration cannot be read; "
+            "it is listed among failures only"
+        )
         return
-    evidence.launches.append(Launch(exchange.seq, exchange.call_seq, exchange.tool, config, None, exchange.error, stopped_pid))
+    evidence.launches.append(
+        Launch(exchange.seq, exchange.call_seq, exchange.tool, config, None, exchange.error, stopped_pid)
+    )
 
 
 def _attempted_config(evidence: Evidence, exchange: ToolExchange) -> ServerConfig | None:
@@ -223,7 +253,14 @@ def _attempted_config(evidence: Evidence, exchange: ToolExchange) -> ServerConfi
     if exchange.tool == "launch_server":
         candidates.append(exchange.args.get("config"))
     else:  # a restart names its server by id: the configuration is that server's, with the changes
-        old = next((l.server for l in evidence.launches if l.server is not None and l.server.id == exchange.args.get("server")), None)
+        old = next(
+            (
+                launch.server
+                for launch in evidence.launches
+                if launch.server is not None and launch.server.id == exchange.args.get("server")
+            ),
+            None,
+        )
         if old is not None:
             candidates.append({**old.config.model_dump(), **(exchange.args.get("changes") or {})})
     if exchange.error is not None:

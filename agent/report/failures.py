@@ -38,7 +38,7 @@ class _Problem:
 
 def _goal(exchange: ToolExchange, evidence: Evidence) -> tuple[str, str | None]:
     if exchange.tool in _LAUNCH_TOOLS:
-        launch = next((l for l in evidence.launches if l.seq == exchange.seq), None)
+        launch = next((launched for launched in evidence.launches if launched.seq == exchange.seq), None)
         speculative = launch is not None and launch.config.speculative_algorithm is not None
         return ("launch", "speculative" if speculative else "autoregressive")
     if exchange.tool in _DOWNLOAD_TOOLS:
@@ -58,8 +58,17 @@ def _problems(evidence: Evidence) -> list[_Problem]:
     for x in evidence.exchanges:
         if not x.ok and x.error is not None:
             cause = x.error.details.get("cause") if x.error.kind == "launch_failed" else None
-            problems.append(_Problem(x.seq, x.tool, x.error.kind, str(cause) if cause else None, x.error.what,
-                                     x.error.remedy, _goal(x, evidence)))
+            problems.append(
+                _Problem(
+                    x.seq,
+                    x.tool,
+                    x.error.kind,
+                    str(cause) if cause else None,
+                    x.error.what,
+                    x.error.remedy,
+                    _goal(x, evidence),
+                )
+            )
     seen_downloads = set()
     for parsed in evidence.download_statuses:
         status = parsed.value
@@ -71,28 +80,50 @@ def _problems(evidence: Evidence) -> list[_Problem]:
             continue
         seen_downloads.add(identity)
         tool = next(x.tool for x in evidence.exchanges if x.seq == parsed.seq)
-        problems.append(_Problem(parsed.seq, tool, status.failure.cause.value, None, status.failure.what,
-                                 status.failure.remedy, ("download", status.repo_id)))
+        problems.append(
+            _Problem(
+                parsed.seq,
+                tool,
+                status.failure.cause.value,
+                None,
+                status.failure.what,
+                status.failure.remedy,
+                ("download", status.repo_id),
+            )
+        )
     for parsed in evidence.disk_checks:
         check = parsed.value
         if check.verdict == "does_not_fit":
             room = ", ".join(o.mount.mount_point for o in check.alternatives if o.allowed)
-            problems.append(_Problem(
-                parsed.seq, "check_disk", "does_not_fit", None, check.summary,
-                f"mounts with room: {room}" if room else "free what specops itself created, or what the user approves (--allow-delete)",
-                ("disk", check.repo_id),
-            ))
+            problems.append(
+                _Problem(
+                    parsed.seq,
+                    "check_disk",
+                    "does_not_fit",
+                    None,
+                    check.summary,
+                    f"mounts with room: {room}"
+                    if room
+                    else "free what specops itself created, or what the user approves (--allow-delete)",
+                    ("disk", check.repo_id),
+                )
+            )
     for parsed in evidence.benchmarks:
         for level in parsed.value.levels:
             if level.valid:
                 continue
             failure = level.server_failure
-            problems.append(_Problem(
-                parsed.seq, "benchmark", f"server_{failure.state}" if failure else "invalid_level",
-                (failure.cause or "unknown") if failure else None,
-                level.invalid_reason or f"C={level.concurrency}: the level is not valid", level.remedy,
-                ("benchmark_level", str(level.concurrency)),
-            ))
+            problems.append(
+                _Problem(
+                    parsed.seq,
+                    "benchmark",
+                    f"server_{failure.state}" if failure else "invalid_level",
+                    (failure.cause or "unknown") if failure else None,
+                    level.invalid_reason or f"C={level.concurrency}: the level is not valid",
+                    level.remedy,
+                    ("benchmark_level", str(level.concurrency)),
+                )
+            )
     return sorted(problems, key=lambda p: p.seq)
 
 
@@ -105,20 +136,32 @@ def _successes(evidence: Evidence) -> list[tuple[int, tuple[str, str | None], st
             done.append((launch.seq, ("launch", kind), f"{launch.tool} ready on port {launch.server.port}"))
     for parsed in evidence.download_statuses:
         if parsed.value.state is DownloadState.FINISHED:
-            done.append((parsed.seq, ("download", parsed.value.repo_id), f"download of {parsed.value.repo_id} finished "
-                         f"into {parsed.value.target_dir}"))
+            done.append(
+                (
+                    parsed.seq,
+                    ("download", parsed.value.repo_id),
+                    f"download of {parsed.value.repo_id} finished into {parsed.value.target_dir}",
+                )
+            )
     for parsed in evidence.disk_checks:
         if parsed.value.verdict == "fits":
             done.append((parsed.seq, ("disk", parsed.value.repo_id), f"check_disk: fits in {parsed.value.target}"))
     for parsed in evidence.download_statuses:
         if parsed.value.state is DownloadState.FINISHED:
             # A finished download proves the space problem was solved too.
-            done.append((parsed.seq, ("disk", parsed.value.repo_id), f"download finished into {parsed.value.target_dir}"))
+            done.append(
+                (parsed.seq, ("disk", parsed.value.repo_id), f"download finished into {parsed.value.target_dir}")
+            )
     for parsed in evidence.benchmarks:
         for level in parsed.value.levels:
             if level.valid:
-                done.append((parsed.seq, ("benchmark_level", str(level.concurrency)),
-                             f"benchmark valid at C={level.concurrency} on port {parsed.value.port}"))
+                done.append(
+                    (
+                        parsed.seq,
+                        ("benchmark_level", str(level.concurrency)),
+                        f"benchmark valid at C={level.concurrency} on port {parsed.value.port}",
+                    )
+                )
     for x in evidence.exchanges:
         if x.ok and x.tool not in _LAUNCH_TOOLS + _DOWNLOAD_TOOLS + ("check_disk",):
             done.append((x.seq, (x.tool, None), f"{x.tool} succeeded"))
@@ -131,7 +174,7 @@ def config_changes(before: ServerConfig, after: ServerConfig) -> list[str]:
 
 
 def _launch_change(evidence: Evidence, failed_seq: int, recovered_seq: int) -> str:
-    by_seq: dict[int, Launch] = {l.seq: l for l in evidence.launches}
+    by_seq: dict[int, Launch] = {launched.seq: launched for launched in evidence.launches}
     failed, recovered = by_seq.get(failed_seq), by_seq.get(recovered_seq)
     if failed is None or recovered is None:
         return ""
@@ -150,9 +193,18 @@ def list_failures(evidence: Evidence) -> list[Failure]:
             how = f"seq {fix[0]}: {fix[2]}"
             if problem.goal[0] == "launch":
                 how += _launch_change(evidence, problem.seq, fix[0])
-        failures.append(Failure(
-            seq=problem.seq, tool=problem.tool, kind=problem.kind, cause=problem.cause, what=problem.what,
-            remedy=problem.remedy, next_action=after.describe() if after else None, recovered_by=how,
-            recovered_seq=fix[0] if fix else None, status="recovered" if fix else "unresolved",
-        ))
+        failures.append(
+            Failure(
+                seq=problem.seq,
+                tool=problem.tool,
+                kind=problem.kind,
+                cause=problem.cause,
+                what=problem.what,
+                remedy=problem.remedy,
+                next_action=after.describe() if after else None,
+                recovered_by=how,
+                recovered_seq=fix[0] if fix else None,
+                status="recovered" if fix else "unresolved",
+            )
+        )
     return failures

@@ -34,8 +34,10 @@ def _run(report: Report) -> list[str]:
     lines = [f"# specops run {r.id}", ""]
     if r.goal:
         lines += [f"> {r.goal}", ""]
-    lines += _table(["status", "policy", "policy's status", "started", "ended", "duration (s)"],
-                    [[r.status, r.policy, r.policy_status, r.started_at, r.ended_at, r.duration_s]])
+    lines += _table(
+        ["status", "policy", "policy's status", "started", "ended", "duration (s)"],
+        [[r.status, r.policy, r.policy_status, r.started_at, r.ended_at, r.duration_s]],
+    )
     if r.summary_text:
         lines += ["**Summary (the policy's words):** " + r.summary_text, ""]
     if report.flags:
@@ -48,11 +50,13 @@ def _run(report: Report) -> list[str]:
 def _critique(report: Report) -> list[str]:
     c = report.critique
     return [
-        "## Answers to the seed's critique", "",
+        "## Answers to the seed's critique",
+        "",
         f"- **Baseline.** {c.baseline}",
         f"- **Acceptance method.** {c.acceptance_method}",
         f"- **Recommendation per load.** {c.recommendation_per_load}",
-        f"- **Crossover.** {report.crossover.statement}.", "",
+        f"- **Crossover.** {report.crossover.statement}.",
+        "",
     ]
 
 
@@ -61,13 +65,24 @@ def _host(report: Report) -> list[str]:
     gpus = f"{h.gpu_count} x {h.gpu_model}" if h.gpu_count else "none found"
     memory = f"{h.gpu_memory_total_bytes / 1024**3:.0f} GiB GPU memory in all" if h.gpu_memory_total_bytes else None
     lines = ["## Host", ""]
-    lines += _table(["", ""], [
-        ["spec", h.spec], ["hostname", h.hostname], ["OS", h.os], ["GPUs", gpus], ["GPU memory", memory],
-        ["interconnect", f"{h.interconnect}: {h.interconnect_summary}" if h.interconnect else None],
-        ["CPU", f"{h.cpu} ({h.cpu_cores} cores)" if h.cpu else None], ["memory", h.memory_total],
-        ["SGLang", v.sglang], ["Python", v.python], ["huggingface_hub", v.huggingface_hub],
-        ["driver", f"{v.driver} (CUDA {v.cuda})" if v.driver else None], ["read from", h.source],
-    ])
+    lines += _table(
+        ["", ""],
+        [
+            ["spec", h.spec],
+            ["hostname", h.hostname],
+            ["OS", h.os],
+            ["GPUs", gpus],
+            ["GPU memory", memory],
+            ["interconnect", f"{h.interconnect}: {h.interconnect_summary}" if h.interconnect else None],
+            ["CPU", f"{h.cpu} ({h.cpu_cores} cores)" if h.cpu else None],
+            ["memory", h.memory_total],
+            ["SGLang", v.sglang],
+            ["Python", v.python],
+            ["huggingface_hub", v.huggingface_hub],
+            ["driver", f"{v.driver} (CUDA {v.cuda})" if v.driver else None],
+            ["read from", h.source],
+        ],
+    )
     return lines
 
 
@@ -77,12 +92,21 @@ def _drafter(report: Report) -> list[str]:
         return ["## Drafter", "", "No drafter config was read in this run.", ""]
     compatible = {True: "yes", False: "NO", None: "not checked"}[d.target_compatible]
     lines = ["## Drafter", ""]
-    lines += _table(["", ""], [
-        ["repo", d.repo_id], ["revision", f"{d.revision} ({d.sha})" if d.sha else d.revision], ["on the host", d.path],
-        ["DFlash", d.is_dflash], ["block size", f"{d.block_size} (from {d.block_size_from})" if d.block_size else None],
-        ["served block size", d.served_block_size], ["draft layers", d.draft_layers],
-        ["target layer ids", d.target_layer_ids], ["target", d.target], ["fits the target", compatible],
-    ])
+    lines += _table(
+        ["", ""],
+        [
+            ["repo", d.repo_id],
+            ["revision", f"{d.revision} ({d.sha})" if d.sha else d.revision],
+            ["on the host", d.path],
+            ["DFlash", d.is_dflash],
+            ["block size", f"{d.block_size} (from {d.block_size_from})" if d.block_size else None],
+            ["served block size", d.served_block_size],
+            ["draft layers", d.draft_layers],
+            ["target layer ids", d.target_layer_ids],
+            ["target", d.target],
+            ["fits the target", compatible],
+        ],
+    )
     lines += [f"- checked: {c}" for c in d.checks] + [f"- problem: {p}" for p in d.problems]
     return lines + ([""] if d.checks or d.problems else [])
 
@@ -105,16 +129,57 @@ def _throughput(report: Report) -> list[str]:
     levels = sorted({r.concurrency for r in rows})
     configs = list(dict.fromkeys(r.config for r in rows))
     table = {(r.config, r.concurrency): r.output_tok_s for r in rows}
-    lines += _table(["config"] + [f"C={c}" for c in levels],
-                    [[c + (" (spec)" if any(r.speculative for r in rows if r.config == c) else "")]
-                     + [table.get((c, level)) for level in levels] for c in configs])
+    lines += _table(
+        ["config"] + [f"C={c}" for c in levels],
+        [
+            [c + (" (spec)" if any(r.speculative for r in rows if r.config == c) else "")]
+            + [table.get((c, level)) for level in levels]
+            for c in configs
+        ],
+    )
     lines += ["![throughput](throughput.png)", "", "### Every level", ""]
     lines += _table(
-        ["config", "C", "achieved C", "tok/s", "tok/s 95%", "TTFT p50 ms", "TTFT p99 ms", "ITL/token p50 ms",
-         "TPOT p50 ms", "TPOT/chunk p50 ms", "chunk gap p50 ms", "tokens/chunk", "accept len", "requests", "failed", "client-bound", "unstable"],
-        [[r.config, r.concurrency, r.achieved_concurrency, r.output_tok_s, _interval(r.output_tok_s_ci95, 1),
-          r.ttft_ms_p50, r.ttft_ms_p99, r.itl_ms_p50, r.tpot_ms_p50, r.tpot_per_chunk_ms_p50, r.inter_chunk_gap_ms_p50, r.tokens_per_chunk,
-          r.accept_length, r.requests, r.requests_failed, r.client_limited, r.unstable] for r in rows],
+        [
+            "config",
+            "C",
+            "achieved C",
+            "tok/s",
+            "tok/s 95%",
+            "TTFT p50 ms",
+            "TTFT p99 ms",
+            "ITL/token p50 ms",
+            "TPOT p50 ms",
+            "TPOT/chunk p50 ms",
+            "chunk gap p50 ms",
+            "tokens/chunk",
+            "accept len",
+            "requests",
+            "failed",
+            "client-bound",
+            "unstable",
+        ],
+        [
+            [
+                r.config,
+                r.concurrency,
+                r.achieved_concurrency,
+                r.output_tok_s,
+                _interval(r.output_tok_s_ci95, 1),
+                r.ttft_ms_p50,
+                r.ttft_ms_p99,
+                r.itl_ms_p50,
+                r.tpot_ms_p50,
+                r.tpot_per_chunk_ms_p50,
+                r.inter_chunk_gap_ms_p50,
+                r.tokens_per_chunk,
+                r.accept_length,
+                r.requests,
+                r.requests_failed,
+                r.client_limited,
+                r.unstable,
+            ]
+            for r in rows
+        ],
     )
     return lines
 
@@ -124,12 +189,33 @@ def _comparison(report: Report) -> list[str]:
     if not report.comparison:
         return lines + ["Nothing to compare.", ""]
     lines += _table(
-        ["C", "best autoregressive", "tok/s", "best speculative", "tok/s", "speedup", "speedup 95%", "TPOT ratio",
-         "winner", "notes"],
-        [[c.concurrency, c.best_autoregressive, c.autoregressive_tok_s, c.best_speculative, c.speculative_tok_s,
-          f"{c.speedup:.2f}x" if c.speedup is not None else None, _interval(c.speedup_ci95),
-          f"{c.tpot_speedup:.2f}x" if c.tpot_speedup is not None else None, c.winner, "; ".join(c.notes)]
-         for c in report.comparison],
+        [
+            "C",
+            "best autoregressive",
+            "tok/s",
+            "best speculative",
+            "tok/s",
+            "speedup",
+            "speedup 95%",
+            "TPOT ratio",
+            "winner",
+            "notes",
+        ],
+        [
+            [
+                c.concurrency,
+                c.best_autoregressive,
+                c.autoregressive_tok_s,
+                c.best_speculative,
+                c.speculative_tok_s,
+                f"{c.speedup:.2f}x" if c.speedup is not None else None,
+                _interval(c.speedup_ci95),
+                f"{c.tpot_speedup:.2f}x" if c.tpot_speedup is not None else None,
+                c.winner,
+                "; ".join(c.notes),
+            ]
+            for c in report.comparison
+        ],
     )
     return lines + [f"**Crossover:** {report.crossover.statement}.", "", f"_{report.crossover.method}_", ""]
 
@@ -140,9 +226,17 @@ def _recommendation(report: Report) -> list[str]:
     if rec.bands:
         lines += _table(
             ["load", "serve", "speculative", "tok/s", "runner-up (other kind)", "margin"],
-            [[f"C={b.min_concurrency}..{b.max_concurrency}", b.config, b.speculative,
-              f"{b.output_tok_s[0]:.0f}-{b.output_tok_s[1]:.0f}", b.runner_up,
-              f"{b.margin[0]:.2f}-{b.margin[1]:.2f}x" if b.margin else None] for b in rec.bands],
+            [
+                [
+                    f"C={b.min_concurrency}..{b.max_concurrency}",
+                    b.config,
+                    b.speculative,
+                    f"{b.output_tok_s[0]:.0f}-{b.output_tok_s[1]:.0f}",
+                    b.runner_up,
+                    f"{b.margin[0]:.2f}-{b.margin[1]:.2f}x" if b.margin else None,
+                ]
+                for b in rec.bands
+            ],
         )
     if rec.policy_text:
         lines += [f"The policy's recommendation, in its words: {rec.policy_text}", ""]
@@ -150,8 +244,15 @@ def _recommendation(report: Report) -> list[str]:
 
 
 def _stat_row(s: AcceptanceStat) -> list[object]:
-    return [stat_label(s), s.prompt_set, s.prompts, s.request_mean, _interval(s.request_mean_ci95),
-            s.token_weighted, _interval(s.token_weighted_ci95)]
+    return [
+        stat_label(s),
+        s.prompt_set,
+        s.prompts,
+        s.request_mean,
+        _interval(s.request_mean_ci95),
+        s.token_weighted,
+        _interval(s.token_weighted_ci95),
+    ]
 
 
 def _acceptance(report: Report) -> list[str]:
@@ -160,8 +261,10 @@ def _acceptance(report: Report) -> list[str]:
         return lines + ["No acceptance eval was run.", ""]
     for a in report.acceptance_runs:
         lines += [f"### On {a.config} (block size {a.block_size if a.block_size is not None else 'unknown'})", ""]
-        lines += _table(["category", "prompt set", "prompts", "request mean", "95%", "token weighted", "95%"],
-                        [_stat_row(s) for s in acceptance_rows(a)])
+        lines += _table(
+            ["category", "prompt set", "prompts", "request mean", "95%", "token weighted", "95%"],
+            [_stat_row(s) for s in acceptance_rows(a)],
+        )
         lines += [f"Method: {a.method}", ""]
         if a.server_avg_accept_length is not None:
             lines += [f"The server's own running average: {a.server_avg_accept_length:.2f}.", ""]
@@ -186,13 +289,22 @@ def _failures(report: Report) -> list[str]:
 
 def _timing(report: Report) -> list[str]:
     t = report.timing
-    lines = ["## Time spent", "", f"Tools {t.tool_total_s:.1f} s in all; waiting on the policy {t.model_total_s:.1f} s.", ""]
+    lines = [
+        "## Time spent",
+        "",
+        f"Tools {t.tool_total_s:.1f} s in all; waiting on the policy {t.model_total_s:.1f} s.",
+        "",
+    ]
     if t.todos:
-        lines += _table(["todo", "status", "in progress (s)", "tool calls", "tool time (s)"],
-                        [[f"{i.id}. {i.content}", i.final_status, i.in_progress_s, i.tool_calls, i.tool_s] for i in t.todos])
+        lines += _table(
+            ["todo", "status", "in progress (s)", "tool calls", "tool time (s)"],
+            [[f"{i.id}. {i.content}", i.final_status, i.in_progress_s, i.tool_calls, i.tool_s] for i in t.todos],
+        )
     if t.tools:
-        lines += _table(["tool", "calls", "failed", "total (s)", "longest (s)"],
-                        [[x.tool, x.calls, x.failed, x.total_s, x.max_s] for x in t.tools])
+        lines += _table(
+            ["tool", "calls", "failed", "total (s)", "longest (s)"],
+            [[x.tool, x.calls, x.failed, x.total_s, x.max_s] for x in t.tools],
+        )
     return lines
 
 
@@ -213,8 +325,9 @@ def _flags_and_notes(report: Report) -> list[str]:
     lines = []
     if report.flags:
         lines += ["## Flags: claims the evidence does not bear out", ""]
-        lines += _table(["from", "claim", "kind", "evidence"],
-                        [[f.source, f.claim, f.kind, f.evidence] for f in report.flags])
+        lines += _table(
+            ["from", "claim", "kind", "evidence"], [[f.source, f.claim, f.kind, f.evidence] for f in report.flags]
+        )
     if report.notes:
         lines += ["## Notes", ""] + [f"- {n}" for n in report.notes] + [""]
     return lines
@@ -222,8 +335,21 @@ def _flags_and_notes(report: Report) -> list[str]:
 
 def render_markdown(report: Report, *, latency_plot: bool = False) -> str:
     lines: list[str] = []
-    for part in (_run, _critique, _host, _drafter, _configs, _throughput, _comparison, _recommendation,
-                 _acceptance, _failures, _timing, _left, _flags_and_notes):
+    for part in (
+        _run,
+        _critique,
+        _host,
+        _drafter,
+        _configs,
+        _throughput,
+        _comparison,
+        _recommendation,
+        _acceptance,
+        _failures,
+        _timing,
+        _left,
+        _flags_and_notes,
+    ):
         lines += part(report)
         if part is _throughput and latency_plot:
             lines += ["![latency](latency.png)", ""]

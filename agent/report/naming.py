@@ -18,7 +18,9 @@ from typing import Any
 from specops.tools.sglang.config import ServerConfig
 
 # Fields that do not change what is served or how fast: not part of a configuration's identity.
-_NOT_IDENTITY = frozenset({"port", "host", "served_model_name", "enable_metrics", "tool_call_parser", "reasoning_parser"})
+_NOT_IDENTITY = frozenset(
+    {"port", "host", "served_model_name", "enable_metrics", "tool_call_parser", "reasoning_parser"}
+)
 
 
 def base_name(config: ServerConfig) -> str:
@@ -79,7 +81,7 @@ def _differences(first: ServerConfig, other: ServerConfig) -> list[tuple[str, ob
 
 def stat_label(stat: object) -> str:
     """An acceptance figure's row name: `math`, or `math, thinking off` when thinking modes were measured apart."""
-    category, thinking = getattr(stat, "category"), getattr(stat, "thinking", None)
+    category, thinking = stat.category, getattr(stat, "thinking", None)
     return f"{category}, thinking {thinking}" if thinking else category
 
 

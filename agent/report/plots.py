@@ -30,8 +30,12 @@ def preload_in_background() -> None:
 
     (The import takes ~0.6 s; the import system's locks make the report's own import wait for this one.)
     """
-    threading.Thread(target=importlib.import_module, args=("matplotlib.backends.backend_agg",),
-                     name="preload-matplotlib", daemon=True).start()
+    threading.Thread(
+        target=importlib.import_module,
+        args=("matplotlib.backends.backend_agg",),
+        name="preload-matplotlib",
+        daemon=True,
+    ).start()
 
 
 def _new_figure(**kwargs: Any) -> Figure:
@@ -65,12 +69,21 @@ def plot_throughput(rows: Sequence[BenchmarkRow], path: Path) -> Path:
     for config in _configs(rows):
         mine = sorted((r for r in rows if r.config == config), key=lambda r: r.concurrency)
         speculative = mine[0].speculative
-        axes.plot([r.concurrency for r in mine], [r.output_tok_s for r in mine], marker="o",
-                  linestyle="--" if speculative else "-", label=config + (" (speculative)" if speculative else ""))
+        axes.plot(
+            [r.concurrency for r in mine],
+            [r.output_tok_s for r in mine],
+            marker="o",
+            linestyle="--" if speculative else "-",
+            label=config + (" (speculative)" if speculative else ""),
+        )
         spread = [r for r in mine if r.output_tok_s_ci95 is not None]
         if spread:
-            axes.vlines([r.concurrency for r in spread], [r.output_tok_s_ci95[0] for r in spread],
-                        [r.output_tok_s_ci95[1] for r in spread], alpha=0.5)
+            axes.vlines(
+                [r.concurrency for r in spread],
+                [r.output_tok_s_ci95[0] for r in spread],
+                [r.output_tok_s_ci95[1] for r in spread],
+                alpha=0.5,
+            )
     if levels:
         _log_concurrency_axis(axes, levels)
     axes.set_ylabel("output tokens / s (aggregate)")
@@ -97,8 +110,13 @@ def plot_latency(rows: Sequence[BenchmarkRow], path: Path) -> Path:
                 points = [(r.concurrency, getattr(r, f"{prefix}_{percentile}")) for r in mine]
                 points = [(c, v) for c, v in points if v is not None]
                 if points:
-                    axes.plot(*zip(*points), linestyle=style, marker="." if percentile == "p50" else None, color=color,
-                              label=f"{config} {percentile}" if percentile == "p50" else None)
+                    axes.plot(
+                        *zip(*points, strict=False),
+                        linestyle=style,
+                        marker="." if percentile == "p50" else None,
+                        color=color,
+                        label=f"{config} {percentile}" if percentile == "p50" else None,
+                    )
         _log_concurrency_axis(axes, levels)
         axes.set_yscale("log")
         axes.set_ylabel("ms")
@@ -113,14 +131,18 @@ def plot_acceptance(acceptance: AcceptanceSection, path: Path) -> Path:
     axes = figure.add_subplot()
     stats = acceptance_rows(acceptance)
     width = 0.38
-    for offset, (label, value, interval) in enumerate((
-        ("request mean", "request_mean", "request_mean_ci95"),
-        ("token weighted", "token_weighted", "token_weighted_ci95"),
-    )):
+    for offset, (label, value, interval) in enumerate(
+        (
+            ("request mean", "request_mean", "request_mean_ci95"),
+            ("token weighted", "token_weighted", "token_weighted_ci95"),
+        )
+    ):
         xs = [i + (offset - 0.5) * width for i in range(len(stats))]
         heights = [getattr(s, value) for s in stats]
-        errors = [[h - (getattr(s, interval) or (h, h))[0] for s, h in zip(stats, heights)],
-                  [(getattr(s, interval) or (h, h))[1] - h for s, h in zip(stats, heights)]]
+        errors = [
+            [h - (getattr(s, interval) or (h, h))[0] for s, h in zip(stats, heights, strict=False)],
+            [(getattr(s, interval) or (h, h))[1] - h for s, h in zip(stats, heights, strict=False)],
+        ]
         axes.bar(xs, heights, width, yerr=errors, capsize=3, label=label)
     axes.set_xticks(range(len(stats)))
     axes.set_xticklabels([f"{stat_label(s)}\nn={s.prompts}" for s in stats], fontsize="small")

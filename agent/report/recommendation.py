@@ -25,7 +25,10 @@ def _band(levels: list[int], config: str, rows: Sequence[BenchmarkRow]) -> LoadB
             margins.append(mine[level].output_tok_s / other.output_tok_s)
             runner_ups.append(other.config)
     return LoadBand(
-        min_concurrency=levels[0], max_concurrency=levels[-1], config=config, speculative=speculative,
+        min_concurrency=levels[0],
+        max_concurrency=levels[-1],
+        config=config,
+        speculative=speculative,
         output_tok_s=(mine[levels[0]].output_tok_s, mine[levels[-1]].output_tok_s),
         runner_up=max(set(runner_ups), key=runner_ups.count) if runner_ups else None,
         margin=(min(margins), max(margins)) if margins else None,
@@ -34,8 +37,11 @@ def _band(levels: list[int], config: str, rows: Sequence[BenchmarkRow]) -> LoadB
 
 def _single_config(rows: Sequence[BenchmarkRow], levels: list[int]) -> tuple[str | None, float | None]:
     best = {c: max(r.output_tok_s for r in rows if r.concurrency == c) for c in levels}
-    everywhere = [name for name in dict.fromkeys(r.config for r in rows)
-                  if {r.concurrency for r in rows if r.config == name} >= set(levels)]
+    everywhere = [
+        name
+        for name in dict.fromkeys(r.config for r in rows)
+        if {r.concurrency for r in rows if r.config == name} >= set(levels)
+    ]
     if not everywhere:
         return None, None
     worst = {
@@ -55,8 +61,13 @@ def _load(band: LoadBand) -> str:
 def recommend(rows: Sequence[BenchmarkRow], policy_text: str | None) -> Recommendation:
     levels = sorted({r.concurrency for r in rows})
     if not levels:
-        return Recommendation(bands=[], single_config=None, single_config_worst_ratio=None,
-                              text="nothing was benchmarked: no configuration can be recommended", policy_text=policy_text)
+        return Recommendation(
+            bands=[],
+            single_config=None,
+            single_config_worst_ratio=None,
+            text="nothing was benchmarked: no configuration can be recommended",
+            policy_text=policy_text,
+        )
     fastest = [(c, max((r for r in rows if r.concurrency == c), key=lambda r: r.output_tok_s).config) for c in levels]
     groups: list[tuple[str, list[int]]] = []
     for level, config in fastest:
@@ -78,5 +89,6 @@ def recommend(rows: Sequence[BenchmarkRow], policy_text: str | None) -> Recommen
     text = "; ".join(sentences) + "."
     if single is not None and len(bands) > 1:
         text += f" One server for every load: {single} (at worst {worst:.0%} of the best measured at a level)."
-    return Recommendation(bands=bands, single_config=single, single_config_worst_ratio=worst, text=text,
-                          policy_text=policy_text)
+    return Recommendation(
+        bands=bands, single_config=single, single_config_worst_ratio=worst, text=text, policy_text=policy_text
+    )

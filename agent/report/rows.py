@@ -38,12 +38,16 @@ def benchmark_rows(evidence: Evidence, timeline: ServerTimeline, notes: list[str
         speculative[served.config] = served.speculative or result.speculative_algorithm is not None
         for level in result.levels:
             if not level.valid:
-                notes.append(f"seq {parsed.seq}: {served.config} at C={level.concurrency} is not valid "
-                             f"({level.invalid_reason or 'the server failed'}); left out of the table")
+                notes.append(
+                    f"seq {parsed.seq}: {served.config} at C={level.concurrency} is not valid "
+                    f"({level.invalid_reason or 'the server failed'}); left out of the table"
+                )
                 continue
             if level.total_output_tokens == 0:
-                notes.append(f"seq {parsed.seq}: {served.config} at C={level.concurrency} streamed no token "
-                             f"({'; '.join(level.errors[:2]) or 'no error given'}); left out of the table")
+                notes.append(
+                    f"seq {parsed.seq}: {served.config} at C={level.concurrency} streamed no token "
+                    f"({'; '.join(level.errors[:2]) or 'no error given'}); left out of the table"
+                )
                 continue
             groups.setdefault((served.config, level.concurrency), []).append(_Sample(parsed.seq, level))
     order = list(dict.fromkeys(config for config, _ in groups))
@@ -81,23 +85,25 @@ def _row(config: str, speculative: bool, concurrency: int, samples: list[_Sample
     limited = [level.client.limited for level in levels if level.client is not None]
     unstable = [level.unstable for level in levels if hasattr(level, "unstable")]
     return BenchmarkRow(
-        config=config, speculative=speculative, concurrency=concurrency,
+        config=config,
+        speculative=speculative,
+        concurrency=concurrency,
         achieved_concurrency=sum(level.achieved_concurrency for level in levels) / len(levels),
         output_tok_s=sum(tok_s) / len(tok_s),
         output_tok_s_ci95=throughput_interval(tok_s, tuple(reported) if reported else None),
         samples=len(samples),
         requests=sum(level.requests_completed + level.requests_cut for level in levels),
         requests_failed=sum(level.requests_failed for level in levels),
-        ttft_ms_p50=_latency(samples, lambda l: l.ttft, "p50_ms"),
-        ttft_ms_p90=_latency(samples, lambda l: l.ttft, "p90_ms"),
-        ttft_ms_p99=_latency(samples, lambda l: l.ttft, "p99_ms"),
-        itl_ms_p50=_latency(samples, lambda l: l.itl_per_token, "p50_ms"),
-        itl_ms_p90=_latency(samples, lambda l: l.itl_per_token, "p90_ms"),
-        itl_ms_p99=_latency(samples, lambda l: l.itl_per_token, "p99_ms"),
-        tpot_ms_p50=_latency(samples, lambda l: l.tpot, "p50_ms"),
-        tpot_per_chunk_ms_p50=_latency(samples, lambda l: getattr(l, "tpot_per_chunk", None), "p50_ms"),
-        inter_chunk_gap_ms_p50=_latency(samples, lambda l: l.inter_chunk_gap, "p50_ms"),
-        e2e_ms_p50=_latency(samples, lambda l: l.e2e, "p50_ms"),
+        ttft_ms_p50=_latency(samples, lambda lv: lv.ttft, "p50_ms"),
+        ttft_ms_p90=_latency(samples, lambda lv: lv.ttft, "p90_ms"),
+        ttft_ms_p99=_latency(samples, lambda lv: lv.ttft, "p99_ms"),
+        itl_ms_p50=_latency(samples, lambda lv: lv.itl_per_token, "p50_ms"),
+        itl_ms_p90=_latency(samples, lambda lv: lv.itl_per_token, "p90_ms"),
+        itl_ms_p99=_latency(samples, lambda lv: lv.itl_per_token, "p99_ms"),
+        tpot_ms_p50=_latency(samples, lambda lv: lv.tpot, "p50_ms"),
+        tpot_per_chunk_ms_p50=_latency(samples, lambda lv: getattr(lv, "tpot_per_chunk", None), "p50_ms"),
+        inter_chunk_gap_ms_p50=_latency(samples, lambda lv: lv.inter_chunk_gap, "p50_ms"),
+        e2e_ms_p50=_latency(samples, lambda lv: lv.e2e, "p50_ms"),
         tokens_per_chunk=_mean([level.tokens_per_chunk for level in levels]),
         accept_length=_mean([level.accept_length for level in levels]),
         client_limited=any(limited) if limited else None,

@@ -52,13 +52,16 @@ class RunSection(BaseModel):
     goal: str | None
     status: str = Field(description="How the run ended, as the harness says (completed, failed, budget_exceeded, ...)")
     policy: str | None = Field(description="The policy that drove the run (playbook, openai-chat:NAME, ...)")
-    policy_status: str | None = Field(description="The final answer's own status (completed, partial, failed, cannot_do)")
+    policy_status: str | None = Field(
+        description="The final answer's own status (completed, partial, failed, cannot_do)"
+    )
     summary_text: str | None = Field(description="The final answer's summary, in the policy's words")
     started_at: datetime | None
     ended_at: datetime | None
     duration_s: float | None
     deletions: list[Deletion] = Field(
-        default_factory=list, description="What the run deleted on the host, on whose approval, and what it freed")
+        default_factory=list, description="What the run deleted on the host, on whose approval, and what it freed"
+    )
 
 
 class Versions(BaseModel):
@@ -125,7 +128,9 @@ class ConfigTried(BaseModel):
     block_size: int | None
     port: int
     launched: bool
-    failure_cause: str | None = Field(description="launch_failed's cause (cuda_graph_failure, out_of_memory, ...) or the error kind")
+    failure_cause: str | None = Field(
+        description="launch_failed's cause (cuda_graph_failure, out_of_memory, ...) or the error kind"
+    )
     failure: str | None = Field(description="What the tool said happened")
     ready_after_s: float | None
     seq: int = Field(description="Transcript seq of the launch's result")
@@ -135,7 +140,9 @@ class AcceptanceStat(BaseModel):
     model_config = _CONFIG
 
     category: str = Field(description="math, code, chat, or overall")
-    thinking: str | None = Field(None, description="on / off: prompts rendered with the chat template so; None: raw text")
+    thinking: str | None = Field(
+        None, description="on / off: prompts rendered with the chat template so; None: raw text"
+    )
     prompt_set: str
     prompts: int = Field(description="Requests that counted")
     request_mean: float = Field(description="Mean of per-request completion_tokens / spec_verify_ct")
@@ -172,7 +179,9 @@ class BenchmarkRow(BaseModel):
     concurrency: int = Field(description="Requested: requests kept in flight")
     achieved_concurrency: float
     output_tok_s: float = Field(description="Aggregate output tokens per second")
-    output_tok_s_ci95: Interval | None = Field(description="Known when the level reported one or was measured twice or more")
+    output_tok_s_ci95: Interval | None = Field(
+        description="Known when the level reported one or was measured twice or more"
+    )
     samples: int = Field(description="Sweeps that measured this configuration at this level")
     requests: int = Field(description="Requests measured: completed, plus those cut when a timed level ended")
     requests_failed: int
@@ -189,7 +198,9 @@ class BenchmarkRow(BaseModel):
     inter_chunk_gap_ms_p50: float | None = Field(description="Per chunk, as the network sees it")
     e2e_ms_p50: float | None
     tokens_per_chunk: float | None
-    accept_length: float | None = Field(description="The level's own acceptance length, from counter differences over its requests (not the server's lifetime average)")
+    accept_length: float | None = Field(
+        description="The level's own acceptance length, from counter differences over its requests (not the server's lifetime average)"
+    )
     client_limited: bool | None = Field(description="The benchmark client was busy enough to distort the level")
     unstable: bool | None = Field(
         None, description="The level's throughput interval was wider than +-10%: the figure moved while measured"
@@ -246,7 +257,9 @@ class LoadBand(BaseModel):
     speculative: bool
     output_tok_s: tuple[float, float] = Field(description="Its throughput at the band's lowest and highest level")
     runner_up: str | None = Field(description="The best configuration of the other kind at these levels")
-    margin: tuple[float, float] | None = Field(description="Its throughput / the runner-up's, lowest and highest over the band")
+    margin: tuple[float, float] | None = Field(
+        description="Its throughput / the runner-up's, lowest and highest over the band"
+    )
 
 
 class Recommendation(BaseModel):
@@ -318,7 +331,9 @@ class RunningServerNote(BaseModel):
 class LeftRunning(BaseModel):
     model_config = _CONFIG
 
-    servers: list[RunningServerNote] = Field(description="Servers this run launched and never stopped (from the evidence)")
+    servers: list[RunningServerNote] = Field(
+        description="Servers this run launched and never stopped (from the evidence)"
+    )
     downloads: list[str] = Field(description="Downloads last seen running")
     policy_text: list[str] = Field(description="What the policy says it left running, and why")
 
@@ -350,7 +365,9 @@ class Report(BaseModel):
     host: HostSection
     drafter: DrafterSection | None
     configs: list[ConfigTried]
-    acceptance: AcceptanceSection | None = Field(description="The last acceptance eval; all of them are in acceptance_runs")
+    acceptance: AcceptanceSection | None = Field(
+        description="The last acceptance eval; all of them are in acceptance_runs"
+    )
     acceptance_runs: list[AcceptanceSection]
     benchmarks: list[BenchmarkRow]
     comparison: list[LevelComparison]

@@ -14,8 +14,7 @@ from specops.tools.download.models import DownloadState
 
 from .deletions import list_deletions
 from .evidence import Evidence
-from .naming import ConfigNames
-from .naming import stat_label
+from .naming import ConfigNames, stat_label
 from .schema import (
     AcceptanceSection,
     AcceptanceStat,
@@ -38,15 +37,25 @@ def run_section(evidence: Evidence, final: FinalAnswer | None, status: str) -> R
     ended = end.ts if end else evidence.last_ts
     duration = end.duration_s if end else ((ended - started).total_seconds() if started and ended else None)
     return RunSection(
-        id=(start or end).run_id if (start or end) else "unknown", goal=start.goal if start else None, status=status,
-        policy=start.policy.name if start else None, policy_status=final.status if final else None,
-        summary_text=final.summary if final else None, started_at=started, ended_at=ended, duration_s=duration,
+        id=(start or end).run_id if (start or end) else "unknown",
+        goal=start.goal if start else None,
+        status=status,
+        policy=start.policy.name if start else None,
+        policy_status=final.status if final else None,
+        summary_text=final.summary if final else None,
+        started_at=started,
+        ended_at=ended,
+        duration_s=duration,
         deletions=list_deletions(evidence),
     )
 
 
 def _served_version(evidence: Evidence) -> str | None:
-    versions = [l.server.info.version for l in evidence.launches if l.server is not None and l.server.info.version]
+    versions = [
+        launch.server.info.version
+        for launch in evidence.launches
+        if launch.server is not None and launch.server.info.version
+    ]
     versions += [b.value.server_version for b in evidence.benchmarks if b.value.server_version]
     return versions[-1] if versions else None
 
@@ -55,45 +64,82 @@ def host_section(evidence: Evidence) -> HostSection:
     if evidence.host_facts:
         f = evidence.host_facts[-1].value
         return HostSection(
-            spec=f.host, hostname=f.hostname, os=f.os, gpu_count=f.gpu_count, gpu_model=f.gpu_model,
+            spec=f.host,
+            hostname=f.hostname,
+            os=f.os,
+            gpu_count=f.gpu_count,
+            gpu_model=f.gpu_model,
             gpu_memory_total_bytes=f.gpu_memory_total_bytes,
             interconnect=f.interconnect.interconnect if f.interconnect else None,
             interconnect_summary=f.interconnect.summary if f.interconnect else None,
-            cpu=f.cpu.model, cpu_cores=f.cpu.cores, memory_total=f.memory.total if f.memory else None,
-            versions=Versions(sglang=f.sglang_version or _served_version(evidence), python=f.python_version,
-                              huggingface_hub=f.huggingface_hub_version, driver=f.driver_version, cuda=f.cuda_version),
+            cpu=f.cpu.model,
+            cpu_cores=f.cpu.cores,
+            memory_total=f.memory.total if f.memory else None,
+            versions=Versions(
+                sglang=f.sglang_version or _served_version(evidence),
+                python=f.python_version,
+                huggingface_hub=f.huggingface_hub_version,
+                driver=f.driver_version,
+                cuda=f.cuda_version,
+            ),
             source="host_facts",
         )
     recorded = evidence.run_start.host if evidence.run_start else {}
     spec = recorded.get("spec")
     return HostSection(
-        spec=str(spec) if spec else None, hostname=None, os=None,
+        spec=str(spec) if spec else None,
+        hostname=None,
+        os=None,
         gpu_count=recorded.get("gpus") if isinstance(recorded.get("gpus"), int) else None,
-        gpu_model=None, gpu_memory_total_bytes=None, interconnect=None, interconnect_summary=None, cpu=None,
-        cpu_cores=None, memory_total=None,
+        gpu_model=None,
+        gpu_memory_total_bytes=None,
+        interconnect=None,
+        interconnect_summary=None,
+        cpu=None,
+        cpu_cores=None,
+        memory_total=None,
         versions=Versions(sglang=_served_version(evidence), python=None, huggingface_hub=None, driver=None, cuda=None),
         source="run_start" if recorded else "none",
     )
 
 
 def drafter_section(evidence: Evidence) -> DrafterSection | None:
-    served = [l.server for l in evidence.launches if l.server is not None and l.config.speculative_algorithm is not None]
+    served = [
+        launch.server
+        for launch in evidence.launches
+        if launch.server is not None and launch.config.speculative_algorithm is not None
+    ]
     served_block = served[-1].info.block_size if served else None
-    refusals = [x for x in evidence.exchanges if x.tool == "read_drafter_config" and not x.ok and x.error
-                and x.error.kind in _DRAFTER_REFUSALS]
+    refusals = [
+        x
+        for x in evidence.exchanges
+        if x.tool == "read_drafter_config" and not x.ok and x.error and x.error.kind in _DRAFTER_REFUSALS
+    ]
     latest_ok = evidence.drafter_configs[-1] if evidence.drafter_configs else None
     if latest_ok is None and not refusals:
         return None
     if latest_ok is None or (refusals and refusals[-1].seq > latest_ok.seq):
         refusal = refusals[-1]
-        source = (refusal.args.get("drafter") or {})
+        source = refusal.args.get("drafter") or {}
         problems = refusal.error.details.get("problems") or [refusal.error.what]
         return DrafterSection(
-            repo_id=source.get("repo_id"), revision=source.get("revision"), sha=None, path=source.get("path"),
-            is_dflash=refusal.error.kind != "not_a_drafter", block_size=None, block_size_from=None,
-            served_block_size=served_block, draft_layers=None, target_layer_ids=None,
-            target=((refusal.args.get("target") or {}).get("repo_id") or (refusal.args.get("target") or {}).get("path")),
-            target_compatible=False, checks=[], problems=[str(p) for p in problems], summary=refusal.error.what,
+            repo_id=source.get("repo_id"),
+            revision=source.get("revision"),
+            sha=None,
+            path=source.get("path"),
+            is_dflash=refusal.error.kind != "not_a_drafter",
+            block_size=None,
+            block_size_from=None,
+            served_block_size=served_block,
+            draft_layers=None,
+            target_layer_ids=None,
+            target=(
+                (refusal.args.get("target") or {}).get("repo_id") or (refusal.args.get("target") or {}).get("path")
+            ),
+            target_compatible=False,
+            checks=[],
+            problems=[str(p) for p in problems],
+            summary=refusal.error.what,
         )
     config = latest_ok.value
     repo, _, revision = config.drafter.source.partition("@")
@@ -105,12 +151,19 @@ def drafter_section(evidence: Evidence) -> DrafterSection | None:
     return DrafterSection(
         repo_id=handle.repo_id if handle else (repo if is_repo else None),
         revision=handle.revision if handle else (revision or None),
-        sha=handle.sha if handle else None, path=handle.target_dir if handle else (None if is_repo else repo),
-        is_dflash=config.is_dflash, block_size=config.block_size, block_size_from=config.block_size_from,
-        served_block_size=served_block, draft_layers=config.draft_layers, target_layer_ids=config.target_layer_ids,
+        sha=handle.sha if handle else None,
+        path=handle.target_dir if handle else (None if is_repo else repo),
+        is_dflash=config.is_dflash,
+        block_size=config.block_size,
+        block_size_from=config.block_size_from,
+        served_block_size=served_block,
+        draft_layers=config.draft_layers,
+        target_layer_ids=config.target_layer_ids,
         target=config.target.source if config.target else None,
         target_compatible=True if config.target is not None else None,
-        checks=config.checks, problems=[], summary=config.summary,
+        checks=config.checks,
+        problems=[],
+        summary=config.summary,
     )
 
 
@@ -119,23 +172,40 @@ def configs_tried(evidence: Evidence, names: ConfigNames) -> list[ConfigTried]:
     for launch in evidence.launches:
         c = launch.config
         error = launch.error
-        tried.append(ConfigTried(
-            name=names.name(c), speculative=c.speculative_algorithm is not None,
-            algorithm=c.speculative_algorithm.value if c.speculative_algorithm else None,
-            tp=c.tp, ep=c.ep, dp=c.dp, pp=c.pp, dp_attention=c.enable_dp_attention, cuda_graphs=c.cuda_graphs,
-            drafter_path=c.drafter_path, block_size=launch.server.info.block_size if launch.server else c.block_size,
-            port=c.port, launched=launch.server is not None,
-            failure_cause=(str(error.details.get("cause") or error.kind)) if error else None,
-            failure=error.what if error else None,
-            ready_after_s=launch.server.ready_after_s if launch.server else None, seq=launch.seq,
-        ))
+        tried.append(
+            ConfigTried(
+                name=names.name(c),
+                speculative=c.speculative_algorithm is not None,
+                algorithm=c.speculative_algorithm.value if c.speculative_algorithm else None,
+                tp=c.tp,
+                ep=c.ep,
+                dp=c.dp,
+                pp=c.pp,
+                dp_attention=c.enable_dp_attention,
+                cuda_graphs=c.cuda_graphs,
+                drafter_path=c.drafter_path,
+                block_size=launch.server.info.block_size if launch.server else c.block_size,
+                port=c.port,
+                launched=launch.server is not None,
+                failure_cause=(str(error.details.get("cause") or error.kind)) if error else None,
+                failure=error.what if error else None,
+                ready_after_s=launch.server.ready_after_s if launch.server else None,
+                seq=launch.seq,
+            )
+        )
     return tried
 
 
 def _stat(c: CategoryAcceptance) -> AcceptanceStat:
     return AcceptanceStat(
-        category=c.category, thinking=c.thinking, prompt_set=c.prompt_set, prompts=c.prompts, request_mean=c.request_mean,
-        request_mean_ci95=c.request_mean_ci95, token_weighted=c.token_weighted, token_weighted_ci95=c.token_weighted_ci95,
+        category=c.category,
+        thinking=c.thinking,
+        prompt_set=c.prompt_set,
+        prompts=c.prompts,
+        request_mean=c.request_mean,
+        request_mean_ci95=c.request_mean_ci95,
+        token_weighted=c.token_weighted,
+        token_weighted_ci95=c.token_weighted_ci95,
     )
 
 
@@ -144,13 +214,21 @@ def acceptance_sections(evidence: Evidence, timeline: ServerTimeline) -> list[Ac
     for parsed in evidence.acceptance:
         a = parsed.value
         served = timeline.at(a.port, parsed.call_seq, a.speculative_algorithm)
-        sections.append(AcceptanceSection(
-            config=served.config, overall=_stat(a.overall), categories=[_stat(c) for c in a.categories],
-            overall_by_thinking=[_stat(o) for o in a.overall_by_thinking],
-            prompt_counts={stat_label(c): c.prompts for c in a.categories}, method=a.method, block_size=a.block_size,
-            server_avg_accept_length=a.server_avg_accept_length, warning=a.warning,
-            failed_requests=a.failed_requests, seq=parsed.seq,
-        ))
+        sections.append(
+            AcceptanceSection(
+                config=served.config,
+                overall=_stat(a.overall),
+                categories=[_stat(c) for c in a.categories],
+                overall_by_thinking=[_stat(o) for o in a.overall_by_thinking],
+                prompt_counts={stat_label(c): c.prompts for c in a.categories},
+                method=a.method,
+                block_size=a.block_size,
+                server_avg_accept_length=a.server_avg_accept_length,
+                warning=a.warning,
+                failed_requests=a.failed_requests,
+                seq=parsed.seq,
+            )
+        )
     return sections
 
 

@@ -39,7 +39,8 @@ class ServerTimeline:
         self._lives: list[_Life] = []
         # (seq, server launched or None, pid stopped or None): a restart does both, stop first.
         changes: list[tuple[int, Launch | None, int | None]] = [
-            (launch.seq, launch, launch.stopped_pid) for launch in evidence.launches
+            (launch.seq, launch, launch.stopped_pid)
+            for launch in evidence.launches
             if launch.server is not None or launch.stopped_pid is not None  # a failed restart still stopped its server
         ]
         changes += [(stop.seq, None, stop.value.pid) for stop in evidence.stops]
@@ -60,18 +61,28 @@ class ServerTimeline:
 
     def at(self, port: int, seq: int, speculative_algorithm: str | None) -> ServedBy:
         """The server on `port` when the call at `seq` was made."""
-        live = [l for l in self._lives if l.port == port and l.up_seq < seq and (l.down_seq is None or l.down_seq > seq)]
+        live = [
+            life
+            for life in self._lives
+            if life.port == port and life.up_seq < seq and (life.down_seq is None or life.down_seq > seq)
+        ]
         if live:
             config = live[-1].config
             return ServedBy(self._names.name(config), config.speculative_algorithm is not None, config)
         found = self._found.get(port)
         speculative = speculative_algorithm is not None
         if found is not None:
-            label = f"tp{found.tp_size or '?'}" + (f"+{found.speculative_algorithm.lower()}" if found.speculative_algorithm else "")
-            return ServedBy(f"{label} (found running, port {port})", bool(found.speculative_algorithm) or speculative, None)
-        label = f"port {port} (not launched by this run)" + ("+" + speculative_algorithm.lower() if speculative_algorithm else "")
+            label = f"tp{found.tp_size or '?'}" + (
+                f"+{found.speculative_algorithm.lower()}" if found.speculative_algorithm else ""
+            )
+            return ServedBy(
+                f"{label} (found running, port {port})", bool(found.speculative_algorithm) or speculative, None
+            )
+        label = f"port {port} (not launched by this run)" + (
+            "+" + speculative_algorithm.lower() if speculative_algorithm else ""
+        )
         return ServedBy(label, speculative, None)
 
     def left_running(self) -> list[tuple[str, int, int]]:
         """(config name, port, pid) of every server launched and never stopped."""
-        return [(self._names.name(l.config), l.port, l.pid) for l in self._lives if l.down_seq is None]
+        return [(self._names.name(life.config), life.port, life.pid) for life in self._lives if life.down_seq is None]

@@ -48,23 +48,33 @@ def time_spent(evidence: Evidence) -> Timing:
     todos = []
     for item_id, item in _items(evidence).items():
         spells = [(start, stop or end or start) for start, stop in item.spells]
-        calls = [x for x in evidence.exchanges
-                 if any(start <= x.call_ts <= stop for start, stop in spells)]
-        todos.append(TodoTime(
-            id=item_id, content=item.content, final_status=item.status,
-            in_progress_s=round(sum((stop - start).total_seconds() for start, stop in spells), 3),
-            tool_calls=len(calls), tool_s=round(sum(x.duration_s for x in calls), 3),
-        ))
+        calls = [x for x in evidence.exchanges if any(start <= x.call_ts <= stop for start, stop in spells)]
+        todos.append(
+            TodoTime(
+                id=item_id,
+                content=item.content,
+                final_status=item.status,
+                in_progress_s=round(sum((stop - start).total_seconds() for start, stop in spells), 3),
+                tool_calls=len(calls),
+                tool_s=round(sum(x.duration_s for x in calls), 3),
+            )
+        )
     tools: dict[str, list] = {}
     for x in evidence.exchanges:
         tools.setdefault(x.tool, []).append(x)
     tool_times = [
-        ToolTime(tool=name, calls=len(xs), failed=sum(1 for x in xs if not x.ok),
-                 total_s=round(sum(x.duration_s for x in xs), 3), max_s=round(max(x.duration_s for x in xs), 3))
+        ToolTime(
+            tool=name,
+            calls=len(xs),
+            failed=sum(1 for x in xs if not x.ok),
+            total_s=round(sum(x.duration_s for x in xs), 3),
+            max_s=round(max(x.duration_s for x in xs), 3),
+        )
         for name, xs in sorted(tools.items(), key=lambda kv: -sum(x.duration_s for x in kv[1]))
     ]
     return Timing(
-        todos=todos, tools=tool_times, tool_total_s=round(sum(x.duration_s for x in evidence.exchanges), 3),
+        todos=todos,
+        tools=tool_times,
+        tool_total_s=round(sum(x.duration_s for x in evidence.exchanges), 3),
         model_total_s=round(evidence.model_time_s, 3),
     )
-

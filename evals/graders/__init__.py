@@ -1,6 +1,6 @@
 """The deterministic graders, one per file, and the optional LLM judge of the report.
 
-    GRADERS   every deterministic grader, in the order tables show them
+GRADERS   every deterministic grader, in the order tables show them
 """
 
 from __future__ import annotations

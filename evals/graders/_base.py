@@ -44,5 +44,7 @@ class Grader(Evaluator):
 
     def check(self, evidence: RunEvidence) -> Verdict:
         if evidence.run.harness_error:
-            return Verdict.fail(f"the eval harness failed, nothing to grade: {evidence.run.harness_error.splitlines()[0]}")
+            return Verdict.fail(
+                f"the eval harness failed, nothing to grade: {evidence.run.harness_error.splitlines()[0]}"
+            )
         return self.grade(evidence)

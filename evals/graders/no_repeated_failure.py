@@ -17,7 +17,8 @@ class NoRepeatedFailure(Grader):
     def grade(self, evidence: RunEvidence) -> Verdict:
         failing = Counter(
             (s.tool, json.dumps(s.call.args, sort_keys=True, default=str))
-            for s in evidence.steps if s.result is not None and not s.result.ok
+            for s in evidence.steps
+            if s.result is not None and not s.result.ok
         )
         bound = evidence.scenario.expect.max_repeats
         over = [(key, n) for key, n in failing.items() if n > bound]

@@ -66,16 +66,23 @@ class Truth:
     def _launch(self, config: dict[str, Any]) -> tuple[Launch, bool]:
         """The launch a report's `config` made, and whether its drafter's CUDA graphs collapsed."""
         spec = bool(config.get("speculative"))
-        launch = Launch(tp=config["tp"], ep=config["ep"], pp=config["pp"], dp=config["dp"],
-                        dp_attention=config["dp_attention"], cuda_graphs=config["cuda_graphs"],
-                        speculative_algorithm=config.get("algorithm") if spec else None)  # fmt: skip
+        launch = Launch(
+            tp=config["tp"],
+            ep=config["ep"],
+            pp=config["pp"],
+            dp=config["dp"],
+            dp_attention=config["dp_attention"],
+            cuda_graphs=config["cuda_graphs"],
+            speculative_algorithm=config.get("algorithm") if spec else None,
+        )
         return launch, bool(spec and config["cuda_graphs"] and self.graphs_collapse)
 
     def tok_s(self, config: dict[str, Any], concurrency: int) -> float:
         """The profile's tok/s for a report's `config` at `concurrency` (the playbook sweeps random ids: chat)."""
         launch, collapsed = self._launch(config)
-        return modelled_tok_s(self.serving, launch, concurrency, block_size=config.get("block_size") or 1,
-                              collapsed=collapsed)  # fmt: skip
+        return modelled_tok_s(
+            self.serving, launch, concurrency, block_size=config.get("block_size") or 1, collapsed=collapsed
+        )
 
     def row_errors(self, report: dict[str, Any]) -> list[tuple[float, float, dict[str, Any]]]:
         """(relative error, truth tok/s, row) for each report row with a truth: a launched configuration's level
@@ -94,8 +101,13 @@ class Truth:
         """What a benchmark level of `config` should measure as its own acceptance (random-id prompts are chat to
         the simulator; each request makes `output_tokens`), and the per-request spread; None: not speculative."""
         launch, collapsed = self._launch(config)
-        truth = level_accept_length(self.serving, launch, block_size=config.get("block_size") or 1,
-                                    output_tokens=output_tokens, collapsed=collapsed)  # fmt: skip
+        truth = level_accept_length(
+            self.serving,
+            launch,
+            block_size=config.get("block_size") or 1,
+            output_tokens=output_tokens,
+            collapsed=collapsed,
+        )
         if truth is None:
             return None
         return truth, build_performance_model(self.serving, launch, config.get("block_size") or 1).accept_spread
@@ -124,12 +136,16 @@ def _sweeps(evidence: RunEvidence) -> dict[int, _Sweep]:
     for step in evidence.steps_of("benchmark"):
         result = step.result.result if step.ok and step.result else None
         if result and result.get("ignore_eos") and result.get("output_len"):
-            completed = {int(level["concurrency"]): int(level.get("requests_completed") or 0) for level in result["levels"]}
+            completed = {
+                int(level["concurrency"]): int(level.get("requests_completed") or 0) for level in result["levels"]
+            }
             sweeps[step.result.seq] = _Sweep(int(result["output_len"]), completed)  # type: ignore[union-attr]
     return sweeps
 
 
-def level_acceptance_errors(truth: Truth, report: dict[str, Any], sweeps: dict[int, _Sweep]) -> list[tuple[float, float, str]]:
+def level_acceptance_errors(
+    truth: Truth, report: dict[str, Any], sweeps: dict[int, _Sweep]
+) -> list[tuple[float, float, str]]:
     """(error, allowed, what) for each speculative level that reported its own acceptance. Allowed: 0.05, or four
     standard errors of a mean over the level's completed requests where so few make it noisier than that."""
     configs = {c["name"]: c for c in report.get("configs") or [] if c.get("launched")}
@@ -146,8 +162,13 @@ def level_acceptance_errors(truth: Truth, report: dict[str, Any], sweeps: dict[i
             continue
         value, spread = expected
         allowed = max(LEVEL_ACCEPTANCE_TOLERANCE, 4 * spread / math.sqrt(completed))
-        out.append((abs(row["accept_length"] - value), allowed,
-                    f"{row['config']} C={row['concurrency']}: accept length {row['accept_length']:.2f} vs {value:.2f}"))
+        out.append(
+            (
+                abs(row["accept_length"] - value),
+                allowed,
+                f"{row['config']} C={row['concurrency']}: accept length {row['accept_length']:.2f} vs {value:.2f}",
+            )
+        )
     return out
 
 
@@ -172,8 +193,10 @@ class NumbersMatchTruth(Grader):
             return Verdict.fail("the scenario needs measurements and the report has none")
         figures = [f for f in report.get("flags") or [] if f.get("source") in ("summary", "recommendation")]
         if figures:
-            return Verdict.fail(f"the policy stated figures the evidence does not back: {figures[0]['claim']!r} "
-                                f"({figures[0]['kind']}: {figures[0]['evidence']})")
+            return Verdict.fail(
+                f"the policy stated figures the evidence does not back: {figures[0]['claim']!r} "
+                f"({figures[0]['kind']}: {figures[0]['evidence']})"
+            )
         if host.unreachable or not host.profile:
             return Verdict.ok("no simulated truth")
         sim_truth = Truth.of(host.profile, host.faults)
@@ -194,8 +217,10 @@ class NumbersMatchTruth(Grader):
             judged = [e for e in errors if e not in outliers_allowed] or [(0.0, "")]
             worst = max(judged)
             if median > tol or worst[0] > OUTLIER_FACTOR * tol:
-                return Verdict.fail(f"throughput off the profile's truth: median error {median:.1%}, worst {worst[1]} "
-                                    f"({worst[0]:.1%}; tolerance {tol:.0%})")
+                return Verdict.fail(
+                    f"throughput off the profile's truth: median error {median:.1%}, worst {worst[1]} "
+                    f"({worst[0]:.1%}; tolerance {tol:.0%})"
+                )
         level_errors = level_acceptance_errors(sim_truth, report, _sweeps(evidence))
         off = [(e, allowed, what) for e, allowed, what in level_errors if e > allowed]
         if off:
@@ -210,8 +235,10 @@ class NumbersMatchTruth(Grader):
                 counted = _acceptance_counts(evidence)
                 truth = eos_truncated(truth, *counted)
             if truth is not None and abs(measured - truth) > expect.acceptance_tolerance:
-                return Verdict.fail(f"acceptance {measured:.2f} vs the profile's {truth:.2f} (EOS-truncated; "
-                                    f"tolerance {expect.acceptance_tolerance})")
+                return Verdict.fail(
+                    f"acceptance {measured:.2f} vs the profile's {truth:.2f} (EOS-truncated; "
+                    f"tolerance {expect.acceptance_tolerance})"
+                )
             note += f"; acceptance {measured:.2f} vs {truth if truth is not None else float('nan'):.2f}"
         if not errors:
             return Verdict.ok("no throughput measured" + note)

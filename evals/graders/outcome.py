@@ -21,16 +21,25 @@ def _findings(evidence: RunEvidence) -> dict[str, tuple[bool, str]]:
     report = evidence.report or {}
     levels = sorted((c for c in report.get("comparison") or [] if c.get("winner")), key=lambda c: c["concurrency"])
     rows = report.get("benchmarks") or []
-    peak = {kind: max((r["output_tok_s"] for r in rows if r["speculative"] == kind), default=0.0) for kind in (True, False)}
+    peak = {
+        kind: max((r["output_tok_s"] for r in rows if r["speculative"] == kind), default=0.0) for kind in (True, False)
+    }
     crossover = report.get("crossover") or {}
     words = evidence.final_text.lower()
     return {
         # By the figures (speedup > 1), not the winner label, which says "tie" when the two intervals overlap.
-        "dflash_wins_low_load": (bool(levels) and (levels[0].get("speedup") or 0.0) > 1.0,
-                                 f"lowest level speedup: {levels[0].get('speedup') if levels else 'none'}"),
-        "dflash_loses_peak": (peak[False] > peak[True] > 0, f"peaks: DFlash {peak[True]:.0f}, baseline {peak[False]:.0f} tok/s"),
-        "crossover_stated": (crossover.get("kind") == "between_levels" and "crossover" in words,
-                             f"crossover {crossover.get('kind')}, {'said' if 'crossover' in words else 'not said'}"),
+        "dflash_wins_low_load": (
+            bool(levels) and (levels[0].get("speedup") or 0.0) > 1.0,
+            f"lowest level speedup: {levels[0].get('speedup') if levels else 'none'}",
+        ),
+        "dflash_loses_peak": (
+            peak[False] > peak[True] > 0,
+            f"peaks: DFlash {peak[True]:.0f}, baseline {peak[False]:.0f} tok/s",
+        ),
+        "crossover_stated": (
+            crossover.get("kind") == "between_levels" and "crossover" in words,
+            f"crossover {crossover.get('kind')}, {'said' if 'crossover' in words else 'not said'}",
+        ),
     }
 
 
@@ -58,9 +67,13 @@ class ExpectedOutcome(Grader):
             for step in evidence.steps_of("launch_server"):
                 # A process started: a ready server (its argv), or a launch that failed after starting (its
                 # configuration). A launch refused before anything ran (too old, a rule) started nothing.
-                if step.result is None or not (step.ok or (step.result.error and step.result.error.kind == "launch_failed")):
+                if step.result is None or not (
+                    step.ok or (step.result.error and step.result.error.kind == "launch_failed")
+                ):
                     continue
-                started = " ".join(map(str, (step.result.result or {}).get("argv") or [])) if step.ok else str(step.call.args)
+                started = (
+                    " ".join(map(str, (step.result.result or {}).get("argv") or [])) if step.ok else str(step.call.args)
+                )
                 if word in started:
                     return Verdict.fail(f"a launch that started a process carried {word!r}: {started[:300]}")
         found = _findings(evidence)
@@ -68,5 +81,8 @@ class ExpectedOutcome(Grader):
             held, why = found[name]
             if not held:
                 return Verdict.fail(f"finding {name} does not hold: {why}")
-        return Verdict.ok(f"{status}" + (f" / {policy_status}" if policy_status else "") +
-                          (f"; findings {', '.join(expect.findings)}" if expect.findings else ""))
+        return Verdict.ok(
+            f"{status}"
+            + (f" / {policy_status}" if policy_status else "")
+            + (f"; findings {', '.join(expect.findings)}" if expect.findings else "")
+        )

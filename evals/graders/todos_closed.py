@@ -16,7 +16,9 @@ class TodosClosed(Grader):
         todos = evidence.final_todos
         if todos is None:
             acted = [s for s in evidence.steps if s.tool != "todowrite"]
-            return Verdict.fail(f"{len(acted)} tool calls without a plan") if acted else Verdict.ok("no plan, no action")
+            return (
+                Verdict.fail(f"{len(acted)} tool calls without a plan") if acted else Verdict.ok("no plan, no action")
+            )
         open_ = [t["id"] for t in todos if t["status"] not in ("completed", "cancelled")]
         unexplained = [t["id"] for t in todos if t["status"] == "cancelled" and not (t.get("reason") or "").strip()]
         if open_ or unexplained:

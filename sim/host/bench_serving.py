@@ -70,15 +70,34 @@ from ..world.ports import read_entry
 from ..world.state_view import load_state_view
 
 # --backend's choices are computed when SGLang runs (ASYNC_REQUEST_FUNCS), so the wheel's facts do not list them.
-BACKENDS = ("sglang", "sglang-native", "sglang-oai", "sglang-oai-chat", "vllm", "vllm-chat", "lmdeploy",
-            "lmdeploy-chat", "trt", "gserver", "truss")
+BACKENDS = (
+    "sglang",
+    "sglang-native",
+    "sglang-oai",
+    "sglang-oai-chat",
+    "vllm",
+    "vllm-chat",
+    "lmdeploy",
+    "lmdeploy-chat",
+    "trt",
+    "gserver",
+    "truss",
+)
 NATIVE = ("sglang", "sglang-native")
 COMPLETIONS = ("sglang-oai", "vllm", "lmdeploy")
 CHAT = ("sglang-oai-chat", "vllm-chat", "lmdeploy-chat")
 SHAREGPT_REPO_ID = "anon8231489123/ShareGPT_Vicuna_unfiltered"  # what `random` downloads its token ids from
 SHAREGPT_FILENAME = "ShareGPT_V3_unfiltered_cleaned_split.json"
-DEFAULT_PORTS = {"sglang": 30000, "sglang-native": 30000, "sglang-oai": 30000, "lmdeploy": 23333, "vllm": 8000,
-                 "trt": 8000, "gserver": 9988, "truss": 8080}
+DEFAULT_PORTS = {
+    "sglang": 30000,
+    "sglang-native": 30000,
+    "sglang-oai": 30000,
+    "lmdeploy": 23333,
+    "vllm": 8000,
+    "trt": 8000,
+    "gserver": 9988,
+    "truss": 8080,
+}
 CHARS_PER_TOKEN = 4  # the simulator's tokenizer (specops.sim.serving.tokenizer)
 AIOHTTP_TIMEOUT_S = 6 * 60 * 60
 AIOHTTP_READ_BUFSIZE = 10 * 1024**2
@@ -198,7 +217,7 @@ def sample_random_requests(args: argparse.Namespace, rng: random.Random) -> list
         # `random` takes its token ids from ShareGPT and downloads it when no valid --dataset-path is given.
         download_and_cache_hf_file(repo_id=SHAREGPT_REPO_ID, filename=SHAREGPT_FILENAME)
     rows = []
-    for n_in, n_out in zip(inputs, outputs):
+    for n_in, n_out in zip(inputs, outputs, strict=False):
         if args.tokenize_prompt:
             prompt: str | list[int] = [rng.randrange(1, 160_000) for _ in range(n_in)]
         else:
@@ -217,14 +236,24 @@ def sample_random_requests(args: argparse.Namespace, rng: random.Random) -> list
 
 def _lines(chunk: bytes, prefix: str) -> str:
     text = chunk.decode("utf-8")
-    return text[len(prefix):] if text.startswith(prefix) else text
+    return text[len(prefix) :] if text.startswith(prefix) else text
 
 
-async def request_native(session: aiohttp.ClientSession, args: argparse.Namespace, api_url: str, row: DatasetRow,
-                         output_len: int, extra: dict[str, Any]) -> RequestOutput:
+async def request_native(
+    session: aiohttp.ClientSession,
+    args: argparse.Namespace,
+    api_url: str,
+    row: DatasetRow,
+    output_len: int,
+    extra: dict[str, Any],
+) -> RequestOutput:
     payload = {
         ("text" if isinstance(row.prompt, str) else "input_ids"): row.prompt,
-        "sampling_params": {"temperature": 0.0, "max_new_tokens": output_len, "ignore_eos": not args.disable_ignore_eos},
+        "sampling_params": {
+            "temperature": 0.0,
+            "max_new_tokens": output_len,
+            "ignore_eos": not args.disable_ignore_eos,
+        },
         "stream": not args.disable_stream,
         "lora_path": None,
         "return_logprob": args.return_logprob,
@@ -272,10 +301,22 @@ async def request_native(session: aiohttp.ClientSession, args: argparse.Namespac
     return out
 
 
-async def request_openai(session: aiohttp.ClientSession, args: argparse.Namespace, api_url: str, row: DatasetRow,
-                         output_len: int, extra: dict[str, Any], model: str, chat: bool) -> RequestOutput:
-    payload: dict[str, Any] = {"model": model, "temperature": 0.0, "stream": not args.disable_stream,
-                               "ignore_eos": not args.disable_ignore_eos}
+async def request_openai(
+    session: aiohttp.ClientSession,
+    args: argparse.Namespace,
+    api_url: str,
+    row: DatasetRow,
+    output_len: int,
+    extra: dict[str, Any],
+    model: str,
+    chat: bool,
+) -> RequestOutput:
+    payload: dict[str, Any] = {
+        "model": model,
+        "temperature": 0.0,
+        "stream": not args.disable_stream,
+        "ignore_eos": not args.disable_ignore_eos,
+    }
     if chat:
         payload.update(messages=[{"role": "user", "content": row.prompt}], max_completion_tokens=output_len)
     else:
@@ -348,15 +389,22 @@ def std(values: list[float]) -> float:
 
 def _latency_stats(name: str, values_s: list[float]) -> dict[str, float]:
     ms = 1000.0
-    return {f"mean_{name}": mean(values_s) * ms, f"median_{name}": percentile(values_s, 50) * ms,
-            f"std_{name}": std(values_s) * ms, f"p90_{name}": percentile(values_s, 90) * ms,
-            f"p95_{name}": percentile(values_s, 95) * ms, f"p99_{name}": percentile(values_s, 99) * ms}
+    return {
+        f"mean_{name}": mean(values_s) * ms,
+        f"median_{name}": percentile(values_s, 50) * ms,
+        f"std_{name}": std(values_s) * ms,
+        f"p90_{name}": percentile(values_s, 90) * ms,
+        f"p95_{name}": percentile(values_s, 95) * ms,
+        f"p99_{name}": percentile(values_s, 99) * ms,
+    }
 
 
-def calculate_metrics(rows: list[DatasetRow], outputs: list[RequestOutput], dur_s: float) -> tuple[dict[str, Any], list[int]]:
+def calculate_metrics(
+    rows: list[DatasetRow], outputs: list[RequestOutput], dur_s: float
+) -> tuple[dict[str, Any], list[int]]:
     output_lens, retokenized, ttfts, tpots, itls, e2e = [], [], [], [], [], []
     total_input = completed = 0
-    for row, out in zip(rows, outputs):
+    for row, out in zip(rows, outputs, strict=False):
         if not out.success:
             output_lens.append(0)
             retokenized.append(0)
@@ -371,8 +419,10 @@ def calculate_metrics(rows: list[DatasetRow], outputs: list[RequestOutput], dur_
         e2e.append(out.latency)
         completed += 1
     if completed == 0:
-        print("UserWarning: All requests failed. This is likely due to a misconfiguration on the benchmark arguments.",
-              file=sys.stderr)
+        print(
+            "UserWarning: All requests failed. This is likely due to a misconfiguration on the benchmark arguments.",
+            file=sys.stderr,
+        )
     peak_tok_s, peak_requests = 0.0, 0
     ok = [o for o in outputs if o.success]
     if ok:
@@ -479,11 +529,18 @@ def _accept_length(info: Any) -> float | None:
     return states[0].get("avg_spec_accept_length") if states else None
 
 
-async def benchmark(args: argparse.Namespace, layout: WorldLayout, base_url: str, api_url: str,
-                    rows: list[DatasetRow], release: ReleaseFacts) -> dict[str, Any]:
+async def benchmark(
+    args: argparse.Namespace,
+    layout: WorldLayout,
+    base_url: str,
+    api_url: str,
+    rows: list[DatasetRow],
+    release: ReleaseFacts,
+) -> dict[str, Any]:
     extra = json.loads(args.extra_request_body) if args.extra_request_body else {}
     session = aiohttp.ClientSession(
-        timeout=aiohttp.ClientTimeout(total=AIOHTTP_TIMEOUT_S), read_bufsize=AIOHTTP_READ_BUFSIZE,
+        timeout=aiohttp.ClientTimeout(total=AIOHTTP_TIMEOUT_S),
+        read_bufsize=AIOHTTP_READ_BUFSIZE,
         connector=aiohttp.TCPConnector(limit=0, limit_per_host=0, ssl=False),
     )
     real_base, real_api = real_url(base_url, layout), real_url(api_url, layout)
@@ -510,7 +567,9 @@ async def benchmark(args: argparse.Namespace, layout: WorldLayout, base_url: str
                 f"Warmup failed - Please make sure benchmark arguments are correctly specified. Error: {warm[0].error}"
             )
         print(f"Warmup completed with {args.warmup_requests} sequences. Starting main benchmark run...")
-        if args.flush_cache or ("sglang" in args.backend and os.environ.get("SGLANG_IS_IN_CI", "false").lower() in ("true", "1")):
+        if args.flush_cache or (
+            "sglang" in args.backend and os.environ.get("SGLANG_IS_IN_CI", "false").lower() in ("true", "1")
+        ):
             async with session.post(real_base + "/flush_cache") as response:
                 await response.read()
         await asyncio.sleep(1.0)
@@ -597,8 +656,11 @@ def main(argv: list[str], root: Path) -> int:
     elif args.backend in CHAT:
         api_url = f"{base_url}/v1/chat/completions"
     else:
-        print(f"--backend {args.backend} talks to a server this simulated host does not run: use sglang, "
-              "sglang-oai or sglang-oai-chat", file=sys.stderr)
+        print(
+            f"--backend {args.backend} talks to a server this simulated host does not run: use sglang, "
+            "sglang-oai or sglang-oai-chat",
+            file=sys.stderr,
+        )
         return 1
     if args.model is None:
         args.model = _model_name(args, layout, f"{base_url}/v1/models")

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import os
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from ..faults import Fault, FullDisk, OutOfMemory, PortInUse
 from ..hub.fixtures import FixtureRepo
 from ..profiles.schema import MountSpec, Profile
 from ..world.gpu_registry import GpuHolding, register
-from ..world.ports import PortEntry, write_entry
 from ..world.layout import WorldLayout
+from ..world.ports import PortEntry, write_entry
 from ..world.state import MountState, WorldState
 from .disk.usage import apparent_bytes
 from .memory import shm_size_bytes
@@ -75,8 +75,9 @@ def _used_at_start(spec: MountSpec, faults: list[Fault]) -> int:
     return min(used, size)
 
 
-def _mount_states(profile: Profile, faults: list[Fault], paths: dict[str, str], backed: set[str],
-                  sim_dir: Path) -> list[MountState]:
+def _mount_states(
+    profile: Profile, faults: list[Fault], paths: dict[str, str], backed: set[str], sim_dir: Path
+) -> list[MountState]:
     """/ first, then /dev/shm, then the other mounts, as df lists them."""
     ordered = sorted(profile.mounts, key=lambda m: m.mount_point != "/")
     every_dir = {Path(p) for p in paths.values()}
@@ -95,15 +96,31 @@ def _mount_states(profile: Profile, faults: list[Fault], paths: dict[str, str], 
             kind = "real"
         else:
             size, used, kind = int(spec.size_gib * GIB), _used_at_start(spec, faults), "virtual"
-        states.append(MountState(
-            mount_point=point, path=paths[point], kind=kind, device=spec.device, fstype=spec.fstype,
-            size_bytes=size, used_bytes_at_start=used, stored_bytes_at_start=stored(point),
-        ))
+        states.append(
+            MountState(
+                mount_point=point,
+                path=paths[point],
+                kind=kind,
+                device=spec.device,
+                fstype=spec.fstype,
+                size_bytes=size,
+                used_bytes_at_start=used,
+                stored_bytes_at_start=stored(point),
+            )
+        )
         if point == "/":
-            states.append(MountState(
-                mount_point=SHM_MOUNT, path=paths[SHM_MOUNT], kind="virtual", device="tmpfs", fstype="tmpfs",
-                size_bytes=shm_size_bytes(profile), used_bytes_at_start=0, stored_bytes_at_start=stored(SHM_MOUNT),
-            ))
+            states.append(
+                MountState(
+                    mount_point=SHM_MOUNT,
+                    path=paths[SHM_MOUNT],
+                    kind="virtual",
+                    device="tmpfs",
+                    fstype="tmpfs",
+                    size_bytes=shm_size_bytes(profile),
+                    used_bytes_at_start=0,
+                    stored_bytes_at_start=stored(SHM_MOUNT),
+                )
+            )
     return states
 
 
@@ -111,14 +128,25 @@ def _apply_process_faults(layout: WorldLayout, profile: Profile, faults: list[Fa
     """Foreign processes the faults put on the host; they live as long as the world's own process."""
     for fault in faults:
         if isinstance(fault, PortInUse):
-            write_entry(layout, fault.port, PortEntry(
-                pid=os.getpid(), real_port=None, owner="foreign", command=f"python3 -m http.server {fault.port}",
-            ))
+            write_entry(
+                layout,
+                fault.port,
+                PortEntry(
+                    pid=os.getpid(),
+                    real_port=None,
+                    owner="foreign",
+                    command=f"python3 -m http.server {fault.port}",
+                ),
+            )
         elif isinstance(fault, OutOfMemory) and fault.foreign_mib_per_gpu > 0:
-            register(layout, GpuHolding(
-                pid=os.getpid(), process_name="python3",
-                gpu_mib={str(i): fault.foreign_mib_per_gpu for i in range(profile.gpus.count)},
-            ))
+            register(
+                layout,
+                GpuHolding(
+                    pid=os.getpid(),
+                    process_name="python3",
+                    gpu_mib={str(i): fault.foreign_mib_per_gpu for i in range(profile.gpus.count)},
+                ),
+            )
 
 
 def host_env(layout: WorldLayout, profile: Profile, hub_url: str, sglang_installed: bool) -> dict[str, str]:
@@ -153,16 +181,31 @@ def build_host(
     layout = WorldLayout(root)
     if layout.state_file.exists():
         raise BuildError(f"{root} already holds a simulated host")
-    for directory in (layout.sim_dir, layout.bin_dir, layout.gpu_dir, layout.ports_dir, layout.hub_state_dir,
-                      layout.counters_dir, layout.home, layout.home / ".cache" / "huggingface"):
+    for directory in (
+        layout.sim_dir,
+        layout.bin_dir,
+        layout.gpu_dir,
+        layout.ports_dir,
+        layout.hub_state_dir,
+        layout.counters_dir,
+        layout.home,
+        layout.home / ".cache" / "huggingface",
+    ):
         directory.mkdir(parents=True, exist_ok=True)
     backing = dict(mount_backing or {})
     paths = _mount_dirs(layout, profile, backing)
     lay_down_models(layout, profile.models, fixtures, profile.sim.byte_scale)
 
     state = WorldState(
-        root=str(root), profile=profile, faults=list(faults), hub_url=hub_url, python=sys.executable,
-        real_hf=real_hf_executable(), created_at=datetime.now(timezone.utc), mounts=[], env={},
+        root=str(root),
+        profile=profile,
+        faults=list(faults),
+        hub_url=hub_url,
+        python=sys.executable,
+        real_hf=real_hf_executable(),
+        created_at=datetime.now(UTC),
+        mounts=[],
+        env={},
     )
     version = state.sglang_version
     if version is not None:

@@ -46,7 +46,11 @@ def host_memory(profile: Profile) -> MemoryFigures:
     used = _pages(total * _USED_FRACTION)
     cache = _pages(total * _CACHE_FRACTION)
     return MemoryFigures(
-        total=total, used=used, free=total - used - cache, shared=_SHARED_BYTES, buff_cache=cache,
+        total=total,
+        used=used,
+        free=total - used - cache,
+        shared=_SHARED_BYTES,
+        buff_cache=cache,
         available=total - used,
     )
 

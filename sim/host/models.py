@@ -54,8 +54,9 @@ def lay_down_hf_cache(cache_dir: Path, repo: FixtureRepo, byte_scale: int) -> Pa
     return repo_dir
 
 
-def lay_down_models(layout: WorldLayout, models: list[HostModel], fixtures: dict[str, FixtureRepo],
-                    byte_scale: int) -> None:
+def lay_down_models(
+    layout: WorldLayout, models: list[HostModel], fixtures: dict[str, FixtureRepo], byte_scale: int
+) -> None:
     for model in models:
         try:
             repo = fixtures[model.fixture]

@@ -62,7 +62,7 @@ def write_sglang_stub(site_dir: Path, root: Path, version: str) -> Path:
     package = site_dir / "sglang"
     package.mkdir(parents=True, exist_ok=True)
     (package / "version.py").write_text(f"__version__ = {version!r}\n")
-    (package / "__init__.py").write_text("from sglang.version import __version__\n\n__all__ = [\"__version__\"]\n")
+    (package / "__init__.py").write_text('from sglang.version import __version__\n\n__all__ = ["__version__"]\n')
     (package / "launch_server.py").write_text(_launch_server(root))
     # 0.5.23 moved the benchmark to sglang.benchmark.serving (sglang.bench_serving stays as a shim that warns).
     module = for_version(version).bench_serving.module

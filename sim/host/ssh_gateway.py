@@ -28,7 +28,11 @@ from typing import Any
 SSHD = Path("/usr/sbin/sshd")
 SSH_KEYGEN = shutil.which("ssh-keygen") or "/usr/bin/ssh-keygen"
 SFTP_SERVER = next(
-    (p for p in ("/usr/lib/openssh/sftp-server", "/usr/libexec/openssh/sftp-server", "/usr/libexec/sftp-server") if Path(p).is_file()),
+    (
+        p
+        for p in ("/usr/lib/openssh/sftp-server", "/usr/libexec/openssh/sftp-server", "/usr/libexec/sftp-server")
+        if Path(p).is_file()
+    ),
     "/usr/lib/openssh/sftp-server",
 )
 _START_TIMEOUT_S = 10.0

@@ -18,7 +18,7 @@ def wrapper_script(root: Path, python: str, module: str) -> str:
     return (
         "#!/bin/sh\n"
         f"SPECOPS_SIM_ROOT={shlex.quote(str(root))} exec {shlex.quote(python)} "
-        f"-m {COMMANDS_PACKAGE}.{module} \"$@\"\n"
+        f'-m {COMMANDS_PACKAGE}.{module} "$@"\n'
     )
 
 

@@ -17,7 +17,7 @@ import asyncio
 import base64
 import math
 from collections.abc import Awaitable, Callable, Iterable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from aiohttp import web
@@ -149,7 +149,7 @@ class HubEmulator:
                 status=status,
                 range=request.headers.get("Range"),
                 authenticated=bearer_token(request.headers.get("Authorization")) is not None,
-                at=datetime.now(timezone.utc),
+                at=datetime.now(UTC),
             )
         )
 

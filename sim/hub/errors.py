@@ -13,7 +13,9 @@ from aiohttp import web
 INVALID_CREDENTIALS = "Invalid credentials in Authorization header"
 
 
-def hub_error(status: int, message: str, code: str | None = None, headers: dict[str, str] | None = None) -> web.Response:
+def hub_error(
+    status: int, message: str, code: str | None = None, headers: dict[str, str] | None = None
+) -> web.Response:
     out = {"X-Error-Message": message, "Content-Type": "application/json; charset=utf-8"}
     if code is not None:
         out["X-Error-Code"] = code

@@ -253,4 +253,3 @@ def load_fixtures(directory: Path | None = None) -> dict[str, FixtureRepo]:
             raise ValueError(f"{yaml_path}: repo_id {repo.repo_id!r} does not match its folder {expected!r}")
         repos[repo.repo_id] = repo
     return repos
-

@@ -53,8 +53,6 @@ def parse_range(header: str | None, total: int) -> tuple[int, int] | None | str:
     return start, min(end, total - 1)
 
 
-
-
 async def send_file(
     request: web.Request,
     f: FixtureFile,

@@ -116,7 +116,7 @@ class ConcurrencyCurve(_Strict):
         return self
 
     def known_points(self) -> list[tuple[int, float]]:
-        return [(c, v) for c, v in zip(self.concurrency, self.tok_s) if v is not None]
+        return [(c, v) for c, v in zip(self.concurrency, self.tok_s, strict=False) if v is not None]
 
 
 class ParallelConfig(_Strict):

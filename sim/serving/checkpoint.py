@@ -67,22 +67,36 @@ def resolve_model_dir(model_path: str, layout: WorldLayout) -> Path | None:
         if candidate.is_dir():
             return candidate
     if model_path.count("/") == 1 and not p.is_absolute():
-        hub = Path(os.environ.get("HF_HUB_CACHE") or Path(os.environ.get("HF_HOME", layout.home / ".cache/huggingface")) / "hub")
+        hub = Path(
+            os.environ.get("HF_HUB_CACHE")
+            or Path(os.environ.get("HF_HOME", layout.home / ".cache/huggingface")) / "hub"
+        )
         snapshots = hub / f"models--{model_path.replace('/', '--')}" / "snapshots"
         if snapshots.is_dir():
-            found = sorted((d for d in snapshots.iterdir() if (d / "config.json").exists()), key=lambda d: d.stat().st_mtime)
+            found = sorted(
+                (d for d in snapshots.iterdir() if (d / "config.json").exists()), key=lambda d: d.stat().st_mtime
+            )
             if found:
                 return found[-1]
     return None
 
 
-def load_checkpoint(model_path: str, layout: WorldLayout, byte_scale: int, fallback_weight_gib: float | None) -> Checkpoint:
+def load_checkpoint(
+    model_path: str, layout: WorldLayout, byte_scale: int, fallback_weight_gib: float | None
+) -> Checkpoint:
     """Read a model directory. Raises LaunchError with the errors transformers/SGLang give."""
     directory = resolve_model_dir(model_path, layout)
     if directory is None:
         raise LaunchError(
             python_traceback(
-                [("/usr/local/lib/python3.12/dist-packages/transformers/utils/hub.py", 479, "cached_files", "raise OSError(")],
+                [
+                    (
+                        "/usr/local/lib/python3.12/dist-packages/transformers/utils/hub.py",
+                        479,
+                        "cached_files",
+                        "raise OSError(",
+                    )
+                ],
                 f"OSError: {model_path} is not a local folder and is not a valid model identifier listed on "
                 "'https://huggingface.co/models'\nIf this is a private repository, make sure to pass a token having "
                 "permission to this repo either by logging in with `hf auth login` or by passing `token=<your_token>`",
@@ -94,7 +108,14 @@ def load_checkpoint(model_path: str, layout: WorldLayout, byte_scale: int, fallb
     except FileNotFoundError:
         raise LaunchError(
             python_traceback(
-                [("/usr/local/lib/python3.12/dist-packages/transformers/utils/hub.py", 511, "cached_files", "raise OSError(")],
+                [
+                    (
+                        "/usr/local/lib/python3.12/dist-packages/transformers/utils/hub.py",
+                        511,
+                        "cached_files",
+                        "raise OSError(",
+                    )
+                ],
                 f"OSError: {directory} does not appear to have a file named config.json. Checkout "
                 f"'https://huggingface.co/{directory}/tree/None' for available files.",
             )

@@ -15,8 +15,8 @@ import asyncio
 import itertools
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from ..profiles.schema import PromptKind
 from .performance import AcceptanceSampler, PerformanceModel

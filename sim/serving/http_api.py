@@ -18,9 +18,10 @@ import math
 import random
 import time
 import zlib
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Any, Awaitable, Callable
+from datetime import UTC, datetime
+from typing import Any
 
 from aiohttp import web
 
@@ -80,8 +81,13 @@ class BadRequest(Exception):
 
 def _error(message: str, status: int = 400) -> web.Response:
     return web.json_response(
-        {"object": "error", "message": message, "type": "BadRequestError" if status == 400 else "InternalServerError",
-         "param": None, "code": status},
+        {
+            "object": "error",
+            "message": message,
+            "type": "BadRequestError" if status == 400 else "InternalServerError",
+            "param": None,
+            "code": status,
+        },
         status=status,
     )
 
@@ -96,7 +102,9 @@ class Api:
         self._counter = 0
 
     # ---------------------------------------------------------------- building requests
-    def _new_request(self, prompt_text: str, prompt_tokens: int, params: dict[str, Any], max_new_default: int | None) -> GenerationRequest:
+    def _new_request(
+        self, prompt_text: str, prompt_tokens: int, params: dict[str, Any], max_new_default: int | None
+    ) -> GenerationRequest:
         s = self.s
         if s.speculative_algorithm == "DFLASH":
             if params.get("return_logprob") or params.get("logprobs") or params.get("top_logprobs"):
@@ -104,7 +112,9 @@ class Api:
             if any(params.get(k) for k in GRAMMAR_KEYS):
                 raise BadRequest("DFLASH speculative decoding does not support grammar-constrained decoding.")
         if prompt_tokens >= s.context_length:
-            raise BadRequest(f"The input ({prompt_tokens} tokens) is longer than the model's context length ({s.context_length} tokens).")
+            raise BadRequest(
+                f"The input ({prompt_tokens} tokens) is longer than the model's context length ({s.context_length} tokens)."
+            )
         max_new = params.get("max_new_tokens")
         if max_new is None:
             max_new = max_new_default if max_new_default is not None else s.context_length - prompt_tokens
@@ -173,9 +183,14 @@ class Api:
             "spec_accept_length": r.generated / r.verify_ct,  # completion_tokens / verify_ct: bonus token included
             "spec_verify_ct": r.verify_ct,
             # The same two counts under each release's names: 0.5.10, 0.5.11, 0.5.23.
-            "spec_accept_token_num": correct, "spec_accepted_drafts": correct, "spec_num_correct_drafts": correct,
-            "spec_draft_token_num": proposed, "spec_proposed_drafts": proposed, "spec_num_proposed_drafts": proposed,
-            "spec_accept_histogram": histogram, "spec_correct_drafts_histogram": histogram,
+            "spec_accept_token_num": correct,
+            "spec_accepted_drafts": correct,
+            "spec_num_correct_drafts": correct,
+            "spec_draft_token_num": proposed,
+            "spec_proposed_drafts": proposed,
+            "spec_num_proposed_drafts": proposed,
+            "spec_accept_histogram": histogram,
+            "spec_correct_drafts_histogram": histogram,
         }
         # spec_cap_* and spec_block_accept_length (0.5.23) need ragged-verify modes the simulator does not run.
         return {key: values[key] for key in self.s.facts.meta_info_speculative_keys if key in values}
@@ -191,7 +206,9 @@ class Api:
             self.s.engine.abort(r)
             raise
 
-    async def run_internal(self, prompt_text: str, prompt_tokens: int, params: dict[str, Any], *, log_metrics: bool = True) -> None:
+    async def run_internal(
+        self, prompt_text: str, prompt_tokens: int, params: dict[str, Any], *, log_metrics: bool = True
+    ) -> None:
         """Run a request the server makes itself (the warm-up, /health_generate's probe) to its end."""
         r = self._new_request(prompt_text, prompt_tokens, params, None)
         r.log_metrics = log_metrics
@@ -200,7 +217,9 @@ class Api:
     def _text(self, r: GenerationRequest, start: int, end: int) -> str:
         return synthetic_text(zlib.crc32(r.rid.encode()), start, end)
 
-    async def _stream(self, request: web.Request, r: GenerationRequest, chunk: Callable[[int, int, bool], list[Any]]) -> web.StreamResponse:
+    async def _stream(
+        self, request: web.Request, r: GenerationRequest, chunk: Callable[[int, int, bool], list[Any]]
+    ) -> web.StreamResponse:
         """Stream SSE: `chunk(start, end, finished)` gives the payloads for tokens [start, end)."""
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
         await resp.prepare(request)
@@ -238,7 +257,9 @@ class Api:
     async def health_generate(self, request: web.Request) -> web.Response:
         if not self.s.ready:
             return web.Response(status=503)
-        await self.run_internal("health", 1, {"max_new_tokens": 1, "ignore_eos": True, "temperature": 0}, log_metrics=False)
+        await self.run_internal(
+            "health", 1, {"max_new_tokens": 1, "ignore_eos": True, "temperature": 0}, log_metrics=False
+        )
         return web.Response(status=200)
 
     async def model_info(self, request: web.Request) -> web.Response:
@@ -246,13 +267,21 @@ class Api:
         info: dict[str, Any] = {"model_path": s.model_path}
         if s.facts.version_tuple >= LOADS_SNAPSHOT_SINCE:  # 0.5.23 names the model and its parsers too
             info.update(served_model_name=s.served_model_name)
-        info.update(tokenizer_path=s.tokenizer_path, is_generation=True, preferred_sampling_params=None,
-                    weight_version="default")
+        info.update(
+            tokenizer_path=s.tokenizer_path,
+            is_generation=True,
+            preferred_sampling_params=None,
+            weight_version="default",
+        )
         if s.facts.version_tuple >= LOADS_SNAPSHOT_SINCE:
             info.update({k: s.server_args.get(k) for k in ("load_format", "reasoning_parser", "tool_call_parser")})
             info["disaggregation_mode"] = s.server_args.get("disaggregation_mode", "null")
-        info.update(has_image_understanding=False, has_audio_understanding=False, model_type=s.model_type,
-                    architectures=s.architectures)
+        info.update(
+            has_image_understanding=False,
+            has_audio_understanding=False,
+            model_type=s.model_type,
+            architectures=s.architectures,
+        )
         return web.json_response(info)
 
     def _internal_state(self) -> dict[str, Any]:
@@ -282,10 +311,22 @@ class Api:
 
     async def models(self, request: web.Request) -> web.Response:
         s = self.s
-        return web.json_response({"object": "list", "data": [{
-            "id": s.served_model_name, "object": "model", "created": int(time.time()), "owned_by": "sglang",
-            "root": s.served_model_name, "parent": None, "max_model_len": s.context_length,
-        }]})
+        return web.json_response(
+            {
+                "object": "list",
+                "data": [
+                    {
+                        "id": s.served_model_name,
+                        "object": "model",
+                        "created": int(time.time()),
+                        "owned_by": "sglang",
+                        "root": s.served_model_name,
+                        "parent": None,
+                        "max_model_len": s.context_length,
+                    }
+                ],
+            }
+        )
 
     async def flush_cache(self, request: web.Request) -> web.Response:
         e = self.s.engine
@@ -314,8 +355,16 @@ class Api:
         for i in range(ranks):
             running, waiting = self._share(len(e.running), i, ranks), self._share(e.queue_len, i, ranks)
             tokens = self._share(e.num_tokens, i, ranks)
-            rows.append({"dp_rank": i, "num_reqs": running + waiting, "num_waiting_reqs": waiting, "num_tokens": tokens,
-                         "num_pending_tokens": 0, "ts_tic": tic})
+            rows.append(
+                {
+                    "dp_rank": i,
+                    "num_reqs": running + waiting,
+                    "num_waiting_reqs": waiting,
+                    "num_tokens": tokens,
+                    "num_pending_tokens": 0,
+                    "ts_tic": tic,
+                }
+            )
         return web.json_response(rows)
 
     def _load(self, rank: int, include: set[str] | None) -> dict[str, Any]:
@@ -327,18 +376,37 @@ class Api:
         usage, throughput = round(e.token_usage, 4), round(e.stats.last_gen_throughput / ranks, 2)
         if snapshot:
             load: dict[str, Any] = {
-                "timestamp": time.time(), "dp_rank": rank, "num_running_reqs": running, "num_waiting_reqs": waiting,
-                "num_waiting_uncached_tokens": 0, "num_used_tokens": used, "num_total_tokens": used,
-                "num_active_tokens": used, "num_prealloc_ready_tokens": 0, "max_total_num_tokens": e.max_total_tokens,
-                "max_running_requests": e.max_running_requests, "token_usage": usage, "gen_throughput": throughput,
-                "cache_hit_rate": 0.0, "utilization": usage, "total_prefill_uncached_tokens": 0,  # no prefix cache
-                "total_prefill_busy_us": 0, "decode_moments": None,
+                "timestamp": time.time(),
+                "dp_rank": rank,
+                "num_running_reqs": running,
+                "num_waiting_reqs": waiting,
+                "num_waiting_uncached_tokens": 0,
+                "num_used_tokens": used,
+                "num_total_tokens": used,
+                "num_active_tokens": used,
+                "num_prealloc_ready_tokens": 0,
+                "max_total_num_tokens": e.max_total_tokens,
+                "max_running_requests": e.max_running_requests,
+                "token_usage": usage,
+                "gen_throughput": throughput,
+                "cache_hit_rate": 0.0,
+                "utilization": usage,
+                "total_prefill_uncached_tokens": 0,  # no prefix cache
+                "total_prefill_busy_us": 0,
+                "decode_moments": None,
             }
         else:
             load = {
-                "dp_rank": rank, "num_running_reqs": running, "num_waiting_reqs": waiting, "num_used_tokens": used,
-                "max_total_num_tokens": e.max_total_tokens, "token_usage": usage, "gen_throughput": throughput,
-                "cache_hit_rate": 0.0, "utilization": usage, "max_running_requests": e.max_running_requests,
+                "dp_rank": rank,
+                "num_running_reqs": running,
+                "num_waiting_reqs": waiting,
+                "num_used_tokens": used,
+                "max_total_num_tokens": e.max_total_tokens,
+                "token_usage": usage,
+                "gen_throughput": throughput,
+                "cache_hit_rate": 0.0,
+                "utilization": usage,
+                "max_running_requests": e.max_running_requests,
             }
         if include == {"core"}:
             return load
@@ -348,20 +416,37 @@ class Api:
 
         memory = s.extra_info.get("memory_usage") or {}
         if wants("memory") and memory:
-            load["memory"] = {"weight_gb": memory.get("weight", 0.0), "kv_cache_gb": memory.get("kvcache", 0.0),
-                              "graph_gb": memory.get("graph", 0.0), "token_capacity": e.max_total_tokens}
+            load["memory"] = {
+                "weight_gb": memory.get("weight", 0.0),
+                "kv_cache_gb": memory.get("kvcache", 0.0),
+                "graph_gb": memory.get("graph", 0.0),
+                "token_capacity": e.max_total_tokens,
+            }
         accept = e.stats.avg_spec_accept_length
         if wants("spec") and s.speculative_algorithm and accept is not None:  # since start or the last flush
             load["speculative"] = {"accept_length": accept, "accept_rate": e.stats.last_accept_rate}
         if wants("disagg"):
-            queues = ("prefill_bootstrap_queue_reqs" if snapshot else "prefill_prealloc_queue_reqs",
-                      "prefill_inflight_queue_reqs", "decode_prealloc_queue_reqs", "decode_transfer_queue_reqs",
-                      "decode_retracted_queue_reqs")
-            load["disaggregation"] = {"mode": "null", **{q: 0 for q in queues}, "kv_transfer_speed_gb_s": 0.0,
-                                      "kv_transfer_latency_ms": 0.0}
+            queues = (
+                "prefill_bootstrap_queue_reqs" if snapshot else "prefill_prealloc_queue_reqs",
+                "prefill_inflight_queue_reqs",
+                "decode_prealloc_queue_reqs",
+                "decode_transfer_queue_reqs",
+                "decode_retracted_queue_reqs",
+            )
+            load["disaggregation"] = {
+                "mode": "null",
+                **{q: 0 for q in queues},
+                "kv_transfer_speed_gb_s": 0.0,
+                "kv_transfer_latency_ms": 0.0,
+            }
         if wants("queues"):
-            load["queues"] = {"waiting": self._share(len(e.waiting), rank, ranks), "grammar": 0, "paused": 0,
-                              "retracted": 0, **({"prealloc_ready": 0} if snapshot else {})}
+            load["queues"] = {
+                "waiting": self._share(len(e.waiting), rank, ranks),
+                "grammar": 0,
+                "paused": 0,
+                "retracted": 0,
+                **({"prealloc_ready": 0} if snapshot else {}),
+            }
         if not snapshot:
             load["num_total_reqs"] = running + waiting
         return load
@@ -372,8 +457,13 @@ class Api:
         text = request.query.get("include")
         include = {part.strip() for part in text.split(",")} if text else None
         if include is not None and not include <= LOAD_SECTIONS:
-            return web.json_response({"detail": f"Invalid include sections: {include - LOAD_SECTIONS}. "
-                                                f"Valid options: {sorted(LOAD_SECTIONS)}"}, status=400)
+            return web.json_response(
+                {
+                    "detail": f"Invalid include sections: {include - LOAD_SECTIONS}. "
+                    f"Valid options: {sorted(LOAD_SECTIONS)}"
+                },
+                status=400,
+            )
         ranks = range(self._ranks)
         if request.query.get("dp_rank") is not None:
             try:
@@ -384,14 +474,21 @@ class Api:
         rows = [self._load(r, include) for r in ranks]
         if request.query.get("format") == "prometheus":
             return web.Response(text=_loads_prometheus(rows), content_type="text/plain", charset="utf-8")
-        now = datetime.now(timezone.utc).isoformat()
+        now = datetime.now(UTC).isoformat()
         if s.facts.version_tuple >= LOADS_SNAPSHOT_SINCE:
             args = s.server_args
             gpus = int(args.get("tp_size") or 1) * int(args.get("pp_size") or 1)
             if args.get("enable_dp_attention"):
                 gpus //= max(int(args.get("dp_size") or 1), 1)
-            return web.json_response({"timestamp": now, "version": s.version, "accelerator": s.extra_info.get("accelerator"),
-                                      "num_accelerators": gpus, "loads": rows})
+            return web.json_response(
+                {
+                    "timestamp": now,
+                    "version": s.version,
+                    "accelerator": s.extra_info.get("accelerator"),
+                    "num_accelerators": gpus,
+                    "loads": rows,
+                }
+            )
         n = len(rows) or 1
         aggregate = {
             "total_running_reqs": sum(r["num_running_reqs"] for r in rows),
@@ -401,8 +498,9 @@ class Api:
             "avg_throughput": round(sum(r["gen_throughput"] for r in rows) / n, 2),
             "avg_utilization": round(sum(r["utilization"] for r in rows) / n, 4),
         }
-        return web.json_response({"timestamp": now, "version": s.version, "dp_rank_count": len(rows), "loads": rows,
-                                  "aggregate": aggregate})
+        return web.json_response(
+            {"timestamp": now, "version": s.version, "dp_rank_count": len(rows), "loads": rows, "aggregate": aggregate}
+        )
 
     async def ready_check(self, request: web.Request) -> web.Response:
         return web.Response(status=200 if self.s.ready else 503)
@@ -410,8 +508,11 @@ class Api:
     async def metrics(self, request: web.Request) -> web.Response:
         if not self.s.enable_metrics:
             return web.Response(status=404, text="Not Found")
-        return web.Response(text=render_metrics(self.s.engine, self.s.served_model_name, self.s.facts),
-                            content_type="text/plain", charset="utf-8")
+        return web.Response(
+            text=render_metrics(self.s.engine, self.s.served_model_name, self.s.facts),
+            content_type="text/plain",
+            charset="utf-8",
+        )
 
     async def generate(self, request: web.Request) -> web.StreamResponse:
         if not self.s.ready:
@@ -440,10 +541,17 @@ class Api:
             seed = zlib.crc32(r.rid.encode())
             # SGLang's native stream repeats the whole text so far unless --incremental-streaming-output.
             first = 0 if not self.s.incremental_streaming_output else None
-            return await self._stream(request, r, lambda a, b, done: [
-                {"text": synthetic_text(seed, a if first is None else 0, b), "output_ids": synthetic_ids(seed, a, b),
-                 "meta_info": self._meta_info(r)}
-            ])
+            return await self._stream(
+                request,
+                r,
+                lambda a, b, done: [
+                    {
+                        "text": synthetic_text(seed, a if first is None else 0, b),
+                        "output_ids": synthetic_ids(seed, a, b),
+                        "meta_info": self._meta_info(r),
+                    }
+                ],
+            )
         for r in reqs:
             self.s.engine.submit(r)
         try:
@@ -459,8 +567,13 @@ class Api:
         outs = []
         for r in reqs:
             seed = zlib.crc32(r.rid.encode())
-            outs.append({"text": synthetic_text(seed, 0, r.generated), "output_ids": synthetic_ids(seed, 0, r.generated),
-                         "meta_info": self._meta_info(r)})
+            outs.append(
+                {
+                    "text": synthetic_text(seed, 0, r.generated),
+                    "output_ids": synthetic_ids(seed, 0, r.generated),
+                    "meta_info": self._meta_info(r),
+                }
+            )
         return web.json_response(outs if batch else outs[0])
 
     def _openai_params(self, body: dict[str, Any], chat: bool) -> dict[str, Any]:
@@ -483,8 +596,12 @@ class Api:
         return params
 
     def _usage(self, r: GenerationRequest) -> dict[str, Any]:
-        return {"prompt_tokens": r.prompt_tokens, "completion_tokens": r.generated,
-                "total_tokens": r.prompt_tokens + r.generated, "prompt_tokens_details": None}
+        return {
+            "prompt_tokens": r.prompt_tokens,
+            "completion_tokens": r.generated,
+            "total_tokens": r.prompt_tokens + r.generated,
+            "prompt_tokens_details": None,
+        }
 
     @staticmethod
     def _finish(r: GenerationRequest) -> str | None:
@@ -512,25 +629,57 @@ class Api:
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
 
             def chunk(a: int, b: int, done: bool) -> list[Any]:
-                out: list[Any] = [{"id": cid, "object": "text_completion", "created": created, "model": model,
-                                   "choices": [{"index": 0, "text": self._text(r, a, b), "logprobs": None,
-                                                "finish_reason": self._finish(r) if done else None,
-                                                "matched_stop": EOS_TOKEN_ID if done and r.finish_reason == "stop" else None}],
-                                   "usage": None}]
+                out: list[Any] = [
+                    {
+                        "id": cid,
+                        "object": "text_completion",
+                        "created": created,
+                        "model": model,
+                        "choices": [
+                            {
+                                "index": 0,
+                                "text": self._text(r, a, b),
+                                "logprobs": None,
+                                "finish_reason": self._finish(r) if done else None,
+                                "matched_stop": EOS_TOKEN_ID if done and r.finish_reason == "stop" else None,
+                            }
+                        ],
+                        "usage": None,
+                    }
+                ]
                 if done and include_usage:
-                    out.append({"id": cid, "object": "text_completion", "created": created, "model": model,
-                                "choices": [], "usage": self._usage(r)})
+                    out.append(
+                        {
+                            "id": cid,
+                            "object": "text_completion",
+                            "created": created,
+                            "model": model,
+                            "choices": [],
+                            "usage": self._usage(r),
+                        }
+                    )
                 return out
 
             return await self._stream(request, r, chunk)
         await self._run_to_end(r)
-        return web.json_response({
-            "id": cid, "object": "text_completion", "created": created, "model": model,
-            "choices": [{"index": 0, "text": self._text(r, 0, r.generated), "logprobs": None,
-                         "finish_reason": self._finish(r),
-                         "matched_stop": EOS_TOKEN_ID if r.finish_reason == "stop" else None}],
-            "usage": self._usage(r),
-        })
+        return web.json_response(
+            {
+                "id": cid,
+                "object": "text_completion",
+                "created": created,
+                "model": model,
+                "choices": [
+                    {
+                        "index": 0,
+                        "text": self._text(r, 0, r.generated),
+                        "logprobs": None,
+                        "finish_reason": self._finish(r),
+                        "matched_stop": EOS_TOKEN_ID if r.finish_reason == "stop" else None,
+                    }
+                ],
+                "usage": self._usage(r),
+            }
+        )
 
     async def chat_completions(self, request: web.Request) -> web.StreamResponse:
         if not self.s.ready:
@@ -552,37 +701,89 @@ class Api:
                 out: list[Any] = []
                 if first[0]:
                     first[0] = False
-                    out.append({"id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
-                                "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""},
-                                             "logprobs": None, "finish_reason": None}], "usage": None})
+                    out.append(
+                        {
+                            "id": cid,
+                            "object": "chat.completion.chunk",
+                            "created": created,
+                            "model": model,
+                            "choices": [
+                                {
+                                    "index": 0,
+                                    "delta": {"role": "assistant", "content": ""},
+                                    "logprobs": None,
+                                    "finish_reason": None,
+                                }
+                            ],
+                            "usage": None,
+                        }
+                    )
                 if b > a or done:
-                    out.append({"id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
-                                "choices": [{"index": 0, "delta": {"content": self._text(r, a, b)} if b > a else {},
-                                             "logprobs": None, "finish_reason": self._finish(r) if done else None,
-                                             "matched_stop": EOS_TOKEN_ID if done and r.finish_reason == "stop" else None}],
-                                "usage": None})
+                    out.append(
+                        {
+                            "id": cid,
+                            "object": "chat.completion.chunk",
+                            "created": created,
+                            "model": model,
+                            "choices": [
+                                {
+                                    "index": 0,
+                                    "delta": {"content": self._text(r, a, b)} if b > a else {},
+                                    "logprobs": None,
+                                    "finish_reason": self._finish(r) if done else None,
+                                    "matched_stop": EOS_TOKEN_ID if done and r.finish_reason == "stop" else None,
+                                }
+                            ],
+                            "usage": None,
+                        }
+                    )
                 if done and include_usage:
-                    out.append({"id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
-                                "choices": [], "usage": self._usage(r)})
+                    out.append(
+                        {
+                            "id": cid,
+                            "object": "chat.completion.chunk",
+                            "created": created,
+                            "model": model,
+                            "choices": [],
+                            "usage": self._usage(r),
+                        }
+                    )
                 return out
 
             return await self._stream(request, r, chunk)
         await self._run_to_end(r)
-        return web.json_response({
-            "id": cid, "object": "chat.completion", "created": created, "model": model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": self._text(r, 0, r.generated),
-                                                  "reasoning_content": None, "tool_calls": None},
-                         "logprobs": None, "finish_reason": self._finish(r),
-                         "matched_stop": EOS_TOKEN_ID if r.finish_reason == "stop" else None}],
-            "usage": self._usage(r),
-        })
+        return web.json_response(
+            {
+                "id": cid,
+                "object": "chat.completion",
+                "created": created,
+                "model": model,
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {
+                            "role": "assistant",
+                            "content": self._text(r, 0, r.generated),
+                            "reasoning_content": None,
+                            "tool_calls": None,
+                        },
+                        "logprobs": None,
+                        "finish_reason": self._finish(r),
+                        "matched_stop": EOS_TOKEN_ID if r.finish_reason == "stop" else None,
+                    }
+                ],
+                "usage": self._usage(r),
+            }
+        )
 
 
 def build_app(state: ServerState) -> web.Application:
     api = Api(state)
 
     @web.middleware
-    async def errors_and_auth(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
+    async def errors_and_auth(
+        request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+    ) -> web.StreamResponse:
         if state.api_key and request.path not in ("/health", "/metrics"):
             if request.headers.get("Authorization") != f"Bearer {state.api_key}":
                 return web.json_response({"error": "Unauthorized"}, status=401)
@@ -593,7 +794,9 @@ def build_app(state: ServerState) -> web.Application:
         if state.access_log is not None:
             peer = request.transport.get_extra_info("peername") if request.transport else None
             where = f"{peer[0]}:{peer[1]}" if peer else "-"
-            state.access_log(f'{where} - "{request.method} {request.path} HTTP/1.1" {response.status} {response.reason}')
+            state.access_log(
+                f'{where} - "{request.method} {request.path} HTTP/1.1" {response.status} {response.reason}'
+            )
         return response
 
     app = web.Application(middlewares=[errors_and_auth], client_max_size=64 * 1024**2)

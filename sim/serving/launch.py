@@ -27,12 +27,13 @@ from typing import Any
 
 from aiohttp import web
 
+from ...sglang_releases.facts import LATEST, for_version
 from ..faults import CrashUnderLoad, CudaGraphDrafter, FaultName, OutOfMemory, ServerCrashAtStart
-from ..world.state import WorldState
 from ..world import gpu_registry, ports
+from ..world.state import WorldState
 from .checkpoint import Checkpoint, load_checkpoint
 from .engine import Engine
-from .errors import LaunchError, SGLANG_SRC, scheduler_traceback
+from .errors import SGLANG_SRC, LaunchError, scheduler_traceback
 from .http_api import ServerState, build_app
 from .logs import ServerLog, scheduler_tag
 from .memory import (
@@ -45,7 +46,6 @@ from .memory import (
 from .performance import Launch, PerformanceModel, build_performance_model
 from .server_args import ServerArgs, parse_server_args
 from .speculative import SpeculativeSettings, check_dflash_args, check_dflash_drafter
-from ...sglang_releases.facts import LATEST, for_version
 
 # Fractions of the load time at which each phase begins.
 PHASE_DISTRIBUTED = 0.02
@@ -77,20 +77,32 @@ class _Prepared:
 
 def _cuda_graph_capture_error() -> LaunchError:
     """DFlash's CUDA-graph capture failing, as SGLang's scheduler reports it."""
-    return LaunchError(scheduler_traceback(
-        [
-            (f"{SGLANG_SRC}/srt/speculative/dflash_worker.py", 188, "init_cuda_graphs", "self.cuda_graph_runner = DFlashCudaGraphRunner(self)"),
-            (f"{SGLANG_SRC}/srt/speculative/dflash_cuda_graph_runner.py", 142, "__init__", "self.capture()"),
-            (f"{SGLANG_SRC}/srt/model_executor/cuda_graph_runner.py", 523, "capture", ") = self.capture_one_batch_size(bs, forward)"),
-        ],
-        "Exception: Capture cuda graph failed: CUDA error: operation not permitted when stream is capturing\n"
-        "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.\n"
-        "Possible solutions:\n1. set --mem-fraction-static to a smaller value (e.g., 0.8 or 0.7)\n"
-        "2. set --cuda-graph-max-bs to a smaller value (e.g., 16)\n"
-        "3. disable torch compile by not using --enable-torch-compile\n"
-        "4. disable CUDA graph by --disable-cuda-graph. (Not recommended. Huge performance loss)\n"
-        "Open an issue on GitHub https://github.com/sgl-project/sglang/issues/new/choose",
-    ))
+    return LaunchError(
+        scheduler_traceback(
+            [
+                (
+                    f"{SGLANG_SRC}/srt/speculative/dflash_worker.py",
+                    188,
+                    "init_cuda_graphs",
+                    "self.cuda_graph_runner = DFlashCudaGraphRunner(self)",
+                ),
+                (f"{SGLANG_SRC}/srt/speculative/dflash_cuda_graph_runner.py", 142, "__init__", "self.capture()"),
+                (
+                    f"{SGLANG_SRC}/srt/model_executor/cuda_graph_runner.py",
+                    523,
+                    "capture",
+                    ") = self.capture_one_batch_size(bs, forward)",
+                ),
+            ],
+            "Exception: Capture cuda graph failed: CUDA error: operation not permitted when stream is capturing\n"
+            "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.\n"
+            "Possible solutions:\n1. set --mem-fraction-static to a smaller value (e.g., 0.8 or 0.7)\n"
+            "2. set --cuda-graph-max-bs to a smaller value (e.g., 16)\n"
+            "3. disable torch compile by not using --enable-torch-compile\n"
+            "4. disable CUDA graph by --disable-cuda-graph. (Not recommended. Huge performance loss)\n"
+            "Open an issue on GitHub https://github.com/sgl-project/sglang/issues/new/choose",
+        )
+    )
 
 
 class Launcher:
@@ -122,8 +134,18 @@ class Launcher:
                 raise LaunchError(
                     scheduler_traceback(
                         [
-                            (f"{SGLANG_SRC}/srt/model_executor/model_runner.py", 861, "load_model", "self.model = get_model("),
-                            (f"{SGLANG_SRC}/srt/distributed/parallel_state.py", 1411, "all_reduce", "torch.distributed.all_reduce(input_, group=self.device_group)"),
+                            (
+                                f"{SGLANG_SRC}/srt/model_executor/model_runner.py",
+                                861,
+                                "load_model",
+                                "self.model = get_model(",
+                            ),
+                            (
+                                f"{SGLANG_SRC}/srt/distributed/parallel_state.py",
+                                1411,
+                                "all_reduce",
+                                "torch.distributed.all_reduce(input_, group=self.device_group)",
+                            ),
                         ],
                         "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.cpp:77, "
                         "unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.27.3\n"
@@ -151,14 +173,24 @@ class Launcher:
             return True
 
     def _register_gpus(self, args: ServerArgs, mib: float) -> None:
-        gpu_registry.register(self.layout, gpu_registry.GpuHolding(
-            pid=self.pid, process_name="sglang::scheduler",
-            gpu_mib={str(i): int(mib) for i in range(min(args.gpus, self.world.profile.gpus.count))},
-        ))
+        gpu_registry.register(
+            self.layout,
+            gpu_registry.GpuHolding(
+                pid=self.pid,
+                process_name="sglang::scheduler",
+                gpu_mib={str(i): int(mib) for i in range(min(args.gpus, self.world.profile.gpus.count))},
+            ),
+        )
         self.gpu_registered = True
 
     def _foreign_mib(self) -> int:
-        registered = max((gpu_registry.foreign_mib(self.layout, g, exclude_pid=self.pid) for g in range(self.world.profile.gpus.count)), default=0)
+        registered = max(
+            (
+                gpu_registry.foreign_mib(self.layout, g, exclude_pid=self.pid)
+                for g in range(self.world.profile.gpus.count)
+            ),
+            default=0,
+        )
         oom = self.world.fault(FaultName.OUT_OF_MEMORY)
         fault = oom.foreign_mib_per_gpu if isinstance(oom, OutOfMemory) else 0
         # The host builder may have registered the fault's foreign process already: take the larger, not the sum.
@@ -166,16 +198,24 @@ class Launcher:
 
     def _port_in_use_error(self, port: int, host: str) -> LaunchError:
         """uvicorn's answer when it binds, after the load."""
-        return LaunchError(f"[{self.log.stamp()}] ERROR:    [Errno 98] error while attempting to bind on address "
-                           f"('{host}', {port}): address already in use")
+        return LaunchError(
+            f"[{self.log.stamp()}] ERROR:    [Errno 98] error while attempting to bind on address "
+            f"('{host}', {port}): address already in use"
+        )
 
     def _claim_port(self, args: ServerArgs, real_port: int | None) -> None:
         if ports.read_entry(self.layout, args.port) is not None:
             raise self._port_in_use_error(args.port, args.host)
-        ports.write_entry(self.layout, args.port, ports.PortEntry(
-            pid=self.pid, real_port=real_port, owner="sglang",
-            command=" ".join(["python3", "-m", "sglang.launch_server", *self.argv]),
-        ))
+        ports.write_entry(
+            self.layout,
+            args.port,
+            ports.PortEntry(
+                pid=self.pid,
+                real_port=real_port,
+                owner="sglang",
+                command=" ".join(["python3", "-m", "sglang.launch_server", *self.argv]),
+            ),
+        )
         self.port_taken = True
 
     def cleanup(self) -> None:
@@ -199,20 +239,31 @@ class Launcher:
     def _prepare(self) -> _Prepared:
         """Everything settled before the load: arguments, checkpoints, speculative rules, performance and memory."""
         args = self._parse_args()
-        target = load_checkpoint(args.model_path, self.layout, self.world.byte_scale,
-                                 self.world.profile.serving.target.weights_gib)
+        target = load_checkpoint(
+            args.model_path, self.layout, self.world.byte_scale, self.world.profile.serving.target.weights_gib
+        )
         spec, drafter = self._speculative(args)
         self._fill_defaults(args, spec)
         context_length = args.context_length or target.context_length
         dump = ", ".join(f"{k}={v!r}" for k, v in args.model_dump().items())
         self.log.server(f"server_args=ServerArgs({dump})")
-        for warning in (spec.warnings if spec else []):
+        for warning in spec.warnings if spec else []:
             self.log.warning(warning)
         model, graph_fault = self._performance_model(args, spec)
         foreign = self._foreign_mib()
         plan, plan_error = self._plan_memory(args, target, drafter, foreign)
-        return _Prepared(args=args, target=target, drafter=drafter, spec=spec, context_length=context_length,
-                         model=model, graph_fault=graph_fault, foreign=foreign, plan=plan, plan_error=plan_error)
+        return _Prepared(
+            args=args,
+            target=target,
+            drafter=drafter,
+            spec=spec,
+            context_length=context_length,
+            model=model,
+            graph_fault=graph_fault,
+            foreign=foreign,
+            plan=plan,
+            plan_error=plan_error,
+        )
 
     def _parse_args(self) -> ServerArgs:
         """Parse argv as the host's release does, print its deprecation warnings and set the log's tag and level."""
@@ -231,7 +282,9 @@ class Launcher:
         if args.speculative_algorithm == "DFLASH":
             if args.speculative_draft_model_path:
                 try:
-                    drafter = load_checkpoint(args.speculative_draft_model_path, self.layout, self.world.byte_scale, None)
+                    drafter = load_checkpoint(
+                        args.speculative_draft_model_path, self.layout, self.world.byte_scale, None
+                    )
                 except LaunchError:
                     drafter = None  # fails again, as SGLang would, when the draft model loads
             spec = check_dflash_args(args, drafter, self.release)
@@ -248,8 +301,14 @@ class Launcher:
             args.cuda_graph_max_bs = default_cuda_graph_max_bs(gpu_mib, args.tp_size)
         if args.mem_fraction_static is None:
             args.mem_fraction_static = default_mem_fraction_static(
-                gpu_mib, args.tp_size, args.pp_size, args.dp_size, args.enable_dp_attention,
-                args.chunked_prefill_size, args.cuda_graph_max_bs, bool(args.speculative_algorithm),
+                gpu_mib,
+                args.tp_size,
+                args.pp_size,
+                args.dp_size,
+                args.enable_dp_attention,
+                args.chunked_prefill_size,
+                args.cuda_graph_max_bs,
+                bool(args.speculative_algorithm),
             )
         if spec is not None:
             args.speculative_num_draft_tokens = spec.block_size
@@ -271,12 +330,26 @@ class Launcher:
     ) -> tuple[PerformanceModel, CudaGraphDrafter | None]:
         """The layout's performance model, and the CUDA-graph fault when it applies to this launch."""
         fault_graph = self.world.fault(FaultName.CUDA_GRAPH_DRAFTER)
-        graph_fault = fault_graph if isinstance(fault_graph, CudaGraphDrafter) and args.speculative_algorithm and args.cuda_graphs else None
-        launch = Launch(tp=args.tp_size, ep=args.ep_size, pp=args.pp_size, dp=args.dp_size,
-                        dp_attention=args.enable_dp_attention, cuda_graphs=args.cuda_graphs,
-                        speculative_algorithm=args.speculative_algorithm)
-        model = build_performance_model(self.world.profile.serving, launch, spec.block_size if spec else (args.speculative_num_draft_tokens or 1),
-                                        collapsed=graph_fault is not None and graph_fault.mode == "collapse")
+        graph_fault = (
+            fault_graph
+            if isinstance(fault_graph, CudaGraphDrafter) and args.speculative_algorithm and args.cuda_graphs
+            else None
+        )
+        launch = Launch(
+            tp=args.tp_size,
+            ep=args.ep_size,
+            pp=args.pp_size,
+            dp=args.dp_size,
+            dp_attention=args.enable_dp_attention,
+            cuda_graphs=args.cuda_graphs,
+            speculative_algorithm=args.speculative_algorithm,
+        )
+        model = build_performance_model(
+            self.world.profile.serving,
+            launch,
+            spec.block_size if spec else (args.speculative_num_draft_tokens or 1),
+            collapsed=graph_fault is not None and graph_fault.mode == "collapse",
+        )
         # The simulator's own notes (an uncalibrated layout) go to the world's log, never the host's:
         # nothing of the simulator shows through the simulated host.
         if model.choice.warnings:
@@ -292,15 +365,25 @@ class Launcher:
         oom = self.world.fault(FaultName.OUT_OF_MEMORY)
         draft_layers = int(drafter.config.get("num_hidden_layers", 0)) if drafter else 0
         kv_per_token = profile.serving.target.kv_mib_per_token
-        draft_kv = kv_per_token * draft_layers / target.num_hidden_layers if drafter and target.num_hidden_layers else 0.0
+        draft_kv = (
+            kv_per_token * draft_layers / target.num_hidden_layers if drafter and target.num_hidden_layers else 0.0
+        )
         try:
             plan = plan_memory(
-                gpu_mib=profile.gpus.memory_mib, foreign_mib=foreign, mem_fraction_static=args.mem_fraction_static,
+                gpu_mib=profile.gpus.memory_mib,
+                foreign_mib=foreign,
+                mem_fraction_static=args.mem_fraction_static,
                 min_mem_fraction_static=oom.min_mem_fraction_static if isinstance(oom, OutOfMemory) else None,
-                target_weight_gib=target.weight_gib, drafter_weight_gib=drafter.weight_gib if drafter else 0.0,
-                gpus=args.gpus, tp=args.tp_size, pp=args.pp_size, cuda_graphs=args.cuda_graphs,
-                cuda_graph_mib=profile.serving.target.cuda_graph_mib, kv_mib_per_token=kv_per_token,
-                draft_kv_mib_per_token=draft_kv, max_total_tokens=args.max_total_tokens,
+                target_weight_gib=target.weight_gib,
+                drafter_weight_gib=drafter.weight_gib if drafter else 0.0,
+                gpus=args.gpus,
+                tp=args.tp_size,
+                pp=args.pp_size,
+                cuda_graphs=args.cuda_graphs,
+                cuda_graph_mib=profile.serving.target.cuda_graph_mib,
+                kv_mib_per_token=kv_per_token,
+                draft_kv_mib_per_token=draft_kv,
+                max_total_tokens=args.max_total_tokens,
             )
         except LaunchError as exc:
             return None, exc
@@ -319,15 +402,19 @@ class Launcher:
         self.log.scheduler(f"Load weight begin. avail mem={free_gib:.2f} GB")
         await self._load_shards(p, weights_mib)
         self._register_gpus(p.args, 512 + weights_mib)
-        self.log.scheduler(f"Load weight end. type={p.target.architecture}, dtype=torch.bfloat16, "
-                           f"avail mem={free_gib - weights_mib / 1024:.2f} GB, mem usage={weights_mib / 1024:.2f} GB.")
+        self.log.scheduler(
+            f"Load weight end. type={p.target.architecture}, dtype=torch.bfloat16, "
+            f"avail mem={free_gib - weights_mib / 1024:.2f} GB, mem usage={weights_mib / 1024:.2f} GB."
+        )
         await self._load_drafter(p, weights_mib, free_gib)
         await self._advance(PHASE_KV)
         if p.plan_error is not None:
             raise p.plan_error
         assert p.plan is not None
         plan = p.plan
-        self.log.scheduler(f"KV Cache is allocated. #tokens: {plan.max_total_tokens}, KV size: {plan.kv_mib / 1024:.2f} GB")
+        self.log.scheduler(
+            f"KV Cache is allocated. #tokens: {plan.max_total_tokens}, KV size: {plan.kv_mib / 1024:.2f} GB"
+        )
         held = plan.weights_mib + plan.drafter_mib + plan.kv_mib + 512
         self._register_gpus(p.args, held)
         self.log.scheduler(f"Memory pool end. avail mem={plan.avail_gib(held):.2f} GB")
@@ -341,7 +428,9 @@ class Launcher:
         gpu_mib = self.world.profile.gpus.memory_mib
         oom_at = None
         if p.plan_error is not None and "CUDA out of memory" in p.plan_error.text:
-            oom_at = PHASE_WEIGHTS + (PHASE_WEIGHTS_END - PHASE_WEIGHTS) * max(min((gpu_mib - p.foreign) / max(weights_mib, 1), 0.99), 0.05)
+            oom_at = PHASE_WEIGHTS + (PHASE_WEIGHTS_END - PHASE_WEIGHTS) * max(
+                min((gpu_mib - p.foreign) / max(weights_mib, 1), 0.99), 0.05
+            )
         shards = max(p.target.shard_count, 1)
         for i in range(1, shards + 1):
             step = max(shards // 10, 1)
@@ -354,9 +443,11 @@ class Launcher:
             await self._advance(frac)
             elapsed = self.elapsed * self.load_seconds
             rate = i / max(elapsed, 1e-6)
-            self.log.raw(f"Loading safetensors checkpoint shards: {100 * i // shards:3d}% Completed | {i}/{shards} "
-                         f"[{int(elapsed // 60):02d}:{int(elapsed % 60):02d}<{int((shards - i) / rate // 60):02d}:"
-                         f"{int((shards - i) / rate % 60):02d}, {rate:5.2f}it/s]")
+            self.log.raw(
+                f"Loading safetensors checkpoint shards: {100 * i // shards:3d}% Completed | {i}/{shards} "
+                f"[{int(elapsed // 60):02d}:{int(elapsed % 60):02d}<{int((shards - i) / rate // 60):02d}:"
+                f"{int((shards - i) / rate % 60):02d}, {rate:5.2f}it/s]"
+            )
 
     async def _load_drafter(self, p: _Prepared, weights_mib: float, free_gib: float) -> None:
         """The draft model's load (DFlash checks it against the target here); nothing without speculation."""
@@ -365,8 +456,10 @@ class Launcher:
             if p.spec is not None:
                 check_dflash_drafter(p.drafter, p.target, self.release)
             draft_mib = p.drafter.weight_gib * 1024 / p.args.tp_size
-            self.log.scheduler(f"Load weight end. type={p.drafter.architecture}, dtype=torch.bfloat16, "
-                               f"avail mem={free_gib - (weights_mib + draft_mib) / 1024:.2f} GB, mem usage={draft_mib / 1024:.2f} GB.")
+            self.log.scheduler(
+                f"Load weight end. type={p.drafter.architecture}, dtype=torch.bfloat16, "
+                f"avail mem={free_gib - (weights_mib + draft_mib) / 1024:.2f} GB, mem usage={draft_mib / 1024:.2f} GB."
+            )
         elif p.spec is not None:
             await self._advance(PHASE_DRAFTER_END)
             load_checkpoint(p.args.speculative_draft_model_path or "", self.layout, self.world.byte_scale, None)
@@ -374,7 +467,9 @@ class Launcher:
     async def _capture_cuda_graphs(self, p: _Prepared, plan: MemoryPlan, held: float) -> float:
         """Capture the CUDA graphs (or crash there, with the fault); returns the MiB held per GPU after."""
         args = p.args
-        self.log.scheduler(f"Capture cuda graph begin. This can take up to several minutes. avail mem={plan.avail_gib(held):.2f} GB")
+        self.log.scheduler(
+            f"Capture cuda graph begin. This can take up to several minutes. avail mem={plan.avail_gib(held):.2f} GB"
+        )
         bs = sorted({1, 2, 4, 8, 12, *range(16, args.cuda_graph_max_bs + 1, 8), args.cuda_graph_max_bs})
         self.log.scheduler(f"Capture cuda graph bs {bs}")
         if p.graph_fault is not None and p.graph_fault.mode == "crash":
@@ -383,18 +478,24 @@ class Launcher:
         await self._advance(PHASE_GRAPHS_END)
         held += plan.cuda_graph_mib
         self._register_gpus(args, held)
-        self.log.scheduler(f"Capture cuda graph end. Time elapsed: {(PHASE_GRAPHS_END - PHASE_KV) * self.load_seconds:.2f} s. "
-                           f"mem usage={plan.cuda_graph_mib / 1024:.2f} GB. avail mem={plan.avail_gib(held):.2f} GB.")
+        self.log.scheduler(
+            f"Capture cuda graph end. Time elapsed: {(PHASE_GRAPHS_END - PHASE_KV) * self.load_seconds:.2f} s. "
+            f"mem usage={plan.cuda_graph_mib / 1024:.2f} GB. avail mem={plan.avail_gib(held):.2f} GB."
+        )
         return held
 
     def _log_capacity(self, p: _Prepared, held: float) -> int:
         """Log the scheduler's capacity line; returns max_running_requests (given, or SGLang's default)."""
         args, plan = p.args, p.plan
         assert plan is not None
-        max_running = args.max_running_requests or min(4096, max(2048, plan.max_total_tokens * 512 // max(p.context_length, 1)))
-        self.log.scheduler(f"max_total_num_tokens={plan.max_total_tokens}, chunked_prefill_size={args.chunked_prefill_size}, "
-                           f"max_prefill_tokens=16384, max_running_requests={max_running}, context_len={p.context_length}, "
-                           f"available_gpu_mem={plan.avail_gib(held):.2f} GB")
+        max_running = args.max_running_requests or min(
+            4096, max(2048, plan.max_total_tokens * 512 // max(p.context_length, 1))
+        )
+        self.log.scheduler(
+            f"max_total_num_tokens={plan.max_total_tokens}, chunked_prefill_size={args.chunked_prefill_size}, "
+            f"max_prefill_tokens=16384, max_running_requests={max_running}, context_len={p.context_length}, "
+            f"available_gpu_mem={plan.avail_gib(held):.2f} GB"
+        )
         return max_running
 
     # ------------------------------------------------------------------ serving
@@ -437,12 +538,20 @@ class Launcher:
         on_running: Callable[[int], None] | None = None
         if isinstance(crash_fault, CrashUnderLoad) and (args.speculative_algorithm or not crash_fault.speculative_only):
             fault = crash_fault
-            on_running = lambda n: self._maybe_crash(engine, fault, n, args)  # `engine` is bound below
+
+            def on_running(n: int) -> None:  # `engine` is bound below, before the engine serves
+                self._maybe_crash(engine, fault, n, args)
+
         engine = Engine(
-            model=p.model, time_scale=self.world.time_scale, max_running_requests=max_running,
-            max_total_tokens=p.plan.max_total_tokens, cuda_graph_max_bs=args.cuda_graph_max_bs,
-            cuda_graphs=args.cuda_graphs, decode_log_interval=args.decode_log_interval,
-            decode_log=self.log.scheduler, prefill_log=self.log.scheduler,
+            model=p.model,
+            time_scale=self.world.time_scale,
+            max_running_requests=max_running,
+            max_total_tokens=p.plan.max_total_tokens,
+            cuda_graph_max_bs=args.cuda_graph_max_bs,
+            cuda_graphs=args.cuda_graphs,
+            decode_log_interval=args.decode_log_interval,
+            decode_log=self.log.scheduler,
+            prefill_log=self.log.scheduler,
             accept_rate_in_log="accept rate" in "".join(self.release.log_lines.decode_batch),
             on_running=on_running,
         )
@@ -455,17 +564,31 @@ class Launcher:
         server_args = args.model_dump()
         server_args.update(max_running_requests=max_running, context_length=p.context_length)
         return ServerState(
-            engine=engine, served_model_name=args.served_model_name, model_path=args.model_path,
-            tokenizer_path=args.tokenizer_path, model_type=target.model_type,
-            architectures=list(target.config.get("architectures") or []), context_length=p.context_length,
-            version=self.world.sglang_version or "", server_args=server_args,
-            speculative_algorithm=args.speculative_algorithm, random_seed=args.random_seed,
-            dp_size=args.dp_size if args.enable_dp_attention else 1, enable_metrics=args.enable_metrics,
-            release=self.release, api_key=args.api_key,
+            engine=engine,
+            served_model_name=args.served_model_name,
+            model_path=args.model_path,
+            tokenizer_path=args.tokenizer_path,
+            model_type=target.model_type,
+            architectures=list(target.config.get("architectures") or []),
+            context_length=p.context_length,
+            version=self.world.sglang_version or "",
+            server_args=server_args,
+            speculative_algorithm=args.speculative_algorithm,
+            random_seed=args.random_seed,
+            dp_size=args.dp_size if args.enable_dp_attention else 1,
+            enable_metrics=args.enable_metrics,
+            release=self.release,
+            api_key=args.api_key,
             incremental_streaming_output=args.incremental_streaming_output,
-            extra_info={"derived": {"max_total_num_tokens": plan.max_total_tokens},
-                        "memory_usage": {"weight": round(plan.weights_mib / 1024, 2), "kvcache": round(plan.kv_mib / 1024, 2),
-                                         "graph": round(plan.cuda_graph_mib / 1024, 2), "token_capacity": plan.max_total_tokens}},
+            extra_info={
+                "derived": {"max_total_num_tokens": plan.max_total_tokens},
+                "memory_usage": {
+                    "weight": round(plan.weights_mib / 1024, 2),
+                    "kvcache": round(plan.kv_mib / 1024, 2),
+                    "graph": round(plan.cuda_graph_mib / 1024, 2),
+                    "token_capacity": plan.max_total_tokens,
+                },
+            },
             access_log=self.log.uvicorn,
         )
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .errors import LaunchError, SGLANG_SRC, scheduler_traceback
+from .errors import SGLANG_SRC, LaunchError, scheduler_traceback
 
 GIB_MIB = 1024
 MIN_KV_TOKENS = 1024  # below this no request of any use fits; SGLang refuses too
@@ -42,7 +42,14 @@ def default_cuda_graph_max_bs(gpu_mib: int, tp: int) -> int:
 
 
 def default_mem_fraction_static(
-    gpu_mib: int, tp: int, pp: int, dp: int, dp_attention: bool, chunked_prefill: int, cuda_graph_max_bs: int, speculative: bool
+    gpu_mib: int,
+    tp: int,
+    pp: int,
+    dp: int,
+    dp_attention: bool,
+    chunked_prefill: int,
+    cuda_graph_max_bs: int,
+    speculative: bool,
 ) -> float:
     reserved = 512 + max(chunked_prefill, 2048) * 1.5 + cuda_graph_max_bs * 2 + tp * pp / 8 * 1024
     if dp_attention:

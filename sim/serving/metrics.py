@@ -20,7 +20,9 @@ def _labels(model_name: str) -> str:
     return f'{{model_name="{escaped}",engine_type="unified",tp_rank="0",pp_rank="0"}}'
 
 
-def _histogram(lines: list[str], name: str, help_text: str, values: list[float], buckets: tuple[float, ...], labels: str) -> None:
+def _histogram(
+    lines: list[str], name: str, help_text: str, values: list[float], buckets: tuple[float, ...], labels: str
+) -> None:
     lines.append(f"# HELP {name} {help_text}")
     lines.append(f"# TYPE {name} histogram")
     inner = labels[1:-1]
@@ -40,9 +42,21 @@ def render_metrics(engine: Engine, model_name: str, release: ReleaseFacts) -> st
         ("sglang:token_usage", "The token usage.", round(engine.token_usage, 4)),
         ("sglang:gen_throughput", "The generation throughput (token/s).", round(s.last_gen_throughput, 3)),
         ("sglang:cache_hit_rate", "The prefix cache hit rate.", 0.0),
-        ("sglang:spec_accept_length", "The average acceptance length of speculative decoding.", round(s.last_accept_length, 4)),
-        ("sglang:spec_accept_rate", "The average acceptance rate of speculative decoding.", round(s.last_accept_rate, 4)),
-        ("sglang:max_total_num_tokens", "Maximum total number of tokens in the KV cache pool.", engine.max_total_tokens),
+        (
+            "sglang:spec_accept_length",
+            "The average acceptance length of speculative decoding.",
+            round(s.last_accept_length, 4),
+        ),
+        (
+            "sglang:spec_accept_rate",
+            "The average acceptance rate of speculative decoding.",
+            round(s.last_accept_rate, 4),
+        ),
+        (
+            "sglang:max_total_num_tokens",
+            "Maximum total number of tokens in the KV cache pool.",
+            engine.max_total_tokens,
+        ),
         ("sglang:max_running_requests", "The maximum number of running requests.", engine.max_running_requests),
     ]
     counters = [
@@ -50,7 +64,11 @@ def render_metrics(engine: Engine, model_name: str, release: ReleaseFacts) -> st
         ("sglang:generation_tokens_total", "Number of generation tokens processed.", s.generation_tokens_total),
         ("sglang:num_requests_total", "Number of requests processed.", s.finished_total),
         ("sglang:num_aborted_requests_total", "Number of requests aborted.", s.aborted_total),
-        ("sglang:spec_verify_calls_total", "Number of speculative decoding verification calls.", s.spec_verify_calls_total),
+        (
+            "sglang:spec_verify_calls_total",
+            "Number of speculative decoding verification calls.",
+            s.spec_verify_calls_total,
+        ),
     ]
     known = set(release.metrics)
     lines: list[str] = []
@@ -60,6 +78,20 @@ def render_metrics(engine: Engine, model_name: str, release: ReleaseFacts) -> st
     for name, help_text, value in counters:
         if name in known:
             lines += [f"# HELP {name} {help_text}", f"# TYPE {name} counter", f"{name}{labels} {value}"]
-    _histogram(lines, "sglang:time_to_first_token_seconds", "Histogram of time to first token in seconds.", s.ttft_seconds, _TTFT_BUCKETS, labels)
-    _histogram(lines, "sglang:e2e_request_latency_seconds", "Histogram of End-to-end request latency in seconds", s.e2e_seconds, _E2E_BUCKETS, labels)
+    _histogram(
+        lines,
+        "sglang:time_to_first_token_seconds",
+        "Histogram of time to first token in seconds.",
+        s.ttft_seconds,
+        _TTFT_BUCKETS,
+        labels,
+    )
+    _histogram(
+        lines,
+        "sglang:e2e_request_latency_seconds",
+        "Histogram of End-to-end request latency in seconds",
+        s.e2e_seconds,
+        _E2E_BUCKETS,
+        labels,
+    )
     return "\n".join(lines) + "\n"

@@ -32,8 +32,8 @@ from __future__ import annotations
 import bisect
 import math
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from ..profiles.schema import ConcurrencyCurve, ParallelConfig, PromptKind, ServingSpec, SpeculativeConfig
 
@@ -68,13 +68,22 @@ def _parallel_distance(config: ParallelConfig, launch: Launch, with_graphs: bool
 
 def _same_layout(config: ParallelConfig, launch: Launch) -> bool:
     return (config.tp, config.ep, config.pp, config.dp, config.dp_attention) == (
-        launch.tp, launch.ep, launch.pp, launch.dp, launch.dp_attention,
+        launch.tp,
+        launch.ep,
+        launch.pp,
+        launch.dp,
+        launch.dp_attention,
     )
 
 
 def _exact(config: ParallelConfig, launch: Launch) -> bool:
     return (config.tp, config.ep, config.pp, config.dp, config.dp_attention, config.cuda_graphs) == (
-        launch.tp, launch.ep, launch.pp, launch.dp, launch.dp_attention, launch.cuda_graphs,
+        launch.tp,
+        launch.ep,
+        launch.pp,
+        launch.dp,
+        launch.dp_attention,
+        launch.cuda_graphs,
     )
 
 
@@ -201,7 +210,9 @@ class PerformanceModel:
         if self.collapsed:
             return AcceptanceSampler(1.0, self.block_size, rng)
         assert self.accept_length is not None
-        table = self.accept_length_thinking_off if thinking_off and self.accept_length_thinking_off else self.accept_length
+        table = (
+            self.accept_length_thinking_off if thinking_off and self.accept_length_thinking_off else self.accept_length
+        )
         tau = rng.gauss(table[kind], self.accept_spread)
         tau = min(max(tau, 1.0), float(self.block_size))
         return AcceptanceSampler(tau, self.block_size, rng)
@@ -221,7 +232,9 @@ def build_performance_model(
             prefill_tok_s=serving.target.prefill_tok_s,
             accept_length=dict(spec.accept_length),
             accept_spread=spec.accept_spread,
-            accept_length_thinking_off=dict(spec.accept_length_thinking_off) if spec.accept_length_thinking_off else None,
+            accept_length_thinking_off=dict(spec.accept_length_thinking_off)
+            if spec.accept_length_thinking_off
+            else None,
             collapsed=collapsed,
         )
     return PerformanceModel(

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import argparse
 import io
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -44,10 +45,18 @@ class _DeprecatedStoreTrue(argparse.Action):
         self.replacement = replacement
         super().__init__(option_strings, dest, nargs=0, const=True, **kwargs)
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option_string: str | None = None) -> None:
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
         setattr(namespace, self.dest, True)
         instead = f" Use '{self.replacement}' instead." if self.replacement else ""
-        _warnings(namespace).append(f"'{option_string}' is deprecated and will be removed in a future release.{instead}")
+        _warnings(namespace).append(
+            f"'{option_string}' is deprecated and will be removed in a future release.{instead}"
+        )
 
 
 class _DeprecatedNoop(argparse.Action):
@@ -57,7 +66,13 @@ class _DeprecatedNoop(argparse.Action):
         kwargs.pop("type", None)
         super().__init__(option_strings, dest, nargs=0, **kwargs)
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option_string: str | None = None) -> None:
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
         _warnings(namespace).append(
             f"The command line argument '{option_string}' is deprecated and will be removed in future versions."
         )

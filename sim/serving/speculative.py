@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from ...sglang_releases.facts import ReleaseFacts
 from .checkpoint import Checkpoint
-from .errors import LaunchError, SGLANG_SRC, scheduler_traceback, server_args_traceback
+from .errors import SGLANG_SRC, LaunchError, scheduler_traceback, server_args_traceback
 from .server_args import ServerArgs
 
 DFLASH_DEFAULT_BLOCK_SIZE = 16
@@ -44,13 +44,19 @@ def _refuse(release: ReleaseFacts, rule_id: str, **values: object) -> LaunchErro
     rule = release.rule(rule_id)
     if rule is None:
         raise KeyError(f"SGLang {release.version} has no DFLASH rule {rule_id!r}")
-    message = re.sub(r"\{([^{}]+)\}", lambda m: str(values.get(m.group(1).rsplit(".", 1)[-1], m.group(0))), rule.message)
+    message = re.sub(
+        r"\{([^{}]+)\}", lambda m: str(values.get(m.group(1).rsplit(".", 1)[-1], m.group(0))), rule.message
+    )
     return _value_error(message)
 
 
 def drafter_dflash_config(drafter: Checkpoint) -> dict:
     """Fields a DFlash drafter config carries; the nested dflash_config wins over the top level."""
-    merged = {k: drafter.config[k] for k in ("block_size", "target_layer_ids", "mask_token", "mask_token_id") if k in drafter.config}
+    merged = {
+        k: drafter.config[k]
+        for k in ("block_size", "target_layer_ids", "mask_token", "mask_token_id")
+        if k in drafter.config
+    }
     nested = drafter.config.get("dflash_config")
     if isinstance(nested, dict):
         merged.update(nested)
@@ -73,8 +79,12 @@ def check_dflash_args(args: ServerArgs, drafter: Checkpoint | None, release: Rel
     if dflash_block is not None and dflash_block <= 0:
         raise _refuse(release, "dflash_block_size_positive", speculative_dflash_block_size=dflash_block)
     if num_draft is not None and dflash_block is not None and num_draft != dflash_block:
-        raise _refuse(release, "dflash_block_size_mismatch", speculative_num_draft_tokens=num_draft,
-                      speculative_dflash_block_size=dflash_block)
+        raise _refuse(
+            release,
+            "dflash_block_size_mismatch",
+            speculative_num_draft_tokens=num_draft,
+            speculative_dflash_block_size=dflash_block,
+        )
     block_size = num_draft if num_draft is not None else dflash_block
     if block_size is None:
         configured = drafter_dflash_config(drafter).get("block_size") if drafter is not None else None
@@ -92,8 +102,13 @@ def check_dflash_args(args: ServerArgs, drafter: Checkpoint | None, release: Rel
             warnings.append(f"DFLASH only supports {name} == 1; overriding {name}={value} to 1.")
     window = args.speculative_draft_window_size
     if window is not None and window < block_size:
-        raise _refuse(release, "dflash_window_below_block", window_size=window, speculative_draft_window_size=window,
-                      draft_tokens=block_size)
+        raise _refuse(
+            release,
+            "dflash_window_below_block",
+            window_size=window,
+            speculative_draft_window_size=window,
+            draft_tokens=block_size,
+        )
     backend = args.speculative_draft_attention_backend
     if backend is not None and backend not in DRAFT_ATTENTION_BACKENDS:
         warnings.append(f"DFLASH draft attention backend {backend!r} is not supported; falling back to flashinfer.")
@@ -105,7 +120,9 @@ def check_dflash_args(args: ServerArgs, drafter: Checkpoint | None, release: Rel
         warnings.append(
             f"max_running_requests is unset; defaulting to {DFLASH_DEFAULT_MAX_RUNNING_REQUESTS} for DFLASH speculative decoding."
         )
-    return SpeculativeSettings(algorithm="DFLASH", block_size=block_size, max_running_requests=max_running, warnings=warnings)
+    return SpeculativeSettings(
+        algorithm="DFLASH", block_size=block_size, max_running_requests=max_running, warnings=warnings
+    )
 
 
 def check_dflash_drafter(drafter: Checkpoint, target: Checkpoint, release: ReleaseFacts) -> None:
@@ -114,7 +131,12 @@ def check_dflash_drafter(drafter: Checkpoint, target: Checkpoint, release: Relea
         raise LaunchError(
             scheduler_traceback(
                 [
-                    (f"{SGLANG_SRC}/srt/speculative/dflash_worker.py", 97, "__init__", "self.draft_model_runner = ModelRunner("),
+                    (
+                        f"{SGLANG_SRC}/srt/speculative/dflash_worker.py",
+                        97,
+                        "__init__",
+                        "self.draft_model_runner = ModelRunner(",
+                    ),
                     (f"{SGLANG_SRC}/srt/speculative/dflash_worker.py", 141, "_check_draft_model", "raise ValueError("),
                 ],
                 f"ValueError: DFLASH requires a DFlash draft model (architectures: {list(release.dflash_architectures)}), "

@@ -27,8 +27,15 @@ from .performance import Launch, build_performance_model
 _QUADRATURE_POINTS = 81  # tau nodes over +-5 std-devs: far below the 0.005 the tests resolve
 
 
-def modelled_tok_s(serving: ServingSpec, launch: Launch, concurrency: float, *, block_size: int = 1,
-                   prompt_kind: PromptKind = "chat", collapsed: bool = False) -> float:  # fmt: skip
+def modelled_tok_s(
+    serving: ServingSpec,
+    launch: Launch,
+    concurrency: float,
+    *,
+    block_size: int = 1,
+    prompt_kind: PromptKind = "chat",
+    collapsed: bool = False,
+) -> float:
     model = build_performance_model(serving, launch, block_size, collapsed=collapsed)
     tok_s = model.step_time.throughput(concurrency)
     speculative = model.choice.speculative
@@ -51,8 +58,15 @@ def expected_verify_steps(tau: float, block_size: int, output_tokens: int) -> fl
     return steps[output_tokens]
 
 
-def level_accept_length(serving: ServingSpec, launch: Launch, *, block_size: int, output_tokens: int,
-                        prompt_kind: PromptKind = "chat", collapsed: bool = False) -> float | None:  # fmt: skip
+def level_accept_length(
+    serving: ServingSpec,
+    launch: Launch,
+    *,
+    block_size: int,
+    output_tokens: int,
+    prompt_kind: PromptKind = "chat",
+    collapsed: bool = False,
+) -> float | None:
     """The expected token-weighted acceptance of a level whose requests each make `output_tokens` tokens (ignore_eos)
     from prompts of `prompt_kind`; None when the launch is not speculative."""
     model = build_performance_model(serving, launch, block_size, collapsed=collapsed)
@@ -66,7 +80,7 @@ def level_accept_length(serving: ServingSpec, launch: Launch, *, block_size: int
     normal = NormalDist(mean, spread)
     edges = [mean + spread * (-5 + 10 * i / _QUADRATURE_POINTS) for i in range(_QUADRATURE_POINTS + 1)]
     steps = 0.0
-    for low, high in zip(edges, edges[1:]):
+    for low, high in zip(edges, edges[1:], strict=False):
         weight = normal.cdf(high) - normal.cdf(low)
         tau = min(max((low + high) / 2, 1.0), top)  # the sampler clips tau to [1, block_size]
         steps += weight * expected_verify_steps(tau, model.block_size, output_tokens)

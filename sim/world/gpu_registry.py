@@ -26,8 +26,11 @@ class GpuHolding:
     @classmethod
     def from_json(cls, text: str) -> GpuHolding:
         data = json.loads(text)
-        return cls(pid=int(data["pid"]), process_name=str(data["process_name"]),
-                   gpu_mib={str(gpu): int(mib) for gpu, mib in data["gpu_mib"].items()})
+        return cls(
+            pid=int(data["pid"]),
+            process_name=str(data["process_name"]),
+            gpu_mib={str(gpu): int(mib) for gpu, mib in data["gpu_mib"].items()},
+        )
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))

@@ -17,8 +17,8 @@ from pathlib import Path
 from ..faults import Fault
 from ..host.build import build_host
 from ..host.ssh_gateway import SshServer, start_sshd, stop_sshd
-from ..hub.runner import HubEmulatorThread
 from ..hub.fixtures import load_fixtures
+from ..hub.runner import HubEmulatorThread
 from ..profiles import load_profile
 from ..profiles.schema import Profile
 from .gpu_registry import live_holdings
@@ -65,7 +65,9 @@ class SimWorld:
         """
         if isinstance(profile, str):
             profile = load_profile(profile)
-        scales = {k: v for k, v in {"time_scale": time_scale, "load_time_scale": load_time_scale}.items() if v is not None}
+        scales = {
+            k: v for k, v in {"time_scale": time_scale, "load_time_scale": load_time_scale}.items() if v is not None
+        }
         if scales:
             profile = profile.model_copy(update={"sim": profile.sim.model_copy(update=scales)})
         owns_root = root is None
@@ -112,9 +114,13 @@ class SimWorld:
         hub = None
         for port in dict.fromkeys((hub_port, 0)):
             candidate = HubEmulatorThread(
-                load_fixtures(), faults=list(state.faults), byte_scale=state.byte_scale,
-                time_scale=state.time_scale, download_mb_s=state.profile.network.download_mb_s, port=port,
-            )  # fmt: skip
+                load_fixtures(),
+                faults=list(state.faults),
+                byte_scale=state.byte_scale,
+                time_scale=state.time_scale,
+                download_mb_s=state.profile.network.download_mb_s,
+                port=port,
+            )
             try:
                 candidate.start()
             except (OSError, RuntimeError, TimeoutError):
@@ -161,7 +167,11 @@ class SimWorld:
             "byte_scale": self.state.byte_scale,
             "pid": os.getpid(),
             **(
-                {"ssh_host": self.ssh.url, "ssh_key": str(self.ssh.client_key), "ssh_known_hosts": str(self.ssh.known_hosts)}
+                {
+                    "ssh_host": self.ssh.url,
+                    "ssh_key": str(self.ssh.client_key),
+                    "ssh_known_hosts": str(self.ssh.known_hosts),
+                }
                 if self.ssh is not None
                 else {}
             ),

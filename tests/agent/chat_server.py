@@ -106,8 +106,14 @@ class ReceivedRequest:
 
 
 class ScriptedChatServer:
-    def __init__(self, script: Sequence[ScriptEntry], *, model: str | None = None,
-                 turn_by: Literal["conversation", "request"] = "conversation", chunk_chars: int = 7) -> None:  # fmt: skip
+    def __init__(
+        self,
+        script: Sequence[ScriptEntry],
+        *,
+        model: str | None = None,
+        turn_by: Literal["conversation", "request"] = "conversation",
+        chunk_chars: int = 7,
+    ) -> None:
         self.script = list(script)
         self.model = model  # the model name answers report; default: the one the request named
         self.turn_by = turn_by
@@ -185,17 +191,25 @@ class ScriptedChatServer:
             received = ReceivedRequest(body=body, headers=dict(request.headers), turn=self._turn(body))
             self.requests.append(received)
         if received.turn >= len(self.script):
-            return web.json_response({"error": {
-                "message": f"the scripted server has {len(self.script)} answers; this request asks for answer {received.turn}",
-                "type": "invalid_request_error", "code": "script_exhausted",
-            }}, status=400)  # fmt: skip
+            return web.json_response(
+                {
+                    "error": {
+                        "message": f"the scripted server has {len(self.script)} answers; this request asks for answer {received.turn}",
+                        "type": "invalid_request_error",
+                        "code": "script_exhausted",
+                    }
+                },
+                status=400,
+            )
         entry = self.script[received.turn]
         try:
             answer = entry if isinstance(entry, Answer) else entry(received)
         except Exception as exc:  # noqa: BLE001 - a script function failed: the test's own mistake, said to the client and kept
             self.errors.append(f"answer {received.turn}: {type(exc).__name__}: {exc}")
-            return web.json_response({"error": {"message": self.errors[-1], "type": "invalid_request_error",
-                                                "code": "script_failed"}}, status=400)  # fmt: skip
+            return web.json_response(
+                {"error": {"message": self.errors[-1], "type": "invalid_request_error", "code": "script_failed"}},
+                status=400,
+            )
         model = self.model or body.get("model") or MODEL
         usage = _usage(body, answer)
         ids = [c.id or f"call_{received.turn}_{i}" for i, c in enumerate(answer.calls)]
@@ -215,14 +229,18 @@ class ScriptedChatServer:
 
 def _usage(body: dict[str, Any], answer: Answer) -> dict[str, Any]:
     prompt = max(1, len(json.dumps(body.get("messages", []))) // 4)
-    said = len(answer.text or "") + len(answer.reasoning or "") + sum(len(c.name) + len(c.arguments) for c in answer.calls)
+    said = (
+        len(answer.text or "") + len(answer.reasoning or "") + sum(len(c.name) + len(c.arguments) for c in answer.calls)
+    )
     completion = answer.completion_tokens if answer.completion_tokens is not None else max(1, said // 4)
     reasoning = len(answer.reasoning or "") // 4
     return {
-        "prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
         "prompt_tokens_details": {"cached_tokens": prompt // 2},
         "completion_tokens_details": {"reasoning_tokens": reasoning},
-    }  # fmt: skip
+    }
 
 
 def _completion(cid: str, model: str, answer: Answer, ids: list[str], usage: dict[str, Any]) -> dict[str, Any]:
@@ -232,40 +250,72 @@ def _completion(cid: str, model: str, answer: Answer, ids: list[str], usage: dic
     if answer.calls:
         message["tool_calls"] = [
             {"id": id_, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-            for id_, c in zip(ids, answer.calls)
+            for id_, c in zip(ids, answer.calls, strict=False)
         ]
     return {
-        "id": cid, "object": "chat.completion", "created": CREATED, "model": model,
+        "id": cid,
+        "object": "chat.completion",
+        "created": CREATED,
+        "model": model,
         "system_fingerprint": "scripted",
         "choices": [{"index": 0, "message": message, "finish_reason": answer.finish, "logprobs": None}],
         "usage": usage,
-    }  # fmt: skip
+    }
 
 
 def _pieces(text: str, size: int) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)] or [""]
 
 
-def _chunks(cid: str, model: str, answer: Answer, ids: list[str], usage: dict[str, Any] | None,
-            size: int) -> list[dict[str, Any]]:  # fmt: skip
+def _chunks(
+    cid: str, model: str, answer: Answer, ids: list[str], usage: dict[str, Any] | None, size: int
+) -> list[dict[str, Any]]:
     def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-        return {"id": cid, "object": "chat.completion.chunk", "created": CREATED, "model": model,
-                "system_fingerprint": "scripted",
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}]}  # fmt: skip
+        return {
+            "id": cid,
+            "object": "chat.completion.chunk",
+            "created": CREATED,
+            "model": model,
+            "system_fingerprint": "scripted",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
+        }
 
     out = [chunk({"role": "assistant", "content": ""})]
     if answer.reasoning:
         out += [chunk({"reasoning_content": piece}) for piece in _pieces(answer.reasoning, size)]
     if answer.text:
         out += [chunk({"content": piece}) for piece in _pieces(answer.text, size)]
-    for index, (id_, call) in enumerate(zip(ids, answer.calls)):
+    for index, (id_, call) in enumerate(zip(ids, answer.calls, strict=False)):
         # The call's first chunk names it; its arguments follow in pieces, as a server streams them.
-        out.append(chunk({"tool_calls": [{"index": index, "id": id_, "type": "function",
-                                          "function": {"name": call.name, "arguments": ""}}]}))  # fmt: skip
-        out += [chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
-                for piece in _pieces(call.arguments, size)]  # fmt: skip
+        out.append(
+            chunk(
+                {
+                    "tool_calls": [
+                        {
+                            "index": index,
+                            "id": id_,
+                            "type": "function",
+                            "function": {"name": call.name, "arguments": ""},
+                        }
+                    ]
+                }
+            )
+        )
+        out += [
+            chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+            for piece in _pieces(call.arguments, size)
+        ]
     out.append(chunk({}, answer.finish))
     if usage is not None:
-        out.append({"id": cid, "object": "chat.completion.chunk", "created": CREATED, "model": model,
-                    "system_fingerprint": "scripted", "choices": [], "usage": usage})  # fmt: skip
+        out.append(
+            {
+                "id": cid,
+                "object": "chat.completion.chunk",
+                "created": CREATED,
+                "model": model,
+                "system_fingerprint": "scripted",
+                "choices": [],
+                "usage": usage,
+            }
+        )
     return out

@@ -40,8 +40,14 @@ def plan(facts: str, target: str, config: str, rest: str = "pending") -> dict:
 
 def read_config(request: ReceivedRequest) -> Answer:
     """The drafter's config against the target find_models reported (its path, copied from the tool's answer)."""
-    found = next((m for m in (_TARGET.search(msg.get("content") or "") for msg in request.messages
-                              if msg.get("role") == "tool") if m), None)  # fmt: skip
+    found = next(
+        (
+            m
+            for m in (_TARGET.search(msg.get("content") or "") for msg in request.messages if msg.get("role") == "tool")
+            if m
+        ),
+        None,
+    )
     if found is None:
         raise AssertionError("no tool answer of this conversation names the target's path")
     return calls(
@@ -60,10 +66,17 @@ SCRIPT = [
         "load this drafter. Nothing to download.",
         calls=(ToolCall("todowrite", plan("completed", "completed", "completed", rest="cancelled")),),
     ),
-    calls(("final_result", {
-        "status": "failed", "summary": SUMMARY, "unresolved": ["a drafter trained for Kimi-K2.6's 61 layers is needed"],
-    })),
-]  # fmt: skip
+    calls(
+        (
+            "final_result",
+            {
+                "status": "failed",
+                "summary": SUMMARY,
+                "unresolved": ["a drafter trained for Kimi-K2.6's 61 layers is needed"],
+            },
+        )
+    ),
+]
 # Each answer's parts: (text, reasoning, tool calls).
 SHAPE = [(1, 0, 1), (0, 0, 2), (0, 0, 1), (0, 0, 2), (0, 1, 1), (0, 0, 1)]
 

@@ -59,12 +59,17 @@ def world_host() -> Iterator[str]:
         yield world.host_spec
 
 
-async def drive(model: FunctionModel, host: str, tmp_path: Path, *, budgets: Budgets | None = None,
-                goal: str = GOAL, **options) -> RunOutcome:  # fmt: skip
+async def drive(
+    model: FunctionModel, host: str, tmp_path: Path, *, budgets: Budgets | None = None, goal: str = GOAL, **options
+) -> RunOutcome:
     return await run_goal_async(
-        goal, host=host, policy=model, budgets=budgets or Budgets(), run_dir=tmp_path / "run",
+        goal,
+        host=host,
+        policy=model,
+        budgets=budgets or Budgets(),
+        run_dir=tmp_path / "run",
         options=RunOptions(fsync=False, **options),
-    )  # fmt: skip
+    )
 
 
 def events(outcome: RunOutcome, type_: str | None = None) -> list:

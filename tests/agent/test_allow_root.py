@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import pytest
 
 from specops.agent.run import RunOptions, run_goal_async
@@ -28,9 +27,15 @@ def test_an_allowed_root_makes_a_path_under_it_writable(tmp_path):
 async def test_the_run_may_write_under_an_allowed_root_and_records_it(tmp_path):
     """--allow-root reaches the run's tools: the host_opened event lists it among the roots the run may write in."""
     shm = "/dev/shm/specops-allowed"
-    outcome = await run_goal_async("fine-tune SubSir/Kimi-K2.6-DFlash-tmp-long on my logs", host="sim:seed-ct200",
-                                   run_dir=tmp_path / "run", options=RunOptions(allow_roots=(shm,), fsync=False))
-    opened = next(e.host for e in read_transcript(outcome.run_dir / "transcript.jsonl").events if e.type == "host_opened")
+    outcome = await run_goal_async(
+        "fine-tune SubSir/Kimi-K2.6-DFlash-tmp-long on my logs",
+        host="sim:seed-ct200",
+        run_dir=tmp_path / "run",
+        options=RunOptions(allow_roots=(shm,), fsync=False),
+    )
+    opened = next(
+        e.host for e in read_transcript(outcome.run_dir / "transcript.jsonl").events if e.type == "host_opened"
+    )
     roots = opened.allowed_roots
     assert roots[-1] == shm and len(roots) >= 2  # after the home and the data mounts
 

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from pydantic_ai.models.function import FunctionModel
 
-
 from .scripted import call, drive, events, finish, invoke_run, last_request, scripted, turn, world_host  # noqa: F401
 
 pytestmark = pytest.mark.timeout(60)
@@ -19,10 +18,14 @@ async def test_non_interactive_run_refuses_a_self_approved_delete(world_host, tm
     kimi = world_host.removeprefix("sim:") + "/root/models/Kimi-K2.6"
     outcome = await drive(
         scripted(
-            call("free_space", {"ids": [f"dir:{kimi}"], "dry_run": False, "approved_paths": [kimi], "created_paths": [kimi]}),
+            call(
+                "free_space",
+                {"ids": [f"dir:{kimi}"], "dry_run": False, "approved_paths": [kimi], "created_paths": [kimi]},
+            ),
         ),
-        world_host, tmp_path,
-    )  # fmt: skip
+        world_host,
+        tmp_path,
+    )
     result = [e for e in events(outcome, "tool_result") if e.tool == "free_space"][0]
     assert result.ok and result.result["deleted"] == []
     assert result.result["refused"][0]["safety"] == "needs_approval"
@@ -85,9 +88,13 @@ async def test_nothing_is_asked_mid_run_even_on_a_terminal(world_host, tmp_path,
         return True
 
     outcome = await run_goal_async(
-        "deploy SubSir/Kimi-K2.6-DFlash-tmp-long", host=world_host, policy=_free(old_model_dir),
-        run_dir=tmp_path / "run", options=RunOptions(fsync=False), ask_yes_no=confirm,
-    )  # fmt: skip
+        "deploy SubSir/Kimi-K2.6-DFlash-tmp-long",
+        host=world_host,
+        policy=_free(old_model_dir),
+        run_dir=tmp_path / "run",
+        options=RunOptions(fsync=False),
+        ask_yes_no=confirm,
+    )
     assert asked == []
     approval = events(outcome, "approval")[0]
     assert approval.approved is False and str(old_model_dir) in approval.asked
@@ -145,7 +152,9 @@ async def test_allow_delete_of_a_cached_repo_frees_it_together_and_the_report_sa
         assert not (world.layout.home / ".cache/huggingface/hub" / f"models--{QWEN.replace('/', '--')}").exists()
         assert (world.layout.home / "models" / "Kimi-K2.6" / "config.json").exists()  # not approved: untouched
     result = [e for e in events(outcome, "tool_result") if e.tool == "free_space"][0].result
-    assert len(result["deleted"]) == 2 and all(d["approved_by"] == f"--allow-delete cache:{QWEN}" for d in result["deleted"])
+    assert len(result["deleted"]) == 2 and all(
+        d["approved_by"] == f"--allow-delete cache:{QWEN}" for d in result["deleted"]
+    )
     used = events(outcome, "approval")
     assert len(used) == 2 and all(a.approved and a.by == "--allow-delete" and QWEN in a.asked for a in used)
     report = json.loads((outcome.run_dir / "report.json").read_text())
@@ -153,7 +162,9 @@ async def test_allow_delete_of_a_cached_repo_frees_it_together_and_the_report_sa
     assert deletion["approved_by"] == [f"--allow-delete cache:{QWEN}"] and deletion["freed_bytes"] > 200 * 1024**3
     assert all(i["created_by"] == "someone else's, not specops'" for i in deletion["items"])
     markdown = (outcome.run_dir / "report.md").read_text()
-    assert "Deleted on the host" in markdown and f"on --allow-delete cache:{QWEN}" in markdown and "freed 22" in markdown
+    assert (
+        "Deleted on the host" in markdown and f"on --allow-delete cache:{QWEN}" in markdown and "freed 22" in markdown
+    )
 
 
 @pytest.mark.parametrize("spec", ["cache:Qwen", "/", "~", "~/", "dir:/", "cache:a/b@", "models/$(id)"])

@@ -37,14 +37,17 @@ async def test_answers_come_from_the_file_once_then_the_round_is_closed(world_ho
     answers = tmp_path / "answers.json"
     answers.write_text(json.dumps({QUESTIONS[0]: "yes, the Qwen ones", QUESTIONS[1]: "30001"}))
     seen: dict = {}
-    outcome = await drive(_asks_then_acts_then_asks_again(seen), world_host, tmp_path, ask_once=True, answers_file=answers)
+    outcome = await drive(
+        _asks_then_acts_then_asks_again(seen), world_host, tmp_path, ask_once=True, answers_file=answers
+    )
     assert "ask_user" in seen["tools"]
-    assert seen["answers"]["answers"] == {QUESTIONS[0]: "yes, the Qwen ones",
-                                                                              QUESTIONS[1]: "30001"}  # fmt: skip
+    assert seen["answers"]["answers"] == {QUESTIONS[0]: "yes, the Qwen ones", QUESTIONS[1]: "30001"}
     assert seen["closed"]["error"]["kind"] == "questions_closed"
     approvals = events(outcome, "approval")
     assert [(a.asked, a.answer, a.by) for a in approvals] == [
-        (QUESTIONS[0], "yes, the Qwen ones", "answers file"), (QUESTIONS[1], "30001", "answers file")]
+        (QUESTIONS[0], "yes, the Qwen ones", "answers file"),
+        (QUESTIONS[1], "30001", "answers file"),
+    ]
 
 
 async def test_the_terminal_answers_and_a_blank_answer_leaves_the_decision_to_the_agent(world_host, tmp_path):
@@ -63,9 +66,13 @@ async def test_the_terminal_answers_and_a_blank_answer_leaves_the_decision_to_th
 
     seen = {}
     outcome = await run_goal_async(
-        "deploy SubSir/Kimi-K2.6-DFlash-tmp-long", host=world_host, policy=_asks_then_acts_then_asks_again(seen),
-        run_dir=tmp_path / "terminal", options=RunOptions(fsync=False, ask_once=True), ask=terminal,
-    )  # fmt: skip
+        "deploy SubSir/Kimi-K2.6-DFlash-tmp-long",
+        host=world_host,
+        policy=_asks_then_acts_then_asks_again(seen),
+        run_dir=tmp_path / "terminal",
+        options=RunOptions(fsync=False, ask_once=True),
+        ask=terminal,
+    )
     assert asked == QUESTIONS
     answers = seen["answers"]["answers"]
     assert answers[QUESTIONS[0]] == "no" and "decide yourself" in answers[QUESTIONS[1]]
@@ -86,8 +93,10 @@ async def test_read_only_checks_may_come_first_and_the_first_change_closes_the_r
         if n == 3:
             return call("free_space", {"ids": ["dir:/nowhere"], "dry_run": True})  # a dry run changes nothing
         if n == 4:
-            return call("start_download", {"repo_id": "SubSir/Kimi-K2.6-DFlash-tmp-long", "target_dir": "~/models/d",
-                                           "method": "library"})  # the first change
+            return call(
+                "start_download",
+                {"repo_id": "SubSir/Kimi-K2.6-DFlash-tmp-long", "target_dir": "~/models/d", "method": "library"},
+            )  # the first change
         if n == 5:
             return call("ask_user", {"questions": ["Too late?"]})
         seen["reply"] = last_request(messages).parts[0].content
@@ -154,12 +163,15 @@ async def test_a_deletion_approved_in_the_round_is_one_free_space_honours(tmp_pa
     seen: dict = {}
     with start_world(time_scale=100) as world:
         cache = world.layout.home / ".cache/huggingface/hub" / f"models--{QWEN.replace('/', '--')}"
-        outcome = await drive(_asks_to_delete(seen, [f"cache:{QWEN}"]), world.host_spec, tmp_path, ask_once=True,
-                              answers_file=answers)  # fmt: skip
+        outcome = await drive(
+            _asks_to_delete(seen, [f"cache:{QWEN}"]), world.host_spec, tmp_path, ask_once=True, answers_file=answers
+        )
         gone = not cache.exists()
     deletion = seen["answers"]["deletions"][f"cache:{QWEN}"]
     # The user is asked with the tool's own figures: what it is and what it frees together.
-    assert QWEN in deletion["question"] and "frees 22" in deletion["question"] and "did not create" in deletion["question"]
+    assert (
+        QWEN in deletion["question"] and "frees 22" in deletion["question"] and "did not create" in deletion["question"]
+    )
     approvals = [a for a in events(outcome, "approval") if QWEN in a.asked]
     assert approvals[0].by == "answers file" and approvals[0].approved is (answer != "no")
     if answer == "no":
@@ -167,8 +179,11 @@ async def test_a_deletion_approved_in_the_round_is_one_free_space_honours(tmp_pa
         assert "deleted" not in seen["freed"] and len(seen["freed"]["refused"]) == 2
     else:
         assert deletion["approved"] and gone
-        assert all(i.get("approved_by", "").startswith("the user (answers file") for i in seen["after"]["items"]
-                   if i["id"].startswith("cache:"))  # fmt: skip
+        assert all(
+            i.get("approved_by", "").startswith("the user (answers file")
+            for i in seen["after"]["items"]
+            if i["id"].startswith("cache:")
+        )
         assert "answers file" in seen["freed"]["summary"]
 
 
@@ -186,11 +201,18 @@ async def test_a_deletion_that_names_nothing_keeps_the_round_open_and_the_termin
     seen: dict = {}
     with start_world(time_scale=100) as world:
         outcome = await run_goal_async(
-            "deploy SubSir/Kimi-K2.6-DFlash-tmp-long", host=world.host_spec,
-            policy=_asks_to_delete(seen, ["cache:Nobody/Nothing"]), run_dir=tmp_path / "run",
-            options=RunOptions(fsync=False, ask_once=True), ask=lambda q: "30001", ask_yes_no=confirm,
-        )  # fmt: skip
-    assert seen["answers"]["error"]["kind"] == "invalid_input" and "matches no list_freeable" in seen["answers"]["error"]["what"]
+            "deploy SubSir/Kimi-K2.6-DFlash-tmp-long",
+            host=world.host_spec,
+            policy=_asks_to_delete(seen, ["cache:Nobody/Nothing"]),
+            run_dir=tmp_path / "run",
+            options=RunOptions(fsync=False, ask_once=True),
+            ask=lambda q: "30001",
+            ask_yes_no=confirm,
+        )
+    assert (
+        seen["answers"]["error"]["kind"] == "invalid_input"
+        and "matches no list_freeable" in seen["answers"]["error"]["what"]
+    )
     # The second ask went through: the terminal's yes/no was asked with the figures, and its no kept the cache.
     assert len(asked) == 1 and QWEN in asked[0] and "(yes/no)" in asked[0]
     [approval] = [a for a in events(outcome, "approval") if QWEN in a.asked]

@@ -49,5 +49,7 @@ def test_refusals_say_what_to_write(text, message):
 
 def test_a_refused_goal_writes_nothing_and_opens_no_host(tmp_path):
     with pytest.raises(GoalRefused):
-        run_goal("benchmark org/x`id`", host="ssh://root@127.0.0.1:1", policy="test", options=RunOptions(runs_dir=tmp_path))
+        run_goal(
+            "benchmark org/x`id`", host="ssh://root@127.0.0.1:1", policy="test", options=RunOptions(runs_dir=tmp_path)
+        )
     assert list(tmp_path.iterdir()) == []

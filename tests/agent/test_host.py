@@ -25,8 +25,9 @@ def _closed_port() -> int:
 async def test_a_host_that_does_not_answer_ends_the_run(host, tmp_path):
     # The port is found when the test runs, not when it is collected (parallel workers collect apart).
     host = host.format(closed_port=_closed_port())
-    outcome = await run_goal_async(GOAL, host=host, policy=scripted(call("host_facts")), run_dir=tmp_path / "run",
-                                   options=RunOptions(fsync=False))  # fmt: skip
+    outcome = await run_goal_async(
+        GOAL, host=host, policy=scripted(call("host_facts")), run_dir=tmp_path / "run", options=RunOptions(fsync=False)
+    )
     assert outcome.status == "failed" and outcome.exit_code != 0
     assert host.split("@")[-1].split(":")[0] in outcome.reason or "nonexistent" in outcome.reason
     kinds = [e.type for e in events(outcome)]
@@ -37,9 +38,12 @@ async def test_a_host_that_does_not_answer_ends_the_run(host, tmp_path):
 
 async def test_sim_profile_starts_a_world_for_the_run_and_closes_it(tmp_path):
     outcome = await run_goal_async(
-        GOAL, host="sim:seed-ct200", policy=scripted(call("check_disk", {"repo_id": "nobody/missing", "target": "~/m"})),
-        run_dir=tmp_path / "run", options=RunOptions(fsync=False, sim_faults=("missing_repo:repo_id=nobody/missing",)),
-    )  # fmt: skip
+        GOAL,
+        host="sim:seed-ct200",
+        policy=scripted(call("check_disk", {"repo_id": "nobody/missing", "target": "~/m"})),
+        run_dir=tmp_path / "run",
+        options=RunOptions(fsync=False, sim_faults=("missing_repo:repo_id=nobody/missing",)),
+    )
     assert outcome.status == "completed"
     [opened] = [e.host for e in events(outcome, "host_opened")]
     fast = load_profile("seed-ct200").sim.fast_time_scale  # the profile's quick-run scale, unless told

@@ -198,9 +198,22 @@ async def test_an_unknown_price_never_stops_a_run(world_host, tmp_path):
 
 async def test_calls_in_one_answer_run_one_after_another_in_the_order_given(world_host, tmp_path):
     """free_space then check_disk in one answer must not give a stale verdict: each call starts after the one before."""
-    both = ModelResponse(parts=[ToolCallPart("find_models", {}, tool_call_id="first"),
-                                ToolCallPart("host_facts", {}, tool_call_id="second")])  # fmt: skip
+    both = ModelResponse(
+        parts=[
+            ToolCallPart("find_models", {}, tool_call_id="first"),
+            ToolCallPart("host_facts", {}, tool_call_id="second"),
+        ]
+    )
     outcome = await drive(scripted(call("todowrite", PLAN), both, finish()), world_host, tmp_path)
     assert outcome.status == "completed"
-    order = [(e.type, e.call_id) for e in events(outcome) if e.type in ("tool_call", "tool_result") and e.call_id in ("first", "second")]
-    assert order == [("tool_call", "first"), ("tool_result", "first"), ("tool_call", "second"), ("tool_result", "second")]
+    order = [
+        (e.type, e.call_id)
+        for e in events(outcome)
+        if e.type in ("tool_call", "tool_result") and e.call_id in ("first", "second")
+    ]
+    assert order == [
+        ("tool_call", "first"),
+        ("tool_result", "first"),
+        ("tool_call", "second"),
+        ("tool_result", "second"),
+    ]

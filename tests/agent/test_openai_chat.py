@@ -60,10 +60,24 @@ def _run_cli(server: ScriptedChatServer, host: str, runs_dir: Path) -> Path:
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(models, "ALLOW_MODEL_REQUESTS", True)  # loopback only: the scripted server
         mp.setenv(KEY_ENV, KEY)
-        out = CliRunner().invoke(app, [
-            "run", GOAL, "--model", POLICY, "--base-url", server.base_url, "--api-key-env", KEY_ENV,
-            "--host", host, "--runs-dir", str(runs_dir), "--json",
-        ])  # fmt: skip
+        out = CliRunner().invoke(
+            app,
+            [
+                "run",
+                GOAL,
+                "--model",
+                POLICY,
+                "--base-url",
+                server.base_url,
+                "--api-key-env",
+                KEY_ENV,
+                "--host",
+                host,
+                "--runs-dir",
+                str(runs_dir),
+                "--json",
+            ],
+        )
     assert out.exit_code == 1, out.output  # the policy's own answer: failed, with the reason
     (run_dir,) = [p for p in runs_dir.iterdir() if p.is_dir()]
     return run_dir
@@ -103,7 +117,7 @@ def test_a_model_run_over_http(recorded):
     assert {"todowrite", "host_facts", "find_models", "read_drafter_config", "check_disk", "final_result"} <= tools
     assert len([m for m in first.messages if m["role"] == "system"]) == 1
     # Each answer went back as the next request's assistant message, its calls answered by tool messages by id.
-    for before, after in zip(server.requests, server.requests[1:]):
+    for before, after in zip(server.requests, server.requests[1:], strict=False):
         echoed = _assistant(after.messages)[-1]
         assert [c["id"] for c in echoed["tool_calls"]] == before.call_ids
         assert set(before.call_ids) <= {m["tool_call_id"] for m in after.messages if m["role"] == "tool"}
@@ -112,10 +126,12 @@ def test_a_model_run_over_http(recorded):
 
     events = recorded.events()
     responses = [e for e in events if e.type == "model_response"]
-    shape = [tuple(sum(p["part_kind"] == k for p in e.response["parts"]) for k in ("text", "thinking", "tool-call"))
-             for e in responses]  # fmt: skip
+    shape = [
+        tuple(sum(p["part_kind"] == k for p in e.response["parts"]) for k in ("text", "thinking", "tool-call"))
+        for e in responses
+    ]
     assert shape == SHAPE
-    for event, request in zip(responses, server.requests):
+    for event, request in zip(responses, server.requests, strict=False):
         response = event.response
         # What broke replay before: metadata a real server's answer carries.
         assert response["provider_name"] == "openai" and response["finish_reason"] == "tool_call"
@@ -141,13 +157,16 @@ def test_offline_replay_reports_no_divergence_and_serves_the_responses_whole(rec
     events = recorded.events()
     assert out.exit_code == 0, out.output
     assert f"no divergence in {len(events)} events" in out.output and f"recorded {POLICY} responses" in out.output
+
     # The recorded model answered exactly as recorded: provider, finish reason, details, usage and all.
     def keep(response: dict) -> dict:  # the loop stamps its run's id on each response
         return {k: v for k, v in response.items() if k not in ("run_id", "conversation_id")}
 
     replayed = [keep(e.model_dump(mode="json")["response"]) for e in written if e.type == "model_response"]
     assert replayed == [keep(e.response) for e in events if e.type == "model_response"]
-    assert [e.usage for e in written if e.type == "model_response"] == [e.usage for e in events if e.type == "model_response"]
+    assert [e.usage for e in written if e.type == "model_response"] == [
+        e.usage for e in events if e.type == "model_response"
+    ]
 
 
 def test_a_replay_that_cannot_reproduce_the_provider_metadata_still_agrees(recorded, tmp_path):
@@ -156,9 +175,16 @@ def test_a_replay_that_cannot_reproduce_the_provider_metadata_still_agrees(recor
 
     def strip(event):
         if event["type"] == "model_response":
-            event["response"].update(provider_name=None, provider_url=None, provider_details=None, finish_reason=None,
-                                     provider_response_id="other", model_name="function:respond",
-                                     timestamp="2020-01-01T00:00:00Z", usage={})  # fmt: skip
+            event["response"].update(
+                provider_name=None,
+                provider_url=None,
+                provider_details=None,
+                finish_reason=None,
+                provider_response_id="other",
+                model_name="function:respond",
+                timestamp="2020-01-01T00:00:00Z",
+                usage={},
+            )
             for part in event["response"]["parts"]:
                 part.update(provider_name=None, provider_details=None)
         return event
@@ -191,13 +217,17 @@ def _args(part, **changes):
     part["args"] = json.dumps({**json.loads(part["args"] or "{}"), **changes})
 
 
-@pytest.mark.parametrize("kind, change", [
-    ("text", lambda p: p.update(content="I will not plan.")),
-    ("thinking", lambda p: p.update(content="the drafter fits")),
-    ("tool-call", lambda p: _args(p, todos=[])),
-    ("tool-call", lambda p: p.update(tool_call_id="call_other")),
-    ("tool-call", lambda p: p.update(tool_name="check_disk")),
-], ids=["text", "thinking", "tool-args", "tool-call-id", "tool-name"])  # fmt: skip
+@pytest.mark.parametrize(
+    "kind, change",
+    [
+        ("text", lambda p: p.update(content="I will not plan.")),
+        ("thinking", lambda p: p.update(content="the drafter fits")),
+        ("tool-call", lambda p: _args(p, todos=[])),
+        ("tool-call", lambda p: p.update(tool_call_id="call_other")),
+        ("tool-call", lambda p: p.update(tool_name="check_disk")),
+    ],
+    ids=["text", "thinking", "tool-args", "tool-call-id", "tool-name"],
+)
 def test_what_the_model_said_or_called_still_diverges(recorded, tmp_path, kind, change):
     edit, edited = _edit_sent_part(kind, change)
     result = replay(_edited_copy(recorded.transcript, tmp_path, edit))
@@ -226,8 +256,22 @@ def test_a_model_call_that_failed_replays_as_it_failed(world_host, tmp_path, mon
     ends there the same way instead of running out of recorded responses."""
     with ScriptedChatServer(SCRIPT[:2]) as server:
         monkeypatch.setattr(models, "ALLOW_MODEL_REQUESTS", True)
-        out = CliRunner().invoke(app, ["run", GOAL, "--model", POLICY, "--base-url", server.base_url,
-                                       "--host", world_host, "--runs-dir", str(tmp_path), "--json"])  # fmt: skip
+        out = CliRunner().invoke(
+            app,
+            [
+                "run",
+                GOAL,
+                "--model",
+                POLICY,
+                "--base-url",
+                server.base_url,
+                "--host",
+                world_host,
+                "--runs-dir",
+                str(tmp_path),
+                "--json",
+            ],
+        )
         monkeypatch.setattr(models, "ALLOW_MODEL_REQUESTS", False)
     (run_dir,) = list(tmp_path.iterdir())
     errors = [e for e in read_transcript(run_dir / "transcript.jsonl").events if e.type == "error"]
@@ -246,9 +290,23 @@ def test_fork_hands_the_conversation_to_a_live_model_over_http(recorded, tmp_pat
     before = RecordedRun.load(recorded.run_dir)
     at = before.requests[5].seq  # the recorded answers up to the last one (text, two calls at once, reasoning)
     with ScriptedChatServer(SCRIPT) as live:
-        out = CliRunner().invoke(app, ["replay", str(recorded.run_dir), "--from", str(at), "--model", POLICY,
-                                       "--base-url", live.base_url, "--host", "sim:seed-ct200",
-                                       "--runs-dir", str(tmp_path)])  # fmt: skip
+        out = CliRunner().invoke(
+            app,
+            [
+                "replay",
+                str(recorded.run_dir),
+                "--from",
+                str(at),
+                "--model",
+                POLICY,
+                "--base-url",
+                live.base_url,
+                "--host",
+                "sim:seed-ct200",
+                "--runs-dir",
+                str(tmp_path),
+            ],
+        )
     assert out.exit_code == 0, out.output
     assert [r.turn for r in live.requests] == [5] and live.errors == []
     (run_dir,) = [p for p in tmp_path.iterdir() if p.is_dir()]
@@ -314,9 +372,24 @@ def test_eval_drives_the_model_over_http(tmp_path, monkeypatch):
     monkeypatch.setenv(KEY_ENV, KEY)
     out_dir = tmp_path / "eval"
     with ScriptedChatServer(SCRIPT) as server:
-        out = CliRunner().invoke(app, ["eval", "--model", POLICY, "--base-url", server.base_url, "--api-key-env",
-                                       KEY_ENV, "--scenario", "incompatible-drafter", "--out", str(out_dir),
-                                       "--jobs", "1"])  # fmt: skip
+        out = CliRunner().invoke(
+            app,
+            [
+                "eval",
+                "--model",
+                POLICY,
+                "--base-url",
+                server.base_url,
+                "--api-key-env",
+                KEY_ENV,
+                "--scenario",
+                "incompatible-drafter",
+                "--out",
+                str(out_dir),
+                "--jobs",
+                "1",
+            ],
+        )
     assert [r.turn for r in server.requests] == list(range(len(SCRIPT))), out.output
     assert all(r.headers["Authorization"] == f"Bearer {KEY}" for r in server.requests)
     report = json.loads((out_dir / "eval-report.json").read_text())
@@ -341,9 +414,10 @@ def test_the_golden_model_run_was_recorded_over_http():
 # -- the scripted server's streaming ---------------------------------------------------------------
 
 STREAMED = Answer(
-    text="Both at once.", reasoning="both are read-only",
+    text="Both at once.",
+    reasoning="both are read-only",
     calls=(ToolCall("host_facts"), ToolCall("find_models", {"name": "Kimi-K2.6", "roots": ["~/models", "/data"]})),
-)  # fmt: skip
+)
 
 
 async def test_the_scripted_server_streams_as_a_chat_completions_server_does(monkeypatch):
@@ -351,25 +425,31 @@ async def test_the_scripted_server_streams_as_a_chat_completions_server_does(mon
     with ScriptedChatServer([STREAMED] * 3, turn_by="request", chunk_chars=6) as server:
         client = AsyncOpenAI(base_url=server.base_url, api_key="sk-none")
         stream = await client.chat.completions.create(
-            model=MODEL_NAME, messages=[{"role": "user", "content": "go"}], stream=True,
+            model=MODEL_NAME,
+            messages=[{"role": "user", "content": "go"}],
+            stream=True,
             stream_options={"include_usage": True},
-        )  # fmt: skip
+        )
         chunks = [chunk async for chunk in stream]
         # Each call's arguments in several chunks after the one that names it; the usage in a last, choice-less chunk.
         deltas = [c.choices[0].delta.tool_calls[0] for c in chunks if c.choices and c.choices[0].delta.tool_calls]
         pieces = [d for d in deltas if d.index == 1 and d.id is None]
         assert len(pieces) >= 3 and "".join(p.function.arguments for p in pieces) == STREAMED.calls[1].arguments
         assert [d.id for d in deltas if d.id] == ["call_0_0", "call_0_1"]
-        assert [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason] == ["tool_calls"]
+        assert [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason] == [
+            "tool_calls"
+        ]
         assert chunks[-1].choices == [] and chunks[-1].usage.prompt_tokens == server.requests[0].usage["prompt_tokens"]
 
         # pydantic-ai's OpenAIChatModel, streamed and not: the same answer.
         model = openai_chat_model(MODEL_NAME, base_url=server.base_url)
         messages = [ModelRequest(parts=[UserPromptPart("go")])]
         params = ModelRequestParameters(
-            function_tools=[ToolDefinition(name=c.name, parameters_json_schema={"type": "object"}) for c in STREAMED.calls],
+            function_tools=[
+                ToolDefinition(name=c.name, parameters_json_schema={"type": "object"}) for c in STREAMED.calls
+            ],
             allow_text_output=True,
-        )  # fmt: skip
+        )
         async with model.request_stream(messages, None, params) as streamed:
             async for _ in streamed:
                 pass
@@ -379,9 +459,13 @@ async def test_the_scripted_server_streams_as_a_chat_completions_server_does(mon
     for response, request in ((streamed.get(), server.requests[1]), (whole, server.requests[2])):
         thinking = [p.content for p in response.parts if isinstance(p, ThinkingPart)]
         text = "".join(p.content for p in response.parts if isinstance(p, TextPart))
-        called = [(p.tool_name, p.args_as_dict(), p.tool_call_id) for p in response.parts if isinstance(p, ToolCallPart)]
+        called = [
+            (p.tool_name, p.args_as_dict(), p.tool_call_id) for p in response.parts if isinstance(p, ToolCallPart)
+        ]
         assert thinking == [STREAMED.reasoning] and text == STREAMED.text
-        assert called == [("host_facts", {}, "call_1_0" if request.stream else "call_2_0"),
-                          ("find_models", STREAMED.calls[1].args, "call_1_1" if request.stream else "call_2_1")]
+        assert called == [
+            ("host_facts", {}, "call_1_0" if request.stream else "call_2_0"),
+            ("find_models", STREAMED.calls[1].args, "call_1_1" if request.stream else "call_2_1"),
+        ]
         assert response.finish_reason == "tool_call" and response.usage.input_tokens == request.usage["prompt_tokens"]
         assert response.usage.cache_read_tokens == request.usage["prompt_tokens_details"]["cached_tokens"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pydantic_ai.messages import ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart, UserPromptPart
+from pydantic_ai.messages import ModelRequest, ToolCallPart, ToolReturnPart, UserPromptPart
 from pydantic_ai.models import ModelRequestParameters
 from pydantic_ai.models.function import AgentInfo
 from pydantic_ai.tools import ToolDefinition
@@ -23,8 +23,14 @@ from specops.agent.policies.playbook_recovery import GiveUp, Retry, after_launch
 from specops.agent.policies.playbook_settings import PlaybookSettings
 
 GOAL = "Goal: https://huggingface.co/SubSir/Kimi-K2.6-DFlash-tmp-long -- download, evaluate, deploy, benchmark"
-INFO = AgentInfo(function_tools=[], allow_text_output=False, output_tools=[ToolDefinition(name="final_result")],
-                 model_settings=None, model_request_parameters=ModelRequestParameters(), instructions=None)
+INFO = AgentInfo(
+    function_tools=[],
+    allow_text_output=False,
+    output_tools=[ToolDefinition(name="final_result")],
+    model_settings=None,
+    model_request_parameters=ModelRequestParameters(),
+    instructions=None,
+)
 KIMI = "/root/models/Kimi-K2.6"
 Answer = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -34,7 +40,10 @@ def ok(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def err(kind: str, **details: Any) -> dict[str, Any]:
-    return {"ok": False, "error": {"kind": kind, "what": f"{kind} happened", "remedy": "do something", "details": details}}
+    return {
+        "ok": False,
+        "error": {"kind": kind, "what": f"{kind} happened", "remedy": "do something", "details": details},
+    }
 
 
 def _launch(args: dict[str, Any]) -> dict[str, Any]:
@@ -43,21 +52,57 @@ def _launch(args: dict[str, Any]) -> dict[str, Any]:
 
 
 def _bench(args: dict[str, Any]) -> dict[str, Any]:
-    return ok({"levels": [{"concurrency": c, "output_tok_s": 10.0 * c, "requests_completed": c, "requests_failed": 0,
-                           "total_output_tokens": 64 * c} for c in args["levels"]]})
+    return ok(
+        {
+            "levels": [
+                {
+                    "concurrency": c,
+                    "output_tok_s": 10.0 * c,
+                    "requests_completed": c,
+                    "requests_failed": 0,
+                    "total_output_tokens": 64 * c,
+                }
+                for c in args["levels"]
+            ]
+        }
+    )
 
 
 HEALTHY: dict[str, Answer] = {
     "todowrite": lambda a: ok({"summary": "written"}),
-    "host_facts": lambda a: ok({"gpu_count": 8, "gpu_model": "GPU", "sglang_version": "0.5.10", "interconnect":
-                               {"interconnect": "pcie"}, "clis": [{"name": "hf", "works": True}], "serving": []}),
-    "find_models": lambda a: ok({"models": [{"name": "Kimi-K2.6", "path": KIMI, "source": "directory",
-                                             "architectures": ["KimiK25ForConditionalGeneration"], "num_experts": 384}]}),
+    "host_facts": lambda a: ok(
+        {
+            "gpu_count": 8,
+            "gpu_model": "GPU",
+            "sglang_version": "0.5.10",
+            "interconnect": {"interconnect": "pcie"},
+            "clis": [{"name": "hf", "works": True}],
+            "serving": [],
+        }
+    ),
+    "find_models": lambda a: ok(
+        {
+            "models": [
+                {
+                    "name": "Kimi-K2.6",
+                    "path": KIMI,
+                    "source": "directory",
+                    "architectures": ["KimiK25ForConditionalGeneration"],
+                    "num_experts": 384,
+                }
+            ]
+        }
+    ),
     "read_drafter_config": lambda a: ok({"block_size": 8, "summary": "DFlash drafter, block_size 8"}),
     "check_disk": lambda a: ok({"verdict": "fits", "summary": "fits"}),
-    "start_download": lambda a: ok({"id": "d1", "method": a["method"], "target_dir": a["target_dir"], "expected_human": "8 GB"}),
-    "wait_download": lambda a: (ok({"timed_out": True, "status": {"state": "running"}}) if a.get("timeout_s") == 0
-                                else ok({"timed_out": False, "status": {"state": "finished"}})),
+    "start_download": lambda a: ok(
+        {"id": "d1", "method": a["method"], "target_dir": a["target_dir"], "expected_human": "8 GB"}
+    ),
+    "wait_download": lambda a: (
+        ok({"timed_out": True, "status": {"state": "running"}})
+        if a.get("timeout_s") == 0
+        else ok({"timed_out": False, "status": {"state": "finished"}})
+    ),
     "launch_server": _launch,
     "benchmark": _bench,
     "stop_server": lambda a: ok({}),
@@ -65,8 +110,9 @@ HEALTHY: dict[str, Answer] = {
 }
 
 
-def drive(answers: dict[str, Answer], *, goal: str = GOAL, max_steps: int = 120,
-          settings: PlaybookSettings | None = None) -> tuple[list[tuple[str, dict]], dict | None]:
+def drive(
+    answers: dict[str, Answer], *, goal: str = GOAL, max_steps: int = 120, settings: PlaybookSettings | None = None
+) -> tuple[list[tuple[str, dict]], dict | None]:
     """Run the playbook against scripted answers; the calls it made (in order) and its final answer's args."""
     table = {**HEALTHY, **answers}
     messages: list = [ModelRequest(parts=[UserPromptPart(goal)])]
@@ -80,7 +126,9 @@ def drive(answers: dict[str, Answer], *, goal: str = GOAL, max_steps: int = 120,
         returns = []
         for part in parts:
             calls.append((part.tool_name, part.args))
-            returns.append(ToolReturnPart(part.tool_name, table[part.tool_name](part.args), tool_call_id=part.tool_call_id))
+            returns.append(
+                ToolReturnPart(part.tool_name, table[part.tool_name](part.args), tool_call_id=part.tool_call_id)
+            )
         messages.append(ModelRequest(parts=returns))
     raise AssertionError("the playbook did not finish")
 
@@ -103,7 +151,12 @@ def _final_plan(calls: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]
 
 def test_plan_first_then_the_whole_pipeline_with_every_todo_closed():
     calls, final = drive({})
-    assert calls[0][0] == "todowrite" and tools_of(calls)[:4] == ["host_facts", "find_models", "read_drafter_config", "check_disk"]
+    assert calls[0][0] == "todowrite" and tools_of(calls)[:4] == [
+        "host_facts",
+        "find_models",
+        "read_drafter_config",
+        "check_disk",
+    ]
     names = tools_of(calls)
     # The baseline runs while the download is in flight: launches come between start and wait.
     assert names.index("start_download") < names.index("launch_server") < names.index("wait_download")
@@ -131,7 +184,9 @@ def test_not_a_drafter_stops_before_any_download():
 
 def test_port_in_use_moves_to_the_next_port_and_keeps_it():
     def launch(args):
-        return err("launch_failed", cause="port_in_use") if args["config"].get("port", 30000) == 30000 else _launch(args)
+        return (
+            err("launch_failed", cause="port_in_use") if args["config"].get("port", 30000) == 30000 else _launch(args)
+        )
 
     calls, final = drive({"launch_server": launch})
     ports = [a["config"].get("port", 30000) for n, a in calls if n == "launch_server"]  # unset: the default
@@ -152,46 +207,111 @@ def test_out_of_memory_raises_the_static_pool_and_cuda_graph_failure_turns_graph
     configs = [a["config"] for n, a in calls if n == "launch_server"]
     assert configs[0].get("mem_fraction_static") is None and configs[1]["mem_fraction_static"] == 0.9
     spec = [c for c in configs if c.get("speculative_algorithm")]
-    assert spec[0].get("cuda_graphs", True) and not spec[1]["cuda_graphs"] and spec[1]["tp"] == spec[0]["tp"]  # unset: on
+    assert (
+        spec[0].get("cuda_graphs", True) and not spec[1]["cuda_graphs"] and spec[1]["tp"] == spec[0]["tp"]
+    )  # unset: on
     # Never the same failing launch twice.
     failing = [str(sorted(c.items())) for c in configs if not launch({"config": c})["ok"]]
     assert failing and len(failing) == len(set(failing))
 
 
 def test_broken_cli_download_switches_to_the_library_and_no_space_makes_room_first():
-    waits = iter([{"state": "failed", "failure": {"cause": "cli_unusable", "what": "hf printed its help"}},
-                  {"state": "finished"}])
-    calls, final = drive({"wait_download": lambda a: (ok({"timed_out": True, "status": {"state": "running"}})
-                                                      if a.get("timeout_s") == 0
-                                                      else ok({"timed_out": False, "status": next(waits)}))})
+    waits = iter(
+        [
+            {"state": "failed", "failure": {"cause": "cli_unusable", "what": "hf printed its help"}},
+            {"state": "finished"},
+        ]
+    )
+    calls, final = drive(
+        {
+            "wait_download": lambda a: (
+                ok({"timed_out": True, "status": {"state": "running"}})
+                if a.get("timeout_s") == 0
+                else ok({"timed_out": False, "status": next(waits)})
+            )
+        }
+    )
     methods = [a["method"] for n, a in calls if n == "start_download"]
     assert methods == ["hf", "library"] and final["status"] == "completed"
 
 
 def test_disk_that_does_not_fit_frees_only_safe_items_dry_run_first():
     checks = iter(["does_not_fit", "fits"])
-    listing = {"items": [
-        {"id": "cache:a@1", "safety": "safe", "size_bytes": 50, "mount_point": "/", "path": "/c/a", "size": "50", "reason": "cache"},
-        {"id": "dir:/root/models/Kimi-K2.6", "safety": "needs_approval", "size_bytes": 500, "mount_point": "/",
-         "path": KIMI, "size": "500", "reason": "someone's model"}]}
-    calls, final = drive({
-        "check_disk": lambda a: ok({"verdict": next(checks), "summary": "s", "shortfall_bytes": 10, "needed": "n",
-                                    "free": "f", "mount": {"mount_point": "/"}, "alternatives": []}),
-        "list_freeable": lambda a: ok(listing),
-        "free_space": lambda a: ok({"expected_freed_bytes": 50, "summary": "freed 50"}),
-    })
+    listing = {
+        "items": [
+            {
+                "id": "cache:a@1",
+                "safety": "safe",
+                "size_bytes": 50,
+                "mount_point": "/",
+                "path": "/c/a",
+                "size": "50",
+                "reason": "cache",
+            },
+            {
+                "id": "dir:/root/models/Kimi-K2.6",
+                "safety": "needs_approval",
+                "size_bytes": 500,
+                "mount_point": "/",
+                "path": KIMI,
+                "size": "500",
+                "reason": "someone's model",
+            },
+        ]
+    }
+    calls, final = drive(
+        {
+            "check_disk": lambda a: ok(
+                {
+                    "verdict": next(checks),
+                    "summary": "s",
+                    "shortfall_bytes": 10,
+                    "needed": "n",
+                    "free": "f",
+                    "mount": {"mount_point": "/"},
+                    "alternatives": [],
+                }
+            ),
+            "list_freeable": lambda a: ok(listing),
+            "free_space": lambda a: ok({"expected_freed_bytes": 50, "summary": "freed 50"}),
+        }
+    )
     frees = [a for n, a in calls if n == "free_space"]
     assert [f["dry_run"] for f in frees] == [True, False] and all(f["ids"] == ["cache:a@1"] for f in frees)
     assert tools_of(calls).index("free_space") < tools_of(calls).index("start_download")
 
 
 def test_only_approval_items_stops_and_says_what_it_would_free():
-    calls, final = drive({
-        "check_disk": lambda a: ok({"verdict": "does_not_fit", "summary": "s", "shortfall_bytes": 10, "needed": "9.6G",
-                                    "free": "3G", "mount": {"mount_point": "/"}, "alternatives": []}),
-        "list_freeable": lambda a: ok({"items": [{"id": "dir:x", "safety": "needs_approval", "size_bytes": 500,
-                                                  "mount_point": "/", "path": KIMI, "size": "550G", "reason": "r"}]}),
-    })
+    calls, final = drive(
+        {
+            "check_disk": lambda a: ok(
+                {
+                    "verdict": "does_not_fit",
+                    "summary": "s",
+                    "shortfall_bytes": 10,
+                    "needed": "9.6G",
+                    "free": "3G",
+                    "mount": {"mount_point": "/"},
+                    "alternatives": [],
+                }
+            ),
+            "list_freeable": lambda a: ok(
+                {
+                    "items": [
+                        {
+                            "id": "dir:x",
+                            "safety": "needs_approval",
+                            "size_bytes": 500,
+                            "mount_point": "/",
+                            "path": KIMI,
+                            "size": "550G",
+                            "reason": "r",
+                        }
+                    ]
+                }
+            ),
+        }
+    )
     assert "free_space" not in tools_of(calls) and "start_download" not in tools_of(calls)
     assert final["status"] == "failed" and KIMI in " ".join(final["unresolved"])
 
@@ -206,7 +326,9 @@ def test_recovery_rules_directly():
     crash = Outcome(ok=False, error={"kind": "launch_failed", "details": {"cause": "crash"}})
     assert isinstance(after_launch_failure(base, crash, [base]), Retry)  # one relaunch after a bare crash
     assert isinstance(after_launch_failure(base, crash, [base, base]), GiveUp)
-    weights = Outcome(ok=False, error={"kind": "launch_failed", "details": {"cause": "out_of_memory", "memory": "weights_do_not_fit"}})
+    weights = Outcome(
+        ok=False, error={"kind": "launch_failed", "details": {"cause": "out_of_memory", "memory": "weights_do_not_fit"}}
+    )
     assert isinstance(after_launch_failure(base, weights, [base]), GiveUp)
     too_old = Outcome(ok=False, error={"kind": "sglang_too_old"})
     assert isinstance(after_launch_failure(base, too_old, [base]), GiveUp)
@@ -256,15 +378,18 @@ def test_a_baseline_layout_far_behind_at_the_low_levels_is_not_measured_at_the_h
     calls, final = drive(_bench_by_layout(lambda config, _: 0.3 if config.get("pp", 1) > 1 else 1.0))
     levels = _levels_benchmarked(calls)
     assert levels["pp8"] == [1, 32, 64] and levels["tp8"] == levels["tp8-ep8"] == [1, 32, 64, 128, 256]
-    assert "pp8 not measured past C=64: under 50% of the best baseline at every level below and not catching up" \
+    assert (
+        "pp8 not measured past C=64: under 50% of the best baseline at every level below and not catching up"
         in final["summary"]
+    )
     assert final["status"] == "completed"
 
 
 def _pp8_levels_at_shares(shares: dict[int, float], settings: PlaybookSettings | None = None) -> list[int]:
     """The levels pp8 is benchmarked at when it streams shares[c] of the other layouts' tok/s at level c."""
-    calls, final = drive(_bench_by_layout(lambda config, c: shares.get(c, 1.0) if config.get("pp", 1) > 1 else 1.0),
-                         settings=settings)
+    calls, final = drive(
+        _bench_by_layout(lambda config, c: shares.get(c, 1.0) if config.get("pp", 1) > 1 else 1.0), settings=settings
+    )
     assert final["status"] == "completed"
     return _levels_benchmarked(calls)["pp8"]
 

@@ -8,8 +8,10 @@ import pytest
 
 from specops.agent.run import RunOptions, run_goal
 
-SEED_GOAL = ("https://huggingface.co/SubSir/Kimi-K2.6-DFlash-tmp-long -- try to download, evaluate accept lens, "
-             "then deply, then benchmark")
+SEED_GOAL = (
+    "https://huggingface.co/SubSir/Kimi-K2.6-DFlash-tmp-long -- try to download, evaluate accept lens, "
+    "then deply, then benchmark"
+)
 
 
 def _tools(run_dir) -> list[tuple[str, dict, dict]]:
@@ -22,9 +24,17 @@ def _tools(run_dir) -> list[tuple[str, dict, dict]]:
 @pytest.mark.timeout(400)
 def test_seed_run_recovers_from_full_disk_and_broken_cli(tmp_path):
     # The room on / is another model's cache: deleting it takes the user's approval, given as the README does.
-    outcome = run_goal(SEED_GOAL, host="sim:seed-ct200", policy="playbook",
-                       options=RunOptions(runs_dir=tmp_path, sim_faults=("full_disk", "broken_cli"), fsync=False,
-                                          allow_delete=("cache:Qwen/Qwen3-235B-A22B-Instruct-2507-FP8",)))
+    outcome = run_goal(
+        SEED_GOAL,
+        host="sim:seed-ct200",
+        policy="playbook",
+        options=RunOptions(
+            runs_dir=tmp_path,
+            sim_faults=("full_disk", "broken_cli"),
+            fsync=False,
+            allow_delete=("cache:Qwen/Qwen3-235B-A22B-Instruct-2507-FP8",),
+        ),
+    )
     assert outcome.status == "completed", outcome.reason
     final = outcome.final
     tools = _tools(outcome.run_dir)
@@ -40,8 +50,11 @@ def test_seed_run_recovers_from_full_disk_and_broken_cli(tmp_path):
     assert "hf CLI does not work" in final.summary or "restarted with the library" in final.summary
     # Baseline measured while downloading; DFlash only on layouts SGLang allows.
     watched = [t for t in tools if t[0] != "todowrite"]
-    finished_at = next(i for i, (t, _, r) in enumerate(watched) if r["ok"] and (
-        t == "wait_download" and r["result"]["status"]["state"] == "finished"))
+    finished_at = next(
+        i
+        for i, (t, _, r) in enumerate(watched)
+        if r["ok"] and (t == "wait_download" and r["result"]["status"]["state"] == "finished")
+    )
     assert names.index("start_download") < names.index("benchmark") < finished_at
     launches = [a["config"] for t, a, r in tools if t == "launch_server" and r["ok"]]
     assert any(c.get("pp", 1) == 8 for c in launches)
@@ -57,16 +70,24 @@ def test_seed_run_recovers_from_full_disk_and_broken_cli(tmp_path):
 
 @pytest.mark.timeout(60)
 def test_goal_it_cannot_do(tmp_path):
-    outcome = run_goal("fine-tune SubSir/Kimi-K2.6-DFlash-tmp-long on my logs", host="sim:seed-ct200",
-                       policy="playbook", options=RunOptions(runs_dir=tmp_path, fsync=False))
+    outcome = run_goal(
+        "fine-tune SubSir/Kimi-K2.6-DFlash-tmp-long on my logs",
+        host="sim:seed-ct200",
+        policy="playbook",
+        options=RunOptions(runs_dir=tmp_path, fsync=False),
+    )
     assert outcome.final is not None and outcome.final.status == "cannot_do"
     assert [t for t, _, _ in _tools(outcome.run_dir)] == []
 
 
 @pytest.mark.timeout(90)
 def test_incompatible_drafter_stops_with_nothing_downloaded(tmp_path):
-    outcome = run_goal("deploy and benchmark SubSir/Kimi-K2.6-DFlash-bad-layers", host="sim:seed-ct200",
-                       policy="playbook", options=RunOptions(runs_dir=tmp_path, fsync=False))
+    outcome = run_goal(
+        "deploy and benchmark SubSir/Kimi-K2.6-DFlash-bad-layers",
+        host="sim:seed-ct200",
+        policy="playbook",
+        options=RunOptions(runs_dir=tmp_path, fsync=False),
+    )
     assert outcome.final is not None and outcome.final.status == "failed"
     names = [t for t, _, _ in _tools(outcome.run_dir)]
     assert "start_download" not in names and "launch_server" not in names

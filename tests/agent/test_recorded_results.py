@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -16,8 +16,18 @@ from specops.transcripts import ToolResultEvent
 
 def _result(ok: bool, *, result=None, kind: str = "", what: str = "") -> ToolResultEvent:
     error = None if ok else {"kind": kind, "what": what, "remedy": "-", "details": {}}
-    return ToolResultEvent(seq=3, ts=datetime.now(timezone.utc), run_id="r", call_id="c1", tool="shell", ok=ok,
-                           result=result, error=error, duration_s=0.1, host="local")  # fmt: skip
+    return ToolResultEvent(
+        seq=3,
+        ts=datetime.now(UTC),
+        run_id="r",
+        call_id="c1",
+        tool="shell",
+        ok=ok,
+        result=result,
+        error=error,
+        duration_s=0.1,
+        host="local",
+    )
 
 
 def test_a_result_is_given_again_and_a_typed_error_raised_again():

@@ -28,7 +28,9 @@ def test_golden_transcript_replays_with_no_divergence(scenario):
     assert result.ok, mismatch_message(scenario, result)
     assert result.replayed_events == result.recorded_events
     # The playbook is code and runs as it is today; a model's run (openai-chat over HTTP) gets its recorded answers.
-    assert result.policy == ("today's playbook" if scenario.policy == "playbook" else f"recorded {scenario.policy} responses")
+    assert result.policy == (
+        "today's playbook" if scenario.policy == "playbook" else f"recorded {scenario.policy} responses"
+    )
 
 
 def _copy(path: Path, tmp_path: Path, edit=None) -> Path:
@@ -66,10 +68,12 @@ def test_a_deliberate_change_to_the_playbook_is_reported_at_its_step(monkeypatch
     assert divergence.seq == _response_calling(golden, "acceptance")
     assert "same tools with different arguments" in divergence.why
     diff = divergence.diff()
-    assert "-    \"prompts_per_category\"" in diff and "+    \"prompts_per_category\"" in diff, diff
+    assert '-    "prompts_per_category"' in diff and '+    "prompts_per_category"' in diff, diff
     # The replay stopped there: the diverging response was written, and no tool ran and no model was asked after it.
     assert [e.seq for e in written if e.type == "model_response"][-1] == divergence.seq
-    after = [f"{e.seq} {e.type}" for e in written if e.seq > divergence.seq and e.type in ("tool_call", "model_request")]
+    after = [
+        f"{e.seq} {e.type}" for e in written if e.seq > divergence.seq and e.type in ("tool_call", "model_request")
+    ]
     assert not after, after
     # The CLI says the same and exits 1.
     out = CliRunner().invoke(app, ["replay", str(golden)])
@@ -115,15 +119,27 @@ def test_an_external_models_run_is_replayed_from_its_recorded_responses(tmp_path
     def respond(messages, info):
         turn = sum(1 for m in messages if m.kind == "response")
         if turn == 0:
-            return ModelResponse(parts=[ToolCallPart("shell", {"argv": ["uname", "-s"], "reason": "which OS"}, tool_call_id="a")])
+            return ModelResponse(
+                parts=[ToolCallPart("shell", {"argv": ["uname", "-s"], "reason": "which OS"}, tool_call_id="a")]
+            )
         if turn == 1:
-            return ModelResponse(parts=[ToolCallPart("shell", {"argv": ["nproc"], "reason": "how many CPUs"}, tool_call_id="b")])
-        return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, {"status": "completed", "summary": "looked"})])
+            return ModelResponse(
+                parts=[ToolCallPart("shell", {"argv": ["nproc"], "reason": "how many CPUs"}, tool_call_id="b")]
+            )
+        return ModelResponse(
+            parts=[ToolCallPart(info.output_tools[0].name, {"status": "completed", "summary": "looked"})]
+        )
 
-    outcome = asyncio.run(run_goal_async(
-        "benchmark SubSir/Kimi-K2.6-DFlash-tmp-long", host="local", policy=FunctionModel(respond, model_name="scripted"),
-        run_dir=tmp_path / "run", options=RunOptions(fsync=False), budgets=Budgets(max_requests=5),
-    ))  # fmt: skip
+    outcome = asyncio.run(
+        run_goal_async(
+            "benchmark SubSir/Kimi-K2.6-DFlash-tmp-long",
+            host="local",
+            policy=FunctionModel(respond, model_name="scripted"),
+            run_dir=tmp_path / "run",
+            options=RunOptions(fsync=False),
+            budgets=Budgets(max_requests=5),
+        )
+    )
     assert outcome.status == "completed", outcome.reason
     result = asyncio.run(replay_async(outcome.run_dir))
     assert result.ok, result.summary()
@@ -156,7 +172,11 @@ def test_live_tools_replay_and_its_divergences(tmp_path):
     # Recorded as failing, live it works: a difference in course (ok vs error), reported at that result.
     def facts_failed(event):
         if event["type"] == "tool_result" and event["tool"] == "find_models":
-            event.update(ok=False, result=None, error={"kind": "host_command_failed", "what": "ls failed", "remedy": "-", "details": {}})
+            event.update(
+                ok=False,
+                result=None,
+                error={"kind": "host_command_failed", "what": "ls failed", "remedy": "-", "details": {}},
+            )
         return event
 
     changed = replay(_copy(golden, tmp_path, facts_failed), live_host="sim:seed-ct200", runs_dir=tmp_path)
@@ -169,8 +189,21 @@ def test_fork_continues_with_a_live_policy_in_a_new_run(tmp_path):
     golden = GOLDEN["incompatible-drafter"].path
     recorded = RecordedRun.load(golden)
     at = recorded.responses[2].seq  # after the plan, the host's facts and the target
-    out = CliRunner().invoke(app, ["replay", str(golden), "--from", str(at), "--model", "playbook",
-                                   "--host", "sim:seed-ct200", "--runs-dir", str(tmp_path)])
+    out = CliRunner().invoke(
+        app,
+        [
+            "replay",
+            str(golden),
+            "--from",
+            str(at),
+            "--model",
+            "playbook",
+            "--host",
+            "sim:seed-ct200",
+            "--runs-dir",
+            str(tmp_path),
+        ],
+    )
     assert out.exit_code == 0, out.output
     (run_dir,) = [p for p in tmp_path.iterdir() if p.is_dir()]
     read = read_transcript(run_dir / "transcript.jsonl")

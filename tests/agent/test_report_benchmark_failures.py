@@ -9,21 +9,32 @@ from specops.tools.benchmark.models import BenchmarkResult, ServerFailure
 from .test_report_scenario import Transcript, level, running, server_config, sweep
 
 FAILURE = ServerFailure(
-    state="died", health="GET /health_generate: ConnectionRefusedError", cause="crash",
+    state="died",
+    health="GET /health_generate: ConnectionRefusedError",
+    cause="crash",
     cause_words="NCCL watchdog timeout (a collective hung and the watchdog killed the server)",
     log_lines=["[Rank 3] Watchdog caught collective operation timeout: WorkNCCL(OpType=ALLREDUCE) ran for 600043 ms"],
     log_path="/root/.specops/logs/sglang-10.log",
 )
 REASON = "the server on port 30000 died during the level at C=128: NCCL watchdog timeout (a collective hung and the watchdog killed the server)"
-REMEDY = "Relaunch the server with fewer running requests: max_running_requests (--max-running-requests) below 128, e.g. 64"
+REMEDY = (
+    "Relaunch the server with fewer running requests: max_running_requests (--max-running-requests) below 128, e.g. 64"
+)
 
 
 def _crashed_sweep() -> BenchmarkResult:
     result = sweep([683.9, 900.0], levels=[32, 128])
-    died = result.levels[1].model_copy(update={
-        "valid": False, "invalid_reason": REASON, "remedy": REMEDY, "server_failure": FAILURE,
-        "requests_completed": 0, "requests_failed": 384, "total_output_tokens": 0,
-    })
+    died = result.levels[1].model_copy(
+        update={
+            "valid": False,
+            "invalid_reason": REASON,
+            "remedy": REMEDY,
+            "server_failure": FAILURE,
+            "requests_completed": 0,
+            "requests_failed": 384,
+            "total_output_tokens": 0,
+        }
+    )
     return result.model_copy(update={"levels": [result.levels[0], died], "levels_not_run": [256]})
 
 

@@ -106,7 +106,10 @@ def test_failures_name_the_next_action_and_what_recovered_them(report):
     by_kind = {f.kind: f for f in report.failures}
     assert set(by_kind) == {"does_not_fit", "invalid_input", "cli_unusable", "launch_failed"}
     assert all(f.status == "recovered" for f in report.failures)
-    assert by_kind["cli_unusable"].next_action.startswith("start_download(") and "library" in by_kind["cli_unusable"].next_action
+    assert (
+        by_kind["cli_unusable"].next_action.startswith("start_download(")
+        and "library" in by_kind["cli_unusable"].next_action
+    )
     assert "finished" in by_kind["cli_unusable"].recovered_by
     launch = by_kind["launch_failed"]
     assert launch.cause == "cuda_graph_failure" and "cuda_graphs True -> False" in launch.recovered_by
@@ -114,10 +117,27 @@ def test_failures_name_the_next_action_and_what_recovered_them(report):
 
 
 def test_a_launch_in_short_names_what_tells_its_layout_and_its_retry_apart():
-    config = {"model_path": "/m", "port": 30000, "tp": 8, "ep": 8, "dp": 8, "enable_dp_attention": True,
-              "mem_fraction_static": 0.9}
-    exchange = ToolExchange(seq=2, call_seq=1, tool="launch_server", args={"config": config}, ok=True, result=None,
-                            error=None, duration_s=0.5, ts=datetime.now(UTC), call_ts=datetime.now(UTC))
+    config = {
+        "model_path": "/m",
+        "port": 30000,
+        "tp": 8,
+        "ep": 8,
+        "dp": 8,
+        "enable_dp_attention": True,
+        "mem_fraction_static": 0.9,
+    }
+    exchange = ToolExchange(
+        seq=2,
+        call_seq=1,
+        tool="launch_server",
+        args={"config": config},
+        ok=True,
+        result=None,
+        error=None,
+        duration_s=0.5,
+        ts=datetime.now(UTC),
+        call_ts=datetime.now(UTC),
+    )
     assert exchange.describe() == (
         "launch_server(config={port=30000,tp=8,ep=8,dp=8,enable_dp_attention=True,mem_fraction_static=0.9})"
     )
@@ -125,8 +145,13 @@ def test_a_launch_in_short_names_what_tells_its_layout_and_its_retry_apart():
 
 def test_time_per_todo_item_and_tool(report):
     todos = {t.content: t for t in report.timing.todos}
-    assert set(todos) == {"Check host and disk", "Download the drafter", "Benchmark baselines",
-                          "Deploy DFlash and measure acceptance", "Benchmark DFlash and compare"}
+    assert set(todos) == {
+        "Check host and disk",
+        "Download the drafter",
+        "Benchmark baselines",
+        "Deploy DFlash and measure acceptance",
+        "Benchmark DFlash and compare",
+    }
     assert all(t.final_status == "completed" and t.in_progress_s > 0 for t in todos.values())
     # The download item stays in progress while the baselines are measured: the overlap shows.
     assert todos["Download the drafter"].in_progress_s > todos["Benchmark baselines"].in_progress_s
@@ -172,8 +197,16 @@ def test_with_only_ep4_measured_the_baseline_is_ep4_and_the_report_says_so():
 
 
 def _stop(pid: int) -> StopResult:
-    return StopResult(host="sim:seed-ct200", pid=pid, was_running=True, port=30000, port_free=True, gpu_mib_released=1,
-                      gpu_released=True, seconds=0.5)
+    return StopResult(
+        host="sim:seed-ct200",
+        pid=pid,
+        was_running=True,
+        port=30000,
+        port_free=True,
+        gpu_mib_released=1,
+        gpu_released=True,
+        seconds=0.5,
+    )
 
 
 def test_a_measurement_is_attributed_to_the_server_up_when_it_was_called_even_if_results_interleave():
@@ -202,7 +235,9 @@ def test_unreadable_results_and_calls_without_results_are_left_out_with_a_note()
     t.start("benchmark")
     t.tool("benchmark", {"port": 30000, "levels": [1]}, sweep([50.0], levels=[1]))
     t.add(ToolCallEvent, call_id="broken", tool="benchmark", args={"port": 30000, "levels": [1]})
-    broken = t.events[-2].model_copy(update={"call_id": "broken", "result": {"levels": "not a list"}, "seq": len(t.events)})
+    broken = t.events[-2].model_copy(
+        update={"call_id": "broken", "result": {"levels": "not a list"}, "seq": len(t.events)}
+    )
     t.events.append(broken)
     t.add(ToolCallEvent, call_id="never-answered", tool="benchmark", args={"port": 30000, "levels": [1]})
     t.tool("a_tool_from_the_future", {"x": 1}, BenchmarkResult.model_validate(t.events[2].result))
@@ -218,10 +253,19 @@ def test_a_restart_whose_relaunch_failed_leaves_nothing_listed_as_running_and_na
 
     t = Transcript()
     config = server_config("tp8")
-    t.tool("launch_server", {"config": config.model_dump(mode="json")}, running(config, 30).model_copy(update={"id": "s1"}))
-    t.tool("restart_server", {"server": "s1", "changes": {"cuda_graphs": False}}, ToolErrorRecord(
-        kind="launch_failed", what="s1 was stopped, then its relaunch failed: out of memory", remedy="lower mem_fraction_static",
-        details={"cause": "out_of_memory", "stopped_server": "s1", "stopped": _stop(30).model_dump(mode="json")}))
+    t.tool(
+        "launch_server", {"config": config.model_dump(mode="json")}, running(config, 30).model_copy(update={"id": "s1"})
+    )
+    t.tool(
+        "restart_server",
+        {"server": "s1", "changes": {"cuda_graphs": False}},
+        ToolErrorRecord(
+            kind="launch_failed",
+            what="s1 was stopped, then its relaunch failed: out of memory",
+            remedy="lower mem_fraction_static",
+            details={"cause": "out_of_memory", "stopped_server": "s1", "stopped": _stop(30).model_dump(mode="json")},
+        ),
+    )
     report = build_report(t.events, None, status="failed")
     assert report.left_running.servers == []
     assert [(c.name, c.launched) for c in report.configs] == [("tp8", True), ("tp8+no-graphs", False)]

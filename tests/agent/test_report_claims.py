@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from specops.agent.final import FinalAnswer
 from specops.agent.report import build_report
 
@@ -40,22 +41,29 @@ def test_figures_that_contradict_the_measurements_are_flagged(events):
 
 
 def test_a_figure_without_a_concurrency_that_no_level_supports_is_unsupported(events):
-    answer = FinalAnswer(status="completed", summary="Peak throughput was 2000 tok/s; EP4 peaks at 1530 tok/s.",
-                         left_running=["tp8+dflash"])
+    answer = FinalAnswer(
+        status="completed",
+        summary="Peak throughput was 2000 tok/s; EP4 peaks at 1530 tok/s.",
+        left_running=["tp8+dflash"],
+    )
     flags = _flags(events, answer)
     assert [(f.kind, f.evidence) for f in flags] == [("unsupported", "no benchmark row within 10% of 2000 tok/s")]
 
 
 def test_the_honest_answer_passes_and_rounded_figures_are_accepted(events):
     assert _flags(events, HONEST_ANSWER) == []
-    rounded = HONEST_ANSWER.model_copy(update={"summary": "At C=64 tp8-ep4 gives ~975 tok/s; DFlash loses at C=64 "
-                                                          "and wins at C=1 (1.3x). Acceptance 3.9."})
+    rounded = HONEST_ANSWER.model_copy(
+        update={
+            "summary": "At C=64 tp8-ep4 gives ~975 tok/s; DFlash loses at C=64 and wins at C=1 (1.3x). Acceptance 3.9."
+        }
+    )
     assert _flags(events, rounded) == []
 
 
 def test_names_gpu_counts_and_ranges_are_not_read_as_figures(events):
-    answer = HONEST_ANSWER.model_copy(update={
-        "summary": "On 8x RTX PRO 6000 the Kimi-K2.6 drafter's acceptance length was 3.5-4.1 per category."})
+    answer = HONEST_ANSWER.model_copy(
+        update={"summary": "On 8x RTX PRO 6000 the Kimi-K2.6 drafter's acceptance length was 3.5-4.1 per category."}
+    )
     assert _flags(events, answer) == []
     wrong = answer.model_copy(update={"summary": "On 8x RTX PRO 6000 the acceptance length was 3.5-7.2."})
     assert [f.evidence.split(":")[0] for f in _flags(events, wrong)] == ["acceptance 7.2"]

@@ -7,9 +7,18 @@ from specops.agent.report.schema import LevelComparison
 
 
 def _level(speedup: float, concurrency: int = 128) -> LevelComparison:
-    return LevelComparison(concurrency=concurrency, best_autoregressive="tp8", autoregressive_tok_s=1180.0,
-                           best_speculative="tp8+dflash", speculative_tok_s=1180.0 * speedup, speedup=speedup,
-                           speedup_ci95=None, tpot_speedup=None, winner="autoregressive", notes=[])  # fmt: skip
+    return LevelComparison(
+        concurrency=concurrency,
+        best_autoregressive="tp8",
+        autoregressive_tok_s=1180.0,
+        best_speculative="tp8+dflash",
+        speculative_tok_s=1180.0 * speedup,
+        speedup=speedup,
+        speedup_ci95=None,
+        tpot_speedup=None,
+        winner="autoregressive",
+        notes=[],
+    )
 
 
 def test_a_tiny_speedup_printed_to_two_decimals_matches_what_was_measured():

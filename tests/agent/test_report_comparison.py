@@ -54,7 +54,9 @@ def test_crossover_interpolates_in_log2_concurrency():
 
 
 def test_repeated_sweeps_give_throughput_and_speedup_intervals():
-    report = _run([[100, 500, 900], [104, 510, 880], [98, 505, 905]], [[150, 520, 700], [154, 500, 690], [149, 530, 710]])
+    report = _run(
+        [[100, 500, 900], [104, 510, 880], [98, 505, 905]], [[150, 520, 700], [154, 500, 690], [149, 530, 710]]
+    )
     rows = {(r.config, r.concurrency): r for r in report.benchmarks}
     base = rows[("tp8", 1)]
     assert base.samples == 3 and base.output_tok_s == pytest.approx(302 / 3)
@@ -73,8 +75,9 @@ def test_repeated_sweeps_give_throughput_and_speedup_intervals():
 def test_a_second_change_of_winner_at_a_tied_level_is_said_to_be_within_the_spread():
     levels = [1, 8, 64, 128]
     # C=1 clearly speculative, C=8 clearly autoregressive, C=64 a noisy 1.04x, C=128 clearly autoregressive.
-    report = _run([[100, 500, 900, 1000], [102, 505, 880, 1010]], [[150, 400, 950, 800], [152, 410, 900, 805]],
-                  levels=levels)
+    report = _run(
+        [[100, 500, 900, 1000], [102, 505, 880, 1010]], [[150, 400, 950, 800], [152, 410, 900, 805]], levels=levels
+    )
     at = {c.concurrency: c for c in report.comparison}
     assert at[64].winner == "tie" and at[64].speedup > 1 and at[8].winner == at[128].winner == "autoregressive"
     statement = report.crossover.statement
@@ -117,8 +120,14 @@ def test_config_names_follow_the_server_config():
     assert base_name(ServerConfig(model_path=model, pp=8)) == "pp8"
     assert base_name(ServerConfig(model_path=model, tp=8, ep=8, dp=8, enable_dp_attention=True)) == "tp8-ep8-dp8-dpattn"
     assert base_name(ServerConfig(model_path=model)) == "tp1"
-    spec = ServerConfig(model_path=model, tp=8, ep=4, speculative_algorithm=SpeculativeAlgorithm.DFLASH,
-                        drafter_path="~/d", cuda_graphs=False)
+    spec = ServerConfig(
+        model_path=model,
+        tp=8,
+        ep=4,
+        speculative_algorithm=SpeculativeAlgorithm.DFLASH,
+        drafter_path="~/d",
+        cuda_graphs=False,
+    )
     assert base_name(spec) == "tp8-ep4+dflash+no-graphs"
     names = ConfigNames()
     first = names.name(ServerConfig(model_path=model, tp=8, mem_fraction_static=0.85))

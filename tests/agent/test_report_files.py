@@ -8,8 +8,7 @@ import jsonschema
 import pytest
 from matplotlib.image import imread
 
-from specops.agent.report import Report, build_report, write_report
-from specops.agent.report import json_schema
+from specops.agent.report import Report, build_report, json_schema, write_report
 from specops.agent.report.json_schema import SCHEMA_PATH, render
 
 from .test_report_scenario import HONEST_ANSWER, Transcript, running, seed_run, server_config, sweep
@@ -43,7 +42,8 @@ def test_schema_documents_the_fields_scripts_rely_on():
     assert {"acceptance", "benchmarks", "comparison", "crossover", "recommendation"} <= set(schema["required"])
     assert {"request_mean", "token_weighted"} <= set(defs["AcceptanceStat"]["required"])
     assert {"config", "speculative", "concurrency", "output_tok_s", "ttft_ms_p50", "itl_ms_p50"} <= set(
-        defs["BenchmarkRow"]["required"])
+        defs["BenchmarkRow"]["required"]
+    )
     assert defs["BenchmarkRow"]["properties"]["itl_ms_p50"]["description"].startswith("Per token")
 
 
@@ -54,16 +54,26 @@ def test_report_json_is_valid_against_the_schema(written):
     assert Report.model_validate(document) == report
     assert document["acceptance"]["overall"]["request_mean"] == report.acceptance.overall.request_mean
     assert {"config", "speculative", "concurrency", "output_tok_s", "ttft_ms_p50", "itl_ms_p50"} <= set(
-        document["benchmarks"][0])
+        document["benchmarks"][0]
+    )
 
 
 def test_markdown_renders_every_section_with_its_tables(written):
     report, paths = written
     text = paths["markdown"].read_text(encoding="utf-8")
-    for heading in ("## Answers to the seed's critique", "## Host", "## Drafter", "## Configurations tried",
-                    "## Throughput (output tok/s) per concurrency",
-                    "## Speculative vs the best autoregressive configuration, per concurrency", "## Recommendation",
-                    "## Acceptance length", "## Failures and how they were handled", "## Time spent", "## Left running"):
+    for heading in (
+        "## Answers to the seed's critique",
+        "## Host",
+        "## Drafter",
+        "## Configurations tried",
+        "## Throughput (output tok/s) per concurrency",
+        "## Speculative vs the best autoregressive configuration, per concurrency",
+        "## Recommendation",
+        "## Acceptance length",
+        "## Failures and how they were handled",
+        "## Time spent",
+        "## Left running",
+    ):
         assert heading in text, heading
     assert "| tp8-ep4 | 69.0 | 658.5 | 974.8 | 1449.2 | 1530.5 |" in text
     assert "| 1 | tp8 | 97.9 | tp8+dflash | 124.0 | 1.27x |" in text
@@ -87,8 +97,10 @@ def test_without_latency_or_acceptance_data_only_the_throughput_plot_is_written(
     config = server_config("tp8")
     t.tool("launch_server", {"config": config.model_dump(mode="json")}, running(config, 1))
     result = sweep([97.9, 683.9], levels=[1, 32])
-    bare = [level.model_copy(update={"ttft": level.ttft.model_copy(update={"p50_ms": None}), "itl_per_token": None})
-            for level in result.levels]
+    bare = [
+        level.model_copy(update={"ttft": level.ttft.model_copy(update={"p50_ms": None}), "itl_per_token": None})
+        for level in result.levels
+    ]
     t.tool("benchmark", {"port": 30000, "levels": [1, 32]}, result.model_copy(update={"levels": bare}))
     paths = write_report(tmp_path, build_report(t.events, None, status="completed"))
     assert set(paths) == {"json", "markdown", "throughput"}

@@ -14,10 +14,17 @@ from .test_report_scenario import HONEST_ANSWER, seed_run
 def level(concurrency: int, ar: float, spec: float) -> LevelComparison:
     speedup = spec / ar
     return LevelComparison(
-        concurrency=concurrency, best_autoregressive="tp8-ep4", autoregressive_tok_s=ar,
-        best_speculative="tp8-ep4+dflash", speculative_tok_s=spec, speedup=speedup, speedup_ci95=None,
-        tpot_speedup=None, winner="speculative" if speedup > 1 else "autoregressive", notes=[],
-    )  # fmt: skip
+        concurrency=concurrency,
+        best_autoregressive="tp8-ep4",
+        autoregressive_tok_s=ar,
+        best_speculative="tp8-ep4+dflash",
+        speculative_tok_s=spec,
+        speedup=speedup,
+        speedup_ci95=None,
+        tpot_speedup=None,
+        winner="speculative" if speedup > 1 else "autoregressive",
+        notes=[],
+    )
 
 
 @pytest.fixture(scope="module")

@@ -25,7 +25,10 @@ def test_host_section_from_real_host_facts_on_the_sim_world():
     assert h.source == "host_facts" and h.spec == facts.host
     assert h.gpu_count == profile.gpus.count and h.gpu_model == profile.gpus.model and h.interconnect == "pcie"
     assert (h.versions.sglang, h.versions.python, h.versions.driver) == (
-        profile.software.sglang, profile.software.python, profile.gpus.driver_version)
+        profile.software.sglang,
+        profile.software.python,
+        profile.gpus.driver_version,
+    )
     # What the host's python3 imports, as the tool read it (the simulator fakes the CLI, not the library).
     assert h.versions.huggingface_hub == facts.huggingface_hub_version
     assert report.notes == []

@@ -25,11 +25,14 @@ BENCHMARK = "benchmark SubSir/Kimi-K2.6-DFlash-tmp-long"
 def _start_run(goal: str, host: str, runs_dir: Path) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "specops.cli.main", "run", goal, "--host", host, "--runs-dir", str(runs_dir), "--json"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
 
-def _kill_during(process: subprocess.Popen, runs_dir: Path, tool: str, *, after_s: float, timeout_s: float = 120) -> Path:
+def _kill_during(
+    process: subprocess.Popen, runs_dir: Path, tool: str, *, after_s: float, timeout_s: float = 120
+) -> Path:
     """SIGKILL the run `after_s` seconds into the first call of `tool` (its tool_call is the last event); its run dir."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:

@@ -50,9 +50,13 @@ async def test_the_current_plan_ends_every_request_and_the_instructions_never_ch
     histories: list[list[ModelMessage]] = []
     plans = [
         {"todos": [{"id": "dl", "content": "Download the drafter", "status": "in_progress", "priority": "high"}]},
-        {"todos": [{"id": "dl", "content": "Download the drafter", "status": "completed", "priority": "high"},
-                   {"id": "bench", "content": "Benchmark", "status": "cancelled", "reason": "no GPU time"}]},
-    ]  # fmt: skip
+        {
+            "todos": [
+                {"id": "dl", "content": "Download the drafter", "status": "completed", "priority": "high"},
+                {"id": "bench", "content": "Benchmark", "status": "cancelled", "reason": "no GPU time"},
+            ]
+        },
+    ]
 
     def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         last = last_request(messages)
@@ -80,7 +84,12 @@ async def test_the_current_plan_ends_every_request_and_the_instructions_never_ch
 
 async def test_a_plan_breaking_the_rules_is_sent_back_to_fix(world_host, tmp_path):
     replies = []
-    bad = {"todos": [{"id": "a", "content": "x", "status": "in_progress"}, {"id": "b", "content": "y", "status": "in_progress"}]}
+    bad = {
+        "todos": [
+            {"id": "a", "content": "x", "status": "in_progress"},
+            {"id": "b", "content": "y", "status": "in_progress"},
+        ]
+    }
 
     def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         n = turn(messages)
@@ -97,11 +106,19 @@ async def test_a_plan_breaking_the_rules_is_sent_back_to_fix(world_host, tmp_pat
 
 def test_updates_change_statuses_by_id_and_keep_the_rest():
     plan = TodoList()
-    plan.apply(TodoWriteArgs(todos=[Todo(id="a", content="x", status="in_progress"), Todo(id="b", content="y", status="pending")]))
-    result = plan.apply(TodoWriteArgs(updates=[{"id": "a", "status": "completed"}, {"id": "b", "status": "in_progress"}]))
+    plan.apply(
+        TodoWriteArgs(
+            todos=[Todo(id="a", content="x", status="in_progress"), Todo(id="b", content="y", status="pending")]
+        )
+    )
+    result = plan.apply(
+        TodoWriteArgs(updates=[{"id": "a", "status": "completed"}, {"id": "b", "status": "in_progress"}])
+    )
     assert [(t.id, t.content, t.status) for t in plan.items] == [("a", "x", "completed"), ("b", "y", "in_progress")]
     assert todo_view(result) == "1/2 completed"  # the statuses it set, it knows
-    whole = TodoList().apply(TodoWriteArgs(todos=[Todo(id="a", content="x", status="pending"), Todo(id="b", content="y", status="pending")]))
+    whole = TodoList().apply(
+        TodoWriteArgs(todos=[Todo(id="a", content="x", status="pending"), Todo(id="b", content="y", status="pending")])
+    )
     assert todo_view(whole) == "0/2 completed; 2 added"
     with pytest.raises(TodoRuleBroken, match="no such todo ids: z"):
         plan.apply(TodoWriteArgs(updates=[{"id": "z", "status": "completed"}]))

@@ -22,7 +22,9 @@ from .scripted import GOAL, events, world_host  # noqa: F401
 pytestmark = pytest.mark.timeout(60)
 
 SCRIPT = [
-    calls(("todowrite", {"todos": [{"id": "disk", "content": "Check disk", "status": "in_progress", "priority": "high"}]})),
+    calls(
+        ("todowrite", {"todos": [{"id": "disk", "content": "Check disk", "status": "in_progress", "priority": "high"}]})
+    ),
     calls(("check_disk", {"repo_id": "SubSir/Kimi-K2.6-DFlash-tmp-long", "target": "~/models/dflash"})),
     calls(("final_result", {"status": "completed", "summary": "checked the disk"})),
 ]
@@ -39,9 +41,12 @@ async def test_openai_chat_policy_over_http(world_host, chat_server, tmp_path, m
     monkeypatch.setattr(models, "ALLOW_MODEL_REQUESTS", True)  # loopback only: the server above
     monkeypatch.setenv("SCRIPTED_KEY", "sk-test-wire-secret-123456")
     outcome = await run_goal_async(
-        GOAL, host=world_host, policy="openai-chat:scripted-drafter-agent", run_dir=tmp_path / "run",
+        GOAL,
+        host=world_host,
+        policy="openai-chat:scripted-drafter-agent",
+        run_dir=tmp_path / "run",
         options=RunOptions(fsync=False, base_url=base_url, api_key_env="SCRIPTED_KEY"),
-    )  # fmt: skip
+    )
     assert outcome.status == "completed", outcome.reason
     assert outcome.final is not None and outcome.final.summary == "checked the disk"
     assert len(received) == 3

@@ -64,8 +64,13 @@ def test_run_prints_its_verdict_on_stdout_and_its_live_view_on_the_terminal(tmp_
     """stderr a terminal, stdout a pipe (`specops run ... > out`): the live view stays on the terminal."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 160, 0, 0))
-    process = subprocess.Popen([*SPECOPS, "run", QUICK_GOAL, "--runs-dir", str(tmp_path)], stdin=subprocess.DEVNULL,
-                               stdout=subprocess.PIPE, stderr=slave, env={**os.environ, "TERM": "xterm"})  # fmt: skip
+    process = subprocess.Popen(
+        [*SPECOPS, "run", QUICK_GOAL, "--runs-dir", str(tmp_path)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=slave,
+        env={**os.environ, "TERM": "xterm"},
+    )
     os.close(slave)
     terminal: list[bytes] = []
 
@@ -106,17 +111,25 @@ def test_run_json_is_the_report_alone_on_stdout(tmp_path):
     assert result.stderr == ""
 
 
-@pytest.mark.parametrize(("goal", "words"), [
-    ("deploy the drafter", "error: the goal names no Hugging Face repo"),
-    ("deploy the drafter [/data]", "error: the repo id '[/data]' contains shell metacharacters"),  # not read as markup
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("goal", "words"),
+    [
+        ("deploy the drafter", "error: the goal names no Hugging Face repo"),
+        (
+            "deploy the drafter [/data]",
+            "error: the repo id '[/data]' contains shell metacharacters",
+        ),  # not read as markup
+    ],
+)
 def test_run_refused_is_one_line_on_stderr(tmp_path, goal, words):
     assert_error(invoke("run", goal, "--runs-dir", str(tmp_path)), 2, words)
     assert list(tmp_path.iterdir()) == []
 
 
 def test_run_with_a_policy_it_cannot_use_is_one_line_on_stderr(tmp_path):
-    result = invoke("run", "deploy SubSir/Kimi-K2.6-DFlash-tmp-long", "--model", "nope:nothing", "--runs-dir", str(tmp_path))
+    result = invoke(
+        "run", "deploy SubSir/Kimi-K2.6-DFlash-tmp-long", "--model", "nope:nothing", "--runs-dir", str(tmp_path)
+    )
     assert_error(result, 2, "error: cannot use policy 'nope:nothing'")
 
 
@@ -132,7 +145,9 @@ def test_resume_prints_its_verdict_on_stdout(tmp_path):
     result = invoke("resume", str(run_dir))
     assert result.exit_code == 1, result.output
     out = result.stdout.splitlines()
-    assert out[0].startswith("run evaluate-acceptance resumed: failed — cannot reopen the simulated host"), result.stdout
+    assert out[0].startswith("run evaluate-acceptance resumed: failed — cannot reopen the simulated host"), (
+        result.stdout
+    )
     assert out[-1] == f"transcript and report: {run_dir}" and result.stderr == ""
 
 
@@ -197,26 +212,69 @@ def _ms(value: float) -> SimpleNamespace:
 
 
 BENCH = SimpleNamespace(
-    host="sim", port=30000, api="sglang", client="host", server_version="0.5.23", warnings=["level 64 is client-bound"],
-    method="m", model_dump_json=lambda indent: '{"port": 30000}',
-    levels=[SimpleNamespace(concurrency=1, achieved_concurrency=1.0, output_tok_s=94.0, output_tok_s_ci95=(93.0, 95.0),
-                            request_rate_per_s=0.4, ttft=_ms(20), tpot=_ms(10), itl_per_token=_ms(10),
-                            inter_chunk_gap=_ms(10), e2e=_ms(2500), tokens_per_chunk=1.0, accept_length=None,
-                            requests_failed=0, unstable=False, client=None)],
-)  # fmt: skip
-_OVERALL = SimpleNamespace(category="overall", thinking=None, prompts=8, request_mean=3.7, request_mean_ci95=None,
-                           token_weighted=3.6, token_weighted_ci95=(3.5, 3.7))  # fmt: skip
-ACCEPT = SimpleNamespace(host="sim", port=30000, speculative_algorithm="DFLASH", block_size=8, server_version="0.5.23",
-                         categories=[], overall=_OVERALL, overall_by_thinking=[], warning=None, method="m",
-                         model_dump_json=lambda indent: '{"port": 30000}')  # fmt: skip
+    host="sim",
+    port=30000,
+    api="sglang",
+    client="host",
+    server_version="0.5.23",
+    warnings=["level 64 is client-bound"],
+    method="m",
+    model_dump_json=lambda indent: '{"port": 30000}',
+    levels=[
+        SimpleNamespace(
+            concurrency=1,
+            achieved_concurrency=1.0,
+            output_tok_s=94.0,
+            output_tok_s_ci95=(93.0, 95.0),
+            request_rate_per_s=0.4,
+            ttft=_ms(20),
+            tpot=_ms(10),
+            itl_per_token=_ms(10),
+            inter_chunk_gap=_ms(10),
+            e2e=_ms(2500),
+            tokens_per_chunk=1.0,
+            accept_length=None,
+            requests_failed=0,
+            unstable=False,
+            client=None,
+        )
+    ],
+)
+_OVERALL = SimpleNamespace(
+    category="overall",
+    thinking=None,
+    prompts=8,
+    request_mean=3.7,
+    request_mean_ci95=None,
+    token_weighted=3.6,
+    token_weighted_ci95=(3.5, 3.7),
+)
+ACCEPT = SimpleNamespace(
+    host="sim",
+    port=30000,
+    speculative_algorithm="DFLASH",
+    block_size=8,
+    server_version="0.5.23",
+    categories=[],
+    overall=_OVERALL,
+    overall_by_thinking=[],
+    warning=None,
+    method="m",
+    model_dump_json=lambda indent: '{"port": 30000}',
+)
 
 
-@pytest.mark.parametrize(("command", "module", "result", "words"), [
-    ("bench", bench_cli, BENCH, "TTFT p50"), ("accept", accept_cli, ACCEPT, "request mean"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("command", "module", "result", "words"),
+    [
+        ("bench", bench_cli, BENCH, "TTFT p50"),
+        ("accept", accept_cli, ACCEPT, "request mean"),
+    ],
+)
 @pytest.mark.parametrize("as_json", [False, True], ids=["table", "json"])
-def test_bench_and_accept_print_the_result_on_stdout_and_logs_on_stderr(monkeypatch, command, module, result, words,
-                                                                        as_json):  # fmt: skip
+def test_bench_and_accept_print_the_result_on_stdout_and_logs_on_stderr(
+    monkeypatch, command, module, result, words, as_json
+):
     monkeypatch.setattr(module, "call_tool", _logging_tool(result))
     done = invoke(command, *(["--json"] if as_json else []))
     assert done.exit_code == 0, done.output
@@ -250,8 +308,9 @@ def test_eval_prints_its_table_on_stdout_and_progress_on_stderr(tmp_path):
 
 
 def test_eval_that_cannot_run_is_one_line_on_stderr(tmp_path):
-    assert_error(invoke("eval", "--scenario", "no-such-thing", "--out", str(tmp_path)), 2,
-                 "eval could not run: no scenario in")  # fmt: skip
+    assert_error(
+        invoke("eval", "--scenario", "no-such-thing", "--out", str(tmp_path)), 2, "eval could not run: no scenario in"
+    )
 
 
 # --- sim ----------------------------------------------------------------------------------------------------------
@@ -264,8 +323,9 @@ def test_sim_lists_on_stdout(command, words):
 
 
 def test_sim_up_prints_its_json_line_on_stdout():
-    process = subprocess.Popen([*SPECOPS, "sim", "up", "seed-ct200"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True)  # fmt: skip
+    process = subprocess.Popen(
+        [*SPECOPS, "sim", "up", "seed-ct200"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     try:
         summary = json.loads(process.stdout.readline())
         assert summary["profile"] == "seed-ct200" and summary["host"].startswith("sim:/")

@@ -19,8 +19,9 @@ QUICK = "cannot-do-goal,host-not-answering,incompatible-drafter,gated-repo-no-to
 
 
 def _eval(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "specops.cli.main", "eval", *args], capture_output=True, text=True,
-                          timeout=240)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "specops.cli.main", "eval", *args], capture_output=True, text=True, timeout=240
+    )
 
 
 @pytest.mark.timeout(300)

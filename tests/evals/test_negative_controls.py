@@ -34,8 +34,9 @@ CATCHES = {
 
 
 def _eval(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "specops.cli.main", "eval", *args], capture_output=True, text=True,
-                          timeout=280)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "specops.cli.main", "eval", *args], capture_output=True, text=True, timeout=280
+    )
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +82,11 @@ def test_each_control_fails_exactly_the_graders_that_catch_it(controls_run):
     # JUnit: one failure per caught grader, named by the run and the grader.
     suite = ET.parse(out / "junit.xml").getroot().find("testsuite")
     assert int(suite.get("tests")) == len(CATCHES) * len(GRADER_NAMES)
-    failed = {(c.get("classname").rsplit(".", 1)[-1], c.get("name")) for c in suite.iter("testcase") if c.find("failure") is not None}
+    failed = {
+        (c.get("classname").rsplit(".", 1)[-1], c.get("name"))
+        for c in suite.iter("testcase")
+        if c.find("failure") is not None
+    }
     assert failed == {(s, g) for s, graders in CATCHES.items() for g in graders}
 
 

@@ -10,10 +10,23 @@ from specops.sim.faults import parse_fault
 from specops.sim.profiles import load_profile
 
 REQUIRED = {
-    "seed-full-disk-broken-cli", "second-mount-with-room", "nothing-safe-to-free", "gated-repo-no-token", "missing-repo",
-    "hub-throttling", "download-cut", "incompatible-drafter", "not-a-drafter", "server-oom-at-launch", "port-in-use",
-    "cuda-graphs-fail-with-drafter", "crash-under-load", "ssh-connection-dropped", "cannot-do-goal",
-    "host-not-answering", "sglang-too-old",
+    "seed-full-disk-broken-cli",
+    "second-mount-with-room",
+    "nothing-safe-to-free",
+    "gated-repo-no-token",
+    "missing-repo",
+    "hub-throttling",
+    "download-cut",
+    "incompatible-drafter",
+    "not-a-drafter",
+    "server-oom-at-launch",
+    "port-in-use",
+    "cuda-graphs-fail-with-drafter",
+    "crash-under-load",
+    "ssh-connection-dropped",
+    "cannot-do-goal",
+    "host-not-answering",
+    "sglang-too-old",
 }
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from specops.sglang_releases.extract import extract
 
-SERVER_ARGS = '''
+SERVER_ARGS = """
 import argparse
 
 LOAD_FORMATS = ["auto", "pt"]
@@ -38,16 +38,16 @@ class ServerArgs:
 
 def check_ports(dist_init_port):
     raise ValueError(f"Port is already in use. {dist_init_port=}")
-'''
+"""
 
 OTHER_FILES = {
-    "sglang/srt/managers/tokenizer_manager.py": '''
+    "sglang/srt/managers/tokenizer_manager.py": """
 def metrics(meta_info, recv_obj, i):
     if recv_obj.spec_verify_ct[i] > 0:
         meta_info["spec_accept_length"] = 1
         meta_info["spec_verify_ct"] = recv_obj.spec_verify_ct[i]
-''',
-    "sglang/srt/managers/scheduler.py": '''
+""",
+    "sglang/srt/managers/scheduler.py": """
 class Scheduler:
     def get_internal_state(self):
         ret = dict(last_gen_throughput=self.t)
@@ -56,8 +56,8 @@ class Scheduler:
 
     def process(self, ret):
         ret["not_a_state_key"] = 1
-''',
-    "sglang/srt/entrypoints/http_server.py": '''
+""",
+    "sglang/srt/entrypoints/http_server.py": """
 @app.get("/health")
 async def health(): ...
 
@@ -66,22 +66,22 @@ async def generate(): ...
 
 def launch():
     logger.info("The server is fired up and ready to roll!")
-''',
+""",
     "sglang/srt/utils/common.py": 'metrics = Mount("/metrics", app)\n',
     "sglang/srt/model_executor/pool.py": 'MSG = "Not enough memory. Please try to increase --mem-fraction-static."\n',
-    "sglang/srt/model_executor/cuda_graph_runner.py": '''
+    "sglang/srt/model_executor/cuda_graph_runner.py": """
 def capture(e):
     raise Exception(f"Capture cuda graph failed: {e}")
-''',
-    "sglang/srt/managers/metrics_reporter.py": '''
+""",
+    "sglang/srt/managers/metrics_reporter.py": """
 def log_decode(n, a, r, t):
     msg = f"Decode batch, #running-req: {n}, "
     msg += f"accept len: {a:.2f}, accept rate: {r:.2f}, "
     msg += f"gen throughput (token/s): {t:.2f}, #queue-req: 0"
     gauge = "sglang:spec_accept_length"
-''',
+""",
     "sglang/srt/models/dflash.py": "class DFlashDraftModel: ...\n\nEntryClass = DFlashDraftModel\n",
-    "sglang/bench_serving.py": '''
+    "sglang/bench_serving.py": """
 def run(metrics):
     result = {"completed": metrics.completed, "output_throughput": metrics.output_throughput, "p99_ttft_ms": 1}
     return result
@@ -91,7 +91,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--dataset-name", type=str, default="sharegpt", choices=["sharegpt", "random-ids"])
     parser.add_argument("--num-prompts", type=int, default=1000)
-''',
+""",
 }
 
 
@@ -137,7 +137,7 @@ def test_a_wheel_is_read_into_facts(tmp_path):
 
 RECORD_STYLE = {
     # 0.5.20 on: flags are annotated fields of namespace records; a few are still added by hand.
-    "sglang/srt/server_args.py": '''
+    "sglang/srt/server_args.py": """
 from sglang.srt.arg_groups.arg_utils import add_cli_args_from_dataclass
 from sglang.srt.arg_groups.fields.exec_ import ExecGraph
 
@@ -152,9 +152,9 @@ class ServerArgs:
         add_cli_args_from_dataclass(parser, ServerArgs)
         parser.add_argument("--disable-cuda-graph", action=DeprecatedStoreTrueAction,
                             new_flag="--cuda-graph-backend-decode=disabled", help="Deprecated.")
-''',
+""",
     "sglang/srt/arg_groups/fields/__init__.py": "",
-    "sglang/srt/arg_groups/fields/exec_.py": '''
+    "sglang/srt/arg_groups/fields/exec_.py": """
 class ExecGraph(msgspec.Struct):
     _NS_PATH = "exec"
     cuda_graph_max_bs_decode: A[Optional[int], "Maximum decode batch captured."] = None
@@ -162,8 +162,8 @@ class ExecGraph(msgspec.Struct):
     enable_dp_lm_head: A[bool, "Split the LM head over DP ranks."] = False
     attn_dp_size: A[int, Arg(help="DP attention size.", cli_name="--attn-dp-size")] = 1
     internal_only: A[int, Arg(no_cli=True)] = 3
-''',
-    "sglang/srt/speculative/spec_info.py": '''
+""",
+    "sglang/srt/speculative/spec_info.py": """
 class SpeculativeAlgorithm(Enum):
     DFLASH = auto()
     EAGLE = auto()
@@ -174,9 +174,9 @@ class SpeculativeAlgorithm(Enum):
         upper = name.upper()
         if upper in _RESERVED_ALIASES:
             return cls.EAGLE
-''',
+""",
     "sglang/srt/speculative/spec_registry.py": '_RESERVED_ALIASES = frozenset({"NEXTN"})\n',
-    "sglang/srt/managers/internal_state.py": '''
+    "sglang/srt/managers/internal_state.py": """
 class InternalState:
     def get_internal_state(self):
         state = resolved()
@@ -192,7 +192,7 @@ class InternalState:
 
     def _unrelated(self, other):
         other["not_a_state_key"] = 1
-''',
+""",
 }
 
 
@@ -207,8 +207,14 @@ def test_a_record_style_release_is_read_as_its_argparse_would_register_it(tmp_pa
     cap = facts.flag("--cuda-graph-max-bs-decode")
     assert cap is not None and (cap.type, cap.default, cap.kind) == ("int", None, "value")
     backend = facts.flag("--cgb")
-    assert backend is not None and backend.names[0] == "--cuda-graph-backend-decode" and backend.choices == ("full", "disabled")
-    assert facts.flag("--enable-dp-lm-head").kind == "store_true" and facts.flag("--attn-dp-size").dest == "attn_dp_size"
+    assert (
+        backend is not None
+        and backend.names[0] == "--cuda-graph-backend-decode"
+        and backend.choices == ("full", "disabled")
+    )
+    assert (
+        facts.flag("--enable-dp-lm-head").kind == "store_true" and facts.flag("--attn-dp-size").dest == "attn_dp_size"
+    )
     assert facts.flag("--internal-only") is None  # no_cli
     old = facts.flag("--disable-cuda-graph")
     assert old.kind == "deprecated_store_true" and old.replacement == "--cuda-graph-backend-decode=disabled"

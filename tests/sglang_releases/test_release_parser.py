@@ -20,7 +20,10 @@ VERSIONS = modelled_versions()
 
 
 def _value(flag: LaunchFlag) -> list[str]:
-    if flag.kind not in ("value", "append", "custom") or flag.action in ("DeprecatedAction", "argparse.BooleanOptionalAction"):
+    if flag.kind not in ("value", "append", "custom") or flag.action in (
+        "DeprecatedAction",
+        "argparse.BooleanOptionalAction",
+    ):
         return []
     if flag.choices and not flag.choices_dynamic:
         return [str(flag.choices[0])]
@@ -75,26 +78,40 @@ def test_the_playbooks_old_cuda_graph_cap_is_ambiguous_on_0_5_23():
         "sglang serve: error: ambiguous option: --cuda-graph-max-bs could match "
         "--cuda-graph-max-bs-decode, --cuda-graph-max-bs-prefill" in refused.value.text
     )
-    assert parse_server_args(["--model-path", "/m", "--cuda-graph-max-bs", "64"], load("0.5.11")).cuda_graph_max_bs == 64
+    assert (
+        parse_server_args(["--model-path", "/m", "--cuda-graph-max-bs", "64"], load("0.5.11")).cuda_graph_max_bs == 64
+    )
 
 
 def test_dflash_is_an_argparse_choice_only_from_0_5_11_and_a_free_string_on_0_5_23():
     with pytest.raises(LaunchError, match="invalid choice: 'DFLASH'"):
         parse_server_args(["--model-path", "/m", "--speculative-algorithm", "DFLASH"], load("0.5.10.post1"))
-    assert parse_server_args(["--model-path", "/m", "--speculative-algorithm", "DFLASH"], load("0.5.11")).speculative_algorithm == "DFLASH"
+    assert (
+        parse_server_args(
+            ["--model-path", "/m", "--speculative-algorithm", "DFLASH"], load("0.5.11")
+        ).speculative_algorithm
+        == "DFLASH"
+    )
     free = parse_server_args(["--model-path", "/m", "--speculative-algorithm", "dflash"], load("0.5.23"))
     assert free.speculative_algorithm == "DFLASH"
 
 
 def test_each_release_names_its_settings_as_the_simulator_reads_them():
-    old = parse_server_args(["--model-path", "/m", "--tp-size", "8", "--dp-size", "8", "--enable-dp-attention"], load("0.5.11"))
+    old = parse_server_args(
+        ["--model-path", "/m", "--tp-size", "8", "--dp-size", "8", "--enable-dp-attention"], load("0.5.11")
+    )
     assert (old.tp_size, old.dp_size, old.enable_dp_attention) == (8, 8, True)
-    new = parse_server_args(["--model-path", "/m", "--tp", "8", "--attn-dp-size", "8", "--enable-dp-lm-head"], load("0.5.23"))
+    new = parse_server_args(
+        ["--model-path", "/m", "--tp", "8", "--attn-dp-size", "8", "--enable-dp-lm-head"], load("0.5.23")
+    )
     assert (new.tp_size, new.dp_size, new.enable_dp_attention, new.enable_dp_lm_head) == (8, 8, True, True)
-    deprecated = parse_server_args(["--model-path", "/m", "--disable-cuda-graph", "--dp-size", "8", "--enable-dp-attention"],
-                                   load("0.5.23"))
+    deprecated = parse_server_args(
+        ["--model-path", "/m", "--disable-cuda-graph", "--dp-size", "8", "--enable-dp-attention"], load("0.5.23")
+    )
     assert not deprecated.cuda_graphs and deprecated.enable_dp_attention
-    assert any("'--disable-cuda-graph' is deprecated" in w and "--cuda-graph-backend-{decode,prefill}=disabled" in w
-               for w in deprecated.deprecation_warnings)
+    assert any(
+        "'--disable-cuda-graph' is deprecated" in w and "--cuda-graph-backend-{decode,prefill}=disabled" in w
+        for w in deprecated.deprecation_warnings
+    )
     graphs_off = parse_server_args(["--model-path", "/m", "--cuda-graph-backend-decode", "disabled"], load("0.5.23"))
     assert not graphs_off.cuda_graphs

@@ -17,12 +17,18 @@ from .serving_world import build_world, launch_args, start_server, stop_server, 
 # (benchmarks/serving_simulator_ceiling.py), and each level still takes under a second.
 TIME_SCALE = 10.0
 PROFILE = load_profile("seed-ct200")
-MATH = ["Janet has 16 eggs and eats 3. How many eggs are left? Solve step by step.",
-        "Compute the sum of 123 + 456 and find the remainder when divided by 7."]
-CODE = ["Write a python function def is_prime(n) that returns True for prime integers.",
-        "Implement a JavaScript function to reverse a string and return it."]
-CHAT = ["Tell me about the history of the city of Kyoto and its temples.",
-        "What should I pack for a week of hiking in the mountains in autumn?"]
+MATH = [
+    "Janet has 16 eggs and eats 3. How many eggs are left? Solve step by step.",
+    "Compute the sum of 123 + 456 and find the remainder when divided by 7.",
+]
+CODE = [
+    "Write a python function def is_prime(n) that returns True for prime integers.",
+    "Implement a JavaScript function to reverse a string and return it.",
+]
+CHAT = [
+    "Tell me about the history of the city of Kyoto and its temples.",
+    "What should I pack for a week of hiking in the mountains in autumn?",
+]
 
 AR_FLAGS = {
     "tp8_no_graphs": ["--disable-cuda-graph"],
@@ -45,8 +51,6 @@ def serve(tmp_path: Path, flags: list[str], dflash: bool = False):
     proc = start_server(layout, launch_args(layout, *flags, "--incremental-streaming-output", dflash=dflash), log)
     wait_ready(proc, log)
     return proc, f"http://127.0.0.1:{resolve_port(layout, 30000)}"
-
-
 
 
 def check_autoregressive_calibration(tmp_path: Path, name: str) -> None:

@@ -16,7 +16,11 @@ import aiohttp
 
 
 async def _stream(session: aiohttp.ClientSession, url: str, prompt: str, state: dict, idx: int) -> None:
-    body = {"text": prompt, "stream": True, "sampling_params": {"max_new_tokens": 200000, "ignore_eos": True, "temperature": 0}}
+    body = {
+        "text": prompt,
+        "stream": True,
+        "sampling_params": {"max_new_tokens": 200000, "ignore_eos": True, "temperature": 0},
+    }
     last = 0
     async with session.post(url, json=body) as resp:
         assert resp.status == 200, await resp.text()
@@ -35,13 +39,25 @@ async def _stream(session: aiohttp.ClientSession, url: str, prompt: str, state: 
             last = tokens
 
 
-async def measure_throughput(base_url: str, concurrency: int, window_s: float, prompts: list[str]) -> tuple[float, float]:
+async def measure_throughput(
+    base_url: str, concurrency: int, window_s: float, prompts: list[str]
+) -> tuple[float, float]:
     """(tok/s, tokens per chunk) over the steady-state window."""
-    state = {"c": concurrency, "started": set(), "t0": None, "t1": None, "tokens": 0, "chunks": 0, "open": asyncio.Event()}
+    state = {
+        "c": concurrency,
+        "started": set(),
+        "t0": None,
+        "t1": None,
+        "tokens": 0,
+        "chunks": 0,
+        "open": asyncio.Event(),
+    }
     connector = aiohttp.TCPConnector(limit=0)
     async with aiohttp.ClientSession(connector=connector, read_bufsize=2**20) as session:
-        tasks = [asyncio.create_task(_stream(session, f"{base_url}/generate", prompts[i % len(prompts)], state, i))
-                 for i in range(concurrency)]
+        tasks = [
+            asyncio.create_task(_stream(session, f"{base_url}/generate", prompts[i % len(prompts)], state, i))
+            for i in range(concurrency)
+        ]
         await asyncio.wait_for(state["open"].wait(), timeout=30)
         await asyncio.sleep(window_s)
         state["t1"] = time.monotonic()
@@ -52,8 +68,13 @@ async def measure_throughput(base_url: str, concurrency: int, window_s: float, p
     return tokens / (state["t1"] - state["t0"]), tokens / max(chunks, 1)
 
 
-async def generate(session: aiohttp.ClientSession, base_url: str, prompt: str, max_new_tokens: int, ignore_eos: bool = True) -> dict:
-    body = {"text": prompt, "sampling_params": {"max_new_tokens": max_new_tokens, "ignore_eos": ignore_eos, "temperature": 0}}
+async def generate(
+    session: aiohttp.ClientSession, base_url: str, prompt: str, max_new_tokens: int, ignore_eos: bool = True
+) -> dict:
+    body = {
+        "text": prompt,
+        "sampling_params": {"max_new_tokens": max_new_tokens, "ignore_eos": ignore_eos, "temperature": 0},
+    }
     async with session.post(f"{base_url}/generate", json=body) as resp:
         assert resp.status == 200, await resp.text()
         return await resp.json()

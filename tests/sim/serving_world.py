@@ -12,7 +12,7 @@ import socket
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from specops.sim.faults import Fault
@@ -70,21 +70,32 @@ def build_world(
     profile = profile or load_profile("seed-ct200")
     target = profile.serving.target
     updates_target = {"load_seconds": load_seconds} if load_seconds is not None else {}
-    profile = profile.model_copy(update={
-        "sim": profile.sim.model_copy(update={"time_scale": time_scale}),
-        "software": profile.software.model_copy(update={"sglang": sglang}) if sglang else profile.software,
-        "serving": profile.serving.model_copy(update={"target": target.model_copy(update=updates_target)}),
-    })
+    profile = profile.model_copy(
+        update={
+            "sim": profile.sim.model_copy(update={"time_scale": time_scale}),
+            "software": profile.software.model_copy(update={"sglang": sglang}) if sglang else profile.software,
+            "serving": profile.serving.model_copy(update={"target": target.model_copy(update=updates_target)}),
+        }
+    )
     layout = WorldLayout(root)
     byte_scale = profile.sim.byte_scale
     shards = 64
-    write_model(layout.home / TARGET_DIR, TARGET_CONFIG, shards, int(target.weights_gib * 1024**3 / byte_scale / shards))
+    write_model(
+        layout.home / TARGET_DIR, TARGET_CONFIG, shards, int(target.weights_gib * 1024**3 / byte_scale / shards)
+    )
     write_model(layout.home / DRAFTER_DIR, drafter_config or DRAFTER_CONFIG, 1, int(3.2 * 1024**3 / byte_scale))
     for d in (layout.ports_dir, layout.gpu_dir, layout.counters_dir):
         d.mkdir(parents=True, exist_ok=True)
     WorldState(
-        root=str(root), profile=profile, faults=faults or [], hub_url="http://127.0.0.1:9", python=sys.executable,
-        real_hf="hf", created_at=datetime.now(timezone.utc), mounts=[], env={},
+        root=str(root),
+        profile=profile,
+        faults=faults or [],
+        hub_url="http://127.0.0.1:9",
+        python=sys.executable,
+        real_hf="hf",
+        created_at=datetime.now(UTC),
+        mounts=[],
+        env={},
     ).save()
     return layout
 
@@ -100,13 +111,19 @@ def start_server(layout: WorldLayout, args: list[str], log_path: Path) -> subpro
     """`python -m sglang.launch_server` as the host's stub runs it: main() in a real process."""
     code = "import sys; from pathlib import Path; from specops.sim.serving.launch import main; raise SystemExit(main(sys.argv[2:], Path(sys.argv[1])))"
     log = open(log_path, "w")
-    return subprocess.Popen([sys.executable, "-c", code, str(layout.root), *args], stdout=log, stderr=subprocess.STDOUT,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    return subprocess.Popen(
+        [sys.executable, "-c", code, str(layout.root), *args],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
 
 
 def run_launch(layout: WorldLayout, args: list[str], timeout: float = 20) -> subprocess.CompletedProcess:
     code = "import sys; from pathlib import Path; from specops.sim.serving.launch import main; raise SystemExit(main(sys.argv[2:], Path(sys.argv[1])))"
-    return subprocess.run([sys.executable, "-c", code, str(layout.root), *args], capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-c", code, str(layout.root), *args], capture_output=True, text=True, timeout=timeout
+    )
 
 
 def wait_ready(proc: subprocess.Popen, log_path: Path, timeout: float = 20) -> None:

@@ -27,8 +27,13 @@ def fixtures():
 
 @pytest.fixture(scope="module")
 def seed(tmp_path_factory, fixtures):
-    return build_host(tmp_path_factory.mktemp("seed") / "host", load_profile("seed-ct200"),
-                      faults=[], hub_url=NO_HUB, fixtures=fixtures)
+    return build_host(
+        tmp_path_factory.mktemp("seed") / "host",
+        load_profile("seed-ct200"),
+        faults=[],
+        hub_url=NO_HUB,
+        fixtures=fixtures,
+    )
 
 
 def sh(world, *argv: str) -> subprocess.CompletedProcess[str]:
@@ -47,7 +52,17 @@ def test_world_json_env_and_layout(seed):
     assert env["SPECOPS_SIM_ROOT"] == str(root)
     assert seed.real_hf.endswith("/hf") and Path(seed.real_hf).is_file()
     assert sorted(p.name for p in (root / ".sim/bin").iterdir()) == [
-        "df", "free", "hf", "huggingface-cli", "nproc", "nvidia-smi", "python", "python3", "python3.12", "ss"]
+        "df",
+        "free",
+        "hf",
+        "huggingface-cli",
+        "nproc",
+        "nvidia-smi",
+        "python",
+        "python3",
+        "python3.12",
+        "ss",
+    ]
     assert [m.mount_point for m in seed.mounts] == ["/", "/dev/shm"]
     assert all(m.kind == "virtual" for m in seed.mounts)
 
@@ -55,7 +70,9 @@ def test_world_json_env_and_layout(seed):
 def test_local_dir_model_is_sparse_and_accounted(seed, fixtures):
     model = Path(seed.root) / "root/models/Kimi-K2.6"
     main = fixtures["moonshotai/Kimi-K2.6"].revision()
-    assert sorted(p.relative_to(model).as_posix() for p in model.rglob("*") if p.is_file()) == sorted(f.path for f in main.files)
+    assert sorted(p.relative_to(model).as_posix() for p in model.rglob("*") if p.is_file()) == sorted(
+        f.path for f in main.files
+    )
     shard = next(f for f in main.files if f.is_lfs)
     on_disk = model / shard.path
     assert on_disk.stat().st_size == shard.stored_size(1024)
@@ -86,17 +103,23 @@ def test_hf_cache_is_seen_by_the_real_huggingface_hub(seed, fixtures):
 
 
 def test_faults_the_builder_applies(tmp_path, fixtures):
-    faults = [FullDisk(mount_point="/", free_gib=3.0), OldSglang(version="0.5.10.post1"), PortInUse(port=30000),
-              OutOfMemory(foreign_mib_per_gpu=40000)]
-    world = build_host(tmp_path / "host", load_profile("h200x8-nvlink"), faults=faults, hub_url=NO_HUB,
-                       fixtures=fixtures)
+    faults = [
+        FullDisk(mount_point="/", free_gib=3.0),
+        OldSglang(version="0.5.10.post1"),
+        PortInUse(port=30000),
+        OutOfMemory(foreign_mib_per_gpu=40000),
+    ]
+    world = build_host(
+        tmp_path / "host", load_profile("h200x8-nvlink"), faults=faults, hub_url=NO_HUB, fixtures=fixtures
+    )
     df = sh(world, "df", "-B1", "--output=size,used,avail", "/").stdout.splitlines()[1].split()
     assert int(df[2]) == 3 * 1024**3 and int(df[0]) - int(df[1]) == 3 * 1024**3
     assert sh(world, "python", "-c", "import sglang; print(sglang.__version__)").stdout == "0.5.10.post1\n"
     port = (Path(world.root) / ".sim/ports/30000.json").read_text()
     assert f'"pid":{os.getpid()}' in port.replace(" ", "") and '"owner":"foreign"' in port.replace(" ", "")
-    apps = sh(world, "nvidia-smi", "--query-compute-apps=pid,process_name,used_gpu_memory",
-              "--format=csv,noheader").stdout.splitlines()
+    apps = sh(
+        world, "nvidia-smi", "--query-compute-apps=pid,process_name,used_gpu_memory", "--format=csv,noheader"
+    ).stdout.splitlines()
     assert apps == [f"{os.getpid()}, python3, 40000 MiB"] * 8
     used = sh(world, "nvidia-smi", "--query-gpu=memory.used,memory.free", "--format=csv,noheader,nounits").stdout
     assert used.splitlines()[0] == f"40000, {143771 - 616 - 40000 + 1}"
@@ -109,15 +132,17 @@ def test_dead_processes_free_their_gpu_memory(tmp_path, fixtures):
     gone = subprocess.Popen(["true"])
     gone.wait()
     (Path(world.root) / f".sim/gpu/{gone.pid}.json").write_text(
-        f'{{"pid": {gone.pid}, "process_name": "python3", "gpu_mib": {{"0": 1000}}}}')
+        f'{{"pid": {gone.pid}, "process_name": "python3", "gpu_mib": {{"0": 1000}}}}'
+    )
     out = sh(world, "nvidia-smi", "--query-gpu=memory.used", "--format=csv,noheader", "-i", "0").stdout
     assert out == "0 MiB\n"
 
 
 def test_no_sglang_no_site_dir(tmp_path, fixtures):
     profile = load_profile("seed-ct200")
-    profile = profile.model_copy(update={"software": profile.software.model_copy(update={"sglang": None}),
-                                         "models": []})
+    profile = profile.model_copy(
+        update={"software": profile.software.model_copy(update={"sglang": None}), "models": []}
+    )
     world = build_host(tmp_path / "host", profile, faults=[], hub_url=NO_HUB, fixtures=fixtures)
     assert "PYTHONPATH" not in world.env
     result = sh(world, "python", "-c", "import sglang")

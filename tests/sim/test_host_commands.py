@@ -28,18 +28,30 @@ def fixtures():
 
 @pytest.fixture(scope="module")
 def seed(tmp_path_factory, fixtures):
-    return build_host(tmp_path_factory.mktemp("seed") / "host", load_profile("seed-ct200"),
-                      faults=[], hub_url=NO_HUB, fixtures=fixtures)
+    return build_host(
+        tmp_path_factory.mktemp("seed") / "host",
+        load_profile("seed-ct200"),
+        faults=[],
+        hub_url=NO_HUB,
+        fixtures=fixtures,
+    )
 
 
 @pytest.fixture(scope="module")
 def hgx(tmp_path_factory, fixtures):
-    return build_host(tmp_path_factory.mktemp("hgx") / "host", load_profile("h200x8-nvlink"),
-                      faults=[], hub_url=NO_HUB, fixtures=fixtures)
+    return build_host(
+        tmp_path_factory.mktemp("hgx") / "host",
+        load_profile("h200x8-nvlink"),
+        faults=[],
+        hub_url=NO_HUB,
+        fixtures=fixtures,
+    )
 
 
 def sh(world, *argv: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run(list(argv), env=world.env, cwd=world.env["HOME"], capture_output=True, text=True, timeout=30)
+    result = subprocess.run(
+        list(argv), env=world.env, cwd=world.env["HOME"], capture_output=True, text=True, timeout=30
+    )
     if check:
         assert result.returncode == 0, (argv, result.stdout, result.stderr)
     return result
@@ -75,8 +87,10 @@ def test_long_product_names_are_cut_like_nvidia_smi(seed):
 
 
 def test_query_gpu_csv_matches_the_capture(hgx):
-    fields = ("index,name,uuid,memory.total,memory.used,memory.free,utilization.gpu,temperature.gpu,"
-              "power.draw,power.limit,driver_version,pcie.link.gen.current,pcie.link.width.current")
+    fields = (
+        "index,name,uuid,memory.total,memory.used,memory.free,utilization.gpu,temperature.gpu,"
+        "power.draw,power.limit,driver_version,pcie.link.gen.current,pcie.link.width.current"
+    )
     out = sh(hgx, "nvidia-smi", f"--query-gpu={fields}", "--format=csv").stdout.splitlines()
     real = capture("nvidia-smi-query.csv").splitlines()
     assert out[0] == real[0]
@@ -87,8 +101,9 @@ def test_query_gpu_csv_matches_the_capture(hgx):
     assert re.fullmatch(r"GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", ours[2])
     assert len({line.split(", ")[2] for line in out[1:]}) == 8  # one UUID per GPU
 
-    plain = sh(hgx, "nvidia-smi", "--query-gpu=index,name,memory.total,memory.used",
-               "--format=csv,noheader,nounits", "-i", "0").stdout
+    plain = sh(
+        hgx, "nvidia-smi", "--query-gpu=index,name,memory.total,memory.used", "--format=csv,noheader,nounits", "-i", "0"
+    ).stdout
     assert plain == capture("nvidia-smi-query-nounits.csv")
 
 
@@ -113,11 +128,13 @@ def test_compute_apps_header_alone_when_idle(hgx):
 def test_details_report(hgx):
     out = sh(hgx, "nvidia-smi", "-q", "-i", "0").stdout
     real = capture("nvidia-smi-q.txt")
-    for line in ("    Product Name                                       : NVIDIA H200",
-                 "    Product Architecture                               : Hopper",
-                 "        Total                                          : 143771 MiB",
-                 "        Free                                           : 143156 MiB",
-                 "    Processes                                          : None"):
+    for line in (
+        "    Product Name                                       : NVIDIA H200",
+        "    Product Architecture                               : Hopper",
+        "        Total                                          : 143771 MiB",
+        "        Free                                           : 143156 MiB",
+        "    Processes                                          : None",
+    ):
         assert line in real and line in out
     assert "Attached GPUs                                          : 8" in out
     assert out.startswith("\n==============NVSMI LOG==============\n\n")
@@ -127,7 +144,9 @@ def test_topology_nvlink_and_pcie(hgx, seed):
     nv = sh(hgx, "nvidia-smi", "topo", "-m").stdout
     real = capture("nvidia-smi-topo.txt")
     header = nv.splitlines()[0]
-    assert header.startswith("\t\x1b[4mGPU0\tGPU1") and header.endswith("CPU Affinity\tNUMA Affinity\tGPU NUMA ID\x1b[0m")
+    assert header.startswith("\t\x1b[4mGPU0\tGPU1") and header.endswith(
+        "CPU Affinity\tNUMA Affinity\tGPU NUMA ID\x1b[0m"
+    )
     assert nv.split("\n\nLegend:")[1] == real.split("\n\nLegend:")[1]
     rows = [line.split("\t") for line in nv.split("\n\n")[0].splitlines()[1:]]
     assert len(rows) == 8 and rows[0][1:9] == [" X "] + ["NV18"] * 7
@@ -170,7 +189,10 @@ def test_df_errors_like_gnu(seed):
     missing = sh(seed, "df", "-h", "/nowhere/at/all", check=False)
     assert missing.returncode == 1 and missing.stderr == "df: /nowhere/at/all: No such file or directory\n"
     bad = sh(seed, "df", "--bogus", check=False)
-    assert bad.returncode == 1 and bad.stderr == "df: unrecognized option '--bogus'\nTry 'df --help' for more information.\n"
+    assert (
+        bad.returncode == 1
+        and bad.stderr == "df: unrecognized option '--bogus'\nTry 'df --help' for more information.\n"
+    )
     field = sh(seed, "df", "--output=size,nope", check=False)
     assert field.returncode == 1 and "df: option --output: field nope unknown" in field.stderr
 
@@ -182,10 +204,19 @@ def test_df_formatting_matches_gnu_df_on_a_real_filesystem(tmp_path, fixtures):
     backing.mkdir()
     (backing / "f").write_bytes(os.urandom(1_500_000))
     profile = load_profile("seed-ct200")
-    profile = profile.model_copy(update={"mounts": [*profile.mounts, profile.mounts[0].model_copy(
-        update={"mount_point": "/data", "device": "tmpfs", "fstype": "tmpfs", "size_gib": 1, "used_gib": 0})]})
-    world = build_host(tmp_path / "host", profile, faults=[], hub_url=NO_HUB, fixtures=fixtures,
-                       mount_backing={"/data": backing})
+    profile = profile.model_copy(
+        update={
+            "mounts": [
+                *profile.mounts,
+                profile.mounts[0].model_copy(
+                    update={"mount_point": "/data", "device": "tmpfs", "fstype": "tmpfs", "size_gib": 1, "used_gib": 0}
+                ),
+            ]
+        }
+    )
+    world = build_host(
+        tmp_path / "host", profile, faults=[], hub_url=NO_HUB, fixtures=fixtures, mount_backing={"/data": backing}
+    )
     gnu_df = shutil.which("df", path="/usr/bin:/bin")
 
     def gnu(flags):
@@ -243,8 +274,9 @@ def test_huggingface_cli_by_hub_version(seed, hgx):
 def test_ss_lists_the_hosts_ports_not_this_machines(tmp_path, fixtures):
     from specops.sim.faults import PortInUse
 
-    world = build_host(tmp_path / "host", load_profile("seed-ct200"), faults=[PortInUse(port=30000)],
-                       hub_url=NO_HUB, fixtures=fixtures)
+    world = build_host(
+        tmp_path / "host", load_profile("seed-ct200"), faults=[PortInUse(port=30000)], hub_url=NO_HUB, fixtures=fixtures
+    )
     out = sh(world, "ss", "-ltnp").stdout.splitlines()
     assert out[0].startswith("State") and len(out) == 2  # only the fault's squatter, none of this machine's sockets
     assert "127.0.0.1:30000" in out[1] and f'users:(("python3",pid={os.getpid()},' in out[1]

@@ -35,8 +35,9 @@ def hub(fixtures) -> Iterator[HubEmulatorThread]:
 
 
 def sh(world, *argv: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(list(argv), env=world.env, cwd=world.env["HOME"], capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        list(argv), env=world.env, cwd=world.env["HOME"], capture_output=True, text=True, timeout=timeout
+    )
 
 
 def files_under(path: Path) -> list[Path]:
@@ -78,8 +79,9 @@ def test_download_into_a_full_real_filesystem_fails_with_enospc(tmp_path, fixtur
     profile = load_profile("seed-ct200")
     data = MountSpec(mount_point="/data", device="/dev/sdb1", fstype="tmpfs", size_gib=1, used_gib=0)
     profile = profile.model_copy(update={"mounts": [*profile.mounts, data]})
-    world = build_host(tmp_path / "host", profile, faults=[], hub_url=hub.url, fixtures=fixtures,
-                       mount_backing={"/data": small_fs})
+    world = build_host(
+        tmp_path / "host", profile, faults=[], hub_url=hub.url, fixtures=fixtures, mount_backing={"/data": small_fs}
+    )
     assert [m.kind for m in world.mounts if m.mount_point == "/data"] == ["real"]
     target = Path(world.root) / "data" / "drafter"
     result = sh(world, "hf", "download", DRAFTER, "--local-dir", str(target))
@@ -99,8 +101,7 @@ def test_download_into_a_full_real_filesystem_fails_with_enospc(tmp_path, fixtur
 
 
 def test_download_into_a_virtual_mount_grows_df_by_the_modelled_size(tmp_path, fixtures, hub):
-    world = build_host(tmp_path / "host", load_profile("h200x8-nvlink"), faults=[], hub_url=hub.url,
-                       fixtures=fixtures)
+    world = build_host(tmp_path / "host", load_profile("h200x8-nvlink"), faults=[], hub_url=hub.url, fixtures=fixtures)
     data = Path(world.root) / "data"
 
     def used() -> int:
@@ -120,13 +121,19 @@ def test_download_into_a_virtual_mount_grows_df_by_the_modelled_size(tmp_path, f
 
 
 def test_broken_cli_prints_help_and_downloads_nothing(tmp_path, fixtures, hub):
-    world = build_host(tmp_path / "host", load_profile("seed-ct200"), faults=[BrokenCli()], hub_url=hub.url,
-                       fixtures=fixtures)
+    world = build_host(
+        tmp_path / "host", load_profile("seed-ct200"), faults=[BrokenCli()], hub_url=hub.url, fixtures=fixtures
+    )
     target = Path(world.root) / "root" / "drafter"
     result = sh(world, "hf", "download", DRAFTER, "--local-dir", str(target))
     assert result.returncode == 0
-    real_help = subprocess.run([world.real_hf, "--help"], capture_output=True, text=True, timeout=60,
-                               env={**os.environ, "HF_HUB_DISABLE_UPDATE_CHECK": "1"})
+    real_help = subprocess.run(
+        [world.real_hf, "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "HF_HUB_DISABLE_UPDATE_CHECK": "1"},
+    )
     assert result.stdout == real_help.stdout and "Usage: hf" in result.stdout
     assert files_under(target) == []
 

@@ -58,7 +58,10 @@ def test_throttle_makes_hf_download_fail(fixtures, tmp_path):
         env = dict(os.environ, HF_ENDPOINT=hub.url, HF_HOME=str(tmp_path / "home"), NO_COLOR="1")
         done = subprocess.run(
             [str(HF), "download", DRAFTER, "--local-dir", str(tmp_path / "d")],
-            env=env, capture_output=True, text=True, timeout=60,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
         )
         assert done.returncode != 0
         assert "429" in done.stderr
@@ -94,7 +97,10 @@ def test_cut_hf_download_recovers_byte_identical(fixtures, tmp_path):
         env = dict(os.environ, HF_ENDPOINT=hub.url, HF_HOME=str(tmp_path / "home"), NO_COLOR="1")
         done = subprocess.run(
             [str(HF), "download", DRAFTER, "--local-dir", str(tmp_path / "d")],
-            env=env, capture_output=True, text=True, timeout=60,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
         )
         assert done.returncode == 0, done.stderr
         assert hub.emulator.cuts == 2 and "Trying to resume download" in done.stderr

@@ -8,8 +8,12 @@ from specops.sim.profiles import load_profile
 from specops.sim.serving.performance import Launch, build_performance_model
 
 PROFILE = load_profile("seed-ct200")
-LAUNCHES = {"ep4": Launch(tp=8, ep=4), "ep8": Launch(tp=8, ep=8), "pp8": Launch(pp=8),
-            "dflash_ep4": Launch(tp=8, ep=4, speculative_algorithm="DFLASH")}  # fmt: skip
+LAUNCHES = {
+    "ep4": Launch(tp=8, ep=4),
+    "ep8": Launch(tp=8, ep=8),
+    "pp8": Launch(pp=8),
+    "dflash_ep4": Launch(tp=8, ep=4, speculative_algorithm="DFLASH"),
+}
 
 
 @pytest.mark.parametrize("name", list(LAUNCHES))
@@ -20,7 +24,7 @@ def test_the_curve_goes_through_its_points_and_stays_sensible_between_and_beyond
     for concurrency, tok_s in points:
         assert model.step_time.throughput(concurrency) == pytest.approx(tok_s)
     # Between two points the figure lies between theirs (the curve is piecewise linear in step time).
-    for (c0, t0), (c1, t1) in zip(points, points[1:]):
+    for (c0, t0), (c1, t1) in zip(points, points[1:], strict=False):
         middle = model.step_time.throughput((c0 + c1) / 2)
         assert min(t0, t1) * 0.999 <= middle <= max(t0, t1) * 1.001 or c0 == 1
     # Below the first point: fewer requests, less throughput, never zero.

@@ -3,11 +3,10 @@
 from pathlib import Path
 
 import pytest
-
-from specops.sglang_releases.facts import LATEST, for_version
 import yaml
 from pydantic import ValidationError
 
+from specops.sglang_releases.facts import LATEST, for_version
 from specops.sim.faults import FaultName, FullDisk, parse_fault
 from specops.sim.profiles import UnknownProfileError, builtin_profiles, load_profile
 from specops.sim.profiles.schema import ConcurrencyCurve, MountSpec
@@ -28,7 +27,10 @@ def test_seed_profile_has_the_seed_host(calibration):
     assert seed.gpus.model.startswith(gpus["model"])
     assert seed.gpus.interconnect == "pcie"
     root = seed.mount("/")
-    assert (root.size_gib, root.used_gib) == (calibration["host"]["root_disk"]["size_gb"], calibration["host"]["root_disk"]["used_gb"])
+    assert (root.size_gib, root.used_gib) == (
+        calibration["host"]["root_disk"]["size_gb"],
+        calibration["host"]["root_disk"]["used_gb"],
+    )
     assert seed.serving.target.repo_id == calibration["target_model"]
 
 
@@ -43,8 +45,8 @@ def test_seed_profile_reproduces_every_measured_autoregressive_point(calibration
                 assert getattr(config, key) == cal[key], (name, key)
         if "cuda_graphs" in cal:
             assert config.cuda_graphs == cal["cuda_graphs"]
-        curve = dict(zip(config.throughput.concurrency, config.throughput.tok_s))
-        for c, tok_s in zip(measured["concurrency"], cal["tok_s"]):
+        curve = dict(zip(config.throughput.concurrency, config.throughput.tok_s, strict=False))
+        for c, tok_s in zip(measured["concurrency"], cal["tok_s"], strict=False):
             if tok_s is not None:
                 assert curve[c] == pytest.approx(tok_s, rel=0.05), (name, c)
 
@@ -55,7 +57,9 @@ def test_seed_dflash_matches_the_seed(calibration):
     dflash = next(s for s in seed.serving.speculative if s.base == "ep4" and s.cuda_graphs)
     lo, hi = cal["acceptance_length_range"]
     assert all(lo <= a <= hi for a in dflash.accept_length.values())
-    assert dict(zip(dflash.throughput.concurrency, dflash.throughput.tok_s))[1] == pytest.approx(cal["tok_s_c1"], rel=0.05)
+    assert dict(zip(dflash.throughput.concurrency, dflash.throughput.tok_s, strict=False))[1] == pytest.approx(
+        cal["tok_s_c1"], rel=0.05
+    )
     ep4_peak = max(v for _, v in seed.serving.config("ep4").throughput.known_points())
     assert max(v for _, v in dflash.throughput.known_points()) < ep4_peak
 

@@ -52,8 +52,14 @@ def test_health_generate_and_model_info(dflash_server):
 
 def test_streaming_chat_completions_end_with_done_and_usage(dflash_server):
     base, _, _ = dflash_server
-    body = {"model": "x", "messages": [{"role": "user", "content": "Tell me about the sea."}], "max_tokens": 40,
-            "stream": True, "stream_options": {"include_usage": True}, "ignore_eos": True}
+    body = {
+        "model": "x",
+        "messages": [{"role": "user", "content": "Tell me about the sea."}],
+        "max_tokens": 40,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "ignore_eos": True,
+    }
     with urllib.request.urlopen(_post(f"{base}/v1/chat/completions", body)) as response:
         assert response.headers["Content-Type"].startswith("text/event-stream")
         events = _sse(response)
@@ -68,15 +74,20 @@ def test_streaming_chat_completions_end_with_done_and_usage(dflash_server):
 
 def test_flush_cache_answers_and_the_decode_log_reports_accept_length(dflash_server):
     base, log, _ = dflash_server
-    body = {"text": "Solve 12 + 30 = ?", "sampling_params": {"max_new_tokens": 64, "ignore_eos": True, "temperature": 0}}
+    body = {
+        "text": "Solve 12 + 30 = ?",
+        "sampling_params": {"max_new_tokens": 64, "ignore_eos": True, "temperature": 0},
+    }
     meta = json.loads(urllib.request.urlopen(_post(f"{base}/generate", body)).read())["meta_info"]
     assert meta["completion_tokens"] == 64 and meta["spec_verify_ct"] < 64
     assert urllib.request.urlopen(urllib.request.Request(f"{base}/flush_cache", method="POST")).status == 200
     lines = [line for line in Path(log).read_text().splitlines() if "Decode batch" in line]
     assert lines, "no decode log line"
-    match = re.search(r"Decode batch, #running-req: \d+, #token: \d+, token usage: [\d.]+, accept len: ([\d.]+), "
-                      r"accept rate: [\d.]+, cuda graph: (True|False), gen throughput \(token/s\): [\d.]+, #queue-req: \d+,",
-                      lines[-1])
+    match = re.search(
+        r"Decode batch, #running-req: \d+, #token: \d+, token usage: [\d.]+, accept len: ([\d.]+), "
+        r"accept rate: [\d.]+, cuda graph: (True|False), gen throughput \(token/s\): [\d.]+, #queue-req: \d+,",
+        lines[-1],
+    )
     assert match, lines[-1]
     assert 1.0 <= float(match.group(1)) <= 8.0
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 
 import aiohttp
@@ -40,7 +39,9 @@ def test_cuda_graph_crash_with_the_drafter_and_the_way_out(tmp_path: Path) -> No
     assert "Capture cuda graph failed" in output
     # Autoregressive launches are not affected, and DFlash without CUDA graphs comes up.
     log = tmp_path / "no-graphs.log"
-    proc = start_server(layout, launch_args(layout, "--ep", "4", "--port", "30000", "--disable-cuda-graph", dflash=True), log)
+    proc = start_server(
+        layout, launch_args(layout, "--ep", "4", "--port", "30000", "--disable-cuda-graph", dflash=True), log
+    )
     try:
         wait_ready(proc, log)
     finally:
@@ -82,7 +83,9 @@ def test_crash_under_load_kills_the_server_with_a_watchdog_timeout(tmp_path: Pat
         assert asyncio.run(_generate(base, "Hello there", 16))["completion_tokens"] == 16
 
         async def four_at_once() -> list:
-            return await asyncio.gather(*(_generate(base, f"Write a poem {i}", 4000) for i in range(4)), return_exceptions=True)
+            return await asyncio.gather(
+                *(_generate(base, f"Write a poem {i}", 4000) for i in range(4)), return_exceptions=True
+            )
 
         # ... four at once hang the batch until the watchdog kills the process.
         results = asyncio.run(four_at_once())

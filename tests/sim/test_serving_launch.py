@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from specops.sim.faults import OldSglang, OutOfMemory
-from specops.sim.world.ports import PortNotListening, resolve_port
-from specops.sim.world.ports import PortEntry, write_entry
+from specops.sim.world.ports import PortEntry, PortNotListening, resolve_port, write_entry
 
 from .serving_world import DRAFTER_CONFIG, build_world, launch_args, run_launch, start_server, stop_server, wait_ready
 
@@ -39,7 +38,9 @@ def test_dflash_with_dp_attention_needs_the_dp_lm_head_on_0_5_23(layout) -> None
 
 def test_dflash_refuses_dp_attention_on_0_5_11(tmp_path: Path) -> None:
     layout = build_world(tmp_path / "host", faults=[OldSglang(version="0.5.11")])
-    done = run_launch(layout, launch_args(layout, "--dp", "8", "--enable-dp-attention", "--enable-dp-lm-head", dflash=True))
+    done = run_launch(
+        layout, launch_args(layout, "--dp", "8", "--enable-dp-attention", "--enable-dp-lm-head", dflash=True)
+    )
     assert done.returncode == 1
     assert "ValueError: Currently DFLASH speculative decoding does not support dp attention." in done.stderr
 
@@ -65,7 +66,9 @@ def test_old_sglang_has_no_dflash(tmp_path: Path) -> None:
 
 
 def test_non_dflash_drafter_fails_at_load(tmp_path: Path) -> None:
-    layout = build_world(tmp_path / "host", drafter_config={**DRAFTER_CONFIG, "architectures": ["LlamaForCausalLMEagle3"]})
+    layout = build_world(
+        tmp_path / "host", drafter_config={**DRAFTER_CONFIG, "architectures": ["LlamaForCausalLMEagle3"]}
+    )
     done = run_launch(layout, launch_args(layout, "--ep", "4", dflash=True))
     assert done.returncode == 1
     assert "Traceback (most recent call last):" in done.stderr and "DFlashDraftModel" in done.stderr
@@ -81,7 +84,9 @@ def test_target_layer_ids_beyond_the_target(tmp_path: Path) -> None:
 
 
 def test_out_of_memory(tmp_path: Path) -> None:
-    layout = build_world(tmp_path / "host", faults=[OutOfMemory(foreign_mib_per_gpu=20000, min_mem_fraction_static=None)])
+    layout = build_world(
+        tmp_path / "host", faults=[OutOfMemory(foreign_mib_per_gpu=20000, min_mem_fraction_static=None)]
+    )
     done = run_launch(layout, launch_args(layout, "--ep", "4"))
     assert done.returncode == 1
     assert "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static." in done.stderr
@@ -121,14 +126,18 @@ def test_becomes_healthy_and_cleans_up(layout, tmp_path: Path) -> None:
         assert "Uvicorn running on http://127.0.0.1:30000" in text
         assert text.index("Uvicorn running on") < text.index("The server is fired up and ready to roll!")
         body = json.dumps({"model": "x", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 5}).encode()
-        req = urllib.request.Request(f"{base}/v1/chat/completions", data=body, headers={"Content-Type": "application/json"})
+        req = urllib.request.Request(
+            f"{base}/v1/chat/completions", data=body, headers={"Content-Type": "application/json"}
+        )
         out = json.loads(urllib.request.urlopen(req).read())
         assert out["usage"]["completion_tokens"] <= 5 and out["choices"][0]["message"]["content"]
         metrics = urllib.request.urlopen(f"{base}/metrics").read().decode()
         assert "sglang:num_running_reqs{" in metrics and "sglang:spec_accept_length{" in metrics
         bad = json.dumps({"text": "hi", "sampling_params": {"max_new_tokens": 4}, "return_logprob": True}).encode()
         with pytest.raises(urllib.error.HTTPError) as refused:
-            urllib.request.urlopen(urllib.request.Request(f"{base}/generate", data=bad, headers={"Content-Type": "application/json"}))
+            urllib.request.urlopen(
+                urllib.request.Request(f"{base}/generate", data=bad, headers={"Content-Type": "application/json"})
+            )
         assert refused.value.code == 400
     finally:
         assert stop_server(proc) == 0

@@ -38,26 +38,59 @@ VERSIONS = ("0.5.10.post1", "0.5.11", "0.5.23")
 BLOCK = 8
 # Keys only SGLang's ragged-verify modes add (0.5.23); the simulator does not run them.
 CAP_KEYS = {"spec_cap_lens_histogram", "spec_cap_length", "spec_block_accept_length"}
-ACCEPTED = {"0.5.10.post1": "spec_accept_token_num", "0.5.11": "spec_accepted_drafts", "0.5.23": "spec_num_correct_drafts"}
-PROPOSED = {"0.5.10.post1": "spec_draft_token_num", "0.5.11": "spec_proposed_drafts", "0.5.23": "spec_num_proposed_drafts"}
+ACCEPTED = {
+    "0.5.10.post1": "spec_accept_token_num",
+    "0.5.11": "spec_accepted_drafts",
+    "0.5.23": "spec_num_correct_drafts",
+}
+PROPOSED = {
+    "0.5.10.post1": "spec_draft_token_num",
+    "0.5.11": "spec_proposed_drafts",
+    "0.5.23": "spec_num_proposed_drafts",
+}
 MATH = "Solve for x: 3x + 7 = 22. Show the steps and give x."
 CHAT = "Tell me about the sea, the ships on it and the people who sail them."
 
 
-def _state(version: str, *, speculative: bool = True, decode_log_interval: int = 1, time_scale: float = 1000.0) -> ServerState:
+def _state(
+    version: str, *, speculative: bool = True, decode_log_interval: int = 1, time_scale: float = 1000.0
+) -> ServerState:
     algorithm = "DFLASH" if speculative else None
     model = build_performance_model(PROFILE.serving, Launch(tp=8, ep=4, speculative_algorithm=algorithm), BLOCK)
     engine = Engine(
-        model=model, time_scale=time_scale, max_running_requests=64, max_total_tokens=200_000, cuda_graph_max_bs=64,
-        cuda_graphs=True, decode_log_interval=decode_log_interval, decode_log=lambda _: None, prefill_log=lambda _: None,
+        model=model,
+        time_scale=time_scale,
+        max_running_requests=64,
+        max_total_tokens=200_000,
+        cuda_graph_max_bs=64,
+        cuda_graphs=True,
+        decode_log_interval=decode_log_interval,
+        decode_log=lambda _: None,
+        prefill_log=lambda _: None,
         accept_rate_in_log=True,
     )
     return ServerState(
-        engine=engine, served_model_name="Kimi-K2.6", model_path="/models/Kimi-K2.6", tokenizer_path="/models/Kimi-K2.6",
-        model_type="kimi_k25", architectures=["KimiK25ForConditionalGeneration"], context_length=262_144,
-        version=version, server_args={"tp_size": 8, "ep_size": 4, "pp_size": 1, "dp_size": 1,
-                                      "speculative_algorithm": algorithm, "speculative_num_draft_tokens": BLOCK},
-        speculative_algorithm=algorithm, random_seed=1, dp_size=1, enable_metrics=True, ready=True,
+        engine=engine,
+        served_model_name="Kimi-K2.6",
+        model_path="/models/Kimi-K2.6",
+        tokenizer_path="/models/Kimi-K2.6",
+        model_type="kimi_k25",
+        architectures=["KimiK25ForConditionalGeneration"],
+        context_length=262_144,
+        version=version,
+        server_args={
+            "tp_size": 8,
+            "ep_size": 4,
+            "pp_size": 1,
+            "dp_size": 1,
+            "speculative_algorithm": algorithm,
+            "speculative_num_draft_tokens": BLOCK,
+        },
+        speculative_algorithm=algorithm,
+        random_seed=1,
+        dp_size=1,
+        enable_metrics=True,
+        ready=True,
         extra_info={"memory_usage": {"weight": 69.2, "kvcache": 40.1, "graph": 2.0, "token_capacity": 200_000}},
         release=facts.load(version),
     )
@@ -92,8 +125,18 @@ def test_routes_are_the_releases(version):
 
     async def body(client: TestClient) -> dict[str, int]:
         statuses = {}
-        for path in ("/health", "/ready", "/server_info", "/get_server_info", "/model_info", "/get_model_info",
-                     "/get_load", "/v1/loads", "/v1/models", "/metrics"):
+        for path in (
+            "/health",
+            "/ready",
+            "/server_info",
+            "/get_server_info",
+            "/model_info",
+            "/get_model_info",
+            "/get_load",
+            "/v1/loads",
+            "/v1/models",
+            "/metrics",
+        ):
             async with client.get(path) as response:
                 statuses[path] = response.status
         return statuses
@@ -102,8 +145,16 @@ def test_routes_are_the_releases(version):
     assert statuses["/get_load"] == (200 if "/get_load" in release.endpoints else 404)
     assert statuses["/ready"] == (200 if version == "0.5.23" else 404)
     assert ("/get_load" in release.endpoints) == (version != "0.5.23")
-    for path in ("/health", "/server_info", "/get_server_info", "/model_info", "/get_model_info", "/v1/loads",
-                 "/v1/models", "/metrics"):
+    for path in (
+        "/health",
+        "/server_info",
+        "/get_server_info",
+        "/model_info",
+        "/get_model_info",
+        "/v1/loads",
+        "/v1/models",
+        "/metrics",
+    ):
         assert statuses[path] == 200, path
 
 
@@ -139,7 +190,11 @@ def test_a_finished_request_carries_the_releases_speculative_keys(version):
     release = facts.load(version)
 
     async def streamed(client: TestClient) -> list[dict]:
-        payload = {"text": CHAT, "stream": True, "sampling_params": {"max_new_tokens": 48, "ignore_eos": True, "temperature": 0}}
+        payload = {
+            "text": CHAT,
+            "stream": True,
+            "sampling_params": {"max_new_tokens": 48, "ignore_eos": True, "temperature": 0},
+        }
         events = []
         async with client.post("/generate", json=payload) as response:
             async for line in response.content:
@@ -230,6 +285,8 @@ def test_metrics_counters_give_an_intervals_acceptance_where_the_release_has_the
     if "sglang:spec_verify_calls_total" in release.metrics:
         steps = second["sglang:spec_verify_calls_total"] - first["sglang:spec_verify_calls_total"]
         assert steps == sum(m["spec_verify_ct"] for m in metas)
-        assert tokens / steps == pytest.approx(sum(m["completion_tokens"] for m in metas) / sum(m["spec_verify_ct"] for m in metas))
+        assert tokens / steps == pytest.approx(
+            sum(m["completion_tokens"] for m in metas) / sum(m["spec_verify_ct"] for m in metas)
+        )
     else:
         assert "sglang:spec_verify_calls_total" not in names

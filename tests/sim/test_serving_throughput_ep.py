@@ -46,7 +46,10 @@ def test_dflash_ep4(tmp_path: Path) -> None:
         async def per_kind() -> dict[str, list[float]]:
             kinds = {"math": MATH, "code": CODE, "chat": CHAT}
             async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
-                jobs = {k: [generate(session, url, f"{p} (case {i})", 256) for i in range(40) for p in ps] for k, ps in kinds.items()}
+                jobs = {
+                    k: [generate(session, url, f"{p} (case {i})", 256) for i in range(40) for p in ps]
+                    for k, ps in kinds.items()
+                }
                 results = {k: await asyncio.gather(*js) for k, js in jobs.items()}
             return {k: [r["meta_info"]["spec_accept_length"] for r in rs] for k, rs in results.items()}
 

@@ -1,7 +1,6 @@
 """`specops sim up`: the world as a user starts it, driven through the CLI."""
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -75,7 +74,9 @@ def test_sim_up_refuses_an_unknown_profile_and_bad_faults():
     done = subprocess.run([*SPECOPS, "sim", "up", "no-such-host"], capture_output=True, text=True, timeout=30)
     assert done.returncode == 2
     assert "seed-ct200" in done.stderr
-    done = subprocess.run([*SPECOPS, "sim", "up", "seed-ct200", "--fault", "melted_gpu"], capture_output=True, text=True, timeout=30)
+    done = subprocess.run(
+        [*SPECOPS, "sim", "up", "seed-ct200", "--fault", "melted_gpu"], capture_output=True, text=True, timeout=30
+    )
     assert done.returncode == 2
     assert "melted_gpu" in done.stderr
 

@@ -7,7 +7,6 @@ on the real host (hf and the library alike), while one that fits goes through.
 
 from __future__ import annotations
 
-import subprocess
 import textwrap
 from pathlib import Path
 
@@ -24,8 +23,13 @@ pytestmark = pytest.mark.timeout(120)
 
 @pytest.fixture
 def full_world(tmp_path, fixtures, hub):  # noqa: F811
-    return build_host(tmp_path / "host", load_profile("seed-ct200"), faults=[FullDisk(free_gib=3.0)],
-                      hub_url=hub.url, fixtures=fixtures)  # fmt: skip
+    return build_host(
+        tmp_path / "host",
+        load_profile("seed-ct200"),
+        faults=[FullDisk(free_gib=3.0)],
+        hub_url=hub.url,
+        fixtures=fixtures,
+    )
 
 
 def _avail(world, path: Path) -> int:

@@ -43,10 +43,22 @@ def test_download_launch_dflash_query_and_stop():
 
         server = host.start_detached(
             [
-                "python3", "-m", "sglang.launch_server",
-                "--model-path", "models/Kimi-K2.6", "--tp", "8", "--ep", "4", "--trust-remote-code",
-                "--speculative-algorithm", "DFLASH", "--speculative-draft-model-path", "models/dflash",
-                "--port", "30000",
+                "python3",
+                "-m",
+                "sglang.launch_server",
+                "--model-path",
+                "models/Kimi-K2.6",
+                "--tp",
+                "8",
+                "--ep",
+                "4",
+                "--trust-remote-code",
+                "--speculative-algorithm",
+                "DFLASH",
+                "--speculative-draft-model-path",
+                "models/dflash",
+                "--port",
+                "30000",
             ],
             log_path="logs/sglang.log",
         )
@@ -64,7 +76,9 @@ def test_download_launch_dflash_query_and_stop():
             assert info["max_running_requests"] == 48  # SGLang's DFlash default
             request = urllib.request.Request(
                 f"http://{address}:{port}/generate",
-                data=json.dumps({"text": "What is 17 * 23?", "sampling_params": {"max_new_tokens": 64, "temperature": 0}}).encode(),
+                data=json.dumps(
+                    {"text": "What is 17 * 23?", "sampling_params": {"max_new_tokens": 64, "temperature": 0}}
+                ).encode(),
                 headers={"Content-Type": "application/json"},
             )
             meta = json.load(urllib.request.urlopen(request, timeout=30))["meta_info"]

@@ -45,20 +45,36 @@ NAMES = {
 def _meta(version: str, index: int, *, speculative: bool, verify: bool) -> dict[str, Any]:
     """A finished request's meta_info as `version` writes it: 60 tokens in 20 + index % 5 verify steps."""
     tokens, steps = 60, 20 + index % 5
-    meta: dict[str, Any] = {"id": f"{index:032x}", "finish_reason": {"type": "length", "length": tokens},
-                            "prompt_tokens": 12, "completion_tokens": tokens, "cached_tokens": 0, "e2e_latency": 0.5}
+    meta: dict[str, Any] = {
+        "id": f"{index:032x}",
+        "finish_reason": {"type": "length", "length": tokens},
+        "prompt_tokens": 12,
+        "completion_tokens": tokens,
+        "cached_tokens": 0,
+        "e2e_latency": 0.5,
+    }
     if not (speculative and verify):
         return meta
     accepted, proposed = tokens - steps, steps * (BLOCK - 1)
-    values = {"spec_accept_rate": accepted / proposed, "spec_accept_length": tokens / steps, "spec_verify_ct": steps,
-              NAMES[version][0]: accepted, NAMES[version][1]: proposed}
+    values = {
+        "spec_accept_rate": accepted / proposed,
+        "spec_accept_length": tokens / steps,
+        "spec_verify_ct": steps,
+        NAMES[version][0]: accepted,
+        NAMES[version][1]: proposed,
+    }
     keys = facts.load(version).meta_info_speculative_keys
     return {**meta, **{k: values[k] for k in keys if k in values}}
 
 
 @contextmanager
-def scripted_server(version: str, *, speculative: bool = True, every_nth_without_verify: int = 0,
-                    info_paths: tuple[str, ...] = ("/server_info", "/get_server_info")) -> Iterator[int]:  # fmt: skip
+def scripted_server(
+    version: str,
+    *,
+    speculative: bool = True,
+    every_nth_without_verify: int = 0,
+    info_paths: tuple[str, ...] = ("/server_info", "/get_server_info"),
+) -> Iterator[int]:
     """A stand-in SGLang on a free local port for the duration of the block."""
     count = [0]
 
@@ -66,12 +82,20 @@ def scripted_server(version: str, *, speculative: bool = True, every_nth_without
         await request.json()
         count[0] += 1
         verify = not every_nth_without_verify or count[0] % every_nth_without_verify != 0
-        return web.json_response({"text": "x", "meta_info": _meta(version, count[0], speculative=speculative, verify=verify)})
+        return web.json_response(
+            {"text": "x", "meta_info": _meta(version, count[0], speculative=speculative, verify=verify)}
+        )
 
     async def info(request: web.Request) -> web.Response:
-        return web.json_response({"version": version, "model_path": "/models/m", "speculative_num_draft_tokens": BLOCK,
-                                  "speculative_algorithm": "DFLASH" if speculative else None,
-                                  "internal_states": [{"avg_spec_accept_length": 2.9} if speculative else {}]})
+        return web.json_response(
+            {
+                "version": version,
+                "model_path": "/models/m",
+                "speculative_num_draft_tokens": BLOCK,
+                "speculative_algorithm": "DFLASH" if speculative else None,
+                "internal_states": [{"avg_spec_accept_length": 2.9} if speculative else {}],
+            }
+        )
 
     async def flush(request: web.Request) -> web.Response:
         return web.Response(text="Cache flushed.")
@@ -133,13 +157,22 @@ def test_replies_without_a_verify_step_are_counted_not_fatal():
 def test_the_old_server_info_name_is_the_fallback():
     with scripted_server("0.5.10.post1", info_paths=("/get_server_info",)) as port:
         result = _measure(port)
-    assert result.block_size == BLOCK and result.speculative_algorithm == "DFLASH" and result.server_version == "0.5.10.post1"
+    assert (
+        result.block_size == BLOCK
+        and result.speculative_algorithm == "DFLASH"
+        and result.server_version == "0.5.10.post1"
+    )
 
 
 def test_not_speculative_only_when_the_server_runs_no_drafter():
-    with scripted_server("0.5.23", speculative=False) as port, pytest.raises(NotSpeculative, match="no speculative algorithm"):
+    with (
+        scripted_server("0.5.23", speculative=False) as port,
+        pytest.raises(NotSpeculative, match="no speculative algorithm"),
+    ):
         _measure(port)
     # A drafter that never verified a step (every reply bare) is a failed eval, not a missing drafter.
-    with scripted_server("0.5.23", every_nth_without_verify=1) as port, pytest.raises(AcceptanceRequestsFailed,
-                                                                                      match="had no verify step"):
+    with (
+        scripted_server("0.5.23", every_nth_without_verify=1) as port,
+        pytest.raises(AcceptanceRequestsFailed, match="had no verify step"),
+    ):
         _measure(port)

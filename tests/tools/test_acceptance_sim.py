@@ -23,15 +23,32 @@ from .worlds import BACKENDS, reach, start_world
 pytestmark = pytest.mark.timeout(120)
 TIME_SCALE = 50.0
 PROFILE = load_profile("seed-ct200")
-FAST_LOAD = PROFILE.model_copy(update={"serving": PROFILE.serving.model_copy(update={
-    "target": PROFILE.serving.target.model_copy(update={"load_seconds": 2 * TIME_SCALE})})})
+FAST_LOAD = PROFILE.model_copy(
+    update={
+        "serving": PROFILE.serving.model_copy(
+            update={"target": PROFILE.serving.target.model_copy(update={"load_seconds": 2 * TIME_SCALE})}
+        )
+    }
+)
 DFLASH = next(s for s in PROFILE.serving.speculative if s.name == "dflash_ep4")
 
 
 def _launch(host, home: str, *extra: str):
     server = host.start_detached(
-        ["python3", "-m", "sglang.launch_server", "--model-path", f"{home}/models/Kimi-K2.6", "--tp", "8", "--ep", "4",
-         "--port", "30000", *extra],
+        [
+            "python3",
+            "-m",
+            "sglang.launch_server",
+            "--model-path",
+            f"{home}/models/Kimi-K2.6",
+            "--tp",
+            "8",
+            "--ep",
+            "4",
+            "--port",
+            "30000",
+            *extra,
+        ],
         log_path="logs/sglang.log",
     )
     deadline = time.monotonic() + 30
@@ -46,10 +63,19 @@ def dflash_world():
     """One world serving the DFlash drafter for the module; every backend below reaches the same server."""
     with start_world(FAST_LOAD, time_scale=TIME_SCALE) as world, reach(world, "sim") as host:
         home = str(world.layout.home)
-        host.run(["hf", "download", "SubSir/Kimi-K2.6-DFlash-tmp-long", "--local-dir", f"{home}/models/dflash"],
-                 timeout=120).check()
-        server = _launch(host, home, "--speculative-algorithm", "DFLASH", "--speculative-draft-model-path",
-                         f"{home}/models/dflash", "--max-running-requests", "256")
+        host.run(
+            ["hf", "download", "SubSir/Kimi-K2.6-DFlash-tmp-long", "--local-dir", f"{home}/models/dflash"], timeout=120
+        ).check()
+        server = _launch(
+            host,
+            home,
+            "--speculative-algorithm",
+            "DFLASH",
+            "--speculative-draft-model-path",
+            f"{home}/models/dflash",
+            "--max-running-requests",
+            "256",
+        )
         yield world
         host.stop(server)
 
@@ -64,8 +90,12 @@ def dflash(dflash_world):
 def test_acceptance_on_every_backend(dflash_world, backend):
     # A short eval per backend (the full one above runs on sim:): the same server, reached three ways.
     with reach(dflash_world, backend) as host:
-        result = measure_acceptance(ToolContext.for_host(host), AcceptanceArgs(
-            categories=["code"], prompts_per_category=8, max_new_tokens=128, ignore_eos=True, thinking="on"))
+        result = measure_acceptance(
+            ToolContext.for_host(host),
+            AcceptanceArgs(
+                categories=["code"], prompts_per_category=8, max_new_tokens=128, ignore_eos=True, thinking="on"
+            ),
+        )
     assert result.host == host.spec and result.speculative_algorithm == "DFLASH" and result.block_size == 8
     assert result.failed_requests == 0 and result.overall.prompts == 8 and result.overall.thinking == "on"
     assert result.overall.completion_tokens == 8 * 128
@@ -91,7 +121,9 @@ def test_acceptance_is_within_005_of_the_truth_with_thinking_on_and_off(dflash):
         # Six 95% intervals: one missing its truth by chance is likely, so each is widened by half (~99.7%).
         low, high = summary.request_mean_ci95
         half = (high - low) / 2
-        assert abs(summary.request_mean - truth) < 1.5 * half, f"{summary.category}: {truth} vs {summary.request_mean_ci95}"
+        assert abs(summary.request_mean - truth) < 1.5 * half, (
+            f"{summary.category}: {truth} vs {summary.request_mean_ci95}"
+        )
         assert summary.token_weighted_ci95[0] < summary.token_weighted < summary.token_weighted_ci95[1]
         assert summary.completion_tokens == 512 * summary.prompts
     for overall in result.overall_by_thinking:
@@ -101,21 +133,31 @@ def test_acceptance_is_within_005_of_the_truth_with_thinking_on_and_off(dflash):
         assert abs(overall.token_weighted - overall_truth) < 0.05, overall
         # Token weighting is a harmonic-style mean of per-request tau: never above the request mean.
         assert overall.token_weighted <= overall.request_mean
-    for words in ("Student-t", "bootstrap", "temperature 0", "spec_verify_ct", "specops-math-32",
-                  "chat_template.jinja", "thinking on and thinking off"):
+    for words in (
+        "Student-t",
+        "bootstrap",
+        "temperature 0",
+        "spec_verify_ct",
+        "specops-math-32",
+        "chat_template.jinja",
+        "thinking on and thinking off",
+    ):
         assert words in result.method
 
 
 def test_raw_text_measures_one_mode(dflash):
-    result = measure_acceptance(dflash, AcceptanceArgs(categories=["math"], prompts_per_category=8, max_new_tokens=128,
-                                                       thinking="raw"))
+    result = measure_acceptance(
+        dflash, AcceptanceArgs(categories=["math"], prompts_per_category=8, max_new_tokens=128, thinking="raw")
+    )
     assert result.overall_by_thinking == [] and result.overall.thinking is None
     assert "raw prompt text" in result.method
 
 
 def test_a_break_even_above_the_measured_tau_gives_a_warning(dflash):
-    result = measure_acceptance(dflash, AcceptanceArgs(
-        categories=["chat"], prompts_per_category=8, max_new_tokens=128, break_even_accept_length=4.5))
+    result = measure_acceptance(
+        dflash,
+        AcceptanceArgs(categories=["chat"], prompts_per_category=8, max_new_tokens=128, break_even_accept_length=4.5),
+    )
     assert result.overall.prompts == 8
     assert result.warning is not None and "4.5" in result.warning
 
@@ -123,9 +165,17 @@ def test_a_break_even_above_the_measured_tau_gives_a_warning(dflash):
 def test_bad_input_is_refused_before_anything_runs():
     from pydantic import ValidationError
 
-    for bad in ({"concurrency": 0}, {"port": 0}, {"categories": ["poetry"]}, {"categories": []},
-                {"categories": ["math", "math"]}, {"prompt_template": "no slot"}, {"max_new_tokens": 0},
-                {"thinking": "on", "prompt_template": "<s>{prompt}"}, {"thinking": "maybe"}):
+    for bad in (
+        {"concurrency": 0},
+        {"port": 0},
+        {"categories": ["poetry"]},
+        {"categories": []},
+        {"categories": ["math", "math"]},
+        {"prompt_template": "no slot"},
+        {"max_new_tokens": 0},
+        {"thinking": "on", "prompt_template": "<s>{prompt}"},
+        {"thinking": "maybe"},
+    ):
         with pytest.raises(ValidationError):
             AcceptanceArgs(**bad)
     assert set(CATEGORIES) == {"math", "code", "chat"}
@@ -136,7 +186,9 @@ def test_a_server_without_speculation_is_named_as_such():
         server = _launch(host, str(world.layout.home))
         try:
             with pytest.raises(NotSpeculative):
-                measure_acceptance(ToolContext.for_host(host), AcceptanceArgs(categories=["math"], prompts_per_category=2,
-                                                                               max_new_tokens=16))
+                measure_acceptance(
+                    ToolContext.for_host(host),
+                    AcceptanceArgs(categories=["math"], prompts_per_category=2, max_new_tokens=16),
+                )
         finally:
             host.stop(server)

@@ -34,8 +34,26 @@ FIELDS = RELEASE.bench_serving.result_fields
 
 def bench(*extra: str, port: str = "30000", dataset: str = "random-ids") -> list[str]:
     # The installed release's own module (0.5.23: sglang.benchmark.serving; sglang.bench_serving is a shim that warns).
-    return ["python3", "-m", RELEASE.bench_serving.module, "--backend", "sglang", "--host", "127.0.0.1", "--port", port,
-            "--dataset-name", dataset, "--random-range-ratio", "1.0", "--request-rate", "inf", "--seed", "1", *extra]
+    return [
+        "python3",
+        "-m",
+        RELEASE.bench_serving.module,
+        "--backend",
+        "sglang",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        port,
+        "--dataset-name",
+        dataset,
+        "--random-range-ratio",
+        "1.0",
+        "--request-rate",
+        "inf",
+        "--seed",
+        "1",
+        *extra,
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -49,10 +67,12 @@ def served():
 
 def test_unknown_flags_and_bad_values_are_refused_like_argparse(served):
     with reach(served, "sim") as host:
-        for argv, message in ((bench("--bogus"), "unrecognized arguments: --bogus"),
-                              (bench("--dataset-name", "nope"), "argument --dataset-name: invalid choice: 'nope'"),
-                              (bench("--num-prompts", "many"), "argument --num-prompts: invalid int value: 'many'"),
-                              (bench("--backend", "tgi"), "argument --backend: invalid choice: 'tgi'")):
+        for argv, message in (
+            (bench("--bogus"), "unrecognized arguments: --bogus"),
+            (bench("--dataset-name", "nope"), "argument --dataset-name: invalid choice: 'nope'"),
+            (bench("--num-prompts", "many"), "argument --num-prompts: invalid int value: 'many'"),
+            (bench("--backend", "tgi"), "argument --backend: invalid choice: 'tgi'"),
+        ):
             done = host.run(argv, timeout=60)
             assert done.exit_code == 2 and message in done.stderr and done.stderr.startswith("usage: "), done.stderr
             assert not host.exists("never.jsonl")
@@ -62,19 +82,64 @@ def test_a_run_streams_from_the_server_prints_the_summary_and_appends_sglangs_fi
     with reach(served, "sim") as host:
         out = f"{served.layout.home}/bench/runs.jsonl"
         host.run(["mkdir", "-p", f"{served.layout.home}/bench"], timeout=30).check()
-        first = host.run(bench("--num-prompts", "8", "--max-concurrency", "4", "--random-input-len", "64",
-                               "--random-output-len", "48", "--warmup-requests", "1", "--flush-cache",
-                               "--output-file", out), timeout=120)
+        first = host.run(
+            bench(
+                "--num-prompts",
+                "8",
+                "--max-concurrency",
+                "4",
+                "--random-input-len",
+                "64",
+                "--random-output-len",
+                "48",
+                "--warmup-requests",
+                "1",
+                "--flush-cache",
+                "--output-file",
+                out,
+            ),
+            timeout=120,
+        )
         assert first.exit_code == 0, first.stdout[-2000:] + first.stderr[-2000:]
-        for words in ("#Input tokens: 512", "Starting warmup with 1 sequences...", " Serving Benchmark Result ",
-                      "Successful requests:                     8", "Output token throughput (tok/s):",
-                      "Max request concurrency:                 4", "P95 ITL (ms):"):
+        for words in (
+            "#Input tokens: 512",
+            "Starting warmup with 1 sequences...",
+            " Serving Benchmark Result ",
+            "Successful requests:                     8",
+            "Output token throughput (tok/s):",
+            "Max request concurrency:                 4",
+            "P95 ITL (ms):",
+        ):
             assert words in first.stdout, words
         # The second run names the server by --base-url, asks for the model by name and lets lengths vary.
-        second = host.run(["python3", "-m", RELEASE.bench_serving.module, "--base-url", "http://127.0.0.1:30000",
-                           "--dataset-name", "random-ids", "--num-prompts", "6", "--random-input-len", "32",
-                           "--random-output-len", "40", "--random-range-ratio", "0.5", "--max-concurrency", "6",
-                           "--warmup-requests", "0", "--output-file", out, "--tag", "second"], timeout=120)
+        second = host.run(
+            [
+                "python3",
+                "-m",
+                RELEASE.bench_serving.module,
+                "--base-url",
+                "http://127.0.0.1:30000",
+                "--dataset-name",
+                "random-ids",
+                "--num-prompts",
+                "6",
+                "--random-input-len",
+                "32",
+                "--random-output-len",
+                "40",
+                "--random-range-ratio",
+                "0.5",
+                "--max-concurrency",
+                "6",
+                "--warmup-requests",
+                "0",
+                "--output-file",
+                out,
+                "--tag",
+                "second",
+            ],
+            timeout=120,
+        )
         assert second.exit_code == 0, second.stdout[-2000:] + second.stderr[-2000:]
         lines = [json.loads(line) for line in host.read_file(out).decode().splitlines()]
     assert len(lines) == 2, "each run appends one line"
@@ -97,11 +162,15 @@ def test_random_without_a_dataset_path_fails_as_sglang_does_offline(served):
     with reach(served, "sim") as host:
         offline = host.run(bench(*small, dataset="random"), timeout=60)
         assert offline.exit_code == 1, offline.stdout[-2000:]
-        assert ("huggingface_hub.errors.LocalEntryNotFoundError: An error happened while trying to locate the file on "
-                "the Hub and we cannot find the requested files in the local cache.") in offline.stderr
+        assert (
+            "huggingface_hub.errors.LocalEntryNotFoundError: An error happened while trying to locate the file on "
+            "the Hub and we cannot find the requested files in the local cache."
+        ) in offline.stderr
         # With a readable ShareGPT copy (--dataset-path), `random` runs.
         copy = f"{served.layout.home}/sharegpt.json"
-        host.write_file(copy, json.dumps([{"conversations": [{"value": "hi"}, {"value": "hello"}]}]).encode(), mode=0o644)
+        host.write_file(
+            copy, json.dumps([{"conversations": [{"value": "hi"}, {"value": "hello"}]}]).encode(), mode=0o644
+        )
         out = f"{served.layout.home}/bench/with-path.jsonl"
         host.run(["mkdir", "-p", f"{served.layout.home}/bench"], timeout=30).check()
         local = host.run(bench(*small, "--dataset-path", copy, "--output-file", out, dataset="random"), timeout=60)
@@ -118,11 +187,15 @@ def test_nothing_listening_fails_as_sglang_does(served):
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_the_tool_runs_it_on_every_backend(served, backend):
     with reach(served, backend) as host:
-        result = run_benchmark(ToolContext.for_host(host), BenchmarkArgs(
-            levels=[1, 3], input_len=32, output_len=24, rounds=1, client="bench_serving", timeout_s=120))
+        result = run_benchmark(
+            ToolContext.for_host(host),
+            BenchmarkArgs(levels=[1, 3], input_len=32, output_len=24, rounds=1, client="bench_serving", timeout_s=120),
+        )
     assert result.client == "bench_serving" and result.host == host.spec and result.server_version == VERSION
     assert result.api.startswith(RELEASE.bench_serving.module) and "random-ids" in result.prompts
-    assert [lv.requests_completed for lv in result.levels] == [1, 3] and not any(lv.requests_failed for lv in result.levels)
+    assert [lv.requests_completed for lv in result.levels] == [1, 3] and not any(
+        lv.requests_failed for lv in result.levels
+    )
     # p90 / p95 kept where the release reports them (0.5.23: every latency; before: p90 of E2E, p95 of ITL).
     has = set(FIELDS)
     for level in result.levels:
@@ -139,8 +212,9 @@ def test_the_tool_through_bench_serving_agrees_with_our_own_client(served):
     with reach(served, "sim") as host:
         ctx = ToolContext.for_host(host)
         ours = run_benchmark(ctx, BenchmarkArgs(levels=levels, input_len=128, output_len=256, rounds=1))
-        theirs = run_benchmark(ctx, BenchmarkArgs(levels=levels, input_len=128, output_len=256, rounds=1,
-                                                  client="bench_serving"))
+        theirs = run_benchmark(
+            ctx, BenchmarkArgs(levels=levels, input_len=128, output_len=256, rounds=1, client="bench_serving")
+        )
     assert theirs.api == f"{RELEASE.bench_serving.module} --backend sglang" and theirs.best_at_concurrency == 64
     for mine, sglang in zip(ours.levels, theirs.levels, strict=True):
         c = mine.concurrency

@@ -70,8 +70,18 @@ def reference(ssh_host, ctx):  # noqa: F811
     host.write_file(path, Path(REFERENCE_SERVER).read_bytes())
     port = _free_port()
     server = host.start_detached(
-        ["python3", path, "--port", str(port), "--ttft-ms", str(TTFT_MS), "--chunk-ms", str(CHUNK_MS),
-         "--tokens-per-chunk", str(PER_CHUNK)],
+        [
+            "python3",
+            path,
+            "--port",
+            str(port),
+            "--ttft-ms",
+            str(TTFT_MS),
+            "--chunk-ms",
+            str(CHUNK_MS),
+            "--tokens-per-chunk",
+            str(PER_CHUNK),
+        ],
         log_path="logs/reference.log",
     )
     deadline = time.monotonic() + 15
@@ -128,27 +138,33 @@ def test_a_local_host_runs_the_client_too(reference, tmp_path):
     with LocalHost() as local:
         # The reference server listens on this machine's loopback (sim and ssh worlds live here); the client
         # script is written under the context's home, here a temporary one.
-        result = run_benchmark(ToolContext(host=local, home=str(tmp_path), allowed_roots=(str(tmp_path),)),
-                               BenchmarkArgs(port=reference, levels=[2], output_len=40, rounds=1))
+        result = run_benchmark(
+            ToolContext(host=local, home=str(tmp_path), allowed_roots=(str(tmp_path),)),
+            BenchmarkArgs(port=reference, levels=[2], output_len=40, rounds=1),
+        )
     assert result.levels[0].total_output_tokens == 80
 
 
 def test_a_timed_level_is_cut_at_its_end_drained_or_ended_with_its_window(ctx, reference):  # noqa: F811
     # Answers of 4,000 tokens take at least 8 s; a cut level of 0.5 s does not wait for them: none completes.
-    cut = run_benchmark(ctx, BenchmarkArgs(port=reference, levels=[4], output_len=4000, duration_s=0.5, end="cut",
-                                           warmup_requests=0)).levels[0]  # fmt: skip
+    cut = run_benchmark(
+        ctx, BenchmarkArgs(port=reference, levels=[4], output_len=4000, duration_s=0.5, end="cut", warmup_requests=0)
+    ).levels[0]
     assert cut.requests_cut == 4 and cut.requests_completed == 0 and cut.requests_failed == 0
     # Cut requests' tokens count, their latencies do not (TTFT does: each had its first token).
     assert cut.e2e.samples == 0 and cut.tpot.samples == 0 and cut.ttft.samples == 4
     assert cut.ttft.p50_ms >= TTFT_MS - SLACK_MS
     assert 0 < cut.total_output_tokens < 4 * 4000 and cut.tokens_per_chunk == PER_CHUNK
     assert cut.output_tok_s > 0
-    drained = run_benchmark(ctx, BenchmarkArgs(port=reference, levels=[4], output_len=OUTPUT, duration_s=0.5,
-                                               end="drain", warmup_requests=0)).levels[0]  # fmt: skip
+    drained = run_benchmark(
+        ctx,
+        BenchmarkArgs(port=reference, levels=[4], output_len=OUTPUT, duration_s=0.5, end="drain", warmup_requests=0),
+    ).levels[0]
     assert drained.requests_cut == 0 and drained.requests_completed > 4
     assert drained.total_output_tokens == OUTPUT * drained.requests_completed
-    windowed = run_benchmark(ctx, BenchmarkArgs(port=reference, levels=[4], output_len=OUTPUT, duration_s=0.5,
-                                                warmup_requests=0)).levels[0]  # fmt: skip
+    windowed = run_benchmark(
+        ctx, BenchmarkArgs(port=reference, levels=[4], output_len=OUTPUT, duration_s=0.5, warmup_requests=0)
+    ).levels[0]
     assert windowed.requests_failed == 0 and windowed.requests_completed >= 4
     # All three hold 4 streams decoding on the server's fixed schedule (4 x 4 tokens every 8 ms), so their
     # steady figures agree; the bound is generous (measured together they agree within a few per cent,

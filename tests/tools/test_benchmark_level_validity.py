@@ -85,7 +85,11 @@ class BreakingServer:
         writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
         for k in range(1, self.chunks + 1):
             done = self.how == "finish" and k == self.chunks
-            meta = {"completion_tokens": 4 * k, "prompt_tokens": 4, "finish_reason": {"type": "length"} if done else None}
+            meta = {
+                "completion_tokens": 4 * k,
+                "prompt_tokens": 4,
+                "finish_reason": {"type": "length"} if done else None,
+            }
             writer.write(_sse({"text": "x", "meta_info": meta}))
             await writer.drain()
             await asyncio.sleep(0.002)
@@ -104,9 +108,14 @@ async def _run(server: BreakingServer, levels: list[int]) -> dict:
     server.listener = listener
     port = listener.sockets[0].getsockname()[1]
     config = {
-        "base_url": f"http://127.0.0.1:{port}", "api": "sglang", "output_len": 4 * server.chunks, "request_timeout_s": 5,
+        "base_url": f"http://127.0.0.1:{port}",
+        "api": "sglang",
+        "output_len": 4 * server.chunks,
+        "request_timeout_s": 5,
         "prompts": {"kind": "random_ids", "input_len": 4, "seed": 1},
-        "levels": [{"concurrency": c, "num_requests": 2 * c, "warmup_requests": 0, "flush_cache": False} for c in levels],
+        "levels": [
+            {"concurrency": c, "num_requests": 2 * c, "warmup_requests": 0, "flush_cache": False} for c in levels
+        ],
     }
     client = stream_client.Client(config)
     if server.die_after_level:
@@ -167,8 +176,9 @@ class FakeHost:
         self.record, self.alive, self.log, self.log_age_s = record, alive, log, log_age_s
 
     def _done(self, argv: list[str], stdout: str) -> CommandResult:
-        return CommandResult(argv=argv, exit_code=0, stdout=stdout, stderr="", duration_s=0.0, timed_out=False,
-                             host=self.spec)
+        return CommandResult(
+            argv=argv, exit_code=0, stdout=stdout, stderr="", duration_s=0.0, timed_out=False, host=self.spec
+        )
 
     def run(self, argv, **_: object) -> CommandResult:
         script = argv[2]
@@ -185,9 +195,14 @@ class FakeHost:
 
 
 def _record(port: int = 30000) -> DetachedProcess:
-    return DetachedProcess(pid=4242, pgid=4242, log_path="/root/.specops/logs/sglang-30000.log",
-                           argv=["python3", "-m", "sglang.launch_server", "--port", str(port)],
-                           started_at=datetime.now(UTC), host="fake:gpu")
+    return DetachedProcess(
+        pid=4242,
+        pgid=4242,
+        log_path="/root/.specops/logs/sglang-30000.log",
+        argv=["python3", "-m", "sglang.launch_server", "--port", str(port)],
+        started_at=datetime.now(UTC),
+        host="fake:gpu",
+    )
 
 
 def _ctx(host: FakeHost) -> ToolContext:
@@ -195,24 +210,50 @@ def _ctx(host: FakeHost) -> ToolContext:
 
 
 def _summary(n: int) -> LatencySummary:
-    return LatencySummary(samples=n, mean_ms=10.0 if n else None, p50_ms=10.0 if n else None,
-                          p90_ms=10.0 if n else None, p99_ms=10.0 if n else None)
+    return LatencySummary(
+        samples=n,
+        mean_ms=10.0 if n else None,
+        p50_ms=10.0 if n else None,
+        p90_ms=10.0 if n else None,
+        p99_ms=10.0 if n else None,
+    )
 
 
-def _level(concurrency: int = 64, *, accept: float | None = None, limited: bool = False, failed: int = 0) -> LevelResult:
+def _level(
+    concurrency: int = 64, *, accept: float | None = None, limited: bool = False, failed: int = 0
+) -> LevelResult:
     return LevelResult(
-        concurrency=concurrency, achieved_concurrency=concurrency * 0.98, requests_completed=3 * concurrency,
-        requests_failed=failed, errors=["HTTP 400: too long"] * min(failed, 1), duration_s=10.0,
-        total_input_tokens=100, total_output_tokens=1000, output_tok_s=100.0, request_rate_per_s=1.0,
-        ttft=_summary(5), tpot=_summary(5), itl_per_token=_summary(5), inter_chunk_gap=_summary(5), e2e=_summary(5),
-        tokens_per_chunk=accept or 1.0, accept_length=accept, cache_flushed=True,
-        client=ClientLoad(cpu_fraction=0.97 if limited else 0.1, loop_lag_p99_ms=9.0 if limited else 1.0, limited=limited),
+        concurrency=concurrency,
+        achieved_concurrency=concurrency * 0.98,
+        requests_completed=3 * concurrency,
+        requests_failed=failed,
+        errors=["HTTP 400: too long"] * min(failed, 1),
+        duration_s=10.0,
+        total_input_tokens=100,
+        total_output_tokens=1000,
+        output_tok_s=100.0,
+        request_rate_per_s=1.0,
+        ttft=_summary(5),
+        tpot=_summary(5),
+        itl_per_token=_summary(5),
+        inter_chunk_gap=_summary(5),
+        e2e=_summary(5),
+        tokens_per_chunk=accept or 1.0,
+        accept_length=accept,
+        cache_flushed=True,
+        client=ClientLoad(
+            cpu_fraction=0.97 if limited else 0.1, loop_lag_p99_ms=9.0 if limited else 1.0, limited=limited
+        ),
     )
 
 
 def test_a_dead_server_is_diagnosed_from_the_log_its_launch_record_names():
-    failure = check_server(_ctx(FakeHost(_record(), alive=False, log=WATCHDOG_LOG)), 30000,
-                           "GET /health_generate: ConnectionRefusedError", since=datetime.now(UTC).timestamp() - 60)
+    failure = check_server(
+        _ctx(FakeHost(_record(), alive=False, log=WATCHDOG_LOG)),
+        30000,
+        "GET /health_generate: ConnectionRefusedError",
+        since=datetime.now(UTC).timestamp() - 60,
+    )
     assert failure.state == "died" and failure.cause == "crash" and "NCCL watchdog" in failure.cause_words
     assert failure.log_path == "/root/.specops/logs/sglang-30000.log"
     level = failed_level(_level(96), failure, 30000, cap=None)
@@ -231,17 +272,22 @@ def test_the_server_cap_bounds_the_running_requests_the_remedy_names():
 def test_a_hung_server_is_not_answering_and_the_remedy_stops_it_first():
     quiet = "[2026-05-01 10:00:00] Decode batch. #running-req: 96\n"
     failure = check_server(_ctx(FakeHost(_record(), alive=True, log=quiet)), 30000, "GET /health_generate: no answer")
-    assert failure.state == "not_answering" and failure.cause is None and failure.cause_words == "its log names no error"
+    assert (
+        failure.state == "not_answering" and failure.cause is None and failure.cause_words == "its log names no error"
+    )
     level = failed_level(_level(96), failure, 30000, cap=None)
     assert "stopped answering" in level.invalid_reason and level.remedy.startswith("Stop the hung server (stop_server)")
     assert "/root/.specops/logs/sglang-30000.log" in level.remedy
 
 
 def test_a_record_of_another_port_or_a_stale_log_is_not_the_servers():
-    for host in (FakeHost(_record(port=30001), alive=False, log=WATCHDOG_LOG),
-                 FakeHost(_record(), alive=False, log=WATCHDOG_LOG, log_age_s=3600)):
-        failure = check_server(_ctx(host), 30000, "GET /health_generate: ConnectionRefusedError",
-                               since=datetime.now(UTC).timestamp() - 60)
+    for host in (
+        FakeHost(_record(port=30001), alive=False, log=WATCHDOG_LOG),
+        FakeHost(_record(), alive=False, log=WATCHDOG_LOG, log_age_s=3600),
+    ):
+        failure = check_server(
+            _ctx(host), 30000, "GET /health_generate: ConnectionRefusedError", since=datetime.now(UTC).timestamp() - 60
+        )
         assert failure.cause is None and "no launch record" in failure.cause_words and failure.state == "died"
         assert "read the server's log" in failed_level(_level(8), failure, 30000, cap=None).remedy
 
@@ -264,7 +310,9 @@ def test_an_acceptance_of_one_warns_in_the_acceptance_tools_words():
 def test_a_busy_client_warning_says_what_to_do_where_the_client_ran():
     host = level_warnings(BenchmarkArgs(levels=[64]), _level(64, limited=True), speculative=False)
     local = level_warnings(BenchmarkArgs(levels=[64], client="local"), _level(64, limited=True), speculative=False)
-    assert any("client was busy" in w and "from C=64 up in a call of their own" in w and "bench_serving" in w for w in host)
+    assert any(
+        "client was busy" in w and "from C=64 up in a call of their own" in w and "bench_serving" in w for w in host
+    )
     assert any("client was busy" in w and "client='host'" in w for w in local)
 
 

@@ -18,20 +18,47 @@ from specops.tools.benchmark.statistics import itl_per_token, level_result, perc
 from .worlds import ctx, host, world  # noqa: F401  (fixtures)
 
 BENCH_SERVING_LINE = {
-    "backend": "sglang", "dataset_name": "random", "request_rate": "inf", "max_concurrency": 16,
-    "duration": 41.87, "completed": 64, "total_input_tokens": 32768, "total_output_tokens": 16384,
-    "total_output_tokens_retokenized": 16001, "request_throughput": 1.5286, "input_throughput": 782.6,
-    "output_throughput": 391.3, "total_throughput": 1173.9,
-    "mean_e2e_latency_ms": 10410.2, "median_e2e_latency_ms": 10398.7, "std_e2e_latency_ms": 120.4, "p99_e2e_latency_ms": 10702.3,
-    "mean_ttft_ms": 312.5, "median_ttft_ms": 290.1, "std_ttft_ms": 45.0, "p99_ttft_ms": 420.9,
-    "mean_tpot_ms": 39.6, "median_tpot_ms": 39.5, "std_tpot_ms": 0.8, "p99_tpot_ms": 41.7,
-    "mean_itl_ms": 39.5, "median_itl_ms": 12.1, "std_itl_ms": 30.2, "p95_itl_ms": 95.0, "p99_itl_ms": 110.4,
-    "concurrency": 15.92, "accept_length": 3.61, "server_info": {"version": "0.5.10"},
+    "backend": "sglang",
+    "dataset_name": "random",
+    "request_rate": "inf",
+    "max_concurrency": 16,
+    "duration": 41.87,
+    "completed": 64,
+    "total_input_tokens": 32768,
+    "total_output_tokens": 16384,
+    "total_output_tokens_retokenized": 16001,
+    "request_throughput": 1.5286,
+    "input_throughput": 782.6,
+    "output_throughput": 391.3,
+    "total_throughput": 1173.9,
+    "mean_e2e_latency_ms": 10410.2,
+    "median_e2e_latency_ms": 10398.7,
+    "std_e2e_latency_ms": 120.4,
+    "p99_e2e_latency_ms": 10702.3,
+    "mean_ttft_ms": 312.5,
+    "median_ttft_ms": 290.1,
+    "std_ttft_ms": 45.0,
+    "p99_ttft_ms": 420.9,
+    "mean_tpot_ms": 39.6,
+    "median_tpot_ms": 39.5,
+    "std_tpot_ms": 0.8,
+    "p99_tpot_ms": 41.7,
+    "mean_itl_ms": 39.5,
+    "median_itl_ms": 12.1,
+    "std_itl_ms": 30.2,
+    "p95_itl_ms": 95.0,
+    "p99_itl_ms": 110.4,
+    "concurrency": 15.92,
+    "accept_length": 3.61,
+    "server_info": {"version": "0.5.10"},
 }
 
 
 def test_bench_serving_jsonl_lines_parse_into_levels():
-    lines = [json.dumps(BENCH_SERVING_LINE), json.dumps({**BENCH_SERVING_LINE, "max_concurrency": 1, "accept_length": None})]
+    lines = [
+        json.dumps(BENCH_SERVING_LINE),
+        json.dumps({**BENCH_SERVING_LINE, "max_concurrency": 1, "accept_length": None}),
+    ]
     first, second = (parse_bench_serving_line(line, prompts_sent=64) for line in lines)
     assert first.concurrency == 16 and first.achieved_concurrency == 15.92
     assert first.output_tok_s == 391.3 and first.total_output_tokens == 16384 and first.requests_completed == 64
@@ -39,7 +66,9 @@ def test_bench_serving_jsonl_lines_parse_into_levels():
     assert first.itl_per_token.p50_ms == 12.1 and first.e2e.p99_ms == 10702.3 and first.tpot.mean_ms == 39.6
     assert first.itl_per_token.p95_ms == 95.0 and first.ttft.p95_ms is None  # 0.5.10 reports p95 of ITL only
     # bench_serving's accept_length is the server's running average: kept apart, never the level's own.
-    assert first.accept_length_lifetime == 3.61 and first.accept_length is None and second.accept_length_lifetime is None
+    assert (
+        first.accept_length_lifetime == 3.61 and first.accept_length is None and second.accept_length_lifetime is None
+    )
     assert second.concurrency == 1 and first.requests_failed == 0
     assert first.client is None and first.inter_chunk_gap is None
     for bad in ("not json", json.dumps({"duration": 1.0})):
@@ -52,8 +81,15 @@ def test_bench_serving_command_line_is_built_as_words():
     argv = bench_serving_argv("sglang.bench_serving", args, 4, "/root/.cache/specops/bench/out.jsonl")
     assert argv[:3] == ["python3", "-m", "sglang.bench_serving"]
     joined = " ".join(argv)
-    for flag in ("--max-concurrency 4", "--num-prompts 8", "--random-range-ratio 1.0", "--request-rate inf",
-                 "--random-input-len 1024", "--random-output-len 256", "--flush-cache"):
+    for flag in (
+        "--max-concurrency 4",
+        "--num-prompts 8",
+        "--random-range-ratio 1.0",
+        "--request-rate inf",
+        "--random-input-len 1024",
+        "--random-output-len 256",
+        "--flush-cache",
+    ):
         assert flag in joined
     assert "--disable-ignore-eos" not in argv
 
@@ -70,15 +106,29 @@ def test_a_simulated_hosts_fast_clock_is_converted_to_the_modelled_hosts():
     level = parse_bench_serving_line(json.dumps(BENCH_SERVING_LINE), time_scale=4.0)
     assert level.duration_s == pytest.approx(4 * 41.87) and level.output_tok_s == pytest.approx(391.3 / 4)
     assert level.request_rate_per_s == pytest.approx(1.5286 / 4) and level.ttft.p99_ms == pytest.approx(4 * 420.9)
-    assert level.achieved_concurrency == 15.92 and level.total_output_tokens == 16384 and level.accept_length_lifetime == 3.61
+    assert (
+        level.achieved_concurrency == 15.92
+        and level.total_output_tokens == 16384
+        and level.accept_length_lifetime == 3.61
+    )
 
 
-@pytest.mark.parametrize("bad", [
-    {"levels": [0]}, {"levels": []}, {"levels": [4, 4]}, {"levels": [5000]}, {"levels": [1], "port": 70000},
-    {"levels": [1], "requests_per_level": 10, "duration_s": 5}, {"levels": [1], "output_len": 0},
-    {"levels": [1], "model": "bad\nname"}, {"levels": [1], "prompts": "poetry"}, {"levels": [1], "client": "elsewhere"},
-    {"levels": [1], "client": "bench_serving", "duration_s": 10},
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"levels": [0]},
+        {"levels": []},
+        {"levels": [4, 4]},
+        {"levels": [5000]},
+        {"levels": [1], "port": 70000},
+        {"levels": [1], "requests_per_level": 10, "duration_s": 5},
+        {"levels": [1], "output_len": 0},
+        {"levels": [1], "model": "bad\nname"},
+        {"levels": [1], "prompts": "poetry"},
+        {"levels": [1], "client": "elsewhere"},
+        {"levels": [1], "client": "bench_serving", "duration_s": 10},
+    ],
+)
 def test_bad_input_is_refused_before_anything_runs(bad):
     with pytest.raises(ValidationError):
         BenchmarkArgs(**bad)
@@ -93,15 +143,43 @@ def test_percentiles_and_per_token_itl():
 
 def test_a_level_counts_the_servers_tokens_not_chunks():
     raw = {
-        "concurrency": 2, "duration_s": 1.0, "client_cpu_s": 0.1, "loop_lag_ms": {"p99": 0.5}, "cache_flushed": True,
+        "concurrency": 2,
+        "duration_s": 1.0,
+        "client_cpu_s": 0.1,
+        "loop_lag_ms": {"p99": 0.5},
+        "cache_flushed": True,
         "server_info": {"internal_states": [{"avg_spec_accept_length": 3.2}]},
         "requests": [
-            {"start_s": 0.0, "end_s": 0.5, "chunk_s": [0.1, 0.2, 0.3], "chunk_tokens": [1, 4, 4], "output_tokens": 9,
-             "prompt_tokens": 10, "spec_verify_ct": 3, "error": None},
-            {"start_s": 0.0, "end_s": 1.0, "chunk_s": [0.2, 0.6], "chunk_tokens": [3, 5], "output_tokens": 8,
-             "prompt_tokens": 10, "spec_verify_ct": 2, "error": None},
-            {"start_s": 0.5, "end_s": 0.6, "chunk_s": [], "chunk_tokens": None, "output_tokens": None,
-             "prompt_tokens": None, "spec_verify_ct": None, "error": "HTTP 503: busy"},
+            {
+                "start_s": 0.0,
+                "end_s": 0.5,
+                "chunk_s": [0.1, 0.2, 0.3],
+                "chunk_tokens": [1, 4, 4],
+                "output_tokens": 9,
+                "prompt_tokens": 10,
+                "spec_verify_ct": 3,
+                "error": None,
+            },
+            {
+                "start_s": 0.0,
+                "end_s": 1.0,
+                "chunk_s": [0.2, 0.6],
+                "chunk_tokens": [3, 5],
+                "output_tokens": 8,
+                "prompt_tokens": 10,
+                "spec_verify_ct": 2,
+                "error": None,
+            },
+            {
+                "start_s": 0.5,
+                "end_s": 0.6,
+                "chunk_s": [],
+                "chunk_tokens": None,
+                "output_tokens": None,
+                "prompt_tokens": None,
+                "spec_verify_ct": None,
+                "error": "HTTP 503: busy",
+            },
         ],
     }
     level = level_result(raw)

@@ -9,7 +9,6 @@ level valid.
 
 from __future__ import annotations
 
-
 import pytest
 
 from specops.sim.faults import CrashUnderLoad
@@ -22,8 +21,13 @@ from .worlds import reach, start_world
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.serial]
 TIME_SCALE = 50.0
-FAST_LOAD = PROFILE.model_copy(update={"serving": PROFILE.serving.model_copy(update={
-    "target": PROFILE.serving.target.model_copy(update={"load_seconds": 2 * TIME_SCALE})})})
+FAST_LOAD = PROFILE.model_copy(
+    update={
+        "serving": PROFILE.serving.model_copy(
+            update={"target": PROFILE.serving.target.model_copy(update={"load_seconds": 2 * TIME_SCALE})}
+        )
+    }
+)
 AT_RUNNING = 6  # the server hangs (then the watchdog kills it) once this many requests run at once
 ARGS = {"input_len": 64, "output_len": 64, "rounds": 1}
 
@@ -59,8 +63,9 @@ def test_a_level_the_server_died_in_is_invalid_with_the_cause_from_its_log_and_a
         assert died.total_output_tokens == 0 and died.tpot.samples == 0 and died.e2e.samples == 0
         assert result.levels_not_run == [16] and result.best_at_concurrency == 2
         assert any(w.startswith("levels [16] were not run") for w in result.warnings)
-        assert any(w.startswith("C=8: NOT VALID") and "Remedy:" in w and "--max-running-requests" in w
-                   for w in result.warnings)
+        assert any(
+            w.startswith("C=8: NOT VALID") and "Remedy:" in w and "--max-running-requests" in w for w in result.warnings
+        )
 
         # The remedy: fewer running requests than the level that crashed it. The same level now queues and is valid.
         fixed = launch(host, home, "logs/sglang-capped.log", "--max-running-requests", "4")
@@ -77,8 +82,9 @@ def test_a_level_the_server_died_in_is_invalid_with_the_cause_from_its_log_and_a
 def test_without_a_launch_record_the_cause_is_unknown_and_the_remedy_says_where_to_look(sim_world):
     with reach(sim_world, "sim") as host:
         ctx = ToolContext.for_host(host)
-        server = launch(host, str(sim_world.layout.home), "logs/sglang-by-hand.log", "--watchdog-timeout", "30",
-                        port=30001)
+        server = launch(
+            host, str(sim_world.layout.home), "logs/sglang-by-hand.log", "--watchdog-timeout", "30", port=30001
+        )
         try:
             result = run_benchmark(ctx, BenchmarkArgs(port=30001, levels=[8, 16], **ARGS))
         finally:

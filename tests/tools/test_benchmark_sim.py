@@ -17,7 +17,7 @@ import pytest
 from specops.sim.profiles import load_profile
 from specops.sim.serving.performance import Launch, build_performance_model
 from specops.tools.benchmark import BenchmarkArgs, run_benchmark
-from specops.tools.benchmark.sweep import run_client, client_config, server_url
+from specops.tools.benchmark.sweep import client_config, run_client, server_url
 from specops.tools.context import ToolContext
 
 from .worlds import reach, start_world
@@ -28,15 +28,32 @@ TIME_SCALE = 3.0
 OUTPUT = 256
 PROFILE = load_profile("seed-ct200")
 # The seed host's profile with a 2 s (modelled 20 s) load, so a test launch is ready at once.
-FAST_LOAD = PROFILE.model_copy(update={"serving": PROFILE.serving.model_copy(update={
-    "target": PROFILE.serving.target.model_copy(update={"load_seconds": 2 * TIME_SCALE})})})
+FAST_LOAD = PROFILE.model_copy(
+    update={
+        "serving": PROFILE.serving.model_copy(
+            update={"target": PROFILE.serving.target.model_copy(update={"load_seconds": 2 * TIME_SCALE})}
+        )
+    }
+)
 
 
 def launch(host, home: str, log: str, *extra: str, port: int = 30000):
     """The simulated SGLang (TP8, EP4) started by hand on `port`, waited for until its log says it is ready."""
     server = host.start_detached(
-        ["python3", "-m", "sglang.launch_server", "--model-path", f"{home}/models/Kimi-K2.6", "--tp", "8", "--ep", "4",
-         "--port", str(port), *extra],
+        [
+            "python3",
+            "-m",
+            "sglang.launch_server",
+            "--model-path",
+            f"{home}/models/Kimi-K2.6",
+            "--tp",
+            "8",
+            "--ep",
+            "4",
+            "--port",
+            str(port),
+            *extra,
+        ],
         log_path=log,
     )
     deadline = time.monotonic() + 30
@@ -59,7 +76,8 @@ def test_throughput_at_every_level_is_within_3_percent_of_the_profile(sim_world)
         server = launch(host, str(sim_world.layout.home), "logs/sglang-ep4.log", "--max-running-requests", "256")
         try:
             result = run_benchmark(
-                ToolContext.for_host(host), BenchmarkArgs(levels=[1, 16, 32, 64, 128], input_len=128, output_len=OUTPUT, rounds=1)
+                ToolContext.for_host(host),
+                BenchmarkArgs(levels=[1, 16, 32, 64, 128], input_len=128, output_len=OUTPUT, rounds=1),
             )
         finally:
             host.stop(server)
@@ -77,7 +95,6 @@ def test_throughput_at_every_level_is_within_3_percent_of_the_profile(sim_world)
         assert level.tpot.p50_ms / 1e3 == pytest.approx(level.concurrency / expected, rel=0.05)
     assert result.best_at_concurrency == 128
     assert result.time_scale == TIME_SCALE and "faster than the host it models" in result.method
-
 
 
 def test_a_timed_level_ends_with_its_steady_window(sim_world):
@@ -109,5 +126,7 @@ def test_a_timed_level_ends_with_its_steady_window(sim_world):
         assert all(r["end_s"] == pytest.approx(window_end, abs=0.05) for r in cut)
     for level in result.levels:
         expected = truth.step_time.throughput(level.concurrency)
-        assert level.output_tok_s == pytest.approx(expected, rel=0.03), f"C={level.concurrency}: {level.output_tok_s:.1f} vs {expected:.1f}"
+        assert level.output_tok_s == pytest.approx(expected, rel=0.03), (
+            f"C={level.concurrency}: {level.output_tok_s:.1f} vs {expected:.1f}"
+        )
         assert level.requests_cut > 0 and level.requests_failed == 0

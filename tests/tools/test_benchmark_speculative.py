@@ -16,8 +16,13 @@ from .worlds import reach, start_world
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.serial]
 TIME_SCALE = 50.0
-FAST_LOAD = PROFILE.model_copy(update={"serving": PROFILE.serving.model_copy(update={
-    "target": PROFILE.serving.target.model_copy(update={"load_seconds": 2 * TIME_SCALE})})})
+FAST_LOAD = PROFILE.model_copy(
+    update={
+        "serving": PROFILE.serving.model_copy(
+            update={"target": PROFILE.serving.target.model_copy(update={"load_seconds": 2 * TIME_SCALE})}
+        )
+    }
+)
 
 
 @pytest.fixture(scope="module")
@@ -29,13 +34,26 @@ def sim_world():
 def test_several_tokens_per_chunk_are_counted_from_the_server(sim_world):
     with reach(sim_world, "sim") as host:
         home = str(sim_world.layout.home)
-        host.run(["hf", "download", "SubSir/Kimi-K2.6-DFlash-tmp-long", "--local-dir", f"{home}/models/dflash"],
-                 timeout=120).check()
-        server = launch(host, home, "logs/sglang-dflash.log", "--speculative-algorithm", "DFLASH", "--speculative-draft-model-path", f"{home}/models/dflash")
+        host.run(
+            ["hf", "download", "SubSir/Kimi-K2.6-DFlash-tmp-long", "--local-dir", f"{home}/models/dflash"], timeout=120
+        ).check()
+        server = launch(
+            host,
+            home,
+            "logs/sglang-dflash.log",
+            "--speculative-algorithm",
+            "DFLASH",
+            "--speculative-draft-model-path",
+            f"{home}/models/dflash",
+        )
         ctx = ToolContext.for_host(host)
         try:
-            native = run_benchmark(ctx, BenchmarkArgs(levels=[1, 8], prompts="chat", output_len=200, rounds=1, api="sglang"))
-            openai = run_benchmark(ctx, BenchmarkArgs(levels=[8], prompts="code", output_len=200, rounds=1, api="openai"))
+            native = run_benchmark(
+                ctx, BenchmarkArgs(levels=[1, 8], prompts="chat", output_len=200, rounds=1, api="sglang")
+            )
+            openai = run_benchmark(
+                ctx, BenchmarkArgs(levels=[8], prompts="code", output_len=200, rounds=1, api="openai")
+            )
         finally:
             host.stop(server)
     assert native.speculative_algorithm == "DFLASH" and openai.model

@@ -50,7 +50,9 @@ def test_a_simulated_hosts_fast_clock_is_converted_to_modelled_time():
     assert fast.output_tok_s == pytest.approx(real.output_tok_s / 10)
     assert fast.ttft.p50_ms == pytest.approx(real.ttft.p50_ms * 10)
     assert fast.duration_s == pytest.approx(30.0)
-    assert fast.client.cpu_fraction == real.client.cpu_fraction == pytest.approx(0.5)  # the client's load stays wall-clock
+    assert (
+        fast.client.cpu_fraction == real.client.cpu_fraction == pytest.approx(0.5)
+    )  # the client's load stays wall-clock
 
 
 def _closed_loop(concurrency: int, seconds: float, *, slow_after: float | None = None) -> list[dict]:
@@ -99,8 +101,16 @@ def test_a_chunks_tokens_count_over_the_gap_that_made_them_not_at_its_arrival():
 
 def test_tpot_is_reported_per_token_and_per_chunk():
     # Speculative-like: 12 tokens in 4 chunks of 3 over 0.4 s after the first chunk at 0.1 s.
-    spec = {"start_s": 0.0, "end_s": 0.4, "chunk_s": [0.1, 0.2, 0.3, 0.4], "chunk_tokens": [3, 3, 3, 3],
-            "output_tokens": 12, "prompt_tokens": 4, "spec_verify_ct": 4, "error": None}
+    spec = {
+        "start_s": 0.0,
+        "end_s": 0.4,
+        "chunk_s": [0.1, 0.2, 0.3, 0.4],
+        "chunk_tokens": [3, 3, 3, 3],
+        "output_tokens": 12,
+        "prompt_tokens": 4,
+        "spec_verify_ct": 4,
+        "error": None,
+    }
     level = level_result({"concurrency": 1, "duration_s": 0.4, "requests": [spec]})
     assert level.tpot.p50_ms == pytest.approx(300 / 11)  # per token
     assert level.tpot_per_chunk.p50_ms == pytest.approx(100.0)  # per chunk: one verify step
@@ -128,7 +138,7 @@ def test_requests_cut_at_the_end_of_a_timed_level_count_their_tokens_not_their_l
 def test_the_prefill_burst_at_a_levels_start_is_left_out_of_the_window():
     # Four requests start together; their first tokens come at 0.4 s (a long prefill), then 10 tok/s each.
     burst = []
-    for i in range(4):
+    for _ in range(4):
         r = request(0.0, tokens=20, length=2.4)
         r["chunk_s"] = [0.4 + 0.1 * k for k in range(20)]
         burst.append(r)

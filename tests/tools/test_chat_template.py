@@ -21,7 +21,9 @@ def test_the_jinja_file_wins_and_thinking_is_switched(tmp_path):
         "{{ bos_token }}{% for m in messages %}[{{ m['content'] }}]{% endfor %}"
         "{% if thinking is defined and thinking is false %}<think></think>{% else %}<think>{% endif %}"
     )
-    (tmp_path / "tokenizer_config.json").write_text(json.dumps({"bos_token": {"content": "<s>"}, "chat_template": "ignored"}))
+    (tmp_path / "tokenizer_config.json").write_text(
+        json.dumps({"bos_token": {"content": "<s>"}, "chat_template": "ignored"})
+    )
     template = read_chat_template(LocalHost(), str(tmp_path))
     assert template.source.endswith("chat_template.jinja") and template.has_thinking_switch
     assert template.render("hi", thinking=None) == "<s>[hi]<think>"
@@ -34,8 +36,16 @@ def test_tokenizer_config_templates_string_or_named(tmp_path):
     template = read_chat_template(LocalHost(), str(tmp_path))
     assert template.render("2+2?", thinking=False).endswith("<think>\n\n</think>\n\n")
     assert "<think>" not in template.render("2+2?", thinking=True)
-    (tmp_path / "tokenizer_config.json").write_text(json.dumps({"chat_template": [
-        {"name": "tool_use", "template": "tools"}, {"name": "default", "template": "{{ messages[0]['content'] }}"}]}))
+    (tmp_path / "tokenizer_config.json").write_text(
+        json.dumps(
+            {
+                "chat_template": [
+                    {"name": "tool_use", "template": "tools"},
+                    {"name": "default", "template": "{{ messages[0]['content'] }}"},
+                ]
+            }
+        )
+    )
     plain = read_chat_template(LocalHost(), str(tmp_path))
     assert plain.render("x", thinking=None) == "x" and not plain.has_thinking_switch
 
@@ -58,4 +68,4 @@ def test_the_switch_is_a_variable_the_template_reads_not_a_word_in_it(tmp_path):
     assert not template.has_thinking_switch and template.render("x", thinking=None).endswith("x")
     (tmp_path / "chat_template.jinja").write_text("{% if thinking %}")
     with pytest.raises(ChatTemplateError):
-        read_chat_template(LocalHost(), str(tmp_path)).has_thinking_switch
+        _ = read_chat_template(LocalHost(), str(tmp_path)).has_thinking_switch

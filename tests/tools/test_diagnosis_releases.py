@@ -31,8 +31,11 @@ def test_every_released_message_is_read_as_its_cause(version):
 
 
 def test_argparse_refusals_of_the_releases_are_unsupported_flags():
-    for argv, release in ((["--cuda-graph-max-bs", "64"], "0.5.23"), (["--speculative-algorithm", "DFLASH"], "0.5.10.post1"),
-                          (["--no-such-flag"], "0.5.11")):
+    for argv, release in (
+        (["--cuda-graph-max-bs", "64"], "0.5.23"),
+        (["--speculative-algorithm", "DFLASH"], "0.5.10.post1"),
+        (["--no-such-flag"], "0.5.11"),
+    ):
         with pytest.raises(LaunchError) as refused:
             parse_server_args(["--model-path", "/m", *argv], load(release))
         assert diagnose(refused.value.text).cause == "unsupported_flag", (release, refused.value.text)

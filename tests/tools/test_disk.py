@@ -2,7 +2,6 @@
 does not fit, every other mount is an alternative with its terms (a tmpfs named RAM-backed and volatile, one outside
 the allowed roots with the flag that allows it) or set aside with the reason (too small, a system filesystem)."""
 
-
 import pytest
 from pydantic import ValidationError
 
@@ -67,9 +66,12 @@ def test_full_disk_does_not_fit_and_names_the_other_mount():
 
 
 def test_bad_input_is_refused_before_anything_runs(ctx):  # noqa: F811
-    for bad in ({"repo_id": "a/b;rm -rf /", "target": "models/x"}, {"repo_id": DRAFTER, "target": "models/$(id)"},
-                {"repo_id": DRAFTER, "target": "models/x", "include": ["*.json; ls"]},
-                {"repo_id": DRAFTER, "target": "models/x", "margin_fraction": -1}):
+    for bad in (
+        {"repo_id": "a/b;rm -rf /", "target": "models/x"},
+        {"repo_id": DRAFTER, "target": "models/$(id)"},
+        {"repo_id": DRAFTER, "target": "models/x", "include": ["*.json; ls"]},
+        {"repo_id": DRAFTER, "target": "models/x", "margin_fraction": -1},
+    ):
         with pytest.raises(ValidationError):
             CheckDiskArgs(**bad)
     with pytest.raises(PathOutsideAllowedRoots):
@@ -113,8 +115,10 @@ def test_a_real_small_tmpfs_is_set_aside_as_too_small_and_named_ram(small_fs):
     profile = load_profile("seed-ct200")
     data = MountSpec(mount_point="/scratch", device="tmpfs", fstype="tmpfs", size_gib=1, used_gib=0)
     profile = profile.model_copy(update={"mounts": [*profile.mounts, data]})
-    with start_world(profile, faults=[FullDisk(mount_point="/", free_gib=1)], mount_backing={"/scratch": small_fs}) as w, \
-            reach(w, "sim") as h:  # fmt: skip
+    with (
+        start_world(profile, faults=[FullDisk(mount_point="/", free_gib=1)], mount_backing={"/scratch": small_fs}) as w,
+        reach(w, "sim") as h,
+    ):
         c = ToolContext.for_host(h)
         result = check_disk(c, CheckDiskArgs(repo_id=DRAFTER, target="models/Kimi-K2.6-DFlash"))
         [scratch] = [m for m in result.set_aside if m.mount_point == str(w.layout.root / "scratch")]

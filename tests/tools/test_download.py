@@ -40,8 +40,11 @@ def stored_sizes(repo_id: str, byte_scale: int) -> dict[str, int]:
 
 def on_disk(target: str) -> dict[str, int]:
     root = Path(target)
-    return {p.relative_to(root).as_posix(): p.stat().st_size for p in root.rglob("*")
-            if p.is_file() and ".cache" not in p.relative_to(root).parts}
+    return {
+        p.relative_to(root).as_posix(): p.stat().st_size
+        for p in root.rglob("*")
+        if p.is_file() and ".cache" not in p.relative_to(root).parts
+    }
 
 
 def fresh(name: str) -> str:
@@ -126,8 +129,11 @@ def test_progress_while_running_then_stop_and_resume(backend):
         assert 0 < resumed.already_present_bytes < resumed.expected_bytes
         done = wait(ctx, resumed)
         assert done.state is DownloadState.FINISHED, done
-        wanted = {p: n for p, n in stored_sizes(DRAFTER, slow_world.state.byte_scale).items() if p.endswith(".json")
-                  or "00002" in p}
+        wanted = {
+            p: n
+            for p, n in stored_sizes(DRAFTER, slow_world.state.byte_scale).items()
+            if p.endswith(".json") or "00002" in p
+        }
         assert on_disk(resumed.target_dir) == wanted
 
 

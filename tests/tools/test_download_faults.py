@@ -14,7 +14,13 @@ from specops.sim.profiles import load_profile
 from specops.sim.profiles.schema import MountSpec
 from specops.tools.context import ToolContext
 from specops.tools.download import start_download, wait_download
-from specops.tools.download.models import DownloadCause, DownloadMethod, DownloadState, StartDownloadArgs, WaitDownloadArgs
+from specops.tools.download.models import (
+    DownloadCause,
+    DownloadMethod,
+    DownloadState,
+    StartDownloadArgs,
+    WaitDownloadArgs,
+)
 from specops.tools.hub import RepoNotFound
 
 from .worlds import reach, start_world

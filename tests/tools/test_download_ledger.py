@@ -65,7 +65,9 @@ def test_a_vanished_directory_leaves_the_ledger_and_one_made_later_at_its_path_i
         kept = _download(ctx, "models/kept-drafter")
         shutil.rmtree(world.layout.home / "models" / "earlier-drafter")  # a person removed it
         assert set(read_ledger(ctx)) == {kept}
-        assert [json.loads(line)["target_dir"] for line in (world.layout.home / LEDGER).read_text().splitlines()] == [kept]
+        assert [json.loads(line)["target_dir"] for line in (world.layout.home / LEDGER).read_text().splitlines()] == [
+            kept
+        ]
         (world.layout.home / "models" / "earlier-drafter").mkdir()  # and later made their own there
         (world.layout.home / "models" / "earlier-drafter" / "config.json").write_text("{}")
         items = {i.path: i for i in list_freeable(ctx, ListFreeableArgs()).items if i.kind == "directory"}

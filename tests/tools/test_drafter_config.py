@@ -64,10 +64,18 @@ def test_qwen_drafter_fits_qwen_and_not_kimi(ctx):  # noqa: F811
 def test_dflash_config_wins_and_defaults_are_noted(ctx, world):  # noqa: F811
     directory = world.layout.home / "models" / "handmade-drafter"
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / "config.json").write_text(json.dumps({
-        "architectures": ["DFlashDraftModel"], "num_hidden_layers": 2, "hidden_size": 7168, "vocab_size": 163840,
-        "block_size": 16, "dflash_config": {"block_size": 4},
-    }))
+    (directory / "config.json").write_text(
+        json.dumps(
+            {
+                "architectures": ["DFlashDraftModel"],
+                "num_hidden_layers": 2,
+                "hidden_size": 7168,
+                "vocab_size": 163840,
+                "block_size": 16,
+                "dflash_config": {"block_size": 4},
+            }
+        )
+    )
     config = read(ctx, {"path": "models/handmade-drafter"}, KIMI_ON_DISK)
     assert config.block_size == 4 and config.block_size_from == "dflash_config"
     assert config.target_layer_ids is None and any("evenly" in n for n in config.notes)
@@ -115,10 +123,16 @@ def test_hub_drafters_name_their_target_in_the_model_card(ctx):  # noqa: F811
 
 
 def test_the_config_names_the_target_before_the_model_card(ctx, world):  # noqa: F811
-    drafter = _drafter_dir(world, "config-names-target", {
-        **QWEN_SIZED, "base_model": "Qwen/Qwen3-8B-Base",
-        "dflash_config": {"target_model_name_or_path": "Qwen/Qwen3-8B", "target_layer_ids": [1, 9]},
-    }, card="---\nbase_model: someone/else\n---\n# a drafter\n")  # fmt: skip
+    drafter = _drafter_dir(
+        world,
+        "config-names-target",
+        {
+            **QWEN_SIZED,
+            "base_model": "Qwen/Qwen3-8B-Base",
+            "dflash_config": {"target_model_name_or_path": "Qwen/Qwen3-8B", "target_layer_ids": [1, 9]},
+        },
+        card="---\nbase_model: someone/else\n---\n# a drafter\n",
+    )
     config = read(ctx, drafter, {"repo_id": "Qwen/Qwen3-8B"})
     assert config.target_model == "Qwen/Qwen3-8B" and config.target_model_source == "config"
     assert not any("trained for" in note for note in config.notes)
@@ -176,7 +190,7 @@ def test_a_hub_model_card_that_is_missing_or_unreadable(ctx, monkeypatch):  # no
         ("---\nbase_model: moonshotai/Kimi-K2.6\n---\n# x\n", ["moonshotai/Kimi-K2.6"]),
         ("---\nbase_model:\n  - Qwen/Qwen3-8B\n  - Qwen/Qwen3-8B-Base\n---\n", ["Qwen/Qwen3-8B", "Qwen/Qwen3-8B-Base"]),
         ("---\nbase_model: ['a/b', 'c/d']\nlicense: mit\n---\n", ["a/b", "c/d"]),
-        ("\ufeff---\r\nbase_model: \"Qwen/Qwen3-8B\"\r\n---\r\nbody\r\n", ["Qwen/Qwen3-8B"]),
+        ('\ufeff---\r\nbase_model: "Qwen/Qwen3-8B"\r\n---\r\nbody\r\n', ["Qwen/Qwen3-8B"]),
         ("---\nlicense: mit\n---\nbase_model: not/in-the-front-matter\n", []),
         ("# Title\n\nbase_model: not/front-matter\n", []),
         ("---\nbase_model: [unclosed\n---\n", []),
@@ -185,7 +199,7 @@ def test_a_hub_model_card_that_is_missing_or_unreadable(ctx, monkeypatch):  # no
         ("---\n- just\n- a list\n---\n", []),
         ("", []),
     ],
-)  # fmt: skip
+)
 def test_base_models_of_a_model_card(card, bases):
     assert card_base_models(card) == bases
 
@@ -206,6 +220,6 @@ def test_base_models_of_a_model_card(card, bases):
         ({"num_target_layers": 36, "target_layer_ids": [1, 9]}, None),
         ({"dflash_config": None}, None),
     ],
-)  # fmt: skip
+)
 def test_target_model_keys_of_a_config(config, named):
     assert config_target_model(config) == named

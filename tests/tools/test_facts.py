@@ -12,7 +12,7 @@ from specops.tools.context import ToolContext
 from specops.tools.facts import HostFactsArgs, host_facts, redact_argv
 from specops.tools.hosts import LocalHost
 
-from .worlds import ctx, host, start_world, world, reach  # noqa: F401
+from .worlds import ctx, host, reach, start_world, world  # noqa: F401
 
 MIB = 1024**2
 
@@ -49,11 +49,25 @@ def test_local_host_without_gpu_answers_with_a_note():
 
 @pytest.mark.timeout(60)
 def test_running_server_and_foreign_gpu_process_are_listed():
-    with start_world(faults=[OutOfMemory(foreign_mib_per_gpu=2048, min_mem_fraction_static=None)], time_scale=400) as w, \
-            reach(w, "sim") as h:
+    with (
+        start_world(faults=[OutOfMemory(foreign_mib_per_gpu=2048, min_mem_fraction_static=None)], time_scale=400) as w,
+        reach(w, "sim") as h,
+    ):
         proc = h.start_detached(
-            ["python3", "-m", "sglang.launch_server", "--model-path", "models/Kimi-K2.6", "--tp", "8",
-             "--port", "30123", "--api-key", "sk-secret", "--trust-remote-code"],
+            [
+                "python3",
+                "-m",
+                "sglang.launch_server",
+                "--model-path",
+                "models/Kimi-K2.6",
+                "--tp",
+                "8",
+                "--port",
+                "30123",
+                "--api-key",
+                "sk-secret",
+                "--trust-remote-code",
+            ],
             log_path="logs/server.log",
         )
         try:
@@ -74,16 +88,49 @@ def test_running_server_and_foreign_gpu_process_are_listed():
 
 def test_redaction_of_secret_flags():
     assert redact_argv(["x", "--api-key", "k", "--hf-token=t", "--port", "1"]) == [
-        "x", "--api-key", "***", "--hf-token=***", "--port", "1"]
+        "x",
+        "--api-key",
+        "***",
+        "--hf-token=***",
+        "--port",
+        "1",
+    ]
 
 
 def test_flags_that_only_mention_tokens_keep_their_values():
     """A running server's --speculative-num-draft-tokens was shown as ***: only flags naming a secret are masked."""
-    argv = ["python3", "-m", "sglang.launch_server", "--speculative-num-draft-tokens", "16", "--max-total-tokens=8192",
-            "--mask-token", "<|MASK|>", "--token-file", "/run/secrets/hf", "--admin-api-key", "a", "--token", "t"]
+    argv = [
+        "python3",
+        "-m",
+        "sglang.launch_server",
+        "--speculative-num-draft-tokens",
+        "16",
+        "--max-total-tokens=8192",
+        "--mask-token",
+        "<|MASK|>",
+        "--token-file",
+        "/run/secrets/hf",
+        "--admin-api-key",
+        "a",
+        "--token",
+        "t",
+    ]
     assert redact_argv(argv) == [
-        "python3", "-m", "sglang.launch_server", "--speculative-num-draft-tokens", "16", "--max-total-tokens=8192",
-        "--mask-token", "<|MASK|>", "--token-file", "/run/secrets/hf", "--admin-api-key", "***", "--token", "***"]
+        "python3",
+        "-m",
+        "sglang.launch_server",
+        "--speculative-num-draft-tokens",
+        "16",
+        "--max-total-tokens=8192",
+        "--mask-token",
+        "<|MASK|>",
+        "--token-file",
+        "/run/secrets/hf",
+        "--admin-api-key",
+        "***",
+        "--token",
+        "***",
+    ]
 
 
 def _doctor_app() -> typer.Typer:

@@ -11,10 +11,18 @@ from specops.tools.sglang.config import ServerConfig
 
 def _server(pid: int) -> RunningServer:
     return RunningServer(
-        host="sim:x", pid=pid, pgid=pid, started_at="2026-01-01T00:00:00Z", argv=["python3"], log_path="/x.log",
-        port=30000, base_url="http://127.0.0.1:30000", config=ServerConfig(model_path="/m"), ready_after_s=1.0,
+        host="sim:x",
+        pid=pid,
+        pgid=pid,
+        started_at="2026-01-01T00:00:00Z",
+        argv=["python3"],
+        log_path="/x.log",
+        port=30000,
+        base_url="http://127.0.0.1:30000",
+        config=ServerConfig(model_path="/m"),
+        ready_after_s=1.0,
         info=ServerInfoSummary.from_server_info({}),
-    )  # fmt: skip
+    )
 
 
 def test_ids_count_up_in_start_order_and_name_the_object():
@@ -40,11 +48,13 @@ def test_restore_rebuilds_from_recorded_outcomes_and_a_failed_restart_stopped_it
     s1 = live.add_server(_server(10)).model_dump(mode="json")
     s2 = live.add_server(_server(11)).model_dump(mode="json")
     restored = RunHandles()
-    restored.restore([
-        ("launch_server", True, s1),
-        ("launch_server", True, s2),
-        ("stop_server", True, {"server": "s1", "pid": 10}),
-        ("restart_server", False, {"kind": "launch_failed", "details": {"stopped_server": "s2"}}),
-    ])  # fmt: skip
+    restored.restore(
+        [
+            ("launch_server", True, s1),
+            ("launch_server", True, s2),
+            ("stop_server", True, {"server": "s1", "pid": 10}),
+            ("restart_server", False, {"kind": "launch_failed", "details": {"stopped_server": "s2"}}),
+        ]
+    )
     assert set(restored.servers) == {"s1", "s2"} and restored.running() == []
     assert restored.add_server(_server(12)).id == "s3"  # the next id follows the recorded ones

@@ -36,7 +36,13 @@ def test_arguments_are_passed_literally_with_cwd_env_and_stdin(host, tmp_path):
     result = host.run(["printf", "%s\\n", *tricky], timeout=10, cwd=str(tmp_path))
     assert result.stdout.splitlines() == tricky
     assert not (tmp_path / "pwned").exists()
-    result = host.run(["sh", "-c", 'pwd; echo "$GREETING"; cat'], timeout=10, cwd=str(tmp_path), env={"GREETING": "hi there"}, stdin="from stdin")
+    result = host.run(
+        ["sh", "-c", 'pwd; echo "$GREETING"; cat'],
+        timeout=10,
+        cwd=str(tmp_path),
+        env={"GREETING": "hi there"},
+        stdin="from stdin",
+    )
     assert result.stdout == f"{tmp_path}\nhi there\nfrom stdin"
 
 
@@ -59,7 +65,9 @@ def test_timeout_kills_the_whole_tree_and_keeps_partial_output(host, tmp_path):
 def test_detached_process_outlives_its_host_and_stops(tmp_path):
     log = tmp_path / "logs" / "ticker.log"
     with LocalHost() as first:
-        proc = first.start_detached(["sh", "-c", "echo ready; while :; do echo tick; sleep 0.1; done"], log_path=str(log), cwd=str(tmp_path))
+        proc = first.start_detached(
+            ["sh", "-c", "echo ready; while :; do echo tick; sleep 0.1; done"], log_path=str(log), cwd=str(tmp_path)
+        )
     with LocalHost() as second:
         assert second.is_running(proc)
         deadline = time.monotonic() + 5
@@ -71,7 +79,9 @@ def test_detached_process_outlives_its_host_and_stops(tmp_path):
 
 
 def test_stop_kills_a_group_that_ignores_term(host, tmp_path):
-    proc = host.start_detached(["sh", "-c", "trap '' TERM; while :; do sleep 0.1; done"], log_path=str(tmp_path / "stubborn.log"))
+    proc = host.start_detached(
+        ["sh", "-c", "trap '' TERM; while :; do sleep 0.1; done"], log_path=str(tmp_path / "stubborn.log")
+    )
     assert host.is_running(proc)
     started = time.monotonic()
     host.stop(proc, grace_s=0.5)
@@ -124,7 +134,9 @@ def test_a_given_environment_and_directory_are_what_commands_and_paths_see(tmp_p
     home.mkdir()
     work.mkdir()
     with LocalHost(env={"HOME": str(home), "MARK": "given"}, cwd=work) as host:
-        result = host.run(["sh", "-c", 'pwd; echo "$HOME $MARK $EXTRA"'], timeout=10, env={"EXTRA": "added", "MARK": "call"})
+        result = host.run(
+            ["sh", "-c", 'pwd; echo "$HOME $MARK $EXTRA"'], timeout=10, env={"EXTRA": "added", "MARK": "call"}
+        )
         assert result.stdout == f"{work}\n{home} call added\n", "the call's env wins over the host's"
         host.write_file("~/notes/a.txt", b"in the home")
         host.write_file("rel.txt", b"in the directory")

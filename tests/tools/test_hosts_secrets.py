@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import time
 
-import pytest
-
 from specops.tools.hosts import Host, LocalHost, open_host
 
 from .sshd import sshd  # noqa: F401  (fixture)

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from specops.sim.profiles import load_profile
-from specops.sim.world.ports import PortEntry, write_entry
 from specops.sim.world.layout import WorldLayout
+from specops.sim.world.ports import PortEntry, write_entry
 from specops.sim.world.state import WorldState
 from specops.tools.hosts import PortNotListening, SimHostNotRunning, open_host
 from specops.tools.hosts.sim import SimHost
@@ -104,7 +104,9 @@ def test_forward_resolves_the_port_registry_to_the_real_port(host, world):
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         real_port = server.server_address[1]
-        write_entry(world.layout, 30000, PortEntry(pid=os.getpid(), real_port=real_port, owner="test", command="test server"))
+        write_entry(
+            world.layout, 30000, PortEntry(pid=os.getpid(), real_port=real_port, owner="test", command="test server")
+        )
         with host.forward(30000) as (address, port):
             assert port == real_port
             assert urllib.request.urlopen(f"http://{address}:{port}/", timeout=5).read() == b"served on the real port"

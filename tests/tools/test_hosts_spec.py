@@ -66,17 +66,26 @@ def test_names_come_from_the_inventory_then_ssh_config(tmp_path):
     )
     config = tmp_path / "ssh_config"
     config.write_text(
-        "Host gpu-c\n  HostName 10.2.2.2\n  User ops\n  Port 2022\n  IdentityFile /keys/c\n"
-        "Host *\n  User everyone\n"
+        "Host gpu-c\n  HostName 10.2.2.2\n  User ops\n  Port 2022\n  IdentityFile /keys/c\nHost *\n  User everyone\n"
     )
     a = parse_host_spec("gpu-a", inventory=inventory, ssh_config=config, keepalive_s=7)
     assert isinstance(a, SshSpec) and a.spec == "gpu-a"
-    assert (a.target.hostname, a.target.port, a.options.key_filename, a.options.keepalive_s) == ("10.1.1.1", 2200, ["/keys/a"], 7)
+    assert (a.target.hostname, a.target.port, a.options.key_filename, a.options.keepalive_s) == (
+        "10.1.1.1",
+        2200,
+        ["/keys/a"],
+        7,
+    )
     short = parse_host_spec("gpu-short", inventory=inventory, ssh_config=config)
     assert isinstance(short, SshSpec) and short.target.user == "admin"
     c = parse_host_spec("gpu-c", inventory=inventory, ssh_config=config)
     assert isinstance(c, SshSpec)
-    assert (c.target.hostname, c.target.user, c.target.port, c.options.key_filename) == ("10.2.2.2", "ops", 2022, ["/keys/c"])
+    assert (c.target.hostname, c.target.user, c.target.port, c.options.key_filename) == (
+        "10.2.2.2",
+        "ops",
+        2022,
+        ["/keys/c"],
+    )
     with pytest.raises(InvalidHostSpec, match="colour"):
         parse_host_spec("gpu-bad", inventory=inventory, ssh_config=config)
     with pytest.raises(UnknownHostName, match="ssh://user@host"):

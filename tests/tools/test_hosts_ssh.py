@@ -72,7 +72,11 @@ def test_run_reports_exit_code_streams_and_quotes_every_argument(host, tmp_path)
 
 def test_run_with_cwd_env_and_stdin(host, tmp_path):
     result = host.run(
-        ["sh", "-c", 'pwd; echo "$GREETING"; cat'], timeout=10, cwd=str(tmp_path), env={"GREETING": "a 'b' $c"}, stdin="in"
+        ["sh", "-c", 'pwd; echo "$GREETING"; cat'],
+        timeout=10,
+        cwd=str(tmp_path),
+        env={"GREETING": "a 'b' $c"},
+        stdin="in",
     )
     assert result.stdout == f"{tmp_path}\na 'b' $c\nin"
     assert host.run(["no-such-program-xyz"], timeout=10).exit_code == 127
@@ -116,7 +120,9 @@ def test_files_over_sftp(host, tmp_path):
 def test_detached_process_survives_the_connection_closing(sshd, tmp_path):
     log = tmp_path / "logs" / "ticker.log"
     with open_host(sshd.url, **sshd.options()) as first:
-        proc = first.start_detached(["sh", "-c", "echo ready; while :; do echo tick; sleep 0.1; done"], log_path=str(log))
+        proc = first.start_detached(
+            ["sh", "-c", "echo ready; while :; do echo tick; sleep 0.1; done"], log_path=str(log)
+        )
     ticks_at_close = log.read_text().count("tick")
     with open_host(sshd.url, **sshd.options()) as second:
         assert second.is_running(proc)
@@ -141,7 +147,10 @@ def test_forward_reaches_an_http_server_on_the_host(host, tmp_path):
             assert local_port != port
             urls = [f"http://{address}:{local_port}/hello.txt"] * 4
             bodies: list[bytes] = []
-            threads = [threading.Thread(target=lambda u=u: bodies.append(urllib.request.urlopen(u, timeout=10).read())) for u in urls]
+            threads = [
+                threading.Thread(target=lambda u=u: bodies.append(urllib.request.urlopen(u, timeout=10).read()))
+                for u in urls
+            ]
             for t in threads:
                 t.start()
             for t in threads:
@@ -210,7 +219,9 @@ def test_inventory_and_ssh_config_names_reach_the_server(sshd, tmp_path):
     config.write_text(
         f"Host gpu-b\n  HostName 127.0.0.1\n  User {sshd.user}\n  Port {sshd.port}\n  IdentityFile {sshd.client_key}\n"
     )
-    with open_host("gpu-b", ssh_config=config, known_hosts=str(sshd.known_hosts), allow_agent=False, look_for_keys=False) as h:
+    with open_host(
+        "gpu-b", ssh_config=config, known_hosts=str(sshd.known_hosts), allow_agent=False, look_for_keys=False
+    ) as h:
         assert h.run(["true"], timeout=10).ok
 
 
@@ -301,7 +312,7 @@ def silent_listener() -> Iterator[tuple[socket.socket, int]]:
 def test_a_server_that_never_sends_the_banner_is_unreachable_within_the_timeout(sshd, silent_listener):
     _, port = silent_listener
     started = time.monotonic()
-    with pytest.raises(HostUnreachable, match="cannot reach SSH on .*:{port}".format(port=port)):
+    with pytest.raises(HostUnreachable, match=f"cannot reach SSH on .*:{port}"):
         open_host(f"ssh://root@127.0.0.1:{port}", **sshd.options(connect_timeout_s=1, auth_timeout_s=1))
     assert 0.9 < time.monotonic() - started < 5, "the banner timeout, not a hang and not at once"
 

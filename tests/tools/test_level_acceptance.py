@@ -11,8 +11,10 @@ def _done(tokens: int, steps: int) -> dict:
     return {"output_tokens": tokens, "spec_verify_ct": steps}
 
 
-COUNTERS = {"before": {"sglang:generation_tokens_total": 1000, "sglang:spec_verify_calls_total": 400},
-            "after": {"sglang:generation_tokens_total": 1700, "sglang:spec_verify_calls_total": 600}}
+COUNTERS = {
+    "before": {"sglang:generation_tokens_total": 1000, "sglang:spec_verify_calls_total": 400},
+    "after": {"sglang:generation_tokens_total": 1700, "sglang:spec_verify_calls_total": 600},
+}
 
 
 def test_finished_requests_give_the_level_when_most_finished():

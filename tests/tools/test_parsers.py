@@ -14,8 +14,19 @@ from specops.tools.parsers.versions import first_version, version_tuple
 
 CAPTURES = Path(__file__).resolve().parents[1] / "data" / "captures" / "h200-1gpu"
 QUERY_FIELDS = (
-    "index", "name", "uuid", "memory.total", "memory.used", "memory.free", "utilization.gpu", "temperature.gpu",
-    "power.draw", "power.limit", "driver_version", "pcie.link.gen.current", "pcie.link.width.current",
+    "index",
+    "name",
+    "uuid",
+    "memory.total",
+    "memory.used",
+    "memory.free",
+    "utilization.gpu",
+    "temperature.gpu",
+    "power.draw",
+    "power.limit",
+    "driver_version",
+    "pcie.link.gen.current",
+    "pcie.link.width.current",
 )
 
 # An 8-GPU PCIe host as `nvidia-smi topo -m` prints it (header in ANSI underline, tab separated).
@@ -86,7 +97,13 @@ def test_df_bytes_from_the_capture():
     rows = parse_df(capture("df.txt").split("\n\n")[0])
     root = next(r for r in rows if r.mount_point == "/")
     assert (root.source, root.fstype, root.size_bytes, root.used_bytes, root.avail_bytes, root.use_percent) == (
-        "/dev/vda", "ext4", 270553174016, 17286672384, 68702265344, 21)
+        "/dev/vda",
+        "ext4",
+        270553174016,
+        17286672384,
+        68702265344,
+        21,
+    )
 
 
 def test_df_mount_point_with_a_space():
@@ -100,7 +117,9 @@ def test_free_from_the_capture():
 
 
 def test_os_release_and_ps():
-    fields = parse_os_release('NAME="Ubuntu"\nVERSION="24.04.3 LTS (Noble Numbat)"\nPRETTY_NAME="Ubuntu 24.04.3 LTS"\n# c\n')
+    fields = parse_os_release(
+        'NAME="Ubuntu"\nVERSION="24.04.3 LTS (Noble Numbat)"\nPRETTY_NAME="Ubuntu 24.04.3 LTS"\n# c\n'
+    )
     assert pretty_name(fields) == "Ubuntu 24.04.3 LTS"
     rows = parse_ps("  PID COMMAND\n   1 /sbin/init\n 42 python3 -m sglang.launch_server --port 30000\n")
     assert [r.pid for r in rows] == [1, 42] and rows[1].words[2] == "sglang.launch_server"

@@ -27,10 +27,21 @@ DFLASH = dict(model_path=KIMI, tp=8, ep=4, speculative_algorithm="DFLASH", draft
 
 
 def test_argv_is_a_word_list_with_only_the_flags_set():
-    argv = launch_argv(ServerConfig(model_path=KIMI, tp=8, ep=4, trust_remote_code=True, tool_call_parser="kimi_k2",
-                                    reasoning_parser="kimi_k2", context_length=128000, port=30001, enable_metrics=True))
+    argv = launch_argv(
+        ServerConfig(
+            model_path=KIMI,
+            tp=8,
+            ep=4,
+            trust_remote_code=True,
+            tool_call_parser="kimi_k2",
+            reasoning_parser="kimi_k2",
+            context_length=128000,
+            port=30001,
+            enable_metrics=True,
+        )
+    )
     assert argv[:3] == ["python3", "-m", "sglang.launch_server"]
-    pairs = dict(zip(argv[3::1], argv[4::1]))
+    pairs = dict(zip(argv[3::1], argv[4::1], strict=False))
     assert pairs["--model-path"] == KIMI and pairs["--tp-size"] == "8" and pairs["--ep-size"] == "4"
     assert pairs["--context-length"] == "128000" and pairs["--port"] == "30001"
     assert {"--trust-remote-code", "--enable-metrics"} <= set(argv)
@@ -38,8 +49,14 @@ def test_argv_is_a_word_list_with_only_the_flags_set():
 
 
 def test_dflash_argv_carries_drafter_block_size_and_graph_settings_in_each_releases_spelling():
-    config = ServerConfig(**DFLASH, block_size=8, cuda_graph_max_bs=64, disable_cuda_graph_padding=True,
-                          max_running_requests=128, mem_fraction_static=0.88)
+    config = ServerConfig(
+        **DFLASH,
+        block_size=8,
+        cuda_graph_max_bs=64,
+        disable_cuda_graph_padding=True,
+        max_running_requests=128,
+        mem_fraction_static=0.88,
+    )
     new = launch_argv(config, flags=_caps("0.5.23").flags)
     assert new[new.index("--speculative-algorithm") + 1] == "DFLASH"
     assert new[new.index("--speculative-draft-model-path") + 1] == "/root/models/dflash"
@@ -51,7 +68,10 @@ def test_dflash_argv_carries_drafter_block_size_and_graph_settings_in_each_relea
     assert old[old.index("--cuda-graph-max-bs") + 1] == "64" and "--cuda-graph-max-bs-decode" not in old
     assert launch_argv(config) == new  # without a host's flags: the newest release's
     off_new = launch_argv(ServerConfig(**DFLASH, cuda_graphs=False, cuda_graph_max_bs=64), flags=_caps("0.5.23").flags)
-    assert off_new[off_new.index("--cuda-graph-backend-decode") + 1] == "disabled" and "--disable-cuda-graph" not in off_new
+    assert (
+        off_new[off_new.index("--cuda-graph-backend-decode") + 1] == "disabled"
+        and "--disable-cuda-graph" not in off_new
+    )
     assert not {"--cuda-graph-max-bs", "--cuda-graph-max-bs-decode"} & set(off_new)
     off_old = launch_argv(ServerConfig(**DFLASH, cuda_graphs=False), flags=_caps("0.5.11").flags)
     assert "--disable-cuda-graph" in off_old
@@ -143,7 +163,9 @@ def test_a_flag_missing_from_help_is_named():
 
 
 def test_diagnosis_reads_an_argparse_refusal_as_unsupported_flag():
-    text = "usage: launch_server.py [-h] --model-path MODEL_PATH\nlaunch_server.py: error: unrecognized arguments: --foo\n"
+    text = (
+        "usage: launch_server.py [-h] --model-path MODEL_PATH\nlaunch_server.py: error: unrecognized arguments: --foo\n"
+    )
     d = diagnose(text)
     assert d.cause == "unsupported_flag" and d.lines == ["launch_server.py: error: unrecognized arguments: --foo"]
 

@@ -11,11 +11,8 @@ test_sglang_faults.py.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
-from specops.sim.faults import CudaGraphDrafter, OldSglang, OutOfMemory, PortInUse, ServerCrashAtStart
 from specops.sim.profiles import load_profile
 from specops.tools.context import ToolContext
 from specops.tools.hosts import Host
@@ -27,7 +24,6 @@ from specops.tools.sglang import (
     ServerNotOurs,
     SglangNotInstalled,
     SglangRuleViolation,
-    SglangTooOld,
     StatusArgs,
     StopArgs,
     launch_server,
@@ -113,11 +109,19 @@ def test_dflash_on_ep4_takes_block_size_8_from_the_drafter_then_restarts_without
         status = server_status(ctx, StatusArgs(server=server.id))
         # Fresh from its warm-up the server has logged no decode interval, so it reports no average yet (as SGLang).
         assert status.up and status.info.block_size == 8 and status.accept_length is None
-        restarted = restart_server(ctx, RestartArgs(server=server.id, changes={"cuda_graphs": False, "max_running_requests": 128},
-                                                    ready_timeout_s=_ready_timeout(world)))
+        restarted = restart_server(
+            ctx,
+            RestartArgs(
+                server=server.id,
+                changes={"cuda_graphs": False, "max_running_requests": 128},
+                ready_timeout_s=_ready_timeout(world),
+            ),
+        )
         assert restarted.stopped.gpu_released and restarted.server.pid != server.pid
         server = restarted.server
-        assert server.info.cuda_graphs is False and server.info.max_running_requests == 128 and server.info.block_size == 8
+        assert (
+            server.info.cuda_graphs is False and server.info.max_running_requests == 128 and server.info.block_size == 8
+        )
     finally:
         stop_server(ctx, StopArgs(server=server.id))
 
@@ -132,8 +136,9 @@ def test_launch_status_restart_and_stop_over_ssh_and_locally(world, backend):
             assert host.port_on_host(30000) != 30000  # the world's virtual port, served elsewhere on this machine
             status = server_status(ctx, StatusArgs(server=server.id))
             assert status.up and status.process_running and status.info.max_running_requests != 96
-            restarted = restart_server(ctx, RestartArgs(server=server.id, changes={"max_running_requests": 96},
-                                                        ready_timeout_s=30))
+            restarted = restart_server(
+                ctx, RestartArgs(server=server.id, changes={"max_running_requests": 96}, ready_timeout_s=30)
+            )
             assert restarted.stopped.gpu_released and restarted.server.pid != server.pid
             server = restarted.server
             assert server_status(ctx, StatusArgs(server=server.id)).info.max_running_requests == 96
@@ -158,7 +163,9 @@ def _logs(ctx: ToolContext) -> list[str]:
 
 def test_dflash_with_pp2_is_refused_before_anything_starts(ctx):
     before = _logs(ctx)
-    config = ServerConfig(model_path=_target(ctx), pp=2, tp=4, speculative_algorithm="DFLASH", drafter_path=f"{ctx.home}/models/dflash")
+    config = ServerConfig(
+        model_path=_target(ctx), pp=2, tp=4, speculative_algorithm="DFLASH", drafter_path=f"{ctx.home}/models/dflash"
+    )
     with pytest.raises(SglangRuleViolation, match="pp_size == 1"):
         launch_server(ctx, LaunchArgs(config=config, ready_timeout_s=5))
     assert _logs(ctx) == before and not _gpu_pids(ctx.host)
@@ -169,11 +176,21 @@ def test_a_restart_with_a_refused_change_keeps_nothing_stopped(ctx):
     # The handle's record does not exist, but the rules are checked before any stop is tried.
     from specops.tools.sglang import RunningServer, ServerInfoSummary
 
-    handle = ctx.handles.add_server(RunningServer(
-        host=ctx.host.spec, pid=1, pgid=1, started_at="2026-01-01T00:00:00Z", argv=["x"], log_path="/x.log", port=30000,
-        base_url="http://127.0.0.1:30000", config=_ep4(ctx), ready_after_s=1.0,
-        info=ServerInfoSummary.from_server_info({}),
-    ))
+    handle = ctx.handles.add_server(
+        RunningServer(
+            host=ctx.host.spec,
+            pid=1,
+            pgid=1,
+            started_at="2026-01-01T00:00:00Z",
+            argv=["x"],
+            log_path="/x.log",
+            port=30000,
+            base_url="http://127.0.0.1:30000",
+            config=_ep4(ctx),
+            ready_after_s=1.0,
+            info=ServerInfoSummary.from_server_info({}),
+        )
+    )
     with pytest.raises(SglangRuleViolation, match="dp attention"):
         restart_server(ctx, RestartArgs(server=handle.id, changes=fake))
     with pytest.raises(ServerNotOurs, match="did not start it"):
@@ -199,8 +216,13 @@ def test_a_launch_that_outlasts_its_timeout_is_stopped_and_says_timeout(backend)
     # A load of a minute of real time against a 0.3 s timeout: however slow a readiness poll
     # is on a busy machine, the server cannot be ready before the deadline.
     seed = load_profile("seed-ct200")
-    slow = seed.model_copy(update={"serving": seed.serving.model_copy(update={
-        "target": seed.serving.target.model_copy(update={"load_seconds": 60 * SCALE})})})  # fmt: skip
+    slow = seed.model_copy(
+        update={
+            "serving": seed.serving.model_copy(
+                update={"target": seed.serving.target.model_copy(update={"load_seconds": 60 * SCALE})}
+            )
+        }
+    )
     with start_world(slow, time_scale=SCALE) as slow_world, reach(slow_world, backend) as slow_host:
         ctx = ToolContext.for_host(slow_host)
         with pytest.raises(LaunchFailed) as failed:

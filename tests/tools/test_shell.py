@@ -26,10 +26,22 @@ def test_read_only_commands_run_on_the_host(ctx):  # noqa: F811
 
 @pytest.mark.parametrize(
     "argv",
-    [["rm", "-rf", "models"], ["find", ".", "-delete"], ["hf", "download", "x/y"], ["pip", "install", "x"],
-     ["python3", "-c", "print(1)"], ["nvidia-smi", "-r"], ["mount", "-o", "remount,rw", "/"],
-     ["mount", "/dev/sdb1", "/mnt"], ["mount", "-t", "tmpfs", "x", "/mnt"], ["date", "-s", "2020-01-01"],
-     ["date", "--set=2020-01-01"], ["date", "010112002020"], ["hostname", "newname"], ["hostname", "-F", "/etc/x"]],
+    [
+        ["rm", "-rf", "models"],
+        ["find", ".", "-delete"],
+        ["hf", "download", "x/y"],
+        ["pip", "install", "x"],
+        ["python3", "-c", "print(1)"],
+        ["nvidia-smi", "-r"],
+        ["mount", "-o", "remount,rw", "/"],
+        ["mount", "/dev/sdb1", "/mnt"],
+        ["mount", "-t", "tmpfs", "x", "/mnt"],
+        ["date", "-s", "2020-01-01"],
+        ["date", "--set=2020-01-01"],
+        ["date", "010112002020"],
+        ["hostname", "newname"],
+        ["hostname", "-F", "/etc/x"],
+    ],
 )
 def test_changing_commands_need_the_policys_permission(ctx, argv):  # noqa: F811
     assert not is_read_only(argv)
@@ -37,21 +49,45 @@ def test_changing_commands_need_the_policys_permission(ctx, argv):  # noqa: F811
         shell(ctx, ShellArgs(argv=argv, reason="test"))
 
 
-@pytest.mark.parametrize("argv", [
-    ["env"], ["cat", "/root/.cache/huggingface/token"], ["cat", "/root/.ssh/id_ed25519"], ["bash", "-c", "ls"],
-    ["ps", "e"], ["ps", "eww"], ["ps", "auxe"], ["grep", "-r", "hf_", "/root"], ["grep", "-rn", "hf_", "."],
-    ["grep", "--recursive", "x", "/"], ["cat", "/root/.cache/huggingface/stored_tokens"],
-    ["find", "/root/.ssh"], ["cat", "/srv/app/.env"], ["head", "/root/.aws/credentials"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["env"],
+        ["cat", "/root/.cache/huggingface/token"],
+        ["cat", "/root/.ssh/id_ed25519"],
+        ["bash", "-c", "ls"],
+        ["ps", "e"],
+        ["ps", "eww"],
+        ["ps", "auxe"],
+        ["grep", "-r", "hf_", "/root"],
+        ["grep", "-rn", "hf_", "."],
+        ["grep", "--recursive", "x", "/"],
+        ["cat", "/root/.cache/huggingface/stored_tokens"],
+        ["find", "/root/.ssh"],
+        ["cat", "/srv/app/.env"],
+        ["head", "/root/.aws/credentials"],
+    ],
+)
 def test_secrets_and_shells_are_refused(ctx, argv):  # noqa: F811
     with pytest.raises(ShellCommandRefused):
         shell(ctx, ShellArgs(argv=argv, reason="test"))
 
 
-@pytest.mark.parametrize("argv", [
-    ["date"], ["date", "+%s"], ["date", "-u", "+%F"], ["hostname"], ["hostname", "-f"], ["mount"], ["ps", "-eo", "pid,args"],
-    ["ps", "aux"], ["grep", "-n", "block_size", "models/x/config.json"], ["du", "-sh", "/root/.cache/huggingface/hub"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["date"],
+        ["date", "+%s"],
+        ["date", "-u", "+%F"],
+        ["hostname"],
+        ["hostname", "-f"],
+        ["mount"],
+        ["ps", "-eo", "pid,args"],
+        ["ps", "aux"],
+        ["grep", "-n", "block_size", "models/x/config.json"],
+        ["du", "-sh", "/root/.cache/huggingface/hub"],
+    ],
+)
 def test_looking_is_read_only(argv):
     assert is_read_only(argv) and not reveals_secrets(argv)
 

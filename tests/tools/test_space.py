@@ -74,7 +74,9 @@ def test_dry_run_refuses_what_needs_approval_and_changes_nothing(ctx):  # noqa: 
     assert unapproved.deleted == [] and [r.safety for r in unapproved.refused] == ["needs_approval"] * 3
     assert all("--allow-delete" in r.reason for r in unapproved.refused)
     result = free_space(ctx, FreeSpaceArgs(ids=ids, user_approvals=[ALLOW_QWEN]))
-    assert result.dry_run and len(result.deleted) == 2 and [r.safety for r in result.refused] == ["needs_approval"], result.refused
+    assert result.dry_run and len(result.deleted) == 2 and [r.safety for r in result.refused] == ["needs_approval"], (
+        result.refused
+    )
     assert all(i.approved_by == f"--allow-delete cache:{QWEN}" for i in result.deleted)
     # Both revisions together free the shared blobs too: far more than each alone.
     assert result.expected_freed_bytes > 200 * 1024**3
@@ -122,8 +124,11 @@ def test_in_use_is_never_freed_and_deletion_is_measured():
         # A directory this run created is safe; one approved by the user may go too.
         (w.layout.home / "models" / "scratch").mkdir()
         (w.layout.home / "models" / "scratch" / "config.json").write_text("{}")
-        made = next(i for i in list_freeable(c, ListFreeableArgs(created_paths=["models/scratch"])).items
-                    if i.path.endswith("scratch"))
+        made = next(
+            i
+            for i in list_freeable(c, ListFreeableArgs(created_paths=["models/scratch"])).items
+            if i.path.endswith("scratch")
+        )
         assert made.safety == "safe" and made.created_by_run and made.created_by == "this_run"
         gone = free_space(c, FreeSpaceArgs(ids=[made.id], created_paths=["models/scratch"], dry_run=False))
         assert gone.deleted and not (w.layout.home / "models" / "scratch").exists()

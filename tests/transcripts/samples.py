@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import BaseModel
+from pydantic_ai.messages import ModelRequest, ModelResponse, SystemPromptPart, TextPart, ToolCallPart, UserPromptPart
+from pydantic_ai.usage import RequestUsage
 
 from specops.transcripts import (
     ApprovalEvent,
@@ -30,8 +32,6 @@ from specops.transcripts import (
     diff_todos,
 )
 from specops.transcripts.messages import dump_messages, dump_response
-from pydantic_ai.messages import ModelRequest, ModelResponse, SystemPromptPart, TextPart, ToolCallPart, UserPromptPart
-from pydantic_ai.usage import RequestUsage
 
 
 class DiskArgs(BaseModel):
@@ -48,7 +48,10 @@ PLAN_AFTER = [
     TodoItem(id="2", content="download drafter", status="pending"),
 ]
 RESPONSE = ModelResponse(
-    parts=[TextPart(content="checking disk"), ToolCallPart(tool_name="disk", args={"path": "/data"}, tool_call_id="c1")],
+    parts=[
+        TextPart(content="checking disk"),
+        ToolCallPart(tool_name="disk", args={"path": "/data"}, tool_call_id="c1"),
+    ],
     usage=RequestUsage(input_tokens=120, output_tokens=30),
     model_name="playbook",
 )
@@ -88,10 +91,22 @@ def sample_fields() -> dict[type[EventBase], dict[str, Any]]:
         },
         TodoChangeEvent: {"todos": PLAN_AFTER, "changes": diff_todos(PLAN_BEFORE, PLAN_AFTER)},
         RetryEvent: {"what": "hub listing", "attempt": 2, "reason": "HTTP 429", "max_attempts": 5},
-        ApprovalEvent: {"asked": "delete /data/old?", "answer": "no", "approved": False, "by": "non-interactive default"},
-        ErrorEvent: {"where": "agent.loop", "message": "model returned no tool call", "kind": "unexpected_model_behavior"},
-        HostOpenedEvent: {"host": OpenedHost(spec="ssh://me@gpu-box", opened="ssh://me@gpu-box", home="/home/me",
-                                             allowed_roots=["/home/me", "/data"])},
+        ApprovalEvent: {
+            "asked": "delete /data/old?",
+            "answer": "no",
+            "approved": False,
+            "by": "non-interactive default",
+        },
+        ErrorEvent: {
+            "where": "agent.loop",
+            "message": "model returned no tool call",
+            "kind": "unexpected_model_behavior",
+        },
+        HostOpenedEvent: {
+            "host": OpenedHost(
+                spec="ssh://me@gpu-box", opened="ssh://me@gpu-box", home="/home/me", allowed_roots=["/home/me", "/data"]
+            )
+        },
         ResumedEvent: {"after_seq": 41, "torn_tail_dropped": True, "policy": "playbook", "pending_calls": 1},
         NoteEvent: {"text": "baseline benchmarked while the drafter downloads"},
         RunEndEvent: {

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from datetime import timezone
+from datetime import UTC
 
 import pytest
 from pydantic import BaseModel, ValidationError
@@ -43,7 +43,7 @@ def test_every_event_type_round_trips(tmp_path):
     read = read_transcript(tmp_path / "t.jsonl")
     assert not read.torn_tail
     assert read.events == written
-    for event, (event_type, fields) in zip(read.events, samples.items()):
+    for event, (event_type, fields) in zip(read.events, samples.items(), strict=False):
         assert type(event) is event_type
         assert event.run_id == "run-rt" and event.schema_version == "2"
         for name, value in fields.items():
@@ -56,8 +56,8 @@ def test_seq_counts_from_zero_and_ts_never_goes_back(tmp_path):
             recorder.note(f"step {i}")
     events = read_transcript(tmp_path / "t.jsonl").events
     assert [e.seq for e in events] == list(range(50))
-    assert all(e.ts.tzinfo == timezone.utc for e in events)
-    assert all(a.ts <= b.ts for a, b in zip(events, events[1:]))
+    assert all(e.ts.tzinfo == UTC for e in events)
+    assert all(a.ts <= b.ts for a, b in zip(events, events[1:], strict=False))
     assert '"ts":"' in (tmp_path / "t.jsonl").read_text().splitlines()[0] and 'Z"' in (tmp_path / "t.jsonl").read_text()
 
 
@@ -91,9 +91,14 @@ def test_unknown_field_is_refused_and_nothing_is_written(tmp_path):
             recorder.record(ToolResultEvent, call_id="c", tool="t", ok=False, duration_s=0, host="local")
         with pytest.raises(ValidationError, match="no error"):
             recorder.record(
-                ToolResultEvent, call_id="c", tool="t", ok=True, duration_s=0, host="local",
+                ToolResultEvent,
+                call_id="c",
+                tool="t",
+                ok=True,
+                duration_s=0,
+                host="local",
                 error={"kind": "k", "what": "w", "remedy": "r"},
-            )  # fmt: skip
+            )
         assert recorder.next_seq == 0
         recorder.note("the first event still gets seq 0")
     events = read_transcript(tmp_path / "t.jsonl").events

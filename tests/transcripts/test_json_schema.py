@@ -28,6 +28,8 @@ def test_schema_covers_every_event_type_with_its_envelope():
 
 
 def test_check_command_reports_stale_file(tmp_path):
-    ok = subprocess.run([sys.executable, "-m", "specops.transcripts.json_schema", "--check"], capture_output=True, text=True)
+    ok = subprocess.run(
+        [sys.executable, "-m", "specops.transcripts.json_schema", "--check"], capture_output=True, text=True
+    )
     assert ok.returncode == 0, ok.stderr
     assert json.loads(SCHEMA_PATH.read_text())["title"].startswith("specops transcript event")

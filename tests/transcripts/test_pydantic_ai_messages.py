@@ -40,12 +40,22 @@ def _conversation():
     )
     results = ModelRequest(
         parts=[
-            ToolReturnPart(tool_name="disk_usage", content={"/": {"free_gib": 2.1}, "/data": {"free_gib": 3400}}, tool_call_id="call-1"),
-            ToolReturnPart(tool_name="download", content="path must be under /data", tool_call_id="call-2", outcome="retried"),
+            ToolReturnPart(
+                tool_name="disk_usage",
+                content={"/": {"free_gib": 2.1}, "/data": {"free_gib": 3400}},
+                tool_call_id="call-1",
+            ),
+            ToolReturnPart(
+                tool_name="download", content="path must be under /data", tool_call_id="call-2", outcome="retried"
+            ),
             RetryFeedbackPart(content="answer with a tool call", retry=RetryInfo(cause="no_output")),
         ]
     )
-    final = ModelResponse(parts=[TextPart(content="Downloading to /data.")], usage=RequestUsage(input_tokens=900, output_tokens=7), model_name="qwen3-8b")
+    final = ModelResponse(
+        parts=[TextPart(content="Downloading to /data.")],
+        usage=RequestUsage(input_tokens=900, output_tokens=7),
+        model_name="qwen3-8b",
+    )
     return first, plan, results, final
 
 
@@ -72,7 +82,11 @@ def test_conversation_round_trips_through_the_transcript(tmp_path):
     assert request_2.history is not None and (request_2.history.seq, request_2.history.count) == (0, 1)
     assert len(request_2.messages) == 2 and path.read_text().count("Plan with todos, then act.") == 1
     # Usage and model name are lifted out of the response for readers that do not parse messages.
-    assert (response_1.usage.input_tokens, response_1.usage.output_tokens, response_1.usage.cache_read_tokens) == (812, 41, 300)
+    assert (response_1.usage.input_tokens, response_1.usage.output_tokens, response_1.usage.cache_read_tokens) == (
+        812,
+        41,
+        300,
+    )
     assert response_1.model_name == "qwen3-8b" and response_1.duration_s == 0.8
 
 
@@ -107,5 +121,7 @@ def test_a_history_reference_to_nowhere_is_corrupt(tmp_path):
         recorder.model_request([first, plan])
     lines = path.read_text().splitlines(keepends=True)
     path.write_text(lines[0] + lines[1] + lines[2].replace('"history":{"seq":1,', '"history":{"seq":0,'))
-    with pytest.raises(TranscriptCorrupt, match=r":3: history refers to event 0, which is not an earlier model_request"):
+    with pytest.raises(
+        TranscriptCorrupt, match=r":3: history refers to event 0, which is not an earlier model_request"
+    ):
         read_transcript(path)

@@ -98,12 +98,20 @@ def test_empty_transcript_reads_as_no_events(tmp_path):
 def test_a_version_1_transcript_reads_its_protocol_notes_as_typed_events(tmp_path):
     """Version 1 wrote the host opened and a resume as notes; read back they are host_opened and resumed events, and
     a note that only looks like one (or any other note) stays a note."""
-    host = {"spec": "sim:seed-ct200", "opened": "sim:/tmp/w", "home": "/tmp/w/root", "allowed_roots": ["/tmp/w/root"],
-            "sim": {"root": "/tmp/w", "time_scale": 1000}}  # fmt: skip
-    texts = ["host opened: " + json.dumps(host),
-             "resumed after event 7 (its torn last line was dropped); policy playbook; 2 call(s) of the last turn to carry out",
-             "resumed after event 9; policy openai-chat:m at http://llm:8000/v1; 0 call(s) of the last turn to carry out",
-             "host opened: not json", "resumed after a coffee"]  # fmt: skip
+    host = {
+        "spec": "sim:seed-ct200",
+        "opened": "sim:/tmp/w",
+        "home": "/tmp/w/root",
+        "allowed_roots": ["/tmp/w/root"],
+        "sim": {"root": "/tmp/w", "time_scale": 1000},
+    }
+    texts = [
+        "host opened: " + json.dumps(host),
+        "resumed after event 7 (its torn last line was dropped); policy playbook; 2 call(s) of the last turn to carry out",
+        "resumed after event 9; policy openai-chat:m at http://llm:8000/v1; 0 call(s) of the last turn to carry out",
+        "host opened: not json",
+        "resumed after a coffee",
+    ]
     path = tmp_path / "v1.jsonl"
     with Recorder(path, "run-v1", environ={}, fsync=False) as recorder:
         for text in texts:
@@ -112,8 +120,17 @@ def test_a_version_1_transcript_reads_its_protocol_notes_as_typed_events(tmp_pat
     events = read_transcript(path).events
     assert [e.type for e in events] == ["host_opened", "resumed", "resumed", "note", "note"]
     assert events[0].host.sim["root"] == "/tmp/w" and events[0].host.allowed_roots == ["/tmp/w/root"]
-    assert (events[1].after_seq, events[1].torn_tail_dropped, events[1].policy, events[1].pending_calls) == (7, True, "playbook", 2)
-    assert (events[2].policy, events[2].base_url, events[2].torn_tail_dropped) == ("openai-chat:m", "http://llm:8000/v1", False)
+    assert (events[1].after_seq, events[1].torn_tail_dropped, events[1].policy, events[1].pending_calls) == (
+        7,
+        True,
+        "playbook",
+        2,
+    )
+    assert (events[2].policy, events[2].base_url, events[2].torn_tail_dropped) == (
+        "openai-chat:m",
+        "http://llm:8000/v1",
+        False,
+    )
     assert all(e.schema_version == "1" and e.seq == i for i, e in enumerate(events))
     # Written by version 2, the same text is a note: only version 1 spoke through notes.
     path.write_bytes(path.read_bytes().replace(b'"schema_version":"1"', b'"schema_version":"2"'))

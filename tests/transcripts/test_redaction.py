@@ -35,9 +35,19 @@ REPORT_TOKEN = "report-token-val-77"
 ASSIGNED = "assigned-secret-41"
 
 PLANTED = [
-    ENV_API_KEY, ENV_DB_PASSWORD, ENV_HF_TOKEN, ARGV_TOKEN, ARGV_PASSWORD, STDOUT_BEARER, STDOUT_HF,
-    URL_PASSWORD, MODEL_SK, REGISTERED, REPORT_TOKEN, ASSIGNED,
-]  # fmt: skip
+    ENV_API_KEY,
+    ENV_DB_PASSWORD,
+    ENV_HF_TOKEN,
+    ARGV_TOKEN,
+    ARGV_PASSWORD,
+    STDOUT_BEARER,
+    STDOUT_HF,
+    URL_PASSWORD,
+    MODEL_SK,
+    REGISTERED,
+    REPORT_TOKEN,
+    ASSIGNED,
+]
 
 
 def _plant_env(monkeypatch):
@@ -60,7 +70,9 @@ def _record_a_run_with_secrets_everywhere(recorder: Recorder) -> None:
         ModelResponse(
             parts=[
                 TextPart(content=f"I will export OPENAI_API_KEY={MODEL_SK}"),
-                ToolCallPart(tool_name="shell", args={"argv": ["hf", "download", "--token", ARGV_TOKEN]}, tool_call_id="c1"),
+                ToolCallPart(
+                    tool_name="shell", args={"argv": ["hf", "download", "--token", ARGV_TOKEN]}, tool_call_id="c1"
+                ),
             ],
             model_name="qwen",
         ),
@@ -117,14 +129,17 @@ def test_no_planted_secret_reaches_the_transcript(tmp_path, monkeypatch):
 
 def test_no_planted_secret_reaches_the_logs(tmp_path, monkeypatch):
     _plant_env(monkeypatch)
-    with Recorder(tmp_path / "transcript.jsonl", "run-logs") as recorder, configure_logging(
-        tmp_path, redactor=recorder.redactor
-    ) as logs:
+    with (
+        Recorder(tmp_path / "transcript.jsonl", "run-logs") as recorder,
+        configure_logging(tmp_path, redactor=recorder.redactor) as logs,
+    ):
         recorder.add_secret(REGISTERED, "ssh_passphrase")
         log = structlog.get_logger("specops.agent")
         log.info("tool call", argv=["hf", "download", "--token", ARGV_TOKEN], env_key=ENV_API_KEY)
         log.warning("model said", text=f"export OPENAI_API_KEY={MODEL_SK}", auth=f"Bearer {STDOUT_BEARER}")
-        log.info("context", hub_token=REPORT_TOKEN, db=ENV_DB_PASSWORD, hf=STDOUT_HF, line=f"--password {ARGV_PASSWORD}")
+        log.info(
+            "context", hub_token=REPORT_TOKEN, db=ENV_DB_PASSWORD, hf=STDOUT_HF, line=f"--password {ARGV_PASSWORD}"
+        )
         logging.getLogger("httpx").warning("GET https://bot:%s@hub.internal/ (token %s)", URL_PASSWORD, ENV_HF_TOKEN)
         try:
             raise RuntimeError(f"ssh refused passphrase {REGISTERED} and {ASSIGNED}")
@@ -135,20 +150,36 @@ def test_no_planted_secret_reaches_the_logs(tmp_path, monkeypatch):
     for output in (human, machine):
         assert [secret for secret in PLANTED if secret in output] == []
     records = [json.loads(line) for line in machine.splitlines()]
-    assert [r["event"] for r in records] == ["tool call", "model said", "context", "GET https://bot:[REDACTED]@hub.internal/ (token [REDACTED:HF_TOKEN])", "ssh failed"]
+    assert [r["event"] for r in records] == [
+        "tool call",
+        "model said",
+        "context",
+        "GET https://bot:[REDACTED]@hub.internal/ (token [REDACTED:HF_TOKEN])",
+        "ssh failed",
+    ]
     assert records[0]["argv"] == ["hf", "download", "--token", "[REDACTED]"] and records[2]["hub_token"] == "[REDACTED]"
     assert "RuntimeError: ssh refused passphrase [REDACTED:ssh_passphrase]" in records[-1]["exception"]
     assert "tool call" in human and "ssh failed" in human and "RuntimeError" in human
 
 
 def test_ordinary_text_is_left_alone():
-    redactor = Redactor(environ={"HF_HUB_DISABLE_IMPLICIT_TOKEN": "1", "KEYBOARD": "us", "HF_TOKEN_PATH": "/root/.cache/hf/token"})
+    redactor = Redactor(
+        environ={"HF_HUB_DISABLE_IMPLICIT_TOKEN": "1", "KEYBOARD": "us", "HF_TOKEN_PATH": "/root/.cache/hf/token"}
+    )
     untouched = {
         "usage": {"input_tokens": 120, "output_tokens": 30},
         "tokenizer": "Qwen/Qwen3-8B",
         "acceptance": {"token_weighted": 3.4},
         "remedy": "set HF_TOKEN (or pass --hub-token-env HF_TOKEN), then retry; see /root/.cache/hf/token",
-        "argv": ["python", "-m", "sglang.launch_server", "--max-total-tokens", "8192", "--speculative-num-draft-tokens", "16"],
+        "argv": [
+            "python",
+            "-m",
+            "sglang.launch_server",
+            "--max-total-tokens",
+            "8192",
+            "--speculative-num-draft-tokens",
+            "16",
+        ],
         "text": "hf_hub_download and sk-learn, the key metric is 1 token per step; https://huggingface.co/z-lab",
     }
     assert redactor.redact(untouched) == untouched

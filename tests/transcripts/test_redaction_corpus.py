@@ -46,8 +46,13 @@ def _redactor() -> Redactor:
 def test_the_corpus_is_large_and_holds_the_cases_seen_on_real_runs():
     assert len(LINES) >= 200 and len(set(LINES)) == len(LINES)
     text = "\n".join(LINES)
-    seen_on_real_runs = ("512-token prompts, 256 output tokens", '"mask_token": "<|MASK|>"',
-                         "--speculative-num-draft-tokens 16", "--max-total-tokens", "--mask-token")  # fmt: skip
+    seen_on_real_runs = (
+        "512-token prompts, 256 output tokens",
+        '"mask_token": "<|MASK|>"',
+        "--speculative-num-draft-tokens 16",
+        "--max-total-tokens",
+        "--mask-token",
+    )
     assert [seen for seen in seen_on_real_runs if seen not in text] == []
 
 
@@ -130,16 +135,49 @@ def test_ordinary_events_keep_the_fast_path():
 
 @pytest.mark.parametrize(
     ("name", "secret"),
-    [("--token", True), ("--hf-token", True), ("--api-key", True), ("--admin-api-key", True), ("--password", True),
-     ("--db-passwd", True), ("--client-secret", True), ("--authtoken", True), ("api_key", True), ("hub_token", True),
-     ("apiKey", True), ("accessToken", True), ("HFToken", True), ("Authorization", True), ("X-Api-Key", True),
-     ("PRIVATE-TOKEN", True), ("aws_secret_access_key", True), ("credentials", True), ("Set-Cookie", True),
-     ("--speculative-num-draft-tokens", False), ("--max-total-tokens", False), ("--mask-token", False),
-     ("--dflash-mask-token", False), ("--token-file", False), ("--hub-token-env", False), ("--api-key-env", False),
-     ("mask_token", False), ("eos_token", False), ("pad_token", False), ("image_token", False), ("maskToken", False),
-     ("input_tokens", False), ("tokenizer", False), ("token_weighted", False), ("itl_per_token", False),
-     ("mask_token_id", False), ("cache_key", False), ("key", False), ("secret_names", False), ("keyboard", False)],
-)  # fmt: skip
+    [
+        ("--token", True),
+        ("--hf-token", True),
+        ("--api-key", True),
+        ("--admin-api-key", True),
+        ("--password", True),
+        ("--db-passwd", True),
+        ("--client-secret", True),
+        ("--authtoken", True),
+        ("api_key", True),
+        ("hub_token", True),
+        ("apiKey", True),
+        ("accessToken", True),
+        ("HFToken", True),
+        ("Authorization", True),
+        ("X-Api-Key", True),
+        ("PRIVATE-TOKEN", True),
+        ("aws_secret_access_key", True),
+        ("credentials", True),
+        ("Set-Cookie", True),
+        ("--speculative-num-draft-tokens", False),
+        ("--max-total-tokens", False),
+        ("--mask-token", False),
+        ("--dflash-mask-token", False),
+        ("--token-file", False),
+        ("--hub-token-env", False),
+        ("--api-key-env", False),
+        ("mask_token", False),
+        ("eos_token", False),
+        ("pad_token", False),
+        ("image_token", False),
+        ("maskToken", False),
+        ("input_tokens", False),
+        ("tokenizer", False),
+        ("token_weighted", False),
+        ("itl_per_token", False),
+        ("mask_token_id", False),
+        ("cache_key", False),
+        ("key", False),
+        ("secret_names", False),
+        ("keyboard", False),
+    ],
+)
 def test_which_names_are_secret(name, secret):
     assert is_secret_name(name) is secret
     if name.startswith("-"):
@@ -148,11 +186,24 @@ def test_which_names_are_secret(name, secret):
 
 @pytest.mark.parametrize(
     ("name", "secret"),
-    [("HF_TOKEN", True), ("HUGGING_FACE_HUB_TOKEN", True), ("OPENAI_API_KEY", True), ("AWS_ACCESS_KEY_ID", True),
-     ("AWS_SECRET_ACCESS_KEY", True), ("SPECOPS_DB_PASSWORD", True), ("NGROK_AUTHTOKEN", True), ("WANDB_KEY", True),
-     ("HF_TOKEN_PATH", False), ("HF_TOKEN_FILE", False), ("MAX_TOTAL_TOKENS", False), ("TOKENIZERS_PARALLELISM", False),
-     ("SGLANG_MASK_TOKEN", False), ("KEYBOARD_LAYOUT", False), ("CUDA_VISIBLE_DEVICES", False)],
-)  # fmt: skip
+    [
+        ("HF_TOKEN", True),
+        ("HUGGING_FACE_HUB_TOKEN", True),
+        ("OPENAI_API_KEY", True),
+        ("AWS_ACCESS_KEY_ID", True),
+        ("AWS_SECRET_ACCESS_KEY", True),
+        ("SPECOPS_DB_PASSWORD", True),
+        ("NGROK_AUTHTOKEN", True),
+        ("WANDB_KEY", True),
+        ("HF_TOKEN_PATH", False),
+        ("HF_TOKEN_FILE", False),
+        ("MAX_TOTAL_TOKENS", False),
+        ("TOKENIZERS_PARALLELISM", False),
+        ("SGLANG_MASK_TOKEN", False),
+        ("KEYBOARD_LAYOUT", False),
+        ("CUDA_VISIBLE_DEVICES", False),
+    ],
+)
 def test_which_environment_variables_hold_secrets(name, secret):
     assert is_secret_env_name(name) is secret
 
@@ -174,8 +225,10 @@ SECRETS = [
     ("mysql --db-passwd 'quoted pw 12' runs", "quoted pw 12"),
     ("--client-secret cs-4455-abc", "cs-4455-abc"),
     ("ngrok http 30000 --authtoken 2abcDEFngrok66", "2abcDEFngrok66"),
-    ("curl -H 'Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.payload.sig' http://127.0.0.1:30000/v1/models",
-     "eyJhbGciOiJIUzI1NiJ9.payload.sig"),
+    (
+        "curl -H 'Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.payload.sig' http://127.0.0.1:30000/v1/models",
+        "eyJhbGciOiJIUzI1NiJ9.payload.sig",
+    ),
     ("> Authorization: Basic dXNlcjpwYXNzd29yZA==", "dXNlcjpwYXNzd29yZA=="),
     ("sent with Bearer tok-bearer-2291", "tok-bearer-2291"),
     ("X-Api-Key: k-header-991", "k-header-991"),
@@ -184,8 +237,10 @@ SECRETS = [
     ("git clone https://bot:gh-pass-771@hub.internal/z-lab/drafter", "gh-pass-771"),
     ("postgres://specops:db-pw-5521@db.internal:5432/runs", "db-pw-5521"),
     ("GET https://huggingface.co/api/models?access_token=tok-query-112&full=1", "tok-query-112"),
-    ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmU\n-----END OPENSSH PRIVATE KEY-----",
-     "b3BlbnNzaC1rZXktdjEAAAAABG5vbmU"),
+    (
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmU\n-----END OPENSSH PRIVATE KEY-----",
+        "b3BlbnNzaC1rZXktdjEAAAAABG5vbmU",
+    ),
     ("AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
     ("aws key AKIAIOSFODNN7EXAMPLE in the log", "AKIAIOSFODNN7EXAMPLE"),
     ("GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789", "ghp_abcdefghijklmnopqrstuvwxyz0123456789"),
@@ -220,18 +275,50 @@ def test_secrets_beside_ordinary_text_are_taken_out_and_the_rest_kept():
     redactor = _redactor()
     value = {
         "config": {"mask_token": "<|MASK|>", "eos_token": "<|im_end|>", "hf_token": "tok-dict-1"},
-        "argv": ["python3", "-m", "sglang.launch_server", "--speculative-num-draft-tokens", "16", "--mask-token",
-                 "<|MASK|>", "--api-key", "tok-argv-2", "--max-total-tokens", "8192"],
+        "argv": [
+            "python3",
+            "-m",
+            "sglang.launch_server",
+            "--speculative-num-draft-tokens",
+            "16",
+            "--mask-token",
+            "<|MASK|>",
+            "--api-key",
+            "tok-argv-2",
+            "--max-total-tokens",
+            "8192",
+        ],
         "text": "512-token prompts, 256 output tokens; HF token hf_HostEnvTokenAbcdefghijklmnopqrstu12",
         "apiKey": "tok-camel-3",
-    }  # fmt: skip
+    }
     assert redactor.redact(value) == {
         "config": {"mask_token": "<|MASK|>", "eos_token": "<|im_end|>", "hf_token": "[REDACTED]"},
-        "argv": ["python3", "-m", "sglang.launch_server", "--speculative-num-draft-tokens", "16", "--mask-token",
-                 "<|MASK|>", "--api-key", "[REDACTED]", "--max-total-tokens", "8192"],
+        "argv": [
+            "python3",
+            "-m",
+            "sglang.launch_server",
+            "--speculative-num-draft-tokens",
+            "16",
+            "--mask-token",
+            "<|MASK|>",
+            "--api-key",
+            "[REDACTED]",
+            "--max-total-tokens",
+            "8192",
+        ],
         "text": "512-token prompts, 256 output tokens; HF token [REDACTED:HF_TOKEN]",
         "apiKey": "[REDACTED]",
-    }  # fmt: skip
+    }
     assert redact_argv(value["argv"]) == [
-        "python3", "-m", "sglang.launch_server", "--speculative-num-draft-tokens", "16", "--mask-token", "<|MASK|>",
-        "--api-key", "***", "--max-total-tokens", "8192"]  # fmt: skip
+        "python3",
+        "-m",
+        "sglang.launch_server",
+        "--speculative-num-draft-tokens",
+        "16",
+        "--mask-token",
+        "<|MASK|>",
+        "--api-key",
+        "***",
+        "--max-total-tokens",
+        "8192",
+    ]

@@ -45,8 +45,10 @@ SAMPLES = [
 def test_every_text_redaction_changes_takes_the_full_walk(text):
     redactor = Redactor(environ={})
     assert redactor.redact_text(text) != text, "a sample that holds no secret tests nothing"
-    for line in (json.dumps({"text": text}, ensure_ascii=False, separators=(",", ":")),
-                 json.dumps({"argv": text.split(" ")}, ensure_ascii=False, separators=(",", ":"))):  # fmt: skip
+    for line in (
+        json.dumps({"text": text}, ensure_ascii=False, separators=(",", ":")),
+        json.dumps({"argv": text.split(" ")}, ensure_ascii=False, separators=(",", ":")),
+    ):
         if redactor.redact(json.loads(line)) != json.loads(line):
             assert redactor.may_hold_secrets(line), line
 
@@ -70,6 +72,10 @@ def test_every_pattern_has_literals_so_ordinary_events_skip_its_scan():
 
 def test_ordinary_events_take_the_fast_path():
     redactor = Redactor(environ={})
-    event = {"type": "tool_result", "result": {"stdout": "Linux 6.1 x86_64\n8 GPUs, input_tokens 120", "exit_code": 0},
-             "usage": {"input_tokens": 120}, "note": "high throughput; the tokenizer is Qwen's"}  # fmt: skip
+    event = {
+        "type": "tool_result",
+        "result": {"stdout": "Linux 6.1 x86_64\n8 GPUs, input_tokens 120", "exit_code": 0},
+        "usage": {"input_tokens": 120},
+        "note": "high throughput; the tokenizer is Qwen's",
+    }
     assert not redactor.may_hold_secrets(json.dumps(event, separators=(",", ":")))

@@ -33,25 +33,54 @@ def test_no_planted_secret_reaches_any_file_of_a_real_run(tmp_path, monkeypatch)
         turn = sum(1 for m in messages if m.kind == "response")
         log.info("policy turn", turn=turn, api_key=ENV_API_KEY, said=f"token {MODEL_GH} and {ENV_DB_PASSWORD}")
         if turn == 0:  # the plan itself carries secrets
-            return ModelResponse(parts=[ToolCallPart("todowrite", {"todos": [
-                {"id": "look", "content": f"look with {MODEL_GH} / {ENV_API_KEY}", "status": "in_progress", "priority": "high"},
-            ]})])  # fmt: skip
+            return ModelResponse(
+                parts=[
+                    ToolCallPart(
+                        "todowrite",
+                        {
+                            "todos": [
+                                {
+                                    "id": "look",
+                                    "content": f"look with {MODEL_GH} / {ENV_API_KEY}",
+                                    "status": "in_progress",
+                                    "priority": "high",
+                                },
+                            ]
+                        },
+                    )
+                ]
+            )
         if turn == 1:  # a command line with a secret flag, and tool output holding secrets
-            return ModelResponse(parts=[
-                TextPart(f"I will use {MODEL_GH} and {ENV_HF_TOKEN}"),
-                ToolCallPart("shell", {"argv": ["cat", str(leaky)], "reason": f"read it, key {ENV_API_KEY}"}),
-                ToolCallPart("shell", {"argv": ["ls", "--token", FLAG_TOKEN, str(tmp_path)], "reason": "list"}),
-            ])  # fmt: skip
-        return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, {
-            "status": "completed", "summary": f"done with {MODEL_GH}, {ENV_HF_TOKEN} and {FILE_SK}",
-            "unresolved": [f"password {ENV_DB_PASSWORD}"],
-        })])  # fmt: skip
+            return ModelResponse(
+                parts=[
+                    TextPart(f"I will use {MODEL_GH} and {ENV_HF_TOKEN}"),
+                    ToolCallPart("shell", {"argv": ["cat", str(leaky)], "reason": f"read it, key {ENV_API_KEY}"}),
+                    ToolCallPart("shell", {"argv": ["ls", "--token", FLAG_TOKEN, str(tmp_path)], "reason": "list"}),
+                ]
+            )
+        return ModelResponse(
+            parts=[
+                ToolCallPart(
+                    info.output_tools[0].name,
+                    {
+                        "status": "completed",
+                        "summary": f"done with {MODEL_GH}, {ENV_HF_TOKEN} and {FILE_SK}",
+                        "unresolved": [f"password {ENV_DB_PASSWORD}"],
+                    },
+                )
+            ]
+        )
 
-    outcome = asyncio.run(run_goal_async(
-        f"benchmark SubSir/Kimi-K2.6-DFlash-tmp-long (key {ENV_API_KEY})", host="local",
-        policy=FunctionModel(respond, model_name="scripted"), run_dir=tmp_path / "run",
-        options=RunOptions(fsync=False, allow_delete=(f"/tmp/{ENV_API_KEY}",)), budgets=Budgets(max_requests=6),
-    ))  # fmt: skip
+    outcome = asyncio.run(
+        run_goal_async(
+            f"benchmark SubSir/Kimi-K2.6-DFlash-tmp-long (key {ENV_API_KEY})",
+            host="local",
+            policy=FunctionModel(respond, model_name="scripted"),
+            run_dir=tmp_path / "run",
+            options=RunOptions(fsync=False, allow_delete=(f"/tmp/{ENV_API_KEY}",)),
+            budgets=Budgets(max_requests=6),
+        )
+    )
     assert outcome.status == "completed", outcome.reason
     written = {p.name: p.read_bytes().decode("utf-8", "replace") for p in outcome.run_dir.iterdir() if p.is_file()}
     for name in ("transcript.jsonl", "run.log", "log.jsonl", "report.md", "report.json", "todos.json"):

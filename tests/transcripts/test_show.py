@@ -31,9 +31,16 @@ def _run_dir(tmp_path: Path, golden: Path, *, keep_lines: int | None = None, rep
     (run_dir / "transcript.jsonl").write_text("".join(lines[:keep_lines]))
     if report:
         events = read_transcript(run_dir / "transcript.jsonl").events
-        final_call = [p for e in events if e.type == "model_response" for p in e.response["parts"]
-                      if p.get("tool_name") == "final_result"][-1]  # fmt: skip
-        write_report(run_dir, build_report(events, FinalAnswer.model_validate(final_call["args"]), status=events[-1].status))
+        final_call = [
+            p
+            for e in events
+            if e.type == "model_response"
+            for p in e.response["parts"]
+            if p.get("tool_name") == "final_result"
+        ][-1]
+        write_report(
+            run_dir, build_report(events, FinalAnswer.model_validate(final_call["args"]), status=events[-1].status)
+        )
     return run_dir
 
 
@@ -82,10 +89,22 @@ def test_html_page_is_self_contained_and_shows_the_run_in_chromium(tmp_path):
     assert "<link" not in source and "@import" not in source
 
     dom = subprocess.run(
-        [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-extensions", "--no-first-run",
-         "--virtual-time-budget=5000", "--dump-dom", page.as_uri()],
-        capture_output=True, text=True, timeout=120, check=True,
-    ).stdout  # fmt: skip
+        [
+            _chromium(),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-extensions",
+            "--no-first-run",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
 
     timeline = build_timeline(read_transcript(golden).events)
     # The inline script ran: it drew one bar per todo, and every embedded plot decoded into an image.

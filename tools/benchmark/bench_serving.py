@@ -47,8 +47,8 @@ from specops.sglang_releases.facts import ReleaseFacts
 
 from ..context import ToolContext
 from ..hosts import HostError, PortNotListening
-from ..simulated import simulated_scales
 from ..sglang.server_http import get_text, health_status, parse_metrics
+from ..simulated import simulated_scales
 from .errors import BenchmarkClientFailed, BenchServingUnavailable
 from .models import BenchmarkArgs, BenchmarkResult, LatencySummary, LevelResult, ServerFailure
 
@@ -89,13 +89,18 @@ def _latency(line: dict[str, Any], metric: str, time_scale: float = 1.0) -> Late
         return float(value) * time_scale if isinstance(value, (int, float)) else None
 
     return LatencySummary(
-        samples=int(line.get("completed") or 0), mean_ms=get("mean"), p50_ms=get("median"), p90_ms=get("p90"),
-        p95_ms=get("p95"), p99_ms=get("p99"),
+        samples=int(line.get("completed") or 0),
+        mean_ms=get("mean"),
+        p50_ms=get("median"),
+        p90_ms=get("p90"),
+        p95_ms=get("p95"),
+        p99_ms=get("p99"),
     )
 
 
-def parse_bench_serving_line(text: str, *, time_scale: float = 1.0, prompts_sent: int | None = None,
-                             acceptance: tuple[float, int] | None = None) -> LevelResult:  # fmt: skip
+def parse_bench_serving_line(
+    text: str, *, time_scale: float = 1.0, prompts_sent: int | None = None, acceptance: tuple[float, int] | None = None
+) -> LevelResult:
     """One JSON line of `--output-file` as a LevelResult.
 
     `time_scale` > 1 (a simulated host's fast clock) turns its times into the modelled host's:
@@ -142,25 +147,41 @@ def parse_bench_serving_line(text: str, *, time_scale: float = 1.0, prompts_sent
     )
 
 
-def bench_serving_argv(module: str, args: BenchmarkArgs, concurrency: int, output_file: str,
-                       release: ReleaseFacts | None = None) -> list[str]:  # fmt: skip
+def bench_serving_argv(
+    module: str, args: BenchmarkArgs, concurrency: int, output_file: str, release: ReleaseFacts | None = None
+) -> list[str]:
     """The command line of one level; flags the release's bench_serving lacks are left out."""
     argv = [
-        "python3", "-m", module,
-        "--backend", "sglang",
-        "--host", "127.0.0.1",
-        "--port", str(args.port),
-        "--dataset-name", DATASET,
-        "--random-input-len", str(args.input_len),
-        "--random-output-len", str(args.output_len),
-        "--random-range-ratio", "1.0",
-        "--num-prompts", str(args.requests_at(concurrency)),
-        "--max-concurrency", str(concurrency),
-        "--request-rate", "inf",
-        "--warmup-requests", str(args.warmup_requests),
-        "--seed", str(args.seed),
+        "python3",
+        "-m",
+        module,
+        "--backend",
+        "sglang",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(args.port),
+        "--dataset-name",
+        DATASET,
+        "--random-input-len",
+        str(args.input_len),
+        "--random-output-len",
+        str(args.output_len),
+        "--random-range-ratio",
+        "1.0",
+        "--num-prompts",
+        str(args.requests_at(concurrency)),
+        "--max-concurrency",
+        str(concurrency),
+        "--request-rate",
+        "inf",
+        "--warmup-requests",
+        str(args.warmup_requests),
+        "--seed",
+        str(args.seed),
         "--tokenize-prompt",  # token ids, not their text: exact input lengths, as our own client sends
-        "--output-file", output_file,
+        "--output-file",
+        output_file,
     ]
     if args.flush_cache:
         argv.append("--flush-cache")
@@ -229,10 +250,25 @@ def _no_level(concurrency: int, sent: int | None, why: str) -> LevelResult:
     """A level whose run gave no result line (the server went away under it)."""
     empty = LatencySummary(samples=0, mean_ms=None, p50_ms=None, p90_ms=None, p99_ms=None)
     return LevelResult(
-        concurrency=concurrency, achieved_concurrency=0.0, requests_completed=0, requests_failed=sent or 0,
-        errors=[why], duration_s=0.0, total_input_tokens=0, total_output_tokens=0, output_tok_s=0.0,
-        request_rate_per_s=0.0, ttft=empty, tpot=empty, itl_per_token=None, inter_chunk_gap=None, e2e=empty,
-        tokens_per_chunk=None, accept_length=None, cache_flushed=None, client=None,
+        concurrency=concurrency,
+        achieved_concurrency=0.0,
+        requests_completed=0,
+        requests_failed=sent or 0,
+        errors=[why],
+        duration_s=0.0,
+        total_input_tokens=0,
+        total_output_tokens=0,
+        output_tok_s=0.0,
+        request_rate_per_s=0.0,
+        ttft=empty,
+        tpot=empty,
+        itl_per_token=None,
+        inter_chunk_gap=None,
+        e2e=empty,
+        tokens_per_chunk=None,
+        accept_length=None,
+        cache_flushed=None,
+        client=None,
     )
 
 
@@ -243,7 +279,9 @@ def _server_down(ctx: ToolContext, port: int) -> str | None:
 
 
 def run_bench_serving(
-    ctx: ToolContext, args: BenchmarkArgs, check: Callable[[str], ServerFailure] | None = None,
+    ctx: ToolContext,
+    args: BenchmarkArgs,
+    check: Callable[[str], ServerFailure] | None = None,
     mark_failed: Callable[[LevelResult, ServerFailure, int | None], LevelResult] | None = None,
 ) -> BenchmarkResult:
     """One bench_serving run per level. With `check` (what the host shows of a server that failed its health check
@@ -264,10 +302,16 @@ def run_bench_serving(
         done = ctx.host.run(bench_serving_argv(module, args, concurrency, output_file, release), timeout=args.timeout_s)
         down = _server_down(ctx, args.port) if check is not None and mark_failed is not None else None
         if down is not None and check is not None and mark_failed is not None:
-            lines = [ln for ln in ctx.host.read_file(output_file).decode().splitlines() if ln.strip()] if done.ok else []
-            level = (parse_bench_serving_line(lines[-1], time_scale=scale, prompts_sent=args.requests_at(concurrency))
-                     if lines else _no_level(concurrency, args.requests_at(concurrency),
-                                             f"{module} exited {done.exit_code} with no result"))
+            lines = (
+                [ln for ln in ctx.host.read_file(output_file).decode().splitlines() if ln.strip()] if done.ok else []
+            )
+            level = (
+                parse_bench_serving_line(lines[-1], time_scale=scale, prompts_sent=args.requests_at(concurrency))
+                if lines
+                else _no_level(
+                    concurrency, args.requests_at(concurrency), f"{module} exited {done.exit_code} with no result"
+                )
+            )
             levels.append(mark_failed(level, check(down), server_info.get("max_running_requests")))
             break
         if not done.ok:
@@ -278,8 +322,14 @@ def run_bench_serving(
             )
         after = _counters(ctx, args.port) if before is not None else None
         lines = [ln for ln in ctx.host.read_file(output_file).decode().splitlines() if ln.strip()]
-        levels.append(parse_bench_serving_line(lines[-1], time_scale=scale, prompts_sent=args.requests_at(concurrency),
-                                               acceptance=_run_acceptance(before, after)))
+        levels.append(
+            parse_bench_serving_line(
+                lines[-1],
+                time_scale=scale,
+                prompts_sent=args.requests_at(concurrency),
+                acceptance=_run_acceptance(before, after),
+            )
+        )
         info = json.loads(lines[-1]).get("server_info")
         server_info = info if isinstance(info, dict) else server_info
     best = max([level for level in levels if level.valid] or levels, key=lambda level: level.output_tok_s)
@@ -308,7 +358,7 @@ def run_bench_serving(
         levels=levels,
         best_output_tok_s=best.output_tok_s,
         best_at_concurrency=best.concurrency,
-        levels_not_run=list(args.levels[len(levels):]),
+        levels_not_run=list(args.levels[len(levels) :]),
         method=(
             f"SGLang's {module} (the module of the installed release"
             f"{f', {release.version}' if release is not None else ''}) on the host, one run per level "

@@ -26,11 +26,12 @@ def benchmark_view(result: BenchmarkResult) -> dict[str, Any]:
     speculative = result.speculative_algorithm is not None
     columns = [c for c in COLUMNS if speculative or c != "accept"]
     return {
-        "speculative": result.speculative_algorithm, "columns": " ".join(columns),
+        "speculative": result.speculative_algorithm,
+        "columns": " ".join(columns),
         "levels": [_row(level, speculative) for level in result.levels],
         "best": {"tok_s": result.best_output_tok_s, "at_C": result.best_at_concurrency},
         "warnings": _warnings(result),
-    }  # fmt: skip
+    }
 
 
 def _warnings(result: BenchmarkResult) -> list[str]:
@@ -49,10 +50,18 @@ def _warnings(result: BenchmarkResult) -> list[str]:
 
 def _row(level: LevelResult, speculative: bool) -> list[Any]:
     return [
-        level.concurrency, level.output_tok_s, list(level.output_tok_s_ci95) if level.output_tok_s_ci95 else None,
-        _ms(level.ttft, "p50_ms"), _ms(level.ttft, "p99_ms"), _ms(level.tpot, "p50_ms"), _ms(level.tpot, "p99_ms"),
-        *([level.accept_length] if speculative else []), level.requests_completed, level.requests_failed, _flags(level),
-    ]  # fmt: skip
+        level.concurrency,
+        level.output_tok_s,
+        list(level.output_tok_s_ci95) if level.output_tok_s_ci95 else None,
+        _ms(level.ttft, "p50_ms"),
+        _ms(level.ttft, "p99_ms"),
+        _ms(level.tpot, "p50_ms"),
+        _ms(level.tpot, "p99_ms"),
+        *([level.accept_length] if speculative else []),
+        level.requests_completed,
+        level.requests_failed,
+        _flags(level),
+    ]
 
 
 def _ms(summary: LatencySummary | None, field: str) -> float | None:

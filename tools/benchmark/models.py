@@ -38,9 +38,13 @@ class BenchmarkArgs(BaseModel):
     ignore_eos: bool = Field(True, description="Generate exactly output_len tokens, so runs are comparable")
     warmup_requests: int = Field(1, ge=0, le=1024, description="Per level, before the clock starts; not counted")
     requests_per_level: int | None = Field(None, ge=1, le=1_000_000, description="Fixed count per level")
-    rounds: int = Field(3, ge=1, le=1000, description="Without a count or duration: rounds x concurrency requests per level")
+    rounds: int = Field(
+        3, ge=1, le=1000, description="Without a count or duration: rounds x concurrency requests per level"
+    )
     duration_s: float | None = Field(
-        None, gt=0, le=24 * 3600,
+        None,
+        gt=0,
+        le=24 * 3600,
         description="Seconds per level, from every first request's first token",
     )
     end: LevelEnd = Field(
@@ -51,7 +55,9 @@ class BenchmarkArgs(BaseModel):
         "up with the stream). Cut requests' tokens count, their latencies do not",
     )
     flush_cache: bool = Field(True, description="POST /flush_cache before each level when the server has it")
-    api: Api = Field("auto", description="sglang: native /generate; openai: /v1/completions; auto: sglang when it answers")
+    api: Api = Field(
+        "auto", description="sglang: native /generate; openai: /v1/completions; auto: sglang when it answers"
+    )
     model: str | None = Field(None, max_length=512, pattern=r"^[^\x00-\x1f]+$", description="Model name (OpenAI API)")
     client: ClientPlace = Field(
         "host",
@@ -108,8 +114,12 @@ class ServerFailure(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    state: ServerState = Field(description="died: its process is gone (or nothing listens); not_answering: it is up but hangs")
-    health: str = Field(description="What the check after the level got, e.g. 'GET /health_generate: ConnectionRefusedError'")
+    state: ServerState = Field(
+        description="died: its process is gone (or nothing listens); not_answering: it is up but hangs"
+    )
+    health: str = Field(
+        description="What the check after the level got, e.g. 'GET /health_generate: ConnectionRefusedError'"
+    )
     cause: str | None = Field(
         description="From the server's log (tools/sglang/diagnosis.py): crash, out_of_memory, ...; None: log not found"
     )
@@ -124,7 +134,9 @@ class LevelResult(BaseModel):
     concurrency: int = Field(description="Requested: requests kept in flight")
     achieved_concurrency: float = Field(description="Measured: sum of request latencies / level duration")
     requests_completed: int
-    requests_cut: int = Field(0, description="Still running when a timed level ended: their tokens count, latencies not")
+    requests_cut: int = Field(
+        0, description="Still running when a timed level ended: their tokens count, latencies not"
+    )
     requests_failed: int
     errors: list[str] = Field(description="The first few failures, verbatim")
     duration_s: float = Field(description="First dispatch to last response")
@@ -138,12 +150,15 @@ class LevelResult(BaseModel):
         None, description="95% batch-means interval of output_tok_s over the steady window (None: no steady window)"
     )
     unstable: bool = Field(
-        False, description="The interval's half-width exceeds 10% of output_tok_s: the level's figure moved while measured"
+        False,
+        description="The interval's half-width exceeds 10% of output_tok_s: the level's figure moved while measured",
     )
     output_tok_s_overall: float | None = Field(
         None, description="total_output_tokens / duration_s: sglang.bench_serving's figure, ramp and drain included"
     )
-    steady_window_s: float | None = Field(None, description="Length of the steady window; None: output_tok_s is the overall figure")
+    steady_window_s: float | None = Field(
+        None, description="Length of the steady window; None: output_tok_s is the overall figure"
+    )
     request_rate_per_s: float
     ttft: LatencySummary
     tpot: LatencySummary = Field(description="Per request (e2e - ttft) / (output tokens - 1): per token")
@@ -169,16 +184,22 @@ class LevelResult(BaseModel):
         description="The server's own internal_states[0].avg_spec_accept_length after the level: since its start "
         "(or last /flush_cache), over the decode intervals it logged; not this level's figure",
     )
-    cache_flushed: bool | None = Field(description="True: flushed before the level; None: the server has no /flush_cache")
+    cache_flushed: bool | None = Field(
+        description="True: flushed before the level; None: the server has no /flush_cache"
+    )
     client: ClientLoad | None = Field(description="None for sglang.bench_serving, which does not report it")
     valid: bool = Field(
-        True, description="False: the server died or stopped answering during the level; its figures measure the failure"
+        True,
+        description="False: the server died or stopped answering during the level; its figures measure the failure",
     )
-    invalid_reason: str | None = Field(None, description="Why the level is not valid, with the cause from the server's log")
+    invalid_reason: str | None = Field(
+        None, description="Why the level is not valid, with the cause from the server's log"
+    )
     remedy: str | None = Field(None, description="What to do about an invalid level")
     server_failure: ServerFailure | None = Field(None, description="The server's failure that made the level invalid")
     warnings: list[str] = Field(
-        default_factory=list, description="This level's warnings, each with what to do (also in the result's, as 'C=N: ...')"
+        default_factory=list,
+        description="This level's warnings, each with what to do (also in the result's, as 'C=N: ...')",
     )
 
 
@@ -188,7 +209,9 @@ class BenchmarkResult(BaseModel):
     host: str
     port: int
     client: ClientPlace
-    api: str = Field(description="What was driven: sglang (/generate), openai (/v1/completions) or bench_serving's backend")
+    api: str = Field(
+        description="What was driven: sglang (/generate), openai (/v1/completions) or bench_serving's backend"
+    )
     model: str | None
     server_version: str | None
     speculative_algorithm: str | None

@@ -56,7 +56,10 @@ class ReferenceServer:
     @staticmethod
     def _json(writer: asyncio.StreamWriter, status: int, payload: dict) -> None:
         data = json.dumps(payload).encode()
-        writer.write(b"HTTP/1.1 %d X\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % (status, len(data)) + data)
+        writer.write(
+            b"HTTP/1.1 %d X\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % (status, len(data))
+            + data
+        )
 
     async def _stream(self, writer: asyncio.StreamWriter, body: dict) -> None:
         start = time.perf_counter()
@@ -73,8 +76,11 @@ class ReferenceServer:
             n = min(self.tokens_per_chunk, total - sent)
             sent += n
             k += 1
-            event = {"object": "text_completion", "model": self.model,
-                     "choices": [{"index": 0, "text": " tok" * n, "finish_reason": "length" if sent >= total else None}]}
+            event = {
+                "object": "text_completion",
+                "model": self.model,
+                "choices": [{"index": 0, "text": " tok" * n, "finish_reason": "length" if sent >= total else None}],
+            }
             if per_chunk_usage:
                 event["usage"] = {"prompt_tokens": 8, "completion_tokens": sent, "total_tokens": 8 + sent}
             self._chunk(writer, b"data: " + json.dumps(event).encode() + b"\n\n")
@@ -82,7 +88,10 @@ class ReferenceServer:
                 await writer.drain()
         if options.get("include_usage"):
             usage = {"prompt_tokens": 8, "completion_tokens": sent, "total_tokens": 8 + sent}
-            self._chunk(writer, b"data: " + json.dumps({"object": "text_completion", "choices": [], "usage": usage}).encode() + b"\n\n")
+            self._chunk(
+                writer,
+                b"data: " + json.dumps({"object": "text_completion", "choices": [], "usage": usage}).encode() + b"\n\n",
+            )
         self._chunk(writer, b"data: [DONE]\n\n")
         writer.write(b"0\r\n\r\n")
 

@@ -80,13 +80,13 @@ def summarize(values_s: Sequence[float]) -> LatencySummary:
 
 
 def chunk_gaps(chunk_s: Sequence[float]) -> list[float]:
-    return [b - a for a, b in zip(chunk_s, chunk_s[1:])]
+    return [b - a for a, b in zip(chunk_s, chunk_s[1:], strict=False)]
 
 
 def itl_per_token(chunk_s: Sequence[float], chunk_tokens: Sequence[int]) -> list[float]:
     """One value per token after the first chunk: the chunk's gap / its token count."""
     out: list[float] = []
-    for gap, tokens in zip(chunk_gaps(chunk_s), chunk_tokens[1:]):
+    for gap, tokens in zip(chunk_gaps(chunk_s), chunk_tokens[1:], strict=False):
         if tokens > 0:
             out.extend([gap / tokens] * tokens)
     return out
@@ -94,7 +94,9 @@ def itl_per_token(chunk_s: Sequence[float], chunk_tokens: Sequence[int]) -> list
 
 def steady_window(requests: Sequence[dict[str, Any]]) -> tuple[float, float] | None:
     """(start, end) of the span in which the most requests were in flight at once, or None."""
-    events = sorted([(r["start_s"], 1) for r in requests] + [(r["end_s"], -1) for r in requests], key=lambda e: (e[0], e[1]))
+    events = sorted(
+        [(r["start_s"], 1) for r in requests] + [(r["end_s"], -1) for r in requests], key=lambda e: (e[0], e[1])
+    )
     inflight, peak, first, last_end = 0, 0, None, None
     for i, (t, step) in enumerate(events):
         inflight += step
@@ -113,15 +115,16 @@ def _token_spans(requests: Sequence[dict[str, Any]]) -> list[tuple[float, float,
     spans = []
     for r in requests:
         made_from = r["start_s"]
-        for offset, n in zip(r["chunk_s"], r["chunk_tokens"]):
+        for offset, n in zip(r["chunk_s"], r["chunk_tokens"], strict=False):
             arrival = r["start_s"] + offset
             spans.append((made_from, arrival, n))
             made_from = arrival
     return spans
 
 
-def batch_means_interval(spans: Sequence[tuple[float, float, int]], start: float, end: float,
-                         batches: int = STEADY_BATCHES) -> tuple[float, float] | None:  # fmt: skip
+def batch_means_interval(
+    spans: Sequence[tuple[float, float, int]], start: float, end: float, batches: int = STEADY_BATCHES
+) -> tuple[float, float] | None:
     """95% t-interval (acceptance_intervals.request_mean_interval) of tok/s from `batches` equal slices of
     (start, end], each span's tokens spread evenly over it (a span of no length: all at its end); None for an
     empty window or fewer than two slices."""
@@ -147,8 +150,11 @@ def batch_means_interval(spans: Sequence[tuple[float, float, int]], start: float
 
 def _first_tokens_in(requests: Sequence[dict[str, Any]], start: float, end: float) -> float:
     """When the requests in flight at `start` have all had their first token (bounded by `end`)."""
-    firsts = [r["start_s"] + r["chunk_s"][0] for r in requests
-              if r["chunk_s"] and r["start_s"] <= start < (r["end_s"] if r["end_s"] is not None else end)]
+    firsts = [
+        r["start_s"] + r["chunk_s"][0]
+        for r in requests
+        if r["chunk_s"] and r["start_s"] <= start < (r["end_s"] if r["end_s"] is not None else end)
+    ]
     return min(max([start, *firsts]), end)
 
 
@@ -207,7 +213,11 @@ def _in_modelled_time(raw: dict[str, Any], time_scale: float) -> dict[str, Any]:
             "chunk_s": [t * time_scale for t in request["chunk_s"]],
         }
 
-    return {**raw, "duration_s": float(raw["duration_s"]) * time_scale, "requests": [scaled(r) for r in raw["requests"]]}
+    return {
+        **raw,
+        "duration_s": float(raw["duration_s"]) * time_scale,
+        "requests": [scaled(r) for r in raw["requests"]],
+    }
 
 
 def level_result(raw: dict[str, Any], *, time_scale: float = 1.0) -> LevelResult:
@@ -228,7 +238,11 @@ def level_result(raw: dict[str, Any], *, time_scale: float = 1.0) -> LevelResult
             failed.append(r)
         elif r.get("cut"):
             # A cut request that had streamed nothing holds no tokens: count it as 0, not unknown.
-            cut.append(r if r["chunk_s"] else {**r, "output_tokens": r["output_tokens"] or 0, "chunk_tokens": r["chunk_tokens"] or []})
+            cut.append(
+                r
+                if r["chunk_s"]
+                else {**r, "output_tokens": r["output_tokens"] or 0, "chunk_tokens": r["chunk_tokens"] or []}
+            )
         elif r["output_tokens"] is not None:
             ok.append(r)
         else:
@@ -261,7 +275,7 @@ def level_result(raw: dict[str, Any], *, time_scale: float = 1.0) -> LevelResult
     wall = duration / time_scale
     cpu_fraction = float(raw.get("client_cpu_s", 0.0)) / wall if wall > 0 else 0.0
     lag_p99 = float(raw.get("loop_lag_ms", {}).get("p99", 0.0))
-    states = ((raw.get("server_info") or {}).get("internal_states") or [{}])
+    states = (raw.get("server_info") or {}).get("internal_states") or [{}]
     lifetime = states[0].get("avg_spec_accept_length") if states and isinstance(states[0], dict) else None
     acceptance = level_acceptance(ok, raw.get("counters"), cut=len(cut))
     interval = steady[2] if steady else None

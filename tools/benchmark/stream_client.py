@@ -192,8 +192,18 @@ class SseParser:
 class Record:
     """What one request measured. Times are perf_counter seconds."""
 
-    __slots__ = ("chunk_times", "chunk_tokens", "cut", "end", "error", "finished", "output_tokens", "prompt_tokens",
-                 "start", "verify_ct")
+    __slots__ = (
+        "chunk_times",
+        "chunk_tokens",
+        "cut",
+        "end",
+        "error",
+        "finished",
+        "output_tokens",
+        "prompt_tokens",
+        "start",
+        "verify_ct",
+    )
 
     def __init__(self, start: float) -> None:
         self.start = start
@@ -261,7 +271,7 @@ class Client:
         """The finished-request counters of /metrics, or None (no --enable-metrics, or a release without them)."""
         try:
             status, body = await self.get("/metrics")
-        except (HttpError, OSError, asyncio.TimeoutError):
+        except (TimeoutError, HttpError, OSError):
             return None
         if status != 200:
             return None
@@ -278,12 +288,19 @@ class Client:
             try:
                 status, _ = await asyncio.wait_for(self.get(path), HEALTH_TIMEOUT_S)
             except (HttpError, OSError, asyncio.TimeoutError) as exc:  # noqa: UP041 - Python 3.8 on the host
-                why = f"no answer within {HEALTH_TIMEOUT_S:g} s" if isinstance(exc, asyncio.TimeoutError) else (
-                    f"{type(exc).__name__}: {exc}")
+                why = (
+                    f"no answer within {HEALTH_TIMEOUT_S:g} s"
+                    if isinstance(exc, asyncio.TimeoutError)
+                    else (f"{type(exc).__name__}: {exc}")
+                )
                 return {"ok": False, "path": path, "status": None, "error": why}
             if status != 404:
-                return {"ok": status == 200, "path": path, "status": status,
-                        "error": None if status == 200 else f"HTTP {status}"}
+                return {
+                    "ok": status == 200,
+                    "path": path,
+                    "status": status,
+                    "error": None if status == 200 else f"HTTP {status}",
+                }
         return {"ok": None, "path": None, "status": 404, "error": None}  # no health route: unknown
 
     async def post(self, path: str) -> int:
@@ -320,13 +337,25 @@ class Client:
     def body(self, prompt, output_len: int) -> tuple[str, bytes]:
         c = self.config
         if self.api == "sglang":
-            payload = {"stream": True, "sampling_params": {
-                "max_new_tokens": output_len, "temperature": c.get("temperature", 0.0), "ignore_eos": c.get("ignore_eos", True)}}
+            payload = {
+                "stream": True,
+                "sampling_params": {
+                    "max_new_tokens": output_len,
+                    "temperature": c.get("temperature", 0.0),
+                    "ignore_eos": c.get("ignore_eos", True),
+                },
+            }
             payload["input_ids" if isinstance(prompt, list) else "text"] = prompt
             return "/generate", json.dumps(payload).encode()
-        payload = {"model": self.model, "prompt": prompt, "max_tokens": output_len, "stream": True,
-                   "temperature": c.get("temperature", 0.0), "ignore_eos": c.get("ignore_eos", True),
-                   "stream_options": {"include_usage": True, "continuous_usage_stats": True}}
+        payload = {
+            "model": self.model,
+            "prompt": prompt,
+            "max_tokens": output_len,
+            "stream": True,
+            "temperature": c.get("temperature", 0.0),
+            "ignore_eos": c.get("ignore_eos", True),
+            "stream_options": {"include_usage": True, "continuous_usage_stats": True},
+        }
         return "/v1/completions", json.dumps(payload).encode()
 
     # -- one streamed request --------------------------------------------------------------
@@ -387,12 +416,15 @@ class Client:
             elif not record.chunk_times:
                 record.error = "the stream ended without any output"
             elif not record.finished:
-                record.error = (f"the stream ended after {len(record.chunk_times)} chunk(s) without finishing (no "
-                                "finish_reason, no [DONE]): the server broke it off")
-        except (HttpError, OSError, asyncio.TimeoutError, asyncio.IncompleteReadError, ValueError) as exc:
+                record.error = (
+                    f"the stream ended after {len(record.chunk_times)} chunk(s) without finishing (no "
+                    "finish_reason, no [DONE]): the server broke it off"
+                )
+        except (TimeoutError, HttpError, OSError, asyncio.IncompleteReadError, ValueError) as exc:
             record.error = f"{type(exc).__name__}: {exc}"
-            if isinstance(exc, ConnectionRefusedError) or (isinstance(exc, HttpError) and not record.chunk_times
-                                                             and "before a response" in str(exc)):
+            if isinstance(exc, ConnectionRefusedError) or (
+                isinstance(exc, HttpError) and not record.chunk_times and "before a response" in str(exc)
+            ):
                 self.server_gone = True  # nothing accepts connections (or answers) on the port any more
             conn.close()
         except LevelEnded:
@@ -417,8 +449,10 @@ class Client:
             await asyncio.gather(*(conn.open() for conn in conns))
             warmup = int(level.get("warmup_requests", 0))
             if warmup:
-                jobs = [self.one(conns[i % concurrency], self.prompt(-1 - level_index, i), min(output_len, 32))
-                        for i in range(warmup)]
+                jobs = [
+                    self.one(conns[i % concurrency], self.prompt(-1 - level_index, i), min(output_len, 32))
+                    for i in range(warmup)
+                ]
                 await asyncio.gather(*jobs[:concurrency])
                 for extra in jobs[concurrency:]:
                     await extra
@@ -434,12 +468,17 @@ class Client:
         after = await self.counters() if before is not None else None
         try:
             status, info = await self.server_info()
-        except (HttpError, OSError, asyncio.TimeoutError):
+        except (TimeoutError, HttpError, OSError):
             status, info = None, None  # the server died during the level: its requests say how
         health = await self.health()  # last: its own request would count in the level's counters
-        return {"concurrency": concurrency, "cache_flushed": flushed, **records,
-                "counters": {"before": before, "after": after} if before is not None and after is not None else None,
-                "server_info": _info_summary(info) if status == 200 and info else None, "server_health": health}
+        return {
+            "concurrency": concurrency,
+            "cache_flushed": flushed,
+            **records,
+            "counters": {"before": before, "after": after} if before is not None and after is not None else None,
+            "server_info": _info_summary(info) if status == 200 and info else None,
+            "server_health": health,
+        }
 
     async def _measure(self, level_index: int, level: dict, conns: list, output_len: int) -> dict:
         concurrency = len(conns)
@@ -513,8 +552,12 @@ class Client:
         return {
             "duration_s": round(end - origin, 7),
             "client_cpu_s": round(time.process_time() - cpu0, 4),
-            "loop_lag_ms": {"p50": _pick(lags, 0.5) * 1e3, "p99": _pick(lags, 0.99) * 1e3,
-                            "max": (lags[-1] if lags else 0.0) * 1e3, "samples": len(lags)},
+            "loop_lag_ms": {
+                "p50": _pick(lags, 0.5) * 1e3,
+                "p99": _pick(lags, 0.99) * 1e3,
+                "max": (lags[-1] if lags else 0.0) * 1e3,
+                "samples": len(lags),
+            },
             "requests": [r.as_json(origin) for r in records],
         }
 
@@ -537,10 +580,12 @@ async def run(config: dict) -> dict:
     for i, level in enumerate(config["levels"]):
         try:
             levels.append(await client.run_level(i, level))
-        except (HttpError, OSError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, HttpError, OSError) as exc:
             # The server stopped answering between levels (it died under the previous one): this level is
             # recorded as failed and the sweep ends, so the levels already measured are kept.
-            levels.append(_aborted_level(level, f"level not run, the server stopped answering: {type(exc).__name__}: {exc}"))
+            levels.append(
+                _aborted_level(level, f"level not run, the server stopped answering: {type(exc).__name__}: {exc}")
+            )
             break
         if levels[-1]["server_health"]["ok"] is False:
             break  # the server died or hangs: the next levels would measure nothing
@@ -550,16 +595,23 @@ async def run(config: dict) -> dict:
 def _aborted_level(level: dict, why: str) -> dict:
     failed = Record(0.0)
     failed.error, failed.end = why, 0.0
-    return {"concurrency": int(level["concurrency"]), "cache_flushed": None, "duration_s": 0.0, "client_cpu_s": 0.0,
-            "loop_lag_ms": {"p50": 0.0, "p99": 0.0, "max": 0.0, "samples": 0}, "requests": [failed.as_json(0.0)],
-            "server_info": None, "server_health": {"ok": False, "path": None, "status": None, "error": why}}
+    return {
+        "concurrency": int(level["concurrency"]),
+        "cache_flushed": None,
+        "duration_s": 0.0,
+        "client_cpu_s": 0.0,
+        "loop_lag_ms": {"p50": 0.0, "p99": 0.0, "max": 0.0, "samples": 0},
+        "requests": [failed.as_json(0.0)],
+        "server_info": None,
+        "server_health": {"ok": False, "path": None, "status": None, "error": why},
+    }
 
 
 def main() -> int:
     config = json.loads(sys.stdin.read())
     try:
         result = asyncio.run(run(config))
-    except (HttpError, OSError, asyncio.TimeoutError) as exc:
+    except (TimeoutError, HttpError, OSError) as exc:
         json.dump({"fatal": f"{type(exc).__name__}: {exc}"}, sys.stdout)
         return 2
     json.dump(result, sys.stdout, separators=(",", ":"))

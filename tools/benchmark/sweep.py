@@ -76,7 +76,11 @@ def prompt_config(args: BenchmarkArgs) -> tuple[dict[str, Any], str]:
     categories = CATEGORIES if args.prompts == "acceptance-mix" else (args.prompts,)
     sets = [load_prompt_set(c) for c in categories]
     # Interleaved, so that any prefix of the requests mixes the categories evenly.
-    texts = [p for group in zip(*(s.prompts for s in sets)) for p in group] if len(sets) > 1 else sets[0].prompts
+    texts = (
+        [p for group in zip(*(s.prompts for s in sets), strict=False) for p in group]
+        if len(sets) > 1
+        else sets[0].prompts
+    )
     return {"kind": "texts", "texts": texts}, " + ".join(f"{s.name} (prompts/acceptance)" for s in sets)
 
 
@@ -169,11 +173,15 @@ def _warnings(args: BenchmarkArgs, raw: dict[str, Any], levels: list[LevelResult
             "counters moved); for it: api='sglang', a relaunch with enable_metrics, or the acceptance tool"
         )
     if args.flush_cache and any(level.cache_flushed is None for level in levels if level.valid):
-        notes.append("the server has no /flush_cache: levels may hit the prefix cache of earlier ones; use "
-                     "prompts='random' (new token ids at every level) so no level reuses another's cache")
+        notes.append(
+            "the server has no /flush_cache: levels may hit the prefix cache of earlier ones; use "
+            "prompts='random' (new token ids at every level) so no level reuses another's cache"
+        )
     elif args.flush_cache and any(level.cache_flushed is False for level in levels):
-        notes.append("/flush_cache was refused before some levels (requests still running): wait until the server is "
-                     "idle (server_status shows no running requests) before benchmarking, or use prompts='random'")
+        notes.append(
+            "/flush_cache was refused before some levels (requests still running): wait until the server is "
+            "idle (server_status shows no running requests) before benchmarking, or use prompts='random'"
+        )
     return notes
 
 
@@ -224,8 +232,12 @@ def _busy_client_remedy(args: BenchmarkArgs, concurrency: int) -> str:
     if args.client == "local":
         where = "run the client on the host (client='host', the default), not through the port forward"
     else:
-        where = f"levels from C={concurrency} up in a call of their own, nothing else running, or client='bench_serving'"
-    return f"TTFT and ITL are upper bounds, throughput holds if the level held its concurrency; to measure them: {where}"
+        where = (
+            f"levels from C={concurrency} up in a call of their own, nothing else running, or client='bench_serving'"
+        )
+    return (
+        f"TTFT and ITL are upper bounds, throughput holds if the level held its concurrency; to measure them: {where}"
+    )
 
 
 def acceptance_warning(level: LevelResult, speculative: bool = True) -> str | None:
@@ -312,8 +324,12 @@ def check_server(ctx: ToolContext, port: int, health: str, since: float | None =
     except HostError:
         pass
     if proc is None:
-        return ServerFailure(state="died" if "Refused" in health else "not_answering", health=health, cause=None,
-                             cause_words="unknown: no launch record on the host names the server's log")
+        return ServerFailure(
+            state="died" if "Refused" in health else "not_answering",
+            health=health,
+            cause=None,
+            cause_words="unknown: no launch record on the host names the server's log",
+        )
     try:
         alive = ctx.host.is_running(proc)
     except HostError:
@@ -325,48 +341,86 @@ def check_server(ctx: ToolContext, port: int, health: str, since: float | None =
     state = "not_answering" if alive else "died"
     if not log.strip() or (alive and not any(sig.pattern.search(log) for sig in SIGNATURES)):
         words = "its log names no error" if log.strip() else "its log could not be read"
-        return ServerFailure(state=state, health=health, cause=None, cause_words=words, log_path=proc.log_path,
-                             log_lines=[line for line in log.splitlines()[-3:] if line.strip()])
+        return ServerFailure(
+            state=state,
+            health=health,
+            cause=None,
+            cause_words=words,
+            log_path=proc.log_path,
+            log_lines=[line for line in log.splitlines()[-3:] if line.strip()],
+        )
     found = diagnose(log)
-    return ServerFailure(state=state, health=health, cause=found.cause, cause_words=_cause_words(found.cause, found.lines),
-                         log_lines=found.lines, log_path=proc.log_path)
+    return ServerFailure(
+        state=state,
+        health=health,
+        cause=found.cause,
+        cause_words=_cause_words(found.cause, found.lines),
+        log_lines=found.lines,
+        log_path=proc.log_path,
+    )
 
 
 def failed_level(level: LevelResult, failure: ServerFailure, port: int, cap: int | None) -> LevelResult:
     """`level` marked invalid: why (the server's state and the cause from its log) and what to do."""
     c = level.concurrency
     running = min(c, cap) if cap else c
-    what = {"died": f"the server on port {port} died during the level",
-            "not_answering": f"the server on port {port} stopped answering during the level (its process is up: hung)"}
+    what = {
+        "died": f"the server on port {port} died during the level",
+        "not_answering": f"the server on port {port} stopped answering during the level (its process is up: hung)",
+    }
     reason = f"{what[failure.state]} at C={c}: {failure.cause_words}"
     if failure.log_lines:
         reason += f"; log: {failure.log_lines[0][:300]}"
     lower = max(1, running // 2)
     if failure.cause == "out_of_memory":
-        fix = (f"Relaunch with fewer running requests (max_running_requests, --max-running-requests, below {running}, "
-               f"e.g. {lower}) or a lower mem_fraction_static so activations have room")
+        fix = (
+            f"Relaunch with fewer running requests (max_running_requests, --max-running-requests, below {running}, "
+            f"e.g. {lower}) or a lower mem_fraction_static so activations have room"
+        )
     else:
-        fix = (f"Relaunch the server with fewer running requests: max_running_requests (--max-running-requests) below "
-               f"{running}, e.g. {lower}")
-    remedy = f"{fix}, then benchmark again from C={c}; the levels before it stand, this one's figures are not a measurement"
+        fix = (
+            f"Relaunch the server with fewer running requests: max_running_requests (--max-running-requests) below "
+            f"{running}, e.g. {lower}"
+        )
+    remedy = (
+        f"{fix}, then benchmark again from C={c}; the levels before it stand, this one's figures are not a measurement"
+    )
     if failure.cause is None:
-        remedy += (f"; read the server's log ({failure.log_path}) for the cause" if failure.log_path else
-                   "; read the server's log for the cause (no launch record names it: a server this tool did not start)")
+        remedy += (
+            f"; read the server's log ({failure.log_path}) for the cause"
+            if failure.log_path
+            else "; read the server's log for the cause (no launch record names it: a server this tool did not start)"
+        )
     if failure.state == "not_answering":
         remedy = "Stop the hung server (stop_server), then " + remedy[0].lower() + remedy[1:]
-    return level.model_copy(update={"valid": False, "invalid_reason": reason, "remedy": remedy,
-                                    "server_failure": failure})
+    return level.model_copy(
+        update={"valid": False, "invalid_reason": reason, "remedy": remedy, "server_failure": failure}
+    )
 
 
 def _method(args: BenchmarkArgs, api: str, prompts: str) -> str:
-    ends = {"window": "ending when the steady window closes (the first answer past the duration; the rest are cut)",
-            "drain": "ending when every answer in flight has finished",
-            "cut": "ending at the duration (answers in flight are cut)"}
-    per_level = f"{args.duration_s:g} s of requests per level, {ends[args.end]}" if args.duration_s else (
-        f"{args.requests_per_level} requests per level" if args.requests_per_level else f"{args.rounds} x C requests per level"
+    ends = {
+        "window": "ending when the steady window closes (the first answer past the duration; the rest are cut)",
+        "drain": "ending when every answer in flight has finished",
+        "cut": "ending at the duration (answers in flight are cut)",
+    }
+    per_level = (
+        f"{args.duration_s:g} s of requests per level, {ends[args.end]}"
+        if args.duration_s
+        else (
+            f"{args.requests_per_level} requests per level"
+            if args.requests_per_level
+            else f"{args.rounds} x C requests per level"
+        )
     )
-    counts = "meta_info.completion_tokens per chunk" if api == "sglang" else "usage.completion_tokens (stream_options.include_usage)"
-    where = "on the host (python3, standard library client)" if args.client == "host" else "here, through a port forward"
+    counts = (
+        "meta_info.completion_tokens per chunk"
+        if api == "sglang"
+        else "usage.completion_tokens (stream_options.include_usage)"
+    )
+    where = (
+        "on the host (python3, standard library client)" if args.client == "host" else "here, through a port forward"
+    )
     return (
         f"Closed loop, C requests in flight, {per_level}, levels {args.levels}; prompts: {prompts}; "
         f"max_tokens {args.output_len}, ignore_eos {args.ignore_eos}, temperature {args.temperature:g}, streamed over "
@@ -408,7 +462,9 @@ def run_benchmark(ctx: ToolContext, args: BenchmarkArgs) -> BenchmarkResult:
     started = time.time()
     if args.client == "bench_serving":
         checked = run_bench_serving(
-            ctx, args, check=lambda health: check_server(ctx, args.port, health, since=started),
+            ctx,
+            args,
+            check=lambda health: check_server(ctx, args.port, health, since=started),
             mark_failed=lambda level, failure, cap: failed_level(level, failure, args.port, cap),
         )
         return _bench_serving_warnings(args, checked)
@@ -450,9 +506,9 @@ def run_benchmark(ctx: ToolContext, args: BenchmarkArgs) -> BenchmarkResult:
         levels=levels,
         best_output_tok_s=best.output_tok_s,
         best_at_concurrency=best.concurrency,
-        levels_not_run=list(args.levels[len(levels):]),
+        levels_not_run=list(args.levels[len(levels) :]),
         method=_method(args, raw["api"], prompts) + _time_note(scale),
-        warnings=_warnings(args, raw, levels) + _not_run_warning(args.levels[len(levels):], levels),
+        warnings=_warnings(args, raw, levels) + _not_run_warning(args.levels[len(levels) :], levels),
         time_scale=scale,
     )
 
@@ -470,15 +526,24 @@ def _not_run_warning(not_run: list[int], levels: list[LevelResult]) -> list[str]
     if not not_run or not levels:
         return []
     last = levels[-1]
-    return [(f"levels {not_run} were not run: the server had failed at C={last.concurrency}; run them once that "
-             "level's remedy is applied")]
+    return [
+        (
+            f"levels {not_run} were not run: the server had failed at C={last.concurrency}; run them once that "
+            "level's remedy is applied"
+        )
+    ]
 
 
 def _bench_serving_warnings(args: BenchmarkArgs, result: BenchmarkResult) -> BenchmarkResult:
     """sglang.bench_serving's levels get the same per-level warnings (low acceptance, failures) as our client's."""
     speculative = result.speculative_algorithm is not None
-    levels = [level.model_copy(update={"warnings": level_warnings(args, level, speculative)}) for level in result.levels]
+    levels = [
+        level.model_copy(update={"warnings": level_warnings(args, level, speculative)}) for level in result.levels
+    ]
     per_level = level_notes(levels)
-    return result.model_copy(update={
-        "levels": levels, "warnings": per_level + result.warnings + _not_run_warning(result.levels_not_run, levels),
-    })
+    return result.model_copy(
+        update={
+            "levels": levels,
+            "warnings": per_level + result.warnings + _not_run_warning(result.levels_not_run, levels),
+        }
+    )

@@ -60,7 +60,16 @@ def downloader_argv(
     method: DownloadMethod, *, repo_id: str, target_dir: str, revision: str, include: list[str], exclude: list[str]
 ) -> list[str]:
     if method is DownloadMethod.LIBRARY:
-        return ["python3", "-c", LIBRARY_SNIPPET, repo_id, target_dir, revision, json.dumps(include), json.dumps(exclude)]
+        return [
+            "python3",
+            "-c",
+            LIBRARY_SNIPPET,
+            repo_id,
+            target_dir,
+            revision,
+            json.dumps(include),
+            json.dumps(exclude),
+        ]
     argv = [method.value, "download", repo_id, "--local-dir", target_dir, "--revision", revision]
     if method is DownloadMethod.HF:
         # hf's list options repeat the flag.

@@ -92,8 +92,9 @@ def _write(ctx: ToolContext, entries: list[LedgerEntry]) -> None:
 
 def record_download(ctx: ToolContext, target_dir: str, repo_id: str, sha: str | None) -> None:
     entries = _read(ctx)
-    entries[target_dir] = LedgerEntry(target_dir=target_dir, repo_id=repo_id, sha=sha,
-                                      started_at=datetime.now(UTC).isoformat(timespec="seconds"))  # fmt: skip
+    entries[target_dir] = LedgerEntry(
+        target_dir=target_dir, repo_id=repo_id, sha=sha, started_at=datetime.now(UTC).isoformat(timespec="seconds")
+    )
     _write(ctx, list(entries.values()))
 
 

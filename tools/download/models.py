@@ -139,7 +139,9 @@ class DownloadStatus(BaseModel):
     stored_expected_bytes: int
     stored_present_bytes: int = Field(description="Bytes on disk of complete files and in-flight partial files")
     missing_files: list[str] = Field(default_factory=list, description="Expected files not (yet) complete, first 20")
-    config_json_ok: bool | None = Field(default=None, description="After finishing: config.json parses (None if not fetched)")
+    config_json_ok: bool | None = Field(
+        default=None, description="After finishing: config.json parses (None if not fetched)"
+    )
     failure: DownloadFailure | None = None
     log_tail: str
     checked_at: datetime

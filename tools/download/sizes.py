@@ -18,8 +18,8 @@ from huggingface_hub.errors import GatedRepoError, HfHubHTTPError, RepositoryNot
 from pydantic import SecretStr
 from tenacity import retry, retry_if_exception, stop_after_attempt, wait_exponential
 
-from .models import ExpectedFile
 from ..hub import HubUnavailable, RepoListing, RepoNotFound
+from .models import ExpectedFile
 
 _PARALLEL_HEADS = 8
 
@@ -46,7 +46,9 @@ def _unavailable(listing: RepoListing, attempts: int, exc: Exception) -> HubUnav
     )
 
 
-def expected_files(listing: RepoListing, *, token: SecretStr | None, attempts: int = 5) -> tuple[list[ExpectedFile], str]:
+def expected_files(
+    listing: RepoListing, *, token: SecretStr | None, attempts: int = 5
+) -> tuple[list[ExpectedFile], str]:
     """(files with listed and stored sizes, sizes_source). Raises RepoNotFound, HubUnavailable."""
     secret = token.get_secret_value() if token is not None else False
 

@@ -15,10 +15,9 @@ import json
 import posixpath
 from dataclasses import dataclass
 
-from .models import ExpectedFile
-from ..hosts import DetachedProcess, Host, RemoteFileNotFound
-from ..hosts import leader_alive
+from ..hosts import DetachedProcess, Host, RemoteFileNotFound, leader_alive
 from ..hosts.base import HELPER_TIMEOUT_S
+from .models import ExpectedFile
 
 _PARTIALS_DIR = ".cache/huggingface/download/"
 
@@ -26,7 +25,7 @@ _PARTIALS_DIR = ".cache/huggingface/download/"
 # read first, so a process seen exited has written all of its log. Positional parameters: pid, target, log.
 _SNAPSHOT = (
     'echo "== ps"; ps -o pid=,pgid=,stat= -p "$1"; '
-    "echo \"== find\"; find \"$2\" -type f -printf '%s\\t%P\\n' 2>/dev/null; "
+    'echo "== find"; find "$2" -type f -printf \'%s\\t%P\\n\' 2>/dev/null; '
     'echo "== log"; cat -- "$3" 2>/dev/null; exit 0'
 )
 
@@ -74,7 +73,8 @@ def scan_target(host: Host, target_dir: str) -> TargetScan:
 def snapshot(host: Host, process: DetachedProcess, target_dir: str) -> Snapshot:
     done = host.run(
         ["sh", "-c", _SNAPSHOT, "sh", str(process.pid), target_dir, process.log_path],
-        timeout=HELPER_TIMEOUT_S, idempotent=True,
+        timeout=HELPER_TIMEOUT_S,
+        idempotent=True,
     ).check()
     _, _, rest = done.stdout.partition("== ps\n")
     ps_line, _, rest = rest.partition("== find\n")

@@ -57,11 +57,16 @@ _MISSING_SHOWN = 20
 def download_view(handle: DownloadHandle) -> dict[str, object]:
     """The download's id and what it fetches; the command, the retry script and the file list stay in the transcript."""
     return {
-        "id": handle.id, "repo_id": handle.repo_id, "sha": handle.sha, "method": handle.method,
-        "target_dir": handle.target_dir, "files": len(handle.files), "expected": handle.expected_human,
+        "id": handle.id,
+        "repo_id": handle.repo_id,
+        "sha": handle.sha,
+        "method": handle.method,
+        "target_dir": handle.target_dir,
+        "files": len(handle.files),
+        "expected": handle.expected_human,
         "already_present": f"{handle.already_present_files} files, {handle.already_present_human}",
         "log_path": handle.log_path,
-    }  # fmt: skip
+    }
 
 
 @tool("start_download", mutates=True, view=download_view)
@@ -84,8 +89,12 @@ def start_download(ctx: ToolContext, args: StartDownloadArgs) -> DownloadHandle:
     log_path = ctx.resolve(f"{LOG_DIR}/{args.repo_id.replace('/', '--')}-{stamp}.log")
     # Pinned to the listed commit, so what lands matches the sizes measured against.
     command = downloader_argv(
-        args.method, repo_id=args.repo_id, target_dir=target, revision=listing.sha or args.revision,
-        include=args.include, exclude=args.exclude,
+        args.method,
+        repo_id=args.repo_id,
+        target_dir=target,
+        revision=listing.sha or args.revision,
+        include=args.include,
+        exclude=args.exclude,
     )
     process = ctx.host.start_detached(
         supervised_argv(command, log_path=log_path, max_attempts=args.max_attempts, first_wait_s=args.retry_backoff_s),
@@ -98,13 +107,26 @@ def start_download(ctx: ToolContext, args: StartDownloadArgs) -> DownloadHandle:
         except (OSError, HostError):  # a full disk, say: the download runs anyway; only the ledger misses it
             pass
     expected = sum(f.listed_bytes for f in files)
-    return ctx.handles.add_download(DownloadHandle(
-        repo_id=args.repo_id, revision=args.revision, sha=listing.sha, method=args.method, target_dir=target,
-        log_path=log_path, process=process, command=command, max_attempts=args.max_attempts, files=files,
-        sizes_source=sizes_source, expected_bytes=expected, expected_human=human_bytes(expected),
-        already_present_files=len(already.complete), already_present_bytes=already.listed_complete,
-        already_present_human=human_bytes(already.listed_complete),
-    ))
+    return ctx.handles.add_download(
+        DownloadHandle(
+            repo_id=args.repo_id,
+            revision=args.revision,
+            sha=listing.sha,
+            method=args.method,
+            target_dir=target,
+            log_path=log_path,
+            process=process,
+            command=command,
+            max_attempts=args.max_attempts,
+            files=files,
+            sizes_source=sizes_source,
+            expected_bytes=expected,
+            expected_human=human_bytes(expected),
+            already_present_files=len(already.complete),
+            already_present_bytes=already.listed_complete,
+            already_present_human=human_bytes(already.listed_complete),
+        )
+    )
 
 
 def download_status(ctx: ToolContext, args: DownloadStatusArgs) -> DownloadStatus:
@@ -119,14 +141,17 @@ def wait_view(result: WaitDownloadResult) -> dict[str, object]:
     status = result.status
     running = status.state is DownloadState.RUNNING
     return {
-        "state": status.state.value, "progress": status.progress_human,
+        "state": status.state.value,
+        "progress": status.progress_human,
         "files": f"{status.files_complete} of {status.files_total} complete",
         "attempt": f"{status.attempts_started} of {status.max_attempts}",
         "missing_files": status.missing_files[:5] if running else status.missing_files,
-        "config_json_ok": status.config_json_ok, "failure": status.failure.model_dump(mode="json") if status.failure else None,
+        "config_json_ok": status.config_json_ok,
+        "failure": status.failure.model_dump(mode="json") if status.failure else None,
         "log_tail": None if running and not status.failure else status.log_tail,
-        "timed_out": result.timed_out or None, "waited_s": round(result.waited_s, 1),
-    }  # fmt: skip
+        "timed_out": result.timed_out or None,
+        "waited_s": round(result.waited_s, 1),
+    }
 
 
 @tool("wait_download", mutates=False, view=wait_view)
@@ -173,16 +198,28 @@ def _status(ctx: ToolContext, handle: DownloadHandle, log_lines: int) -> Downloa
                 )
         state = DownloadState.FAILED if failure is not None else DownloadState.FINISHED
 
-    fraction = min(progress.stored_present / total, 1.0) if (total := sum(f.stored_bytes for f in handle.files)) else 1.0
+    fraction = (
+        min(progress.stored_present / total, 1.0) if (total := sum(f.stored_bytes for f in handle.files)) else 1.0
+    )
     return DownloadStatus(
-        repo_id=handle.repo_id, target_dir=handle.target_dir, state=state, attempts_started=attempts,
-        max_attempts=handle.max_attempts, files_total=len(handle.files), files_complete=len(progress.complete),
-        expected_bytes=handle.expected_bytes, done_bytes=min(progress.done_listed, handle.expected_bytes),
+        repo_id=handle.repo_id,
+        target_dir=handle.target_dir,
+        state=state,
+        attempts_started=attempts,
+        max_attempts=handle.max_attempts,
+        files_total=len(handle.files),
+        files_complete=len(progress.complete),
+        expected_bytes=handle.expected_bytes,
+        done_bytes=min(progress.done_listed, handle.expected_bytes),
         fraction=fraction,
         progress_human=f"{human_bytes(progress.done_listed)} of {handle.expected_human} ({fraction:.0%})",
-        stored_expected_bytes=total, stored_present_bytes=progress.stored_present,
-        missing_files=[f.path for f in progress.missing[:_MISSING_SHOWN]], config_json_ok=config_ok,
-        failure=failure, log_tail=_tail(log, log_lines), checked_at=datetime.now(UTC),
+        stored_expected_bytes=total,
+        stored_present_bytes=progress.stored_present,
+        missing_files=[f.path for f in progress.missing[:_MISSING_SHOWN]],
+        config_json_ok=config_ok,
+        failure=failure,
+        log_tail=_tail(log, log_lines),
+        checked_at=datetime.now(UTC),
     )
 
 
@@ -194,9 +231,13 @@ def _diagnose(
     if exit_code == 0:
         # Exit 0 is not proof: a broken CLI prints its help and exits 0 having fetched nothing.
         if cause_in(attempt, exit_code) is DownloadCause.CLI_UNUSABLE:
-            return _failure(DownloadCause.CLI_UNUSABLE, handle, progress, attempt, attempts, "it exited 0 without downloading")
+            return _failure(
+                DownloadCause.CLI_UNUSABLE, handle, progress, attempt, attempts, "it exited 0 without downloading"
+            )
         if progress.missing:
-            return _failure(DownloadCause.PARTIAL, handle, progress, attempt, attempts, "it exited 0 but files are missing")
+            return _failure(
+                DownloadCause.PARTIAL, handle, progress, attempt, attempts, "it exited 0 but files are missing"
+            )
         return None
     cause = cause_in(attempt, exit_code)
     if cause is None:
@@ -207,7 +248,12 @@ def _diagnose(
 
 
 def _failure(
-    cause: DownloadCause, handle: DownloadHandle, progress: Progress, log: str, attempts: int, how: str,
+    cause: DownloadCause,
+    handle: DownloadHandle,
+    progress: Progress,
+    log: str,
+    attempts: int,
+    how: str,
     details: dict[str, object] | None = None,
 ) -> DownloadFailure:
     """`log`: the output that shows the cause (the last attempt's); `attempts`: how many were made."""
@@ -237,4 +283,3 @@ def _failure(
 def _tail(log: str, lines: int) -> str:
     kept = [line for line in log.splitlines() if line.strip()]
     return "\n".join(kept[-lines:])
-

@@ -1,9 +1,10 @@
 """Hosts the agent's tools run on: one interface (Host), three backends (local, ssh, sim).
 
-    with open_host("ssh://root@gpu-1") as host:
-        host.run(["nvidia-smi"], timeout=30).check()
+with open_host("ssh://root@gpu-1") as host:
+    host.run(["nvidia-smi"], timeout=30).check()
 """
 
+from ._shell import leader_alive
 from .base import Host
 from .errors import (
     CommandFailed,
@@ -22,7 +23,6 @@ from .errors import (
 from .factory import open_host
 from .local import LocalHost
 from .results import CommandResult, DetachedProcess
-from ._shell import leader_alive
 from .spec import parse_host_spec
 from .ssh_options import SshOptions, SshTarget
 

@@ -62,7 +62,7 @@ def _env(env: Mapping[str, str] | None) -> str:
 def run_line(argv: Sequence[str], *, cwd: str | None = None, env: Mapping[str, str] | None = None) -> str:
     """A line whose stdout starts with the command's pgid, then carries the command's own output."""
     words = " ".join(shlex.quote(w) for w in check_argv(argv))
-    inner = f"{_cd(cwd)}{_env(env)}setsid -w sh -c {shlex.quote(_REPORT_PGID)} sh {words}; exit \"$?\""
+    inner = f'{_cd(cwd)}{_env(env)}setsid -w sh -c {shlex.quote(_REPORT_PGID)} sh {words}; exit "$?"'
     # `exec sh` so the line means the same whatever the login shell (bash, zsh, fish), and
     # because bash would add a "Killed" job notice to stderr when a timeout kills the group.
     return f"exec sh -c {shlex.quote(inner)}"

@@ -125,7 +125,9 @@ class Host(ABC):
         )
 
     def _process_table(self) -> str:
-        return self.run(["ps", "-A", "-o", "pid=,pgid=,stat="], timeout=HELPER_TIMEOUT_S, idempotent=True).check().stdout
+        return (
+            self.run(["ps", "-A", "-o", "pid=,pgid=,stat="], timeout=HELPER_TIMEOUT_S, idempotent=True).check().stdout
+        )
 
     def is_running(self, proc: DetachedProcess) -> bool:
         """Whether the process is alive (not a zombie) and still leads its group."""

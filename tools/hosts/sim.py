@@ -15,9 +15,9 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from specops.sim.world.layout import WorldLayout
 from specops.sim.world.ports import PortNotListening as SimPortNotListening
 from specops.sim.world.ports import resolve_port
-from specops.sim.world.layout import WorldLayout
 from specops.sim.world.state import WorldState
 
 from ._shell import check_env
@@ -68,5 +68,7 @@ class SimHost(LocalHost):
             return resolve_port(self.state.layout, port)
         except SimPortNotListening:
             raise PortNotListening(
-                f"nothing listens on port {port} of {self.spec}: is the server up? check its log", host=self.spec, port=port
+                f"nothing listens on port {port} of {self.spec}: is the server up? check its log",
+                host=self.spec,
+                port=port,
             ) from None

@@ -72,7 +72,9 @@ def parse_host_spec(
 ) -> HostSpec:
     """Check and resolve a spec. Raises InvalidHostSpec (a ValueError) and its kinds; connects to nothing."""
     if not isinstance(spec, str) or not spec.strip():
-        raise InvalidHostSpec("empty host spec: give local, ssh://user@host[:port], a host name or sim:/root", host=str(spec))
+        raise InvalidHostSpec(
+            "empty host spec: give local, ssh://user@host[:port], a host name or sim:/root", host=str(spec)
+        )
     if any(c.isspace() or not c.isprintable() for c in spec):
         raise InvalidHostSpec(f"host spec {spec!r} contains whitespace or control characters", host=spec)
     if spec == "local":
@@ -201,7 +203,9 @@ def _from_ssh_config(path: Path, name: str) -> tuple[SshTarget, dict[str, Any]] 
     if not HOSTNAME.match(hostname):
         raise InvalidHostSpec(f"HostName {hostname!r} for {name!r} in {path} is not a valid host name", host=name)
     try:
-        target = SshTarget(hostname=hostname, user=found.get("user") or getpass.getuser(), port=int(found.get("port", 22)))
+        target = SshTarget(
+            hostname=hostname, user=found.get("user") or getpass.getuser(), port=int(found.get("port", 22))
+        )
     except (ValueError, ValidationError) as exc:
         raise InvalidHostSpec(f"Host {name!r} in {path}: {exc}", host=name) from None
     base: dict[str, Any] = {}

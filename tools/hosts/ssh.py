@@ -82,7 +82,12 @@ class _Dropped(Exception):
     """Internal: the connection broke during a command."""
 
     def __init__(
-        self, *, sent: bool, pgid: int | None, partial: CommandResult | None, cause: BaseException | None,
+        self,
+        *,
+        sent: bool,
+        pgid: int | None,
+        partial: CommandResult | None,
+        cause: BaseException | None,
         transport: paramiko.Transport | None = None,
     ) -> None:
         super().__init__(str(cause) if cause else "connection lost")
@@ -397,7 +402,6 @@ class SshHost(Host):
         channel.close()
         _drop_kill_notice(err, killed_at)
 
-
     def _kill_group(self, transport: paramiko.Transport, pgid: int) -> None:
         """SIGKILL a remote process group over its own channel (the command's channel may be stuck or gone)."""
         try:
@@ -529,7 +533,9 @@ class SshHost(Host):
             raise PortNotListening(
                 f"cannot reach 127.0.0.1:{port} on {self.spec}: {reason}", host=self.spec, port=port
             ) from None
-        forwarder = PortForwarder(lambda source: self._open_forward_channel(target, source), describe=f"{self.spec}:{port}")
+        forwarder = PortForwarder(
+            lambda source: self._open_forward_channel(target, source), describe=f"{self.spec}:{port}"
+        )
         forwarder.start()
         try:
             yield forwarder.address

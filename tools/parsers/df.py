@@ -11,7 +11,9 @@ from pydantic import BaseModel, ConfigDict, Field
 # The argv words that make df print what parse_df reads.
 DF_ARGS = ("df", "-B1", "--output=source,fstype,size,used,avail,pcent,target")
 # Filesystems that never hold models: df lists them, planners skip them.
-PSEUDO_FSTYPES = frozenset({"tmpfs", "devtmpfs", "overlay", "squashfs", "proc", "sysfs", "cgroup", "cgroup2", "efivarfs"})
+PSEUDO_FSTYPES = frozenset(
+    {"tmpfs", "devtmpfs", "overlay", "squashfs", "proc", "sysfs", "cgroup", "cgroup2", "efivarfs"}
+)
 
 
 class DfRow(BaseModel):

@@ -25,7 +25,7 @@ def parse_free(text: str) -> MemoryInfo:
         if words[0] == "total":
             header = words
         elif words[0] == "Mem:":
-            mem = dict(zip(header, (int(w) for w in words[1:])))
+            mem = dict(zip(header, (int(w) for w in words[1:]), strict=False))
         elif words[0] == "Swap:":
             swap_total = int(words[1])
     if "total" not in mem:

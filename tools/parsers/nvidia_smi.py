@@ -63,10 +63,14 @@ def _rows(text: str, fields: tuple[str, ...]) -> list[dict[str, str]]:
                 name_at = fields.index("name") if "name" in fields else fields.index("process_name")
                 extra = len(cells) - len(fields)
                 if extra > 0:
-                    cells = [*cells[:name_at], ", ".join(cells[name_at : name_at + extra + 1]), *cells[name_at + extra + 1 :]]
+                    cells = [
+                        *cells[:name_at],
+                        ", ".join(cells[name_at : name_at + extra + 1]),
+                        *cells[name_at + extra + 1 :],
+                    ]
             if len(cells) != len(fields):
                 raise ValueError(f"nvidia-smi CSV line has {len(cells)} cells, expected {len(fields)}: {line!r}")
-        rows.append(dict(zip(fields, cells)))
+        rows.append(dict(zip(fields, cells, strict=False)))
     return rows
 
 

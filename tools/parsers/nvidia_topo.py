@@ -58,7 +58,7 @@ def parse_topology(text: str) -> GpuTopology:
         if not _GPU_LABEL.fullmatch(label):
             continue  # NIC rows
         gpus.append(label)
-        row = dict(zip(columns, values))
+        row = dict(zip(columns, values, strict=False))
         links[label] = {c: v for c, v in row.items() if _GPU_LABEL.fullmatch(c)}
         cpu[label] = row.get("CPU Affinity", "")
         numa[label] = row.get("NUMA Affinity", "")

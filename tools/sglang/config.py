@@ -50,7 +50,12 @@ class SpeculativeAlgorithm(StrEnum):
 
 # Algorithms that run a separate draft model and so need its path.
 DRAFT_MODEL_ALGORITHMS = frozenset(
-    {SpeculativeAlgorithm.DFLASH, SpeculativeAlgorithm.EAGLE, SpeculativeAlgorithm.EAGLE3, SpeculativeAlgorithm.STANDALONE}
+    {
+        SpeculativeAlgorithm.DFLASH,
+        SpeculativeAlgorithm.EAGLE,
+        SpeculativeAlgorithm.EAGLE3,
+        SpeculativeAlgorithm.STANDALONE,
+    }
 )
 
 
@@ -103,13 +108,19 @@ class ServerConfig(BaseModel):
     def _speculative_fields_agree(self) -> ServerConfig:
         algo = self.speculative_algorithm
         if algo is None:
-            stray = [n for n in ("drafter_path", "block_size", "speculative_num_steps", "speculative_eagle_topk") if getattr(self, n) is not None]
+            stray = [
+                n
+                for n in ("drafter_path", "block_size", "speculative_num_steps", "speculative_eagle_topk")
+                if getattr(self, n) is not None
+            ]
             if stray:
                 raise ValueError(f"{', '.join(stray)} given without speculative_algorithm")
         elif algo in DRAFT_MODEL_ALGORITHMS and self.drafter_path is None:
             raise ValueError(f"{algo.value} needs drafter_path (--speculative-draft-model-path)")
         if self.enable_dp_lm_head and not self.enable_dp_attention:
-            raise ValueError("enable_dp_lm_head needs enable_dp_attention (it splits the LM head over the DP-attention ranks)")
+            raise ValueError(
+                "enable_dp_lm_head needs enable_dp_attention (it splits the LM head over the DP-attention ranks)"
+            )
         if self.ep > 1 and self.tp % self.ep:
             raise ValueError(f"ep ({self.ep}) must divide tp ({self.tp}): SGLang places experts over the TP ranks")
         return self

@@ -68,41 +68,68 @@ _POOL_TOO_SMALL = _release_messages(lambda r: [r.log_lines.out_of_memory])
 _GRAPH_CAPTURE = _release_messages(lambda r: [r.log_lines.cuda_graph_capture_failed.split(":")[0]])
 
 SIGNATURES: tuple[_Signature, ...] = (
-    _sig("unsupported_flag", r"error: (unrecognized arguments: .*|ambiguous option: .*|argument --[\w-]+.*: invalid choice: .*)"
-         r"|Unknown speculative algorithm name: .*",
-         "the installed SGLang does not accept that flag or value (an 'ambiguous option' is a flag this release "
-         "renamed, e.g. --cuda-graph-max-bs on 0.5.23): check launch_server --help on the host, upgrade SGLang, "
-         "or drop the setting"),
-    _sig("dflash_rule", _DFLASH_RULES,
-         "change the configuration to what DFLASH allows on this SGLang (the quoted line says which rule): pp=1, "
-         "a draft model path, one block size; DP attention only on 0.5.23 and with enable_dp_lm_head"),
-    _sig("bad_drafter", r"DFLASH requires a DFlash draft model.*|DFLASH target_layer_ids must be.*"
-         r"|implements neither set_dspark_layers_to_capture nor set_dflash_layers_to_capture.*"
-         r"|'PretrainedConfig' object has no attribute 'num_hidden_layers'",
-         "the drafter does not fit this target: check its config.json (a DFlash architecture this SGLang serves, "
-         "num_hidden_layers, target_layer_ids within the target's layers) or download the right drafter"),
-    _sig("model_not_found", r"OSError: .* (is not a local folder and is not a valid model identifier|"
-         r"does not appear to have a file named config\.json).*",
-         "the model or drafter path does not hold a model: download it there first, or fix the path"),
-    _sig("port_in_use", r"Address already in use|address already in use|Failed to bind HTTP port|" + _PORT_CHECK,
-         "another process holds the port (SGLang binds the HTTP port only after loading, and checks the ports "
-         "it derives from it first with DP attention): choose another port, or stop that process if it is yours"),
-    _sig("cuda_graph_failure", _GRAPH_CAPTURE + r"|CUDA graph capture failed|cuda_graph_runner",
-         "relaunch with cuda_graphs off (slower), or a smaller cuda_graph_max_bs, "
-         "or a lower mem_fraction_static so the graphs have room"),
-    _sig("out_of_memory", _POOL_TOO_SMALL + r"|CUDA out of memory|OutOfMemoryError|CUDA error: out of memory",
-         "see details.memory for which: the static pool is too small (raise mem_fraction_static, lower "
-         "context_length, max_running_requests or cuda_graph_max_bs) or the weights do not fit (more GPUs per "
-         "replica: larger tp or pp, or free the GPU memory other processes hold)"),
-    _sig("crash", r"Watchdog caught collective operation timeout|Process group watchdog thread terminated",
-         "an NCCL collective hung until PyTorch's watchdog killed the server (NCCL watchdog timeout). Under load it "
-         "comes with too many requests at once: relaunch with a lower max_running_requests (--max-running-requests); "
-         "at start, or at low load, relaunch once (it can be transient) and check the GPUs' links (nvidia-smi topo -m); "
-         "a longer --watchdog-timeout only delays it"),
-    _sig("crash", r"Traceback \(most recent call last\)|NCCL error|Received sigquit from a child process|"
-         r"RuntimeError|Segmentation fault|core dumped|Killed",
-         "the server crashed while starting: read the traceback in the log tail; if it looks transient "
-         "(NCCL, illegal memory access) relaunch once, else change the configuration"),
+    _sig(
+        "unsupported_flag",
+        r"error: (unrecognized arguments: .*|ambiguous option: .*|argument --[\w-]+.*: invalid choice: .*)"
+        r"|Unknown speculative algorithm name: .*",
+        "the installed SGLang does not accept that flag or value (an 'ambiguous option' is a flag this release "
+        "renamed, e.g. --cuda-graph-max-bs on 0.5.23): check launch_server --help on the host, upgrade SGLang, "
+        "or drop the setting",
+    ),
+    _sig(
+        "dflash_rule",
+        _DFLASH_RULES,
+        "change the configuration to what DFLASH allows on this SGLang (the quoted line says which rule): pp=1, "
+        "a draft model path, one block size; DP attention only on 0.5.23 and with enable_dp_lm_head",
+    ),
+    _sig(
+        "bad_drafter",
+        r"DFLASH requires a DFlash draft model.*|DFLASH target_layer_ids must be.*"
+        r"|implements neither set_dspark_layers_to_capture nor set_dflash_layers_to_capture.*"
+        r"|'PretrainedConfig' object has no attribute 'num_hidden_layers'",
+        "the drafter does not fit this target: check its config.json (a DFlash architecture this SGLang serves, "
+        "num_hidden_layers, target_layer_ids within the target's layers) or download the right drafter",
+    ),
+    _sig(
+        "model_not_found",
+        r"OSError: .* (is not a local folder and is not a valid model identifier|"
+        r"does not appear to have a file named config\.json).*",
+        "the model or drafter path does not hold a model: download it there first, or fix the path",
+    ),
+    _sig(
+        "port_in_use",
+        r"Address already in use|address already in use|Failed to bind HTTP port|" + _PORT_CHECK,
+        "another process holds the port (SGLang binds the HTTP port only after loading, and checks the ports "
+        "it derives from it first with DP attention): choose another port, or stop that process if it is yours",
+    ),
+    _sig(
+        "cuda_graph_failure",
+        _GRAPH_CAPTURE + r"|CUDA graph capture failed|cuda_graph_runner",
+        "relaunch with cuda_graphs off (slower), or a smaller cuda_graph_max_bs, "
+        "or a lower mem_fraction_static so the graphs have room",
+    ),
+    _sig(
+        "out_of_memory",
+        _POOL_TOO_SMALL + r"|CUDA out of memory|OutOfMemoryError|CUDA error: out of memory",
+        "see details.memory for which: the static pool is too small (raise mem_fraction_static, lower "
+        "context_length, max_running_requests or cuda_graph_max_bs) or the weights do not fit (more GPUs per "
+        "replica: larger tp or pp, or free the GPU memory other processes hold)",
+    ),
+    _sig(
+        "crash",
+        r"Watchdog caught collective operation timeout|Process group watchdog thread terminated",
+        "an NCCL collective hung until PyTorch's watchdog killed the server (NCCL watchdog timeout). Under load it "
+        "comes with too many requests at once: relaunch with a lower max_running_requests (--max-running-requests); "
+        "at start, or at low load, relaunch once (it can be transient) and check the GPUs' links (nvidia-smi topo -m); "
+        "a longer --watchdog-timeout only delays it",
+    ),
+    _sig(
+        "crash",
+        r"Traceback \(most recent call last\)|NCCL error|Received sigquit from a child process|"
+        r"RuntimeError|Segmentation fault|core dumped|Killed",
+        "the server crashed while starting: read the traceback in the log tail; if it looks transient "
+        "(NCCL, illegal memory access) relaunch once, else change the configuration",
+    ),
 )
 
 _NOT_ENOUGH_POOL = "Not enough memory. Please try to increase --mem-fraction-static"
@@ -138,7 +165,9 @@ def diagnose(log_text: str) -> Diagnosis:
             memory = "pool_too_small" if any(_NOT_ENOUGH_POOL in h for h in hits) else "weights_do_not_fit"
         if sig.cause == "crash":
             hits = hits[:1] + _last_exception(lines)
-        return Diagnosis(cause=sig.cause, lines=list(dict.fromkeys(hits))[:20], remedy=_remedy(sig, memory), memory=memory)
+        return Diagnosis(
+            cause=sig.cause, lines=list(dict.fromkeys(hits))[:20], remedy=_remedy(sig, memory), memory=memory
+        )
     return Diagnosis(
         cause="crash",
         lines=_last_exception(lines) or [line for line in lines[-3:] if line.strip()],
@@ -149,12 +178,16 @@ def diagnose(log_text: str) -> Diagnosis:
 
 def _remedy(sig: _Signature, memory: str | None) -> str:
     if memory == "pool_too_small":
-        return ("the static memory pool leaves no room for a KV cache: raise mem_fraction_static (e.g. 0.9), or lower "
-                "context_length, max_running_requests or cuda_graph_max_bs; check nvidia-smi for memory other "
-                "processes hold")
+        return (
+            "the static memory pool leaves no room for a KV cache: raise mem_fraction_static (e.g. 0.9), or lower "
+            "context_length, max_running_requests or cuda_graph_max_bs; check nvidia-smi for memory other "
+            "processes hold"
+        )
     if memory == "weights_do_not_fit":
-        return ("the weights do not fit in GPU memory at this parallelism: shard over more GPUs (larger tp, or tp with "
-                "ep), or free the GPU memory other processes hold (nvidia-smi)")
+        return (
+            "the weights do not fit in GPU memory at this parallelism: shard over more GPUs (larger tp, or tp with "
+            "ep), or free the GPU memory other processes hold (nvidia-smi)"
+        )
     return sig.remedy
 
 

@@ -38,14 +38,23 @@ class RunningServer(BaseModel):
     port: int
     base_url: str = Field(description="URL on the host; from here reach it through host.forward(port) (server_url)")
     config: ServerConfig
-    info: ServerInfoSummary = Field(description="From /server_info (/get_server_info on releases without it) once ready")
+    info: ServerInfoSummary = Field(
+        description="From /server_info (/get_server_info on releases without it) once ready"
+    )
     ready_after_s: float = Field(description="Seconds from start to ready (load, CUDA graphs, warm-up)")
-    warnings: list[str] = Field(default_factory=list, description="SGLang's start-up warnings (defaults it chose, overrides)")
+    warnings: list[str] = Field(
+        default_factory=list, description="SGLang's start-up warnings (defaults it chose, overrides)"
+    )
 
     @property
     def process(self) -> DetachedProcess:
         return DetachedProcess(
-            pid=self.pid, pgid=self.pgid, log_path=self.log_path, argv=self.argv, started_at=self.started_at, host=self.host
+            pid=self.pid,
+            pgid=self.pgid,
+            log_path=self.log_path,
+            argv=self.argv,
+            started_at=self.started_at,
+            host=self.host,
         )
 
 
@@ -75,16 +84,28 @@ def server_view(server: RunningServer) -> dict[str, Any]:
     """What a planner needs of a running server: its id and what it runs (argv, config and paths stay in the transcript;
     server_status gives its log)."""
     config, info = server.config, server.info
-    sizes = [f"{name}{size}" for name, size in (("tp", config.tp), ("ep", config.ep), ("dp", config.dp), ("pp", config.pp))
-             if size != 1 or name == "tp"]  # tp always, the others where they are not 1
+    sizes = [
+        f"{name}{size}"
+        for name, size in (("tp", config.tp), ("ep", config.ep), ("dp", config.dp), ("pp", config.pp))
+        if size != 1 or name == "tp"
+    ]  # tp always, the others where they are not 1
     layout = " ".join(sizes) + (" dp-attention" if config.enable_dp_attention else "")
-    speculative = f"{config.speculative_algorithm} block {config.block_size or info.block_size}" if config.speculative_algorithm else None
+    speculative = (
+        f"{config.speculative_algorithm} block {config.block_size or info.block_size}"
+        if config.speculative_algorithm
+        else None
+    )
     return {
-        "id": server.id, "port": server.port, "ready_after_s": server.ready_after_s,  # the version: host_facts
-        "layout": layout, "speculative": speculative, "cuda_graphs": config.cuda_graphs,
-        "max_running_requests": info.max_running_requests, "max_total_num_tokens": info.max_total_num_tokens,
+        "id": server.id,
+        "port": server.port,
+        "ready_after_s": server.ready_after_s,  # the version: host_facts
+        "layout": layout,
+        "speculative": speculative,
+        "cuda_graphs": config.cuda_graphs,
+        "max_running_requests": info.max_running_requests,
+        "max_total_num_tokens": info.max_total_num_tokens,
         "warnings": [_LOG_STAMP.sub("", w, count=1) for w in server.warnings],
-    }  # fmt: skip
+    }
 
 
 _LOG_STAMP = re.compile(r"^\[\d{4}-\d\d-\d\d [\d:]+\]\s*")  # SGLang's "[2026-12-03 10:28:04] " line prefix

@@ -34,7 +34,9 @@ class LaunchArgs(BaseModel):
 
     config: ServerConfig
     ready_timeout_s: float = Field(
-        default=DEFAULT_READY_TIMEOUT_S, gt=0, le=14400,
+        default=DEFAULT_READY_TIMEOUT_S,
+        gt=0,
+        le=14400,
         description="How long loading, CUDA-graph capture and warm-up may take before the launch counts as failed",
     )
     log_dir: HostPath = Field(default="~/.specops/logs", description="Where the server's log goes on the host")
@@ -85,12 +87,22 @@ def launch_server(ctx: ToolContext, args: LaunchArgs) -> RunningServer:
             remedy="read the log tail; relaunch once, it may have died right after warm-up",
             details={"cause": "crash", "log_path": log_path, "log_tail": ctx.host.tail(log_path, 100)},
         ) from exc
-    return ctx.handles.add_server(RunningServer(
-        host=ctx.host.spec, pid=proc.pid, pgid=proc.pgid, started_at=proc.started_at, argv=proc.argv,
-        log_path=log_path, port=config.port, base_url=f"http://127.0.0.1:{config.port}", config=config, info=info,
-        ready_after_s=round(outcome.elapsed_s, 2),
-        warnings=_startup_warnings(ctx, log_path),
-    ))
+    return ctx.handles.add_server(
+        RunningServer(
+            host=ctx.host.spec,
+            pid=proc.pid,
+            pgid=proc.pgid,
+            started_at=proc.started_at,
+            argv=proc.argv,
+            log_path=log_path,
+            port=config.port,
+            base_url=f"http://127.0.0.1:{config.port}",
+            config=config,
+            info=info,
+            ready_after_s=round(outcome.elapsed_s, 2),
+            warnings=_startup_warnings(ctx, log_path),
+        )
+    )
 
 
 def _startup_warnings(ctx: ToolContext, log_path: str) -> list[str]:
@@ -102,8 +114,14 @@ def _launch_failed(
     ctx: ToolContext, args: LaunchArgs, outcome: Outcome, pid: int, log_path: str, stopped: bool
 ) -> LaunchFailed:
     tail = "\n".join(outcome.log_tail.splitlines()[-60:])
-    common = {"log_path": log_path, "pid": pid, "elapsed_s": round(outcome.elapsed_s, 2), "stopped": stopped,
-              "log_tail": tail, "config": args.config.model_dump(mode="json")}
+    common = {
+        "log_path": log_path,
+        "pid": pid,
+        "elapsed_s": round(outcome.elapsed_s, 2),
+        "stopped": stopped,
+        "log_tail": tail,
+        "config": args.config.model_dump(mode="json"),
+    }
     if outcome.diagnosis is None:
         return LaunchFailed(
             f"the server on port {args.config.port} was not ready after {args.ready_timeout_s:.0f} s "

@@ -38,7 +38,11 @@ def check_rules(config: ServerConfig, release: ReleaseFacts) -> None:
             "or upgrade SGLang to 0.5.23, which allows DFLASH with DP attention and the DP LM head",
             details={"rule": "dflash_dp_attention", "version": release.version},
         )
-    if config.enable_dp_attention and not config.enable_dp_lm_head and release.rule("dflash_dp_attention_needs_dp_lm_head"):
+    if (
+        config.enable_dp_attention
+        and not config.enable_dp_lm_head
+        and release.rule("dflash_dp_attention_needs_dp_lm_head")
+    ):
         raise SglangRuleViolation(
             "DFLASH with DP attention needs the DP LM head"
             + _sglang_says(release, "dflash_dp_attention_needs_dp_lm_head"),
@@ -68,7 +72,12 @@ def check_supported(config: ServerConfig, caps: SglangCapabilities) -> None:
             f"it offers {', '.join(caps.algorithms)}",
             remedy=f"upgrade SGLang on the host to {since or 'a release with ' + algo.value} or newer, "
             "or launch without speculative decoding",
-            details={"version": caps.version, "algorithm": algo.value, "choices": list(caps.algorithms), "needs": since},
+            details={
+                "version": caps.version,
+                "algorithm": algo.value,
+                "choices": list(caps.algorithms),
+                "needs": since,
+            },
         )
     missing = [flag for flag in needed_flags(config, caps.flags) if not caps.has(flag)]
     if missing:

@@ -125,7 +125,9 @@ class ServerInfoSummary(BaseModel):
             speculative_num_steps=pick("speculative_num_steps"),
             speculative_eagle_topk=pick("speculative_eagle_topk"),
             avg_spec_accept_length=[
-                float(s["avg_spec_accept_length"]) for s in states if isinstance(s, dict) and s.get("avg_spec_accept_length") is not None
+                float(s["avg_spec_accept_length"])
+                for s in states
+                if isinstance(s, dict) and s.get("avg_spec_accept_length") is not None
             ],
         )
 

@@ -9,13 +9,23 @@ from ..context import ToolContext
 from ..hosts import HostError, PortNotListening
 from ..inputs import Port
 from ..registry import tool
-from .server_http import LOAD_PATHS, ServerInfoSummary, get_json_first, get_text, health_status, parse_metrics, raw_server_info
+from .server_http import (
+    LOAD_PATHS,
+    ServerInfoSummary,
+    get_json_first,
+    get_text,
+    health_status,
+    parse_metrics,
+    raw_server_info,
+)
 
 
 class StatusArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    server: str | None = Field(default=None, max_length=16, description="The id launch_server returned (e.g. 's1'); else look at `port`")
+    server: str | None = Field(
+        default=None, max_length=16, description="The id launch_server returned (e.g. 's1'); else look at `port`"
+    )
     port: Port = 30000
 
 
@@ -32,7 +42,9 @@ class ServerStatus(BaseModel):
     )
     running_requests: int | None
     queued_requests: int | None
-    gen_throughput_tok_s: float | None = Field(description="Last decode throughput the server logged (/metrics or server info)")
+    gen_throughput_tok_s: float | None = Field(
+        description="Last decode throughput the server logged (/metrics or server info)"
+    )
     source: str = Field(description="Where the load figures came from: v1/loads, get_load, metrics or none")
     log_path: str | None = Field(default=None, description="With a handle: the server's log on the host")
 
@@ -46,9 +58,19 @@ def server_status(ctx: ToolContext, args: StatusArgs) -> ServerStatus:
     running = host.is_running(server.process) if server is not None else None
     code = health_status(host, port)
     if code is None:
-        return ServerStatus(port=port, up=False, health_status=None, process_running=running, info=None,
-                            accept_length=None, running_requests=None, queued_requests=None,
-                            gen_throughput_tok_s=None, source="none", log_path=server.log_path if server else None)
+        return ServerStatus(
+            port=port,
+            up=False,
+            health_status=None,
+            process_running=running,
+            info=None,
+            accept_length=None,
+            running_requests=None,
+            queued_requests=None,
+            gen_throughput_tok_s=None,
+            source="none",
+            log_path=server.log_path if server else None,
+        )
     raw_info = _quietly(lambda: raw_server_info(host, port))
     info = ServerInfoSummary.from_server_info(raw_info) if isinstance(raw_info, dict) and raw_info else None
     accept = info.avg_spec_accept_length[0] if info and info.avg_spec_accept_length else None
@@ -62,7 +84,9 @@ def server_status(ctx: ToolContext, args: StatusArgs) -> ServerStatus:
     # /v1/loads (every modelled release), else /get_load (gone in 0.5.23), else the Prometheus gauges.
     found = _quietly(lambda: get_json_first(host, port, LOAD_PATHS))
     path, load = found if found is not None else (None, None)
-    ranks = load.get("loads") if path == "/v1/loads" and isinstance(load, dict) else load if path == "/get_load" else None
+    ranks = (
+        load.get("loads") if path == "/v1/loads" and isinstance(load, dict) else load if path == "/get_load" else None
+    )
     ranks = [r for r in ranks if isinstance(r, dict)] if isinstance(ranks, list) else []
     if path == "/v1/loads" and ranks:
         running_reqs = sum(int(r.get("num_running_reqs", 0)) for r in ranks)
@@ -81,16 +105,28 @@ def server_status(ctx: ToolContext, args: StatusArgs) -> ServerStatus:
     else:
         metrics = _quietly(lambda: parse_metrics(get_text(host, port, "/metrics")))
         if metrics:
-            running_reqs = int(sum(metrics.get("sglang:num_running_reqs", []))) if "sglang:num_running_reqs" in metrics else None
+            running_reqs = (
+                int(sum(metrics.get("sglang:num_running_reqs", []))) if "sglang:num_running_reqs" in metrics else None
+            )
             queued = int(sum(metrics.get("sglang:num_queue_reqs", []))) if "sglang:num_queue_reqs" in metrics else None
             if accept is None and metrics.get("sglang:spec_accept_length"):
                 accept = metrics["sglang:spec_accept_length"][0]
             if throughput is None and metrics.get("sglang:gen_throughput"):
                 throughput = sum(metrics["sglang:gen_throughput"])
             source = "metrics"
-    return ServerStatus(port=port, up=code == 200, health_status=code, process_running=running, info=info,
-                        accept_length=accept, running_requests=running_reqs, queued_requests=queued,
-                        gen_throughput_tok_s=throughput, source=source, log_path=server.log_path if server else None)
+    return ServerStatus(
+        port=port,
+        up=code == 200,
+        health_status=code,
+        process_running=running,
+        info=info,
+        accept_length=accept,
+        running_requests=running_reqs,
+        queued_requests=queued,
+        gen_throughput_tok_s=throughput,
+        source=source,
+        log_path=server.log_path if server else None,
+    )
 
 
 def _quietly(fetch):  # noqa: ANN001, ANN202 - one helper for "this endpoint may be missing"

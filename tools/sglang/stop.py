@@ -31,7 +31,9 @@ class StopArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     server: str | None = Field(default=None, max_length=16, description="The id launch_server returned, e.g. 's1'")
-    pid: int | None = Field(default=None, ge=2, description="Stop this process group leader instead (needs allow_foreign)")
+    pid: int | None = Field(
+        default=None, ge=2, description="Stop this process group leader instead (needs allow_foreign)"
+    )
     allow_foreign: bool = Field(default=False, description="Allow stopping a server this run did not start")
     port: int | None = Field(default=None, ge=1, le=65535, description="With pid: the port to wait on")
     grace_s: float = Field(default=30.0, gt=0, le=600, description="Seconds between TERM and KILL")
@@ -60,7 +62,9 @@ def _group_members(host: Host, pgid: int) -> set[int]:
 def gpu_mib_by_pid(host: Host) -> dict[int, int]:
     """MiB each compute process holds over all GPUs, from nvidia-smi; empty when nvidia-smi is absent."""
     done = host.run(
-        ["nvidia-smi", "--query-compute-apps=pid,used_memory", "--format=csv,noheader,nounits"], timeout=30, idempotent=True
+        ["nvidia-smi", "--query-compute-apps=pid,used_memory", "--format=csv,noheader,nounits"],
+        timeout=30,
+        idempotent=True,
     )
     held: dict[int, int] = {}
     if not done.ok:
@@ -99,8 +103,10 @@ def _target(ctx: ToolContext, args: StopArgs) -> tuple[DetachedProcess, int | No
             )
         return proc, port
     if args.pid is None:
-        raise InvalidToolInput("nothing to stop: give the server's id, or a pid with allow_foreign",
-                               remedy="pass server=<the id launch_server returned, e.g. 's1'>")
+        raise InvalidToolInput(
+            "nothing to stop: give the server's id, or a pid with allow_foreign",
+            remedy="pass server=<the id launch_server returned, e.g. 's1'>",
+        )
     if not args.allow_foreign:
         raise ServerNotOurs(
             f"pid {args.pid} was not named by a handle this run holds",
@@ -115,14 +121,20 @@ def _target(ctx: ToolContext, args: StopArgs) -> tuple[DetachedProcess, int | No
             remedy="give the pid of the server's group leader (the process started with setsid/nohup)",
             details={"pid": args.pid},
         )
-    proc = DetachedProcess(pid=args.pid, pgid=args.pid, log_path="", argv=[], started_at=datetime.now(UTC), host=ctx.host.spec)
+    proc = DetachedProcess(
+        pid=args.pid, pgid=args.pid, log_path="", argv=[], started_at=datetime.now(UTC), host=ctx.host.spec
+    )
     return proc, args.port
 
 
 def stop_view(result: StopResult) -> dict[str, object]:
     """What a planner checks after a stop; `was_running` only when it had already died."""
-    return {"server": result.server, "port_free": result.port_free, "gpu_released": result.gpu_released,
-            "was_running": False if not result.was_running else None}
+    return {
+        "server": result.server,
+        "port_free": result.port_free,
+        "gpu_released": result.gpu_released,
+        "was_running": False if not result.was_running else None,
+    }
 
 
 @tool("stop_server", mutates=True, view=stop_view)
@@ -158,8 +170,15 @@ def stop_server(ctx: ToolContext, args: StopArgs) -> StopResult:
         )
     forget_record(ctx, proc.pgid)
     return StopResult(
-        server=args.server, host=host.spec, pid=proc.pid, was_running=was_running, port=port, port_free=port_free,
-        gpu_mib_released=released_mib, gpu_released=gpu_free, seconds=round(time.monotonic() - start, 2),
+        server=args.server,
+        host=host.spec,
+        pid=proc.pid,
+        was_running=was_running,
+        port=port,
+        port_free=port_free,
+        gpu_mib_released=released_mib,
+        gpu_released=gpu_free,
+        seconds=round(time.monotonic() - start, 2),
     )
 
 

@@ -59,8 +59,17 @@ def _output_fields(spec: str) -> list[str]:
     return chosen
 
 
-_LONG_FLAGS = {"--all": "a", "--human-readable": "h", "--si": "H", "--inodes": "i", "--local": "l",
-               "--portability": "P", "--print-type": "T", "--sync": "", "--no-sync": ""}
+_LONG_FLAGS = {
+    "--all": "a",
+    "--human-readable": "h",
+    "--si": "H",
+    "--inodes": "i",
+    "--local": "l",
+    "--portability": "P",
+    "--print-type": "T",
+    "--sync": "",
+    "--no-sync": "",
+}
 _LONG_VALUES = {"--block-size": "B", "--type": "t", "--exclude-type": "x"}
 
 
@@ -156,17 +165,19 @@ def _rows(world: WorldStateView, args: Arguments) -> tuple[list[DfRow], list[str
         mount = mount_of(world, path)
         rows.append(DfRow(mount_usage(world, mount), file=path, target=mount.path))
     kept = [
-        r for r in rows
-        if (not args.types or r.usage.mount.fstype in args.types)
-        and r.usage.mount.fstype not in args.excluded_types
+        r
+        for r in rows
+        if (not args.types or r.usage.mount.fstype in args.types) and r.usage.mount.fstype not in args.excluded_types
     ]
     return kept, errors
 
 
 def run(argv: list[str]) -> int:
     if "--help" in argv:
-        print("Usage: df [OPTION]... [FILE]...\nShow information about the file system on which each FILE resides,\n"
-              "or all file systems by default.")
+        print(
+            "Usage: df [OPTION]... [FILE]...\nShow information about the file system on which each FILE resides,\n"
+            "or all file systems by default."
+        )
         return 0
     if "--version" in argv:
         print("df (GNU coreutils) 9.4")
@@ -181,7 +192,9 @@ def run(argv: list[str]) -> int:
     for message in errors:
         print(message, file=sys.stderr)
     if rows:
-        options = DfOptions(fields=_fields(args), units=args.units, posix=args.posix, output_mode=args.output is not None)
+        options = DfOptions(
+            fields=_fields(args), units=args.units, posix=args.posix, output_mode=args.output is not None
+        )
         table = [cells(r, options) for r in rows]
         if args.total:
             table.append(total_cells(rows, options))

@@ -8,9 +8,23 @@ from ..memory import MemoryFigures, host_memory
 from ._world import current_world
 
 HEADER = "               total        used        free      shared  buff/cache   available"
-_UNITS = {"-b": 1, "--bytes": 1, "-k": 1024, "--kibi": 1024, "-m": 1024**2, "--mebi": 1024**2,
-          "-g": 1024**3, "--gibi": 1024**3, "--tebi": 1024**4, "--pebi": 1024**5,
-          "--kilo": 1000, "--mega": 1000**2, "--giga": 1000**3, "--tera": 1000**4, "--peta": 1000**5}
+_UNITS = {
+    "-b": 1,
+    "--bytes": 1,
+    "-k": 1024,
+    "--kibi": 1024,
+    "-m": 1024**2,
+    "--mebi": 1024**2,
+    "-g": 1024**3,
+    "--gibi": 1024**3,
+    "--tebi": 1024**4,
+    "--pebi": 1024**5,
+    "--kilo": 1000,
+    "--mega": 1000**2,
+    "--giga": 1000**3,
+    "--tera": 1000**4,
+    "--peta": 1000**5,
+}
 
 
 def human(n: int, base: int = 1024) -> str:
@@ -26,13 +40,17 @@ def human(n: int, base: int = 1024) -> str:
 
 
 def render(m: MemoryFigures, cell, total_row: bool) -> str:
-    lines = [HEADER,
-             f"{'Mem:':<9}{cell(m.total):>11} {cell(m.used):>11} {cell(m.free):>11} {cell(m.shared):>11} "
-             f"{cell(m.buff_cache):>11} {cell(m.available):>11}",
-             f"{'Swap:':<9}{cell(m.swap_total):>11} {cell(m.swap_used):>11} {cell(m.swap_free):>11}"]
+    lines = [
+        HEADER,
+        f"{'Mem:':<9}{cell(m.total):>11} {cell(m.used):>11} {cell(m.free):>11} {cell(m.shared):>11} "
+        f"{cell(m.buff_cache):>11} {cell(m.available):>11}",
+        f"{'Swap:':<9}{cell(m.swap_total):>11} {cell(m.swap_used):>11} {cell(m.swap_free):>11}",
+    ]
     if total_row:
-        lines.append(f"{'Total:':<9}{cell(m.total + m.swap_total):>11} {cell(m.used + m.swap_used):>11} "
-                     f"{cell(m.free + m.swap_free):>11}")
+        lines.append(
+            f"{'Total:':<9}{cell(m.total + m.swap_total):>11} {cell(m.used + m.swap_used):>11} "
+            f"{cell(m.free + m.swap_free):>11}"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -49,7 +67,11 @@ def run(argv: list[str]) -> int:
         elif arg == "--si":
             continue
         else:
-            text = f"free: unrecognized option '{arg}'" if arg.startswith("--") else f"free: invalid option -- '{arg[1:2]}'"
+            text = (
+                f"free: unrecognized option '{arg}'"
+                if arg.startswith("--")
+                else f"free: invalid option -- '{arg[1:2]}'"
+            )
             print(f"{text}\n\nUsage:\n free [options]", file=sys.stderr)
             return 1
     if si:

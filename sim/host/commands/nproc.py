@@ -10,7 +10,11 @@ from ._world import current_world
 def run(argv: list[str]) -> int:
     for arg in argv:
         if arg not in ("--all",) and not arg.startswith("--ignore"):
-            message = f"nproc: unrecognized option '{arg}'" if arg.startswith("--") else f"nproc: invalid option -- '{arg.lstrip('-')[:1]}'"
+            message = (
+                f"nproc: unrecognized option '{arg}'"
+                if arg.startswith("--")
+                else f"nproc: invalid option -- '{arg.lstrip('-')[:1]}'"
+            )
             if not arg.startswith("-"):
                 message = f"nproc: extra operand '{arg}'"
             print(f"{message}\nTry 'nproc --help' for more information.", file=sys.stderr)

@@ -6,9 +6,9 @@ import sys
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from ...world.gpu_registry import live_holdings
 from ..gpu.details import render_details
 from ..gpu.devices import SimGpu, host_gpus
-from ...world.gpu_registry import live_holdings
 from ..gpu.query import CsvFormat, UnknownFieldError, parse_fields, render_apps_query, render_gpu_query
 from ..gpu.table import render_table
 from ..gpu.topology import render_topology
@@ -169,11 +169,18 @@ def run(args: list[str]) -> int:
         return EXIT_NOT_FOUND
     now = datetime.now()
     if request.mode == "table":
-        sys.stdout.write(render_table(gpus, driver_version=spec.driver_version, cuda_version=spec.cuda_version, now=now))
+        sys.stdout.write(
+            render_table(gpus, driver_version=spec.driver_version, cuda_version=spec.cuda_version, now=now)
+        )
     elif request.mode == "details":
         sys.stdout.write(
-            render_details(gpus, driver_version=spec.driver_version, cuda_version=spec.cuda_version,
-                           attached=len(all_gpus), now=now)
+            render_details(
+                gpus,
+                driver_version=spec.driver_version,
+                cuda_version=spec.cuda_version,
+                attached=len(all_gpus),
+                now=now,
+            )
         )
     elif request.mode == "list":
         sys.stdout.write("".join(f"GPU {g.index}: {g.name} (UUID: {g.uuid})\n" for g in gpus))

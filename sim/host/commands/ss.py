@@ -39,13 +39,20 @@ def _options(argv: list[str]) -> tuple[set[str], int | None] | None:
 def run(argv: list[str]) -> int:
     parsed = _options(argv)
     if parsed is None:
-        print(f"ss: only listening TCP sockets are modelled on this simulated host (ss -ltnp); "
-              f"not: ss {shlex.join(argv)}", file=sys.stderr)
+        print(
+            f"ss: only listening TCP sockets are modelled on this simulated host (ss -ltnp); "
+            f"not: ss {shlex.join(argv)}",
+            file=sys.stderr,
+        )
         return 1
     flags, only = parsed
     layout = current_world().layout
     lines = [] if "H" in flags else [_HEADER]
-    ports = sorted(int(p.stem) for p in layout.ports_dir.glob("*.json") if p.stem.isdigit()) if layout.ports_dir.is_dir() else []
+    ports = (
+        sorted(int(p.stem) for p in layout.ports_dir.glob("*.json") if p.stem.isdigit())
+        if layout.ports_dir.is_dir()
+        else []
+    )
     for port in ports:
         entry = read_entry(layout, port)
         if entry is None or (only is not None and port != only):

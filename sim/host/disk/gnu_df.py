@@ -16,8 +16,20 @@ from typing import Literal
 from .usage import MountUsage
 
 FIELDS = ("source", "fstype", "itotal", "iused", "iavail", "ipcent", "size", "used", "avail", "pcent", "file", "target")
-_MIN_WIDTH = {"source": 14, "fstype": 4, "itotal": 5, "iused": 5, "iavail": 5, "ipcent": 4,
-              "size": 5, "used": 5, "avail": 5, "pcent": 4, "file": 4, "target": 0}
+_MIN_WIDTH = {
+    "source": 14,
+    "fstype": 4,
+    "itotal": 5,
+    "iused": 5,
+    "iavail": 5,
+    "ipcent": 4,
+    "size": 5,
+    "used": 5,
+    "avail": 5,
+    "pcent": 4,
+    "file": 4,
+    "target": 0,
+}
 _LEFT = {"source", "fstype", "file", "target"}
 _POWERS = "KMGTPEZY"
 
@@ -125,10 +137,18 @@ def headers(options: DfOptions) -> dict[str, str]:
         size = f"{block_label(units.block_size)}-blocks"
     avail = "Avail" if options.output_mode or units.human else "Available"
     return {
-        "source": "Filesystem", "fstype": "Type", "itotal": "Inodes", "iused": "IUsed", "iavail": "IFree",
-        "ipcent": "IUse%", "size": size, "used": "Used", "avail": avail,
+        "source": "Filesystem",
+        "fstype": "Type",
+        "itotal": "Inodes",
+        "iused": "IUsed",
+        "iavail": "IFree",
+        "ipcent": "IUse%",
+        "size": size,
+        "used": "Used",
+        "avail": avail,
         "pcent": "Capacity" if options.posix and not options.output_mode else "Use%",
-        "file": "File", "target": "Mounted on",
+        "file": "File",
+        "target": "Mounted on",
     }
 
 
@@ -145,12 +165,18 @@ def _count(n: int, units: Units) -> str:
 def cells(row: DfRow, options: DfOptions) -> dict[str, str]:
     u, units = row.usage, options.units
     return {
-        "source": u.mount.device, "fstype": u.mount.fstype,
-        "itotal": _count(u.inodes_total, units), "iused": _count(u.inodes_used, units),
-        "iavail": _count(u.inodes_free, units), "ipcent": _percent(u.inodes_used, u.inodes_free),
-        "size": _size(u.size_bytes, units), "used": _size(u.used_bytes, units),
-        "avail": _size(u.avail_bytes, units), "pcent": _percent(u.used_bytes, u.avail_bytes),
-        "file": row.file, "target": row.target,
+        "source": u.mount.device,
+        "fstype": u.mount.fstype,
+        "itotal": _count(u.inodes_total, units),
+        "iused": _count(u.inodes_used, units),
+        "iavail": _count(u.inodes_free, units),
+        "ipcent": _percent(u.inodes_used, u.inodes_free),
+        "size": _size(u.size_bytes, units),
+        "used": _size(u.used_bytes, units),
+        "avail": _size(u.avail_bytes, units),
+        "pcent": _percent(u.used_bytes, u.avail_bytes),
+        "file": row.file,
+        "target": row.target,
     }
 
 
@@ -163,10 +189,18 @@ def total_cells(rows: list[DfRow], options: DfOptions) -> dict[str, str]:
     itotal = sum(r.usage.inodes_total for r in rows)
     iused = sum(r.usage.inodes_used for r in rows)
     return {
-        "source": "total", "fstype": "-", "itotal": _count(itotal, units), "iused": _count(iused, units),
-        "iavail": _count(itotal - iused, units), "ipcent": _percent(iused, itotal - iused),
-        "size": _size(size, units), "used": _size(used, units), "avail": _size(avail, units),
-        "pcent": _percent(used, avail), "file": "-", "target": "-",
+        "source": "total",
+        "fstype": "-",
+        "itotal": _count(itotal, units),
+        "iused": _count(iused, units),
+        "iavail": _count(itotal - iused, units),
+        "ipcent": _percent(iused, itotal - iused),
+        "size": _size(size, units),
+        "used": _size(used, units),
+        "avail": _size(avail, units),
+        "pcent": _percent(used, avail),
+        "file": "-",
+        "target": "-",
     }
 
 
@@ -177,7 +211,7 @@ def render(table: list[dict[str, str]], options: DfOptions) -> str:
     out = []
     for line in grid:
         parts = []
-        for i, (field, text) in enumerate(zip(options.fields, line)):
+        for i, (field, text) in enumerate(zip(options.fields, line, strict=False)):
             last = i == len(options.fields) - 1
             if field in _LEFT:
                 parts.append(text if last else text.ljust(widths[i]))

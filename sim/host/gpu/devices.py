@@ -17,7 +17,6 @@ if TYPE_CHECKING:  # annotations only: these run in every sim command, which mus
     from ...world.gpu_registry import GpuHolding
 
 
-
 @dataclass(frozen=True)
 class SimGpu:
     index: int

@@ -6,8 +6,8 @@ A field renders as `value unit` with the unit in its header (`memory.total [MiB]
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from .devices import SimGpu
 
@@ -155,5 +155,7 @@ def render_apps_query(gpus: list[SimGpu], fields: list[str], fmt: CsvFormat) -> 
     rows = [[_header(name, unit, fmt) for name, unit, _ in resolved]] if fmt.header else []
     for gpu in gpus:
         for process, mib in gpu.processes:
-            rows.append([_cell(value(gpu, process.pid, process.process_name, mib), unit, fmt) for _, unit, value in resolved])
+            rows.append(
+                [_cell(value(gpu, process.pid, process.process_name, mib), unit, fmt) for _, unit, value in resolved]
+            )
     return _join(rows)

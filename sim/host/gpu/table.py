@@ -50,7 +50,9 @@ def _process_rows(gpus: list[SimGpu]) -> list[str]:
             name = process.process_name
             if len(name) > 32:  # nvidia-smi keeps the end of a long path
                 name = "..." + name[-29:]
-            rows.append(f"|{gpu.index:>5}   {'N/A':>3}  {'N/A':>3}{process.pid:>16}{'C':>7}   {name:<32}{str(mib) + 'MiB':>14} |")
+            rows.append(
+                f"|{gpu.index:>5}   {'N/A':>3}  {'N/A':>3}{process.pid:>16}{'C':>7}   {name:<32}{str(mib) + 'MiB':>14} |"
+            )
     return rows or [f"|  {'No running processes found':<86} |"]
 
 

@@ -49,5 +49,7 @@ def render_topology(gpus: list[SimGpu], profile: Profile) -> str:
     lines = [header]
     for a in gpus:
         cells = [link(a, b, profile) for b in gpus]
-        lines.append("\t".join([f"GPU{a.index}", *cells, cpu_affinity(a.numa_node, profile), str(a.numa_node), "", "N/A"]))
+        lines.append(
+            "\t".join([f"GPU{a.index}", *cells, cpu_affinity(a.numa_node, profile), str(a.numa_node), "", "N/A"])
+        )
     return "\n".join(lines) + "\n" + _LEGEND
