@@ -23,11 +23,11 @@ from urllib.parse import urlparse
 
 from pydantic import SecretStr
 
+from specops.sim.world.layout import SIM_HOST_PREFIX
 from specops.tools.context import ToolContext
 from specops.tools.hosts import Host, HostError, open_host
 from specops.transcripts import OpenedHost
 
-SIM_PREFIX = "sim:"
 DEFAULT_HOST = "sim:seed-ct200"
 
 
@@ -64,7 +64,7 @@ def hub_token_from_env() -> SecretStr | None:
 
 
 def is_sim_profile(spec: str) -> bool:
-    return spec.startswith(SIM_PREFIX) and not spec[len(SIM_PREFIX) :].startswith("/")
+    return spec.startswith(SIM_HOST_PREFIX) and not spec[len(SIM_HOST_PREFIX) :].startswith("/")
 
 
 @contextmanager
@@ -72,7 +72,7 @@ def open_run_host(spec: str, *, sim_faults: Sequence[str] = (), time_scale: floa
     """The run's host (and its ToolContext); a simulated world started for it is closed on exit."""
     world = None
     if is_sim_profile(spec):
-        world = _start_world(spec[len(SIM_PREFIX) :], sim_faults, time_scale)
+        world = _start_world(spec[len(SIM_HOST_PREFIX) :], sim_faults, time_scale)
     elif sim_faults or time_scale is not None:
         raise HostNotAnswering(f"--sim-fault and --time-scale apply to sim:PROFILE hosts only, not {spec!r}")
     try:

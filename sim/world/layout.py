@@ -14,6 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+# How a host spec names a simulated host: sim:/path/to/root (a running world) or sim:PROFILE (one a run starts).
+SIM_HOST_PREFIX = "sim:"
+
 
 @dataclass(frozen=True)
 class WorldLayout:

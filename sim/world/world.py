@@ -22,12 +22,10 @@ from ..hub.runner import HubEmulatorThread
 from ..profiles import load_profile
 from ..profiles.schema import Profile
 from .gpu_registry import live_holdings
-from .layout import WorldLayout
+from .layout import SIM_HOST_PREFIX, WorldLayout
 from .ports import read_entry
 from .processes import pid_alive
 from .state import WorldState
-
-SIM_HOST_PREFIX = "sim:"
 
 
 class SimWorld:

@@ -15,7 +15,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from specops.sim.world.layout import WorldLayout
+from specops.sim.world.layout import SIM_HOST_PREFIX, WorldLayout
 from specops.sim.world.ports import PortNotListening as SimPortNotListening
 from specops.sim.world.ports import resolve_port
 from specops.sim.world.state import WorldState
@@ -23,8 +23,6 @@ from specops.sim.world.state import WorldState
 from ._shell import check_env
 from .errors import PortNotListening, SimHostNotRunning
 from .local import LocalHost
-
-SIM_PREFIX = "sim:"
 
 
 class SimHost(LocalHost):
@@ -36,9 +34,9 @@ class SimHost(LocalHost):
             raise SimHostNotRunning(
                 f"no simulated world at {root} (no .sim/world.json): start one with `specops sim up PROFILE` "
                 "and use the host it prints",
-                host=f"{SIM_PREFIX}{root}",
+                host=f"{SIM_HOST_PREFIX}{root}",
             ) from None
-        super().__init__(spec=f"{SIM_PREFIX}{self.state.root}")
+        super().__init__(spec=f"{SIM_HOST_PREFIX}{self.state.root}")
 
     @property
     def layout(self) -> WorldLayout:

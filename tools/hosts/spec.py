@@ -23,6 +23,8 @@ import paramiko
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from specops.sim.world.layout import SIM_HOST_PREFIX
+
 from .errors import InvalidHostSpec, SimHostNotRunning, UnknownHostName
 from .ssh_options import HOSTNAME, USERNAME, SshOptions, SshTarget
 
@@ -30,7 +32,6 @@ INVENTORY_ENV = "SPECOPS_INVENTORY"
 DEFAULT_INVENTORY = "~/.config/specops/hosts.yaml"
 DEFAULT_SSH_CONFIG = "~/.ssh/config"
 
-SIM_PREFIX = "sim:"
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*\Z")
 _SSH_URL_CHARS = re.compile(r"[A-Za-z0-9_.:@\[\]/\-]+\Z")
 
@@ -80,7 +81,7 @@ def parse_host_spec(
     if spec == "local":
         _no_options(spec, options)
         return LocalSpec()
-    if spec.startswith(SIM_PREFIX):
+    if spec.startswith(SIM_HOST_PREFIX):
         _no_options(spec, options)
         return _sim_spec(spec)
     if "://" in spec:
@@ -102,7 +103,7 @@ def _options(spec: str, options: dict[str, Any], base: dict[str, Any] | None = N
 
 
 def _sim_spec(spec: str) -> SimSpec:
-    rest = spec[len(SIM_PREFIX) :]
+    rest = spec[len(SIM_HOST_PREFIX) :]
     if not rest:
         raise InvalidHostSpec("sim: needs the root of a running world, e.g. sim:/tmp/specops-sim-x", host=spec)
     if not rest.startswith("/"):
