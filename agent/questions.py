@@ -43,6 +43,7 @@ from specops.transcripts import ApprovalEvent, ToolCallEvent, ToolResultEvent
 from .approval import AskYesNo, check_delete_spec
 from .deps import AgentDeps
 from .tool_answer import answer_error, answer_ok
+from .tool_schema import parameters_schema
 from .toolset import parse_args
 
 ASK_TOOL = "ask_user"
@@ -257,7 +258,7 @@ def ask_tool(round_: QuestionRound) -> Tool[AgentDeps]:
     return Tool.from_schema(
         ask_user,
         name=ASK_TOOL,
-        json_schema=AskArgs.model_json_schema(),
+        json_schema=parameters_schema(AskArgs),
         takes_ctx=True,
         description="Ask the user your questions, and their approval to delete what specops did not create "
         "(`delete`), all at once; allowed once, after read-only checks if you like, before the first change.",
