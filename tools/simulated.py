@@ -53,3 +53,13 @@ def simulated_scales(host: Host) -> SimulatedScales:
         )
     _cache[host] = scales
     return scales
+
+
+def time_scale_note(time_scale: float) -> str:
+    """The sentence a measurement's method ends with on a simulated host ('' on a real one)."""
+    if time_scale == 1.0:
+        return ""
+    return (
+        f" Simulated host running {time_scale:g}x faster than the host it models: measured times were multiplied "
+        f"and rates divided by {time_scale:g}, so the figures are the modelled host's."
+    )

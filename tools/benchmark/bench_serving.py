@@ -48,7 +48,7 @@ from specops.sglang_releases.facts import ReleaseFacts
 from ..context import ToolContext
 from ..hosts import HostError, PortNotListening
 from ..sglang.server_http import get_text, health_status, parse_metrics
-from ..simulated import simulated_scales
+from ..simulated import simulated_scales, time_scale_note
 from .errors import BenchmarkClientFailed, BenchServingUnavailable
 from .models import BenchmarkArgs, BenchmarkResult, LatencySummary, LevelResult, ServerFailure
 
@@ -369,13 +369,7 @@ def run_bench_serving(
             "length per level: the difference of the Prometheus counters sglang:generation_tokens_total / "
             "sglang:spec_verify_calls_total before and after the run (warm-up included; None where the server has "
             "no such counters); bench_serving's own accept_length (DP rank 0's running average since start or the "
-            "last /flush_cache) is accept_length_lifetime."
-            + (
-                f" Simulated host running {scale:g}x faster than the host it models: measured times were multiplied "
-                f"and rates divided by {scale:g}, so the figures are the modelled host's."
-                if scale != 1.0
-                else ""
-            )
+            "last /flush_cache) is accept_length_lifetime." + time_scale_note(scale)
         ),
         warnings=warnings,
         time_scale=scale,

@@ -31,7 +31,7 @@ from ..hosts import ConnectionDropped, DetachedProcess, Host, HostError, LocalHo
 from ..registry import tool
 from ..sglang.diagnosis import SIGNATURES, diagnose
 from ..sglang.handle import RECORDS_DIR
-from ..simulated import simulated_scales
+from ..simulated import simulated_scales, time_scale_note
 from .bench_serving import run_bench_serving
 from .errors import BenchmarkClientFailed, ServerNotReachable
 from .for_model import benchmark_view
@@ -507,18 +507,9 @@ def run_benchmark(ctx: ToolContext, args: BenchmarkArgs) -> BenchmarkResult:
         best_output_tok_s=best.output_tok_s,
         best_at_concurrency=best.concurrency,
         levels_not_run=list(args.levels[len(levels) :]),
-        method=_method(args, raw["api"], prompts) + _time_note(scale),
+        method=_method(args, raw["api"], prompts) + time_scale_note(scale),
         warnings=_warnings(args, raw, levels) + _not_run_warning(args.levels[len(levels) :], levels),
         time_scale=scale,
-    )
-
-
-def _time_note(time_scale: float) -> str:
-    if time_scale == 1.0:
-        return ""
-    return (
-        f" Simulated host running {time_scale:g}x faster than the host it models: measured times were multiplied "
-        f"and rates divided by {time_scale:g}, so the figures are the modelled host's."
     )
 
 
