@@ -20,6 +20,7 @@ from collections.abc import Generator, Iterable
 from typing import Any
 
 from specops.agent.final import FinalAnswer
+from specops.agent.goal import Goal
 
 from .playbook_configs import Candidate, autoregressive_candidates, dflash_candidates, rank_for_dflash
 from .playbook_goal import Understood, target_name_for
@@ -126,6 +127,18 @@ class Pipeline:
         self.download_restarts = 0
         self.last_give_up: str | None = None  # error kind of the last launch given up on
 
+    @property
+    def goal(self) -> Goal:
+        """The goal being carried out: run() answers cannot_do before any step when there is none."""
+        assert self.u.goal is not None, "the pipeline's steps run only for a goal"
+        return self.u.goal
+
+    @property
+    def _download_handle(self) -> dict[str, Any]:
+        """The current download's handle: _start_download sets it, or stops the pipeline when it cannot start."""
+        assert self.download is not None, "no download was started"
+        return self.download
+
     # -- calling tools ------------------------------------------------------------------------------
 
     def call(self, tool: str, **args: Any) -> Steps:
@@ -176,7 +189,7 @@ class Pipeline:
         return self._answer(status)
 
     def _write_plan(self) -> None:
-        repo = self.u.goal.repo_id
+        repo = self.goal.repo_id
         p = self.plan
         # A few words each, as todowrite asks: the plan is sent again at the end of every request.
         p.add("facts", "Read the host's GPUs, disks, SGLang and servers")
@@ -205,9 +218,9 @@ class Pipeline:
         self.plan.start("target")
         target = yield from self._target(facts)
         self.plan.start("drafter")
-        yield from self._drafter_config({"repo_id": self.u.goal.repo_id}, target)
+        yield from self._drafter_config({"repo_id": self.goal.repo_id}, target)
         self.plan.start("disk")
-        target_dir = yield from self._make_room(f"~/models/{self.u.goal.repo_id.split('/')[-1]}")
+        target_dir = yield from self._make_room(f"~/models/{self.goal.repo_id.split('/')[-1]}")
         self.plan.start("download")
         yield from self._start_download(target_dir, self._download_method(facts))
         ar_candidates = autoregressive_candidates(
@@ -268,7 +281,7 @@ class Pipeline:
         return facts
 
     def _target(self, facts: dict[str, Any]) -> Steps:
-        wanted = target_name_for(self.u.goal.repo_id)
+        wanted = target_name_for(self.goal.repo_id)
         out = yield from self.look("find_models")
         models = (
             [m for m in out.result.get("models", []) if "DFlashDraftModel" not in m.get("architectures", [])]
@@ -291,14 +304,14 @@ class Pipeline:
             if chosen is None and served:
                 chosen = {"name": posixpath.basename(served[0]), "path": served[0], "num_experts": None}
         if chosen is None and wanted is None:
-            name = self.u.goal.repo_id.split("/")[-1].lower()
+            name = self.goal.repo_id.split("/")[-1].lower()
             itself = next(
                 (m for m in models if name in (m["name"].lower(), (m.get("repo_id") or "").split("/")[-1].lower())),
                 None,
             )
             raise Stop(
                 "failed",
-                f"{self.u.goal.repo_id} is not a DFlash drafter: its name names no target model"
+                f"{self.goal.repo_id} is not a DFlash drafter: its name names no target model"
                 + (f", and it is itself a model on the host ({itself['path']})" if itself else "")
                 + ". Name the drafter's repo (such as <target>-DFlash-...) in the goal",
             )
@@ -306,7 +319,7 @@ class Pipeline:
             have = ", ".join(f"{m['name']} ({m['path']})" for m in models) or "none"
             raise Stop(
                 "failed",
-                f"no target model for {self.u.goal.repo_id} on the host"
+                f"no target model for {self.goal.repo_id} on the host"
                 f"{f' (looked for {wanted})' if wanted else ''}; models there: {have}. "
                 "Download the target model first, or name its path in the goal",
             )
@@ -330,7 +343,7 @@ class Pipeline:
         """The directory to download into, after making sure it fits: another mount (not a RAM-backed tmpfs), or
         space freed by the deletion rule (specops' own, then what the user approved); else a stop that names what
         to free, what each frees, and the --allow-delete that would allow it."""
-        repo = self.u.goal.repo_id
+        repo = self.goal.repo_id
         check = yield from self.look("check_disk", repo_id=repo, target=target_dir)
         if not check.ok:
             raise Stop("failed", f"could not size the download: {check.describe()} — {check.error.get('remedy', '')}")
@@ -406,14 +419,14 @@ class Pipeline:
 
     def _start_download(self, target_dir: str, method: str) -> Steps:
         out = yield from self.call(
-            "start_download", repo_id=self.u.goal.repo_id, target_dir=target_dir, method=method, retry_backoff_s=10.0
+            "start_download", repo_id=self.goal.repo_id, target_dir=target_dir, method=method, retry_backoff_s=10.0
         )
         if not out.ok:
             raise Stop("failed", f"the download could not start: {out.describe()} — {out.error.get('remedy', '')}")
         self.download, self.download_state = out.result, "running"
 
     def _poll_download(self) -> Steps:
-        out = yield from self.look("wait_download", download=self.download["id"], timeout_s=0)
+        out = yield from self.look("wait_download", download=self._download_handle["id"], timeout_s=0)
         if out.ok and out.result["status"]["state"] != "running":
             yield from self._download_ended(out.result["status"])
 
@@ -425,7 +438,7 @@ class Pipeline:
         failure = status.get("failure") or {}
         cause = failure.get("cause", "unknown")
         self.download_state = "failed"
-        handle = self.download
+        handle = self._download_handle
         if cause in STOP:
             raise Stop("failed", f"{failure.get('what')} — {failure.get('remedy')}")
         if self.download_restarts >= MAX_DOWNLOAD_RESTARTS:
@@ -446,7 +459,7 @@ class Pipeline:
         waits = 0
         while self.download_state == "running":
             waits += 1
-            out = yield from self.look("wait_download", download=self.download["id"], **WAIT)
+            out = yield from self.look("wait_download", download=self._download_handle["id"], **WAIT)
             if not out.ok:
                 raise Stop("failed", f"could not follow the download: {out.describe()}")
             if out.result["timed_out"]:
@@ -458,10 +471,9 @@ class Pipeline:
                 continue
             yield from self._download_ended(out.result["status"])
         self.plan.complete("download")
-        self.done.append(
-            f"downloaded {self.u.goal.repo_id} to {self.download['target_dir']} ({self.download['expected_human']})"
-        )
-        return self.download["target_dir"]
+        handle = self._download_handle
+        self.done.append(f"downloaded {self.goal.repo_id} to {handle['target_dir']} ({handle['expected_human']})")
+        return handle["target_dir"]
 
     # -- servers --------------------------------------------------------------------------------------
 
@@ -666,7 +678,7 @@ class Pipeline:
 
     def _answer(self, status: str) -> FinalAnswer:
         verdicts = compare(self.ar, self.spec)
-        parts = [f"Goal: {self.u.goal.text}"] + self.done
+        parts = [f"Goal: {self.goal.text}"] + self.done
         if self.acceptance:
             overall = self.acceptance.get("overall", {})
             parts.append(

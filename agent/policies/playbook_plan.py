@@ -31,7 +31,7 @@ class _Item:
 class Plan:
     items: list[_Item] = field(default_factory=list)
     dirty: bool = True
-    written: dict[str, tuple[str, str | None]] | None = None  # id -> (status, reason) as last written; None: never
+    written: dict[str, tuple[Status, str | None]] | None = None  # id -> (status, reason) as last written; None: never
 
     def add(self, id: str, content: str, priority: str = "high") -> None:
         self.items.append(_Item(id, content, priority))

@@ -54,37 +54,57 @@ class Recommendation:
     spec_loses_at: list[int]
 
 
+@dataclass(frozen=True)
+class _Both:
+    """A level with a best autoregressive and a best speculative result, and a speedup between them."""
+
+    concurrency: int
+    ar: tuple[str, float]
+    spec: tuple[str, float]
+    speedup: float
+
+
+def _both(v: LevelVerdict) -> _Both | None:
+    speedup = v.speedup
+    if v.best_ar is None or v.best_spec is None or speedup is None:
+        return None
+    return _Both(v.concurrency, v.best_ar, v.best_spec, speedup)
+
+
 def recommend(verdicts: list[LevelVerdict]) -> Recommendation:
-    both = [v for v in verdicts if v.speedup is not None]
-    wins = [v.concurrency for v in both if v.speedup > 1.0]
-    loses = [v.concurrency for v in both if v.speedup <= 1.0]
-    ar_only = [v for v in verdicts if v.best_ar is not None]
-    peak_ar = max(ar_only, key=lambda v: v.best_ar[1], default=None)
+    both = [b for b in map(_both, verdicts) if b is not None]
+    wins = [b.concurrency for b in both if b.speedup > 1.0]
+    loses = [b.concurrency for b in both if b.speedup <= 1.0]
+    ar_only = [(v.concurrency, v.best_ar) for v in verdicts if v.best_ar is not None]
+    peak_ar = max(ar_only, key=lambda pair: pair[1][1], default=None)
     if not both:
         if peak_ar is None:
             return Recommendation("nothing was measured, so there is nothing to recommend", None, [], [])
+        peak_at, (peak_name, peak_tok_s) = peak_ar
         return Recommendation(
-            f"no DFlash measurement to compare with: serve {peak_ar.best_ar[0]} (peak {peak_ar.best_ar[1]:.1f} tok/s "
-            f"at C={peak_ar.concurrency}) until the drafter can be measured",
-            peak_ar.best_ar[0],
+            f"no DFlash measurement to compare with: serve {peak_name} (peak {peak_tok_s:.1f} tok/s "
+            f"at C={peak_at}) until the drafter can be measured",
+            peak_name,
             [],
             [],
         )
     if not wins:
+        assert peak_ar is not None, "a level with a speedup has an autoregressive result"
+        peak_name = peak_ar[1][0]
         return Recommendation(
             f"DFlash did not beat the best autoregressive configuration at any measured concurrency "
-            f"({', '.join(f'C={c}' for c in loses)}): serve {peak_ar.best_ar[0]} without speculation",
-            peak_ar.best_ar[0],
+            f"({', '.join(f'C={c}' for c in loses)}): serve {peak_name} without speculation",
+            peak_name,
             [],
             loses,
         )
-    spec_at_low = next(v for v in both if v.concurrency == wins[0])
+    spec_at_low = next(b for b in both if b.concurrency == wins[0])
     if not loses:
-        best = max(both, key=lambda v: v.best_spec[1])
+        best = max(both, key=lambda b: b.spec[1])
         return Recommendation(
             f"DFlash beats the best autoregressive configuration at every measured concurrency "
-            f"(up to C={both[-1].concurrency}): serve {best.best_spec[0]} for all loads measured",
-            best.best_spec[0],
+            f"(up to C={both[-1].concurrency}): serve {best.spec[0]} for all loads measured",
+            best.spec[0],
             wins,
             [],
         )
@@ -95,11 +115,11 @@ def recommend(verdicts: list[LevelVerdict]) -> Recommendation:
         if below
         else f"below C={first_loss} (mixed: DFlash wins again higher up)"
     )
-    ar_high = next(v for v in both if v.concurrency == max(loses))
+    ar_high = next(b for b in both if b.concurrency == max(loses))
     text = (
-        f"serve {spec_at_low.best_spec[0]} (DFlash) for low load: it wins at {', '.join(f'C={c}' for c in wins)} "
+        f"serve {spec_at_low.spec[0]} (DFlash) for low load: it wins at {', '.join(f'C={c}' for c in wins)} "
         f"({spec_at_low.speedup:.2f}x at C={spec_at_low.concurrency}); from C={first_loss} on the best autoregressive "
-        f"configuration is faster ({ar_high.best_ar[0]}: {ar_high.best_ar[1]:.1f} vs {ar_high.best_spec[1]:.1f} tok/s at "
-        f"C={ar_high.concurrency}), so serve {ar_high.best_ar[0]} for high-throughput load; the crossover lies {crossover}"
+        f"configuration is faster ({ar_high.ar[0]}: {ar_high.ar[1]:.1f} vs {ar_high.spec[1]:.1f} tok/s at "
+        f"C={ar_high.concurrency}), so serve {ar_high.ar[0]} for high-throughput load; the crossover lies {crossover}"
     )
-    return Recommendation(text, spec_at_low.best_spec[0], wins, loses)
+    return Recommendation(text, spec_at_low.spec[0], wins, loses)

@@ -91,13 +91,13 @@ def _problems(evidence: Evidence) -> list[_Problem]:
                 ("download", status.repo_id),
             )
         )
-    for parsed in evidence.disk_checks:
-        check = parsed.value
+    for checked in evidence.disk_checks:
+        check = checked.value
         if check.verdict == "does_not_fit":
             room = ", ".join(o.mount.mount_point for o in check.alternatives if o.allowed)
             problems.append(
                 _Problem(
-                    parsed.seq,
+                    checked.seq,
                     "check_disk",
                     "does_not_fit",
                     None,
@@ -108,14 +108,14 @@ def _problems(evidence: Evidence) -> list[_Problem]:
                     ("disk", check.repo_id),
                 )
             )
-    for parsed in evidence.benchmarks:
-        for level in parsed.value.levels:
+    for benchmarked in evidence.benchmarks:
+        for level in benchmarked.value.levels:
             if level.valid:
                 continue
             failure = level.server_failure
             problems.append(
                 _Problem(
-                    parsed.seq,
+                    benchmarked.seq,
                     "benchmark",
                     f"server_{failure.state}" if failure else "invalid_level",
                     (failure.cause or "unknown") if failure else None,
@@ -143,23 +143,23 @@ def _successes(evidence: Evidence) -> list[tuple[int, tuple[str, str | None], st
                     f"download of {parsed.value.repo_id} finished into {parsed.value.target_dir}",
                 )
             )
-    for parsed in evidence.disk_checks:
-        if parsed.value.verdict == "fits":
-            done.append((parsed.seq, ("disk", parsed.value.repo_id), f"check_disk: fits in {parsed.value.target}"))
+    for checked in evidence.disk_checks:
+        if checked.value.verdict == "fits":
+            done.append((checked.seq, ("disk", checked.value.repo_id), f"check_disk: fits in {checked.value.target}"))
     for parsed in evidence.download_statuses:
         if parsed.value.state is DownloadState.FINISHED:
             # A finished download proves the space problem was solved too.
             done.append(
                 (parsed.seq, ("disk", parsed.value.repo_id), f"download finished into {parsed.value.target_dir}")
             )
-    for parsed in evidence.benchmarks:
-        for level in parsed.value.levels:
+    for benchmarked in evidence.benchmarks:
+        for level in benchmarked.value.levels:
             if level.valid:
                 done.append(
                     (
-                        parsed.seq,
+                        benchmarked.seq,
                         ("benchmark_level", str(level.concurrency)),
-                        f"benchmark valid at C={level.concurrency} on port {parsed.value.port}",
+                        f"benchmark valid at C={level.concurrency} on port {benchmarked.value.port}",
                     )
                 )
     for x in evidence.exchanges:

@@ -15,7 +15,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from specops.tools.acceptance import CategoryAcceptance
 from specops.tools.sglang.config import ServerConfig
+
+from .schema import AcceptanceStat
 
 # Fields that do not change what is served or how fast: not part of a configuration's identity.
 _NOT_IDENTITY = frozenset(
@@ -79,9 +82,9 @@ def _differences(first: ServerConfig, other: ServerConfig) -> list[tuple[str, ob
     return [(k, b[k]) for k in b if a.get(k) != b[k] and k != "model_path"] or [("model", b["model_path"])]
 
 
-def stat_label(stat: object) -> str:
+def stat_label(stat: AcceptanceStat | CategoryAcceptance) -> str:
     """An acceptance figure's row name: `math`, or `math, thinking off` when thinking modes were measured apart."""
-    category, thinking = stat.category, getattr(stat, "thinking", None)
+    category, thinking = stat.category, stat.thinking
     return f"{category}, thinking {thinking}" if thinking else category
 
 

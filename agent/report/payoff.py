@@ -22,6 +22,7 @@ def payoff_warning(acceptance: AcceptanceSection, comparisons: Sequence[LevelCom
     lowest = min(measured, key=lambda c: c.concurrency)
     if lowest.winner != "autoregressive":
         return None
+    assert lowest.speedup is not None, "measured holds only levels with a speedup"
     tau = acceptance.overall.request_mean
     return (
         f"at the measured acceptance length {tau:.2f} the drafter is slower than the baseline even at C={lowest.concurrency} "

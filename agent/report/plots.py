@@ -76,12 +76,12 @@ def plot_throughput(rows: Sequence[BenchmarkRow], path: Path) -> Path:
             linestyle="--" if speculative else "-",
             label=config + (" (speculative)" if speculative else ""),
         )
-        spread = [r for r in mine if r.output_tok_s_ci95 is not None]
+        spread = [(r.concurrency, r.output_tok_s_ci95) for r in mine if r.output_tok_s_ci95 is not None]
         if spread:
             axes.vlines(
-                [r.concurrency for r in spread],
-                [r.output_tok_s_ci95[0] for r in spread],
-                [r.output_tok_s_ci95[1] for r in spread],
+                [c for c, _ in spread],
+                [ci[0] for _, ci in spread],
+                [ci[1] for _, ci in spread],
                 alpha=0.5,
             )
     if levels:

@@ -11,11 +11,11 @@ Within version 1, fields are only ever added, as optional ones.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-REPORT_SCHEMA_VERSION = "1"
+REPORT_SCHEMA_VERSION: Final = "1"
 
 # Closed for writing (a misspelt field is an error), values once made.
 _CONFIG = ConfigDict(extra="forbid", frozen=True)

@@ -36,8 +36,9 @@ def run_section(evidence: Evidence, final: FinalAnswer | None, status: str) -> R
     started = start.ts if start else evidence.first_ts
     ended = end.ts if end else evidence.last_ts
     duration = end.duration_s if end else ((ended - started).total_seconds() if started and ended else None)
+    first = start or end
     return RunSection(
-        id=(start or end).run_id if (start or end) else "unknown",
+        id=first.run_id if first else "unknown",
         goal=start.goal if start else None,
         status=status,
         policy=start.policy.name if start else None,
@@ -120,14 +121,16 @@ def drafter_section(evidence: Evidence) -> DrafterSection | None:
         return None
     if latest_ok is None or (refusals and refusals[-1].seq > latest_ok.seq):
         refusal = refusals[-1]
+        error = refusal.error
+        assert error is not None, "refusals holds only exchanges that answered with an error"
         source = refusal.args.get("drafter") or {}
-        problems = refusal.error.details.get("problems") or [refusal.error.what]
+        problems = error.details.get("problems") or [error.what]
         return DrafterSection(
             repo_id=source.get("repo_id"),
             revision=source.get("revision"),
             sha=None,
             path=source.get("path"),
-            is_dflash=refusal.error.kind != "not_a_drafter",
+            is_dflash=error.kind != "not_a_drafter",
             block_size=None,
             block_size_from=None,
             served_block_size=served_block,
@@ -139,7 +142,7 @@ def drafter_section(evidence: Evidence) -> DrafterSection | None:
             target_compatible=False,
             checks=[],
             problems=[str(p) for p in problems],
-            summary=refusal.error.what,
+            summary=error.what,
         )
     config = latest_ok.value
     repo, _, revision = config.drafter.source.partition("@")
