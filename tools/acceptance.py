@@ -321,7 +321,8 @@ def _modes(args: AcceptanceArgs, template: ChatTemplate | None, model_dir: str |
             remedy="measure with thinking 'raw' (and a prompt_template if the model needs one)",
             details={"model_path": model_dir},
         )
-    return {"on": ["on"], "off": ["off"]}.get(args.thinking, ["on", "off"])
+    asked: dict[str, list[ThinkingMode | None]] = {"on": ["on"], "off": ["off"]}
+    return asked.get(args.thinking, ["on", "off"])
 
 
 def _wants_template(args: AcceptanceArgs) -> bool:
@@ -336,7 +337,9 @@ def _text(args: AcceptanceArgs, template: ChatTemplate | None, mode: ThinkingMod
     return template.render(prompt, thinking=mode == "on")
 
 
-def _method(args: AcceptanceArgs, sets: dict[str, str], template: ChatTemplate | None, modes: list) -> str:
+def _method(
+    args: AcceptanceArgs, sets: dict[Category, str], template: ChatTemplate | None, modes: list[ThinkingMode | None]
+) -> str:
     if modes != [None] and template is not None:
         both = " and ".join(f"thinking {m}" for m in modes)
         template_text = f"each prompt rendered with the model's chat template ({template.source}), {both}"

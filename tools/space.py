@@ -383,12 +383,12 @@ def _directory_items(
     directories = [d for d in directories if not any(_inside(d, c) for c in cache_dirs)]
     if not directories:
         return []
-    sizes = {}
+    sizes: dict[str, int] = {}
     du = probe(ctx.host, ["du", "-sb", "--", *directories], timeout=300)
     for line in du.stdout.splitlines():
-        size, _, path = line.partition("\t")
-        if size.isdigit():
-            sizes[path] = int(size)
+        du_size, _, path = line.partition("\t")
+        if du_size.isdigit():
+            sizes[path] = int(du_size)
     items = []
     ledger = read_ledger(ctx)
     for directory in directories:

@@ -12,7 +12,7 @@ resumed, which version 1 wrote as notes; a version-1 transcript is still read
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Final, Literal, get_args
 
 from pydantic import AfterValidator, BaseModel, Field, TypeAdapter, model_validator
 from pydantic_ai.messages import ModelMessage, ModelResponse
@@ -21,7 +21,7 @@ from .messages import load_messages, load_response
 from .records import RECORD_CONFIG, ErrorRecord, PolicyInfo, PromptVersion, ToolSchema, Usage
 from .todos import TodoDiff, TodoItem
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION: Final = "2"
 SchemaVersion = Literal["1", "2"]  # what a reader reads; the recorder writes SCHEMA_VERSION
 
 RunStatus = Literal["completed", "failed", "budget_exceeded", "cancelled"]

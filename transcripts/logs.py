@@ -55,12 +55,16 @@ def configure_logging(run_dir: str | Path, *, redactor: Redactor | None = None, 
     redactor = redactor or Redactor()
     timestamper = structlog.processors.TimeStamper(fmt="iso", utc=True)
     # Exceptions are rendered to text before redaction, so a secret in a traceback is caught too.
-    shared_tail = [
+    shared_tail: list[structlog.typing.Processor] = [
         structlog.stdlib.ProcessorFormatter.remove_processors_meta,
         structlog.processors.format_exc_info,
         redactor,
     ]
-    pre_chain = [structlog.stdlib.add_logger_name, structlog.stdlib.add_log_level, timestamper]
+    pre_chain: list[structlog.typing.Processor] = [
+        structlog.stdlib.add_logger_name,
+        structlog.stdlib.add_log_level,
+        timestamper,
+    ]
 
     def handler(path: Path, renderer: structlog.typing.Processor) -> logging.Handler:
         out = logging.FileHandler(path, encoding="utf-8")

@@ -58,7 +58,9 @@ class TranscriptReadResult:
         if request.history is None:
             sent = request.messages
         else:
-            sent = self.messages_sent(self.events[request.history.seq])[: request.history.count] + request.messages
+            earlier = self.events[request.history.seq]
+            assert isinstance(earlier, ModelRequestEvent), "read_transcript checks that history names a model_request"
+            sent = self.messages_sent(earlier)[: request.history.count] + request.messages
         self._sent[request.seq] = sent
         return sent
 

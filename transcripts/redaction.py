@@ -32,6 +32,7 @@ across strings, hashed). Tools keep secrets out of argv in the first place
 from __future__ import annotations
 
 import functools
+import importlib
 import json
 import os
 import re
@@ -546,8 +547,9 @@ def _literals(items: Any, ops: Any) -> frozenset[str] | None:
             consider(_literals(av[3], ops))
         elif op is ops.BRANCH:
             found = [_literals(branch, ops) for branch in av[1]]
-            if all(found):
-                consider(frozenset().union(*found))  # type: ignore[arg-type]
+            sets = [f for f in found if f]
+            if len(sets) == len(found):  # every alternative has its literals
+                consider(frozenset().union(*sets))
         elif op in repeats and av[0] >= 1:
             consider(_literals(av[2], ops))
     consider(run)
@@ -573,12 +575,10 @@ def _gated(pattern: re.Pattern[str]) -> tuple[re.Pattern[str], tuple[str, ...], 
     cheaper than a pattern's scan, and most events hold none of them. No literal found: ("",), always scanned."""
     caseless = bool(pattern.flags & re.IGNORECASE)
     try:
-        from re import (  # the parser `re` compiles with; should it change, patterns are scanned
-            _constants,
-            _parser,
-        )
-
-        found = _literals(_parser.parse(pattern.pattern, pattern.flags), _constants)
+        # The parser `re` compiles with, a private module without type stubs (so imported by name); should it
+        # change, patterns are scanned.
+        parser, constants = importlib.import_module("re._parser"), importlib.import_module("re._constants")
+        found = _literals(parser.parse(pattern.pattern, pattern.flags), constants)
     except Exception:  # noqa: BLE001 - any failure of a private API means: scan the pattern
         found = None
     if found is None or (caseless and not all(literal.isascii() for literal in found)):  # see _fold
@@ -651,9 +651,12 @@ class Redactor:
             return text
         folded: str | None = None
         for (pattern, literals, caseless), replacement in _GATED_REPLACEMENTS:
-            if caseless and folded is None:
-                folded = _fold(text)
-            haystack = folded if caseless else text
+            if caseless:
+                if folded is None:
+                    folded = _fold(text)
+                haystack = folded
+            else:
+                haystack = text
             if any(literal in haystack for literal in literals):
                 replaced = pattern.sub(replacement, text)
                 if replaced != text:

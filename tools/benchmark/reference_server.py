@@ -76,7 +76,7 @@ class ReferenceServer:
             n = min(self.tokens_per_chunk, total - sent)
             sent += n
             k += 1
-            event = {
+            event: dict[str, object] = {
                 "object": "text_completion",
                 "model": self.model,
                 "choices": [{"index": 0, "text": " tok" * n, "finish_reason": "length" if sent >= total else None}],

@@ -58,6 +58,7 @@ import random
 import re
 import sys
 import time
+from typing import TYPE_CHECKING, Any, TypedDict
 from urllib.parse import urlsplit
 
 HEALTH_PATHS = ("/health_generate", "/health")  # a generation through the whole server first, then the plain check
@@ -69,6 +70,46 @@ SERVER_INFO_PATHS = ("/server_info", "/get_server_info")  # the new name first, 
 # Counters of finished requests whose differences give a level's own acceptance (summed over label sets).
 COUNTERS = ("sglang:generation_tokens_total", "sglang:spec_verify_calls_total")
 _COUNTER_LINE = re.compile(r"^(sglang:[a-z_]+)(?:\{[^}]*\})?\s+([-+0-9.eE]+)\s*$")
+
+if TYPE_CHECKING:  # annotations only: Python 3.8 cannot subscript collections.abc.Callable at run time
+    from collections.abc import Callable
+
+    OnData = Callable[[bytes, float], None]  # a body's bytes as they arrive, with their perf_counter time
+
+
+class PromptsConfig(TypedDict, total=False):
+    """`main`'s input: what to send (sweep.prompt_config)."""
+
+    kind: str  # "random_ids" or "texts"
+    input_len: int  # random_ids
+    seed: int  # random_ids
+    texts: list[str]  # texts
+
+
+class LevelConfig(TypedDict, total=False):
+    """`main`'s input: one level (sweep.client_config). A level has a duration, else a request count."""
+
+    concurrency: int
+    num_requests: int | None
+    duration_s: float | None
+    end: str  # "window", "drain" or "cut"
+    warmup_requests: int
+    flush_cache: bool
+
+
+class ClientConfig(TypedDict, total=False):
+    """`main`'s input, the JSON object on stdin (sweep.client_config)."""
+
+    base_url: str
+    api: str  # "auto", "sglang" or "openai"
+    api_key: str
+    model: str | None
+    prompts: PromptsConfig
+    output_len: int
+    ignore_eos: bool
+    temperature: float
+    request_timeout_s: float
+    levels: list[LevelConfig]
 
 
 class HttpError(Exception):
@@ -91,53 +132,58 @@ class Connection:
         self.reader: asyncio.StreamReader | None = None
         self.writer: asyncio.StreamWriter | None = None
 
-    async def open(self) -> None:
-        self.reader, self.writer = await asyncio.wait_for(
+    async def open(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        self.reader, self.writer = reader, writer = await asyncio.wait_for(
             asyncio.open_connection(self.host, self.port, limit=1 << 24), self.timeout_s
         )
+        return reader, writer
 
     def close(self) -> None:
         if self.writer is not None:
             self.writer.close()
         self.reader = self.writer = None
 
-    async def request(self, method: str, path: str, body: bytes | None, headers: dict, on_data=None):
+    async def request(
+        self, method: str, path: str, body: bytes | None, headers: dict[str, str], on_data: OnData | None = None
+    ) -> tuple[int, bytes]:
         """Send a request; return (status, body bytes). `on_data(bytes, t)` gets the body as it arrives instead."""
         for attempt in (0, 1):
-            if self.writer is None:
-                await self.open()
+            reader, writer = self.reader, self.writer
+            if reader is None or writer is None:  # both set by open(), both cleared by close()
+                reader, writer = await self.open()
             head = [f"{method} {path} HTTP/1.1", f"Host: {self.host}:{self.port}", "Connection: keep-alive"]
             head += [f"{k}: {v}" for k, v in headers.items()]
             head.append(f"Content-Length: {len(body or b'')}")
-            self.writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + (body or b""))
+            writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + (body or b""))
             try:
-                await self.writer.drain()
-                status_line = await asyncio.wait_for(self.reader.readline(), self.timeout_s)
+                await writer.drain()
+                status_line = await asyncio.wait_for(reader.readline(), self.timeout_s)
             except (ConnectionError, OSError):
                 status_line = b""
             if status_line:
-                return await self._response(status_line, on_data)
+                return await self._response(reader, status_line, on_data)
             # A kept-alive connection the server had closed: reopen once.
             self.close()
             if attempt:
                 raise HttpError("connection closed before a response")
         raise HttpError("unreachable")
 
-    async def _response(self, status_line: bytes, on_data):
+    async def _response(
+        self, reader: asyncio.StreamReader, status_line: bytes, on_data: OnData | None
+    ) -> tuple[int, bytes]:
         parts = status_line.decode("latin-1").split(" ", 2)
         if len(parts) < 2 or not parts[1].isdigit():
             raise HttpError(f"bad status line {status_line[:80]!r}")
         status = int(parts[1])
-        headers = {}
+        headers: dict[str, str] = {}
         while True:
-            line = await asyncio.wait_for(self.reader.readline(), self.timeout_s)
+            line = await asyncio.wait_for(reader.readline(), self.timeout_s)
             if line in (b"\r\n", b"\n", b""):
                 break
             key, _, value = line.decode("latin-1").partition(":")
             headers[key.strip().lower()] = value.strip()
         collected = bytearray()
         sink = on_data if (on_data is not None and status == 200) else (lambda data, t: collected.extend(data))
-        reader = self.reader
         if headers.get("transfer-encoding", "").lower() == "chunked":
             while True:
                 size_line = await asyncio.wait_for(reader.readline(), self.timeout_s)
@@ -174,7 +220,7 @@ class Connection:
 class SseParser:
     """Splits a byte stream into `data:` payloads; calls on_event(payload_bytes, arrival_time)."""
 
-    def __init__(self, on_event) -> None:
+    def __init__(self, on_event: OnData) -> None:
         self.buffer = b""
         self.on_event = on_event
 
@@ -207,13 +253,13 @@ class Record:
 
     def __init__(self, start: float) -> None:
         self.start = start
-        self.chunk_times = []
-        self.chunk_tokens = []  # per chunk, None when the server did not say
-        self.output_tokens = None
-        self.prompt_tokens = None
-        self.verify_ct = None
-        self.error = None
-        self.end = None
+        self.chunk_times: list[float] = []
+        self.chunk_tokens: list[int | None] = []  # per chunk, None when the server did not say
+        self.output_tokens: int | None = None
+        self.prompt_tokens: int | None = None
+        self.verify_ct: int | None = None
+        self.error: str | None = None
+        self.end: float | None = None
         self.cut = False  # stopped by the client at the level's end, not by the server
         self.finished = False  # the server said the request was done (finish_reason, or [DONE])
 
@@ -234,7 +280,7 @@ class Record:
 
 
 class Client:
-    def __init__(self, config: dict) -> None:
+    def __init__(self, config: ClientConfig) -> None:
         url = urlsplit(config["base_url"])
         self.host, self.port = url.hostname or "127.0.0.1", url.port or 80
         self.config = config
@@ -247,27 +293,29 @@ class Client:
         self.cut_at: float | None = None  # a timed level's end: streams stop reading there
         self.server_gone = False  # a connection was refused during the level: issue no more requests
 
-    async def get_json(self, path: str):
+    async def get_json(self, path: str) -> tuple[int, Any]:
+        """(status, the body's JSON, None unless a 200 with a body): whatever JSON the server sends."""
         status, body = await self.get(path)
         return status, (json.loads(body) if status == 200 and body else None)
 
-    async def get(self, path: str):
+    async def get(self, path: str) -> tuple[int, bytes]:
         conn = Connection(self.host, self.port, min(self.timeout_s, 30.0))
         try:
             return await conn.request("GET", path, None, self.headers)
         finally:
             conn.close()
 
-    async def server_info(self):
+    async def server_info(self) -> tuple[int | None, Any]:
         """(status, JSON) of /server_info, else of /get_server_info when the first is not there."""
-        status, info = None, None
+        status: int | None = None
+        info: Any = None
         for path in SERVER_INFO_PATHS:
             status, info = await self.get_json(path)
             if status != 404:
                 break
         return status, info
 
-    async def counters(self):
+    async def counters(self) -> dict[str, float] | None:
         """The finished-request counters of /metrics, or None (no --enable-metrics, or a release without them)."""
         try:
             status, body = await self.get("/metrics")
@@ -275,7 +323,7 @@ class Client:
             return None
         if status != 200:
             return None
-        found = {}
+        found: dict[str, float] = {}
         for line in body.decode("utf-8", "replace").splitlines():
             match = _COUNTER_LINE.match(line.strip())
             if match and match.group(1) in COUNTERS:
@@ -325,7 +373,7 @@ class Client:
         return {"api": self.api, "model": self.model, "server_info": _info_summary(info) if info else None}
 
     # -- request bodies --------------------------------------------------------------------
-    def prompt(self, level_index: int, index: int):
+    def prompt(self, level_index: int, index: int) -> list[int] | str:
         prompts = self.config["prompts"]
         if prompts["kind"] == "random_ids":
             # Different ids at every level and request: no prefix-cache hits between levels.
@@ -334,10 +382,10 @@ class Client:
         texts = prompts["texts"]
         return texts[index % len(texts)]
 
-    def body(self, prompt, output_len: int) -> tuple[str, bytes]:
+    def body(self, prompt: list[int] | str, output_len: int) -> tuple[str, bytes]:
         c = self.config
         if self.api == "sglang":
-            payload = {
+            payload: dict[str, Any] = {
                 "stream": True,
                 "sampling_params": {
                     "max_new_tokens": output_len,
@@ -359,7 +407,9 @@ class Client:
         return "/v1/completions", json.dumps(payload).encode()
 
     # -- one streamed request --------------------------------------------------------------
-    async def one(self, conn: Connection, prompt, output_len: int, records: list | None = None) -> Record:
+    async def one(
+        self, conn: Connection, prompt: list[int] | str, output_len: int, records: list[Record] | None = None
+    ) -> Record:
         """One streamed request; its Record joins `records` at once, so a request cut short is still counted."""
         path, body = self.body(prompt, output_len)
         record = Record(time.perf_counter())
@@ -439,7 +489,7 @@ class Client:
         return record
 
     # -- a level ---------------------------------------------------------------------------
-    async def run_level(self, level_index: int, level: dict) -> dict:
+    async def run_level(self, level_index: int, level: LevelConfig) -> dict:
         concurrency = int(level["concurrency"])
         output_len = int(self.config["output_len"])
         self.server_gone = False
@@ -458,8 +508,8 @@ class Client:
                     await extra
             flushed = None
             if level.get("flush_cache"):
-                status = await self.post("/flush_cache")
-                flushed = True if status == 200 else (None if status == 404 else False)
+                flush_status = await self.post("/flush_cache")
+                flushed = True if flush_status == 200 else (None if flush_status == 404 else False)
             before = await self.counters()  # after the warm-up: the difference is the measured requests' alone
             records = await self._measure(level_index, level, conns, output_len)
         finally:
@@ -480,10 +530,11 @@ class Client:
             "server_health": health,
         }
 
-    async def _measure(self, level_index: int, level: dict, conns: list, output_len: int) -> dict:
+    async def _measure(self, level_index: int, level: LevelConfig, conns: list[Connection], output_len: int) -> dict:
         concurrency = len(conns)
         duration = level.get("duration_s")
-        total = level.get("num_requests")
+        total = 0 if duration else level.get("num_requests")  # a level with a duration stops at its deadline
+        assert total is not None, "a level without a duration has a request count (sweep.client_config sets one)"
         issued = [0]
         records: list[Record] = []
         lags: list[float] = []
@@ -496,7 +547,7 @@ class Client:
                 lags.append(time.perf_counter() - t - LOOP_PROBE_S)
 
         origin = time.perf_counter()
-        deadline = [None]  # set once the first wave has its first tokens (a duration level)
+        deadline: list[float | None] = [None]  # set once the first wave has its first tokens (a duration level)
 
         async def worker(conn: Connection) -> None:
             while True:
@@ -511,7 +562,7 @@ class Client:
                 issued[0] += 1
                 await self.one(conn, self.prompt(level_index, index), output_len, records)
 
-        async def clock() -> None:
+        async def clock(duration_s: float) -> None:
             """Start the duration when every first-wave request has a first token (or ended), then wait it out."""
             cap = origin + self.timeout_s
             while time.perf_counter() < cap and not self.server_gone:
@@ -519,18 +570,18 @@ class Client:
                 if len(wave) == concurrency and all(r.chunk_times or r.end is not None for r in wave):
                     break
                 await asyncio.sleep(LOOP_PROBE_S)
-            deadline[0] = time.perf_counter() + float(duration)
+            deadline[0] = until = time.perf_counter() + float(duration_s)
             if end == "cut":
-                self.cut_at = deadline[0]
-            while not self.server_gone and time.perf_counter() < deadline[0]:
-                await asyncio.sleep(min(0.05, max(0.0, deadline[0] - time.perf_counter())))
+                self.cut_at = until
+            while not self.server_gone and time.perf_counter() < until:
+                await asyncio.sleep(min(0.05, max(0.0, until - time.perf_counter())))
 
         cpu0 = time.process_time()
         probe_task = asyncio.ensure_future(probe())
         workers = [asyncio.ensure_future(worker(c)) for c in conns[:concurrency]]
         if duration:
             end = level.get("end", "window")
-            await clock()
+            await clock(duration)
             if end == "window":
                 # A worker returns when its request finishes past the deadline: the concurrency drops there.
                 await asyncio.wait(workers, return_when=asyncio.FIRST_COMPLETED)
@@ -545,12 +596,12 @@ class Client:
                 _, pending = await asyncio.wait(pending, timeout=0.01)
         await asyncio.gather(*workers, return_exceptions=True)
         self.cut_at = None
-        end = time.perf_counter()
+        finished = time.perf_counter()
         stop_probe.set()
         await probe_task
         lags.sort()
         return {
-            "duration_s": round(end - origin, 7),
+            "duration_s": round(finished - origin, 7),
             "client_cpu_s": round(time.process_time() - cpu0, 4),
             "loop_lag_ms": {
                 "p50": _pick(lags, 0.5) * 1e3,
@@ -562,18 +613,18 @@ class Client:
         }
 
 
-def _pick(values: list, q: float) -> float:
+def _pick(values: list[float], q: float) -> float:
     return values[min(int(q * len(values)), len(values) - 1)] if values else 0.0
 
 
-def _info_summary(info: dict) -> dict:
+def _info_summary(info: dict[str, Any]) -> dict[str, Any]:
     keep = ("version", "speculative_algorithm", "speculative_num_draft_tokens", "max_running_requests", "model_path")
     summary = {k: info.get(k) for k in keep if k in info}
     summary["internal_states"] = info.get("internal_states")
     return summary
 
 
-async def run(config: dict) -> dict:
+async def run(config: ClientConfig) -> dict:
     client = Client(config)
     settled = await client.settle_api()
     levels = []
@@ -592,7 +643,7 @@ async def run(config: dict) -> dict:
     return {**settled, "python": sys.version.split()[0], "levels": levels}
 
 
-def _aborted_level(level: dict, why: str) -> dict:
+def _aborted_level(level: LevelConfig, why: str) -> dict:
     failed = Record(0.0)
     failed.error, failed.end = why, 0.0
     return {

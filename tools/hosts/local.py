@@ -10,6 +10,7 @@ and port_on_host() look them up in that world's port registry, as SshHost does.
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 import socket
@@ -32,7 +33,8 @@ from .results import CommandResult
 _DRAIN_AFTER_KILL_S = 2.0
 
 
-def _drain(pipe: IO[bytes], into: bytearray) -> None:
+def _drain(pipe: io.BufferedIOBase, into: bytearray) -> None:
+    """`pipe`: a Popen's stdout or stderr, buffered (Popen's default bufsize), so read1 returns what is there."""
     for chunk in iter(lambda: pipe.read1(65536), b""):
         into.extend(chunk)
 

@@ -263,8 +263,13 @@ class SshHost(Host):
         """
         with self._lock:
             current = self._client.get_transport() if self._client is not None else None
-            replaced = drop.transport is not None and current is not None and current is not drop.transport
-            if replaced and current.is_active():
+            # Another thread has reconnected since the drop: its live session is used.
+            if (
+                current is not None
+                and drop.transport is not None
+                and current is not drop.transport
+                and current.is_active()
+            ):
                 if drop.pgid is not None:
                     self._kill_group(current, drop.pgid)
                 return
