@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import structlog
 
@@ -28,6 +29,9 @@ class RunLogs:
     machine: Path
     handlers: tuple[logging.Handler, ...]
     previous_root_level: int
+    # structlog's configuration before the run (None: it had none), put back by close() so that a program running
+    # several runs in-process, or a command after one, logs as it did before.
+    previous_structlog: dict[str, Any] | None = None
 
     def close(self) -> None:
         root = logging.getLogger()
@@ -35,6 +39,10 @@ class RunLogs:
             root.removeHandler(handler)
             handler.close()
         root.setLevel(self.previous_root_level)
+        if self.previous_structlog is None:
+            structlog.reset_defaults()
+        else:
+            structlog.configure(**self.previous_structlog)
 
     def __enter__(self) -> RunLogs:
         return self
@@ -83,6 +91,7 @@ def configure_logging(run_dir: str | Path, *, redactor: Redactor | None = None, 
     )
     root = logging.getLogger()
     previous_root_level = root.level
+    previous_structlog = structlog.get_config() if structlog.is_configured() else None
     for installed in handlers:
         root.addHandler(installed)
     if root.getEffectiveLevel() > level:
@@ -104,4 +113,5 @@ def configure_logging(run_dir: str | Path, *, redactor: Redactor | None = None, 
         machine=run_dir / MACHINE_LOG,
         handlers=handlers,
         previous_root_level=previous_root_level,
+        previous_structlog=previous_structlog,
     )

@@ -149,17 +149,15 @@ class Pipeline:
         return outcomes[-1]
 
     def look(self, tool: str, **args: Any) -> Steps:
-        """A read-only call, retried once when the host or the Hub stopped answering."""
+        """A read-only call; a host or Hub that stopped answering ends the run with the evidence. (It is not retried
+        here: the host layer reconnects and reruns, the Hub client retries, and a third loop on top multiplied them.)"""
         out = yield from self.call(tool, **args)
         if out.kind in TRANSIENT:
-            self.handled.append(f"{tool}: {out.describe()}; retried once")
-            out = yield from self.call(tool, **args)
-            if out.kind in TRANSIENT:
-                raise Stop(
-                    "failed",
-                    f"{tool} failed twice, the host or Hub is not answering: {out.describe()} "
-                    f"({out.error.get('remedy', '')})",
-                )
+            raise Stop(
+                "failed",
+                f"{tool}: the host or Hub is not answering after its retries: {out.describe()} "
+                f"({out.error.get('remedy', '')})",
+            )
         return out
 
     # -- the run --------------------------------------------------------------------------------------

@@ -316,9 +316,10 @@ def test_only_approval_items_stops_and_says_what_it_would_free():
     assert final["status"] == "failed" and KIMI in " ".join(final["unresolved"])
 
 
-def test_host_unavailable_is_retried_once_then_stops():
+def test_a_host_that_stopped_answering_stops_the_run_without_a_retry_on_top_of_the_host_layers():
     calls, final = drive({"host_facts": lambda a: err("host_unavailable")})
-    assert tools_of(calls) == ["host_facts", "host_facts"] and final["status"] == "failed"
+    assert tools_of(calls) == ["host_facts"] and final["status"] == "failed"
+    assert "not answering after its retries" in final["summary"] + " ".join(final["unresolved"])
 
 
 def test_recovery_rules_directly():
