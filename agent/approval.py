@@ -35,7 +35,7 @@ from pydantic import BaseModel
 
 from specops.tools.context import ToolContext
 from specops.tools.registry import REGISTRY
-from specops.tools.space import UserApproval, approval_covers
+from specops.tools.space import FreeSpaceArgs, ListFreeableArgs, UserApproval, approval_covers
 from specops.transcripts import ApprovalEvent, NoteEvent, Recorder
 
 AskYesNo = Callable[[str], bool]
@@ -100,9 +100,11 @@ class ApprovalPolicy:
             self.changed = True
         if tool not in SPACE_TOOLS:
             return args
+        assert isinstance(args, ListFreeableArgs | FreeSpaceArgs), "the registry's arguments of the space tools"
         deleting = tool in DELETING_TOOLS and not getattr(args, "dry_run", True)
         update: dict = {"user_approvals": list(self.granted), "created_paths": self._created(args, ctx, deleting)}
         if tool in DELETING_TOOLS:
+            assert isinstance(args, FreeSpaceArgs), "free_space's arguments"
             named = list(dict.fromkeys(ctx.resolve(p) for p in args.approved_paths))
             update["approved_paths"] = [p for p in named if self._approved(p, ctx, deleting)]
         return args.model_copy(update=update)
@@ -129,7 +131,7 @@ class ApprovalPolicy:
             return False
         return not (tool == "shell" and not ctx.shell_may_change)  # the shell only looks unless allowed more
 
-    def _created(self, args: BaseModel, ctx: ToolContext, deleting: bool) -> list[str]:
+    def _created(self, args: ListFreeableArgs | FreeSpaceArgs, ctx: ToolContext, deleting: bool) -> list[str]:
         kept = []
         for path in args.created_paths:
             resolved = ctx.resolve(path)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic_ai import RunContext
 from pydantic_ai.capabilities import Hooks
@@ -25,6 +25,7 @@ from specops.transcripts import EventBase, Recorder, RetryEvent
 from .deps import AgentDeps
 
 Listener = Callable[[EventBase], None]
+E = TypeVar("E", bound=EventBase)
 
 
 class ObservedRecorder(Recorder):
@@ -32,7 +33,7 @@ class ObservedRecorder(Recorder):
 
     listeners: list[Listener]
 
-    def record(self, event_type, /, **fields):  # type: ignore[no-untyped-def]
+    def record(self, event_type: type[E], /, **fields: Any) -> E:
         event = super().record(event_type, **fields)
         for listener in getattr(self, "listeners", ()):
             try:
@@ -63,6 +64,8 @@ def _record_retries(recorder: Recorder, last: object, own_tools: set[str]) -> No
     """Retries pydantic-ai asks of the model itself: unknown tools, output that failed validation."""
     if not isinstance(last, ModelRequest):
         return
+    content: object  # a retry prompt's text or error details; a retried tool return's content
+    max_attempts: int | None
     for part in last.parts:
         if part.part_kind == "retry-prompt":
             if part.tool_name in own_tools:

@@ -21,6 +21,7 @@ import json
 import os
 import secrets
 from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib import metadata
@@ -110,7 +111,7 @@ class RunOutcome:
         return {"completed": 0, "failed": 1, "budget_exceeded": 3, "cancelled": 130}[self.status]
 
 
-def open_live_host(spec: str, sim_faults: Sequence[str], time_scale: float | None):
+def open_live_host(spec: str, sim_faults: Sequence[str], time_scale: float | None) -> AbstractContextManager[RunHost]:
     """The HostOpener of a live run (and of a replay against a live host): the host `spec` names, opened."""
     return open_run_host(spec, sim_faults=sim_faults, time_scale=time_scale)
 
@@ -343,7 +344,7 @@ async def carry_out(parts: RunParts) -> RunOutcome:
 
 def _build_agent(
     model: Model, prompts: dict, specs: dict, options: RunOptions, ask: Callable[[str], str] | None
-) -> Agent:
+) -> Agent[AgentDeps, FinalAnswer]:
     tools = build_tools(specs)
     own = {TODO_TOOL, COMPARE_TOOL, *specs}
     if options.ask_once:
@@ -372,7 +373,7 @@ def _user_prompt(goal: Goal, run_host: RunHost) -> str:
 
 
 async def _drive(
-    agent: Agent,
+    agent: Agent[AgentDeps, FinalAnswer],
     goal: Goal,
     run_host: RunHost,
     deps: AgentDeps,

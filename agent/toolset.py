@@ -33,6 +33,7 @@ from pydantic_ai import ModelRetry, RunContext, Tool
 from pydantic_ai.messages import ToolReturn
 
 from specops.tools.errors import ToolError, ToolErrorRecord
+from specops.tools.model_view import View
 from specops.tools.registry import REGISTRY, ToolSpec
 from specops.transcripts import ErrorEvent, RetryEvent, ToolCallEvent, ToolResultEvent, ToolSchema
 
@@ -58,7 +59,10 @@ TOOL_MODULES = (
 )
 TODO_TOOL = "todowrite"
 # The tools the loop answers itself (not on the host): their result types and views.
-_AGENT_TOOL_RESULTS = {TODO_TOOL: (TodoWriteResult, todo_view), COMPARE_TOOL: (CompareResult, compare_view)}
+_AGENT_TOOL_RESULTS: dict[str, tuple[type[BaseModel], View]] = {
+    TODO_TOOL: (TodoWriteResult, todo_view),
+    COMPARE_TOOL: (CompareResult, compare_view),
+}
 
 
 def registered_tools() -> dict[str, ToolSpec]:

@@ -52,6 +52,7 @@ class ScenarioRun(BaseModel):
 
 def scenario_profile(scenario: Scenario) -> Profile:
     """The scenario's sim profile, with its download bandwidth when it sets one."""
+    assert scenario.host.profile is not None, "a reachable host has a sim profile (HostSetup checks it)"
     profile = load_profile(scenario.host.profile)
     if scenario.host.download_mb_s is not None:
         network = profile.network.model_copy(update={"download_mb_s": scenario.host.download_mb_s})

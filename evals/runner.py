@@ -18,6 +18,7 @@ import os
 import shutil
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -158,7 +159,7 @@ def run_eval(
     jobs: int | None = None,
     pass_bar: float = 1.0,
     baseline: Path | None = None,
-    extra_graders: list[Grader] = (),
+    extra_graders: Sequence[Grader] = (),
     progress: bool = False,
     base_url: str | None = None,
     api_key_env: str | None = None,
@@ -190,7 +191,7 @@ def run_eval(
 
 
 def regrade(
-    out_dir: Path, *, pass_bar: float = 1.0, baseline: Path | None = None, extra_graders: list[Grader] = ()
+    out_dir: Path, *, pass_bar: float = 1.0, baseline: Path | None = None, extra_graders: Sequence[Grader] = ()
 ) -> EvalReport:
     """Grade the runs saved under out_dir/runs (or out_dir itself) again, with today's graders; nothing is re-run."""
     runs_dir = out_dir / RUNS if (out_dir / RUNS).is_dir() else out_dir

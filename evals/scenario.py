@@ -75,12 +75,16 @@ class RunSettings(BaseModel):
     hub_token: bool = Field(default=False, description="Give the run a Hub token (HF_TOKEN)")
 
 
+def _completed() -> list[RunStatus]:
+    return ["completed"]
+
+
 class Expectation(BaseModel):
     """What must hold after the run. Each field is read by the grader named beside it."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    status: list[RunStatus] = Field(default_factory=lambda: ["completed"], description="outcome: the run's status")
+    status: list[RunStatus] = Field(default_factory=_completed, description="outcome: the run's status")
     final_status: list[FinalStatus] | None = Field(default=None, description="outcome: the policy's own status")
     explains: list[str] = Field(
         default_factory=list, description="outcome: words the final answer must contain (any case)"

@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from specops.transcripts import Event
+from specops.transcripts import Event, EventBase, RunStartEvent, ToolResultEvent
 
 from .divergence import Divergence
 from .masking import Masker
@@ -54,7 +54,8 @@ class _Stretch:
 def _reproduced(events: list[Event]) -> list[Event]:
     """The recorded events a replay can reproduce: a replay runs a resumed run in one go, so the marks the resume
     left (its resumed event, the host opened again) are not compared."""
-    kept, host_seen = [], False
+    kept: list[Event] = []
+    host_seen = False
     for event in events:
         if event.type == "resumed" or (event.type == "host_opened" and host_seen):
             continue
@@ -87,10 +88,10 @@ class EventComparator:
         self._index = -1
         self._pending: list[Event] = []
         self._last_seq = -1
-        self._keys: dict[int, tuple[Event, str]] = {}
-        self._dumped: dict[int, tuple[Event, dict[str, Any]]] = {}
+        self._keys: dict[int, tuple[EventBase, str]] = {}
+        self._dumped: dict[int, tuple[EventBase, dict[str, Any]]] = {}
 
-    def check(self, got: Event, written: dict[str, Any] | None = None) -> Divergence | None:
+    def check(self, got: EventBase, written: dict[str, Any] | None = None) -> Divergence | None:
         """`written`: the event's JSON as the recorder wrote it, when at hand (saves dumping it again)."""
         if self._until is not None and got.seq >= self._until:
             return None
@@ -132,7 +133,7 @@ class EventComparator:
 
     # -- comparing one pair ------------------------------------------------------------------------
 
-    def _compare(self, expected: Event, got: Event) -> Divergence | None:
+    def _compare(self, expected: Event, got: EventBase) -> Divergence | None:
         if expected.type != got.type:
             return self._diverged(expected, got, f"expected {_label(expected)}, got {_label(got)}")
         if self._key(expected) == self._key(got):
@@ -140,7 +141,7 @@ class EventComparator:
         want, have = self._essence(expected), self._essence(got)
         return Divergence(seq=expected.seq, why=_why(expected, want, have), expected=want, got=have)
 
-    def _key(self, event: Event) -> str:
+    def _key(self, event: EventBase) -> str:
         """What an event is compared on, masked, as one string (cached: recorded events are compared often)."""
         key = self._keys.get(id(event))
         if key is None or key[0] is not event:
@@ -148,11 +149,11 @@ class EventComparator:
             self._keys[id(event)] = key
         return key[1]
 
-    def _essence(self, event: Event) -> dict[str, Any]:
+    def _essence(self, event: EventBase) -> dict[str, Any]:
         """What an event is compared on, masked, as JSON (for the divergence's diff)."""
         return json.loads(self._key(event))
 
-    def _raw_essence(self, event: Event) -> dict[str, Any]:
+    def _raw_essence(self, event: EventBase) -> dict[str, Any]:
         dumped = self._dumped.pop(id(event), None)
         if dumped is not None and dumped[0] is event:
             data = {k: v for k, v in dumped[1].items() if k not in _ENVELOPE}
@@ -162,7 +163,8 @@ class EventComparator:
         if kind == "run_start":
             data = {"goal": data["goal"], "policy": data["policy"]["name"]}
             if not self._live:
-                data["host"] = event.host.get("spec")  # type: ignore[union-attr]
+                assert isinstance(event, RunStartEvent), "a run_start event"
+                data["host"] = event.host.get("spec")
         elif kind == "model_request":
             if self._live:  # the tool results in it are live ones
                 data = {"type": kind}
@@ -174,7 +176,8 @@ class EventComparator:
             error = data.get("error") or {}
             data = {"call_id": data["call_id"], "tool": data["tool"], "ok": data["ok"], "error_kind": error.get("kind")}
             if not self._live:
-                data.update(result=event.result, error=error)  # type: ignore[union-attr]
+                assert isinstance(event, ToolResultEvent), "a tool_result event"
+                data.update(result=event.result, error=error)
         elif kind == "note":
             data = {"text": data["text"].split(":", 1)[0] if self._live else data["text"]}
         elif kind == "host_opened":
@@ -195,7 +198,7 @@ class EventComparator:
         following = self._index + 1
         return self._stretches[following].turn if following < len(self._stretches) else None
 
-    def _diverged(self, expected: Event | None, got: Event | None, why: str) -> Divergence:
+    def _diverged(self, expected: Event | None, got: EventBase | None, why: str) -> Divergence:
         seq = expected.seq if expected is not None else (got.seq if got is not None else self._last_seq + 1)
         return Divergence(
             seq=seq,
@@ -240,13 +243,13 @@ def _args(args: Any) -> Any:
     return args
 
 
-def _same_subject(a: Event, b: Event) -> bool:
+def _same_subject(a: EventBase, b: EventBase) -> bool:
     return getattr(a, "call_id", None) == getattr(b, "call_id", None) and getattr(a, "tool", None) == getattr(
         b, "tool", None
     )
 
 
-def _label(event: Event) -> str:
+def _label(event: EventBase) -> str:
     tool = getattr(event, "tool", None)
     return f"{event.type} {tool}" if tool else event.type
 

@@ -7,11 +7,17 @@ so the run's own error handling can record its ending without raising again.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
+
+from specops.transcripts import EventBase
 
 from ..recording import ObservedRecorder
 from .comparator import EventComparator
 from .divergence import Divergence, ReplayDiverged, ReplayReachedEnd
+
+E = TypeVar("E", bound=EventBase)
 
 
 class ComparingRecorder(ObservedRecorder):
@@ -21,7 +27,9 @@ class ComparingRecorder(ObservedRecorder):
     reached_end: bool
 
     @classmethod
-    def factory(cls, comparator: EventComparator, *, end_at: int | None = None):
+    def factory(
+        cls, comparator: EventComparator, *, end_at: int | None = None
+    ) -> Callable[[Path, str, bool], ComparingRecorder]:
         def make(path: Path, run_id: str, fsync: bool) -> ComparingRecorder:
             recorder = cls(path, run_id, fsync=fsync)
             recorder.comparator = comparator
@@ -32,7 +40,7 @@ class ComparingRecorder(ObservedRecorder):
 
         return make
 
-    def record(self, event_type, /, **fields):  # type: ignore[no-untyped-def]
+    def record(self, event_type: type[E], /, **fields: Any) -> E:
         event = super().record(event_type, **fields)
         if self.divergence is None and not self.reached_end and self.end_at is not None and event.seq >= self.end_at:
             self.reached_end = True

@@ -6,12 +6,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NoReturn
 
 from specops.tools.context import ToolContext
 from specops.tools.hosts import Host, HostError
 
-from ..host import RunHost
+from ..host import HostOpener, RunHost
 from .recorded_run import RecordedRun
 
 _PROMPT_HOST = re.compile(r"\(home (?P<home>[^;]+); this run may write under (?P<roots>[^)]*)\)")
@@ -30,7 +30,7 @@ class OfflineHost(Host):
             f"replay has no host: {what} was not run (tool results come from the recording)", host=self.spec
         )
 
-    def run(self, argv: Sequence[str], **_: Any):  # type: ignore[override]
+    def run(self, argv: Sequence[str], **_: Any) -> NoReturn:
         raise self._refuse(" ".join(argv))
 
     def read_file(self, path: str) -> bytes:
@@ -42,7 +42,7 @@ class OfflineHost(Host):
     def exists(self, path: str) -> bool:
         raise self._refuse(f"looking for {path}")
 
-    def forward(self, port: int):  # type: ignore[override]
+    def forward(self, port: int) -> NoReturn:
         raise self._refuse(f"forwarding port {port}")
 
     def close(self) -> None:
@@ -64,7 +64,7 @@ def recorded_host(recorded: RecordedRun) -> dict[str, Any]:
     return described
 
 
-def offline_opener(described: dict[str, Any]):
+def offline_opener(described: dict[str, Any]) -> HostOpener:
     """A HostOpener that yields the described host (`recorded_host`), offline."""
 
     @contextmanager

@@ -10,12 +10,14 @@ tools), recorded paths inside the old world's directory are moved to the new one
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypeGuard
 
 from pydantic_ai.exceptions import AgentRunError, UnexpectedModelBehavior
 from pydantic_ai.messages import ModelMessage, ModelResponse
-from pydantic_ai.models import Model
+from pydantic_ai.models import Model, ModelRequestParameters
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.wrapper import WrapperModel
+from pydantic_ai.settings import ModelSettings
 from pydantic_ai.usage import RequestUsage
 
 from specops.transcripts import ErrorEvent, ModelRequestEvent, ModelResponseEvent
@@ -68,7 +70,12 @@ class RecordedModel(FunctionModel):
     async def _respond(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         return self._next()
 
-    async def request(self, messages, model_settings, model_request_parameters):  # type: ignore[no-untyped-def]
+    async def request(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+    ) -> ModelResponse:
         response = await super().request(messages, model_settings, model_request_parameters)
         response.model_name, response.usage = self._as_recorded
         return response
@@ -82,7 +89,7 @@ def _answers(recorded: RecordedRun) -> list[ModelResponseEvent | ErrorEvent | No
         if isinstance(event, ModelRequestEvent):
             answers.append(None)
         elif answers and answers[-1] is None and _answers_a_request(event):
-            answers[-1] = event  # type: ignore[assignment]
+            answers[-1] = event
     if not recorded.requests:  # a transcript with responses but no requests recorded: the responses, in order
         answers = list(recorded.responses)
     return answers
@@ -92,7 +99,7 @@ def _answers(recorded: RecordedRun) -> list[ModelResponseEvent | ErrorEvent | No
 _MODEL_FAILED = frozenset({"model", "agent"})
 
 
-def _answers_a_request(event: object) -> bool:
+def _answers_a_request(event: object) -> TypeGuard[ModelResponseEvent | ErrorEvent]:
     return isinstance(event, ModelResponseEvent) or (isinstance(event, ErrorEvent) and event.where in _MODEL_FAILED)
 
 
@@ -125,7 +132,12 @@ class HandoverModel(WrapperModel):
         self._asked = 0
         self.handed_over = False
 
-    async def request(self, messages, model_settings, model_request_parameters):  # type: ignore[no-untyped-def]
+    async def request(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+    ) -> ModelResponse:
         if not self.handed_over and self._asked < len(self._before):
             self._asked += 1
             return await self.replayed.request(messages, model_settings, model_request_parameters)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict
 from pydantic_ai.models import Model
 
 from ..budget import Budgets
-from ..host import RunHost
+from ..host import HostOpener, RunHost
 from ..policies import PLAYBOOK, resolve_policy
 from ..run import RunOptions, RunOutcome, RunSeams, new_run_id, open_live_host, run_goal_async
 from ..tool_runner import LiveTools
@@ -99,10 +99,10 @@ async def replay_async(
     started = time.monotonic()
     recorded = RecordedRun.load(run)
     mode: ReplayMode = "fork" if fork_at is not None else ("live-tools" if live_host else "offline")
-    if mode == "fork":
+    if fork_at is not None:  # mode "fork"
         if live_host is None:
             raise ReplayRefused("a fork continues with live tools: pass --host H (e.g. sim:seed-ct200)")
-        if not 0 < fork_at < len(recorded.events):  # type: ignore[operator]
+        if not 0 < fork_at < len(recorded.events):
             raise ReplayRefused(f"--from {fork_at}: the recorded run has events 0..{len(recorded.events) - 1}")
     live = mode != "offline"
     run_id = new_run_id() if live else recorded.run_id
@@ -123,12 +123,12 @@ async def replay_async(
     config: dict[str, Any] = {"replay_of": {"run_id": recorded.run_id, "transcript": str(recorded.read.path)}}
     policy_name = recorded.policy
     options, budgets = recorded_settings(recorded, live)
-    if mode == "fork":
+    if fork_at is not None:  # mode "fork"
         options = options.model_copy(
             update={"base_url": base_url or options.base_url, "api_key_env": api_key_env or options.api_key_env}
         )
         live_model = resolve_policy(fork_model or PLAYBOOK, base_url=options.base_url, api_key_env=options.api_key_env)
-        policy = HandoverModel(policy, live_model, recorded, fork_at)  # type: ignore[arg-type]
+        policy = HandoverModel(policy, live_model, recorded, fork_at)
         policy_label += f" up to event {fork_at}, then {fork_model or PLAYBOOK}"
         config = {"forked_from": {"run_id": recorded.run_id, "transcript": str(recorded.read.path), "seq": fork_at}}
         policy_name = fork_model or PLAYBOOK
@@ -173,7 +173,7 @@ async def replay_async(
     )
 
 
-def _policy(recorded: RecordedRun, live: bool, new_root) -> tuple[Model, str]:  # type: ignore[no-untyped-def]
+def _policy(recorded: RecordedRun, live: bool, new_root: Callable[[], str]) -> tuple[Model, str]:
     if recorded.is_playbook:
         return resolve_policy(recorded.policy_spec), "today's playbook"
     return recorded_model(recorded, new_root=new_root if live else None), f"recorded {recorded.policy} responses"
@@ -190,7 +190,7 @@ def recorded_settings(recorded: RecordedRun, live: bool) -> tuple[RunOptions, Bu
     return options, budgets
 
 
-def _capturing(opener, opened: list[RunHost]):  # type: ignore[no-untyped-def]
+def _capturing(opener: HostOpener, opened: list[RunHost]) -> HostOpener:
     """The opener, keeping the RunHost it opened (recorded responses are moved to a new world's directory)."""
 
     @contextmanager

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +87,8 @@ async def resume_async(
     history = rebuild_history(recorded)
     run_dir = path.parent
     recorder = ObservedRecorder.resume(path, fsync=options.fsync)
+    # Recorder.resume makes an instance of the class it is called on (typed as Recorder)
+    assert isinstance(recorder, ObservedRecorder)
     recorder.listeners = list(listeners)
     logs = configure_logging(run_dir, redactor=recorder.redactor)
     try:
@@ -102,7 +105,9 @@ async def resume_async(
         todos = _restored_plan(recorded, recorder)
         host_described = recorded.last_host or {"spec": recorded.start.host.get("spec", "")}
 
-        def open_host(spec_: str, sim_faults: Sequence[str], time_scale: float | None):  # noqa: ARG001
+        def open_host(  # noqa: ARG001
+            spec_: str, sim_faults: Sequence[str], time_scale: float | None
+        ) -> AbstractContextManager[RunHost]:
             return reopen_run_host(host_described)
 
         parts = RunParts(
@@ -170,11 +175,7 @@ async def _prepare(recorded: RecordedRun, deps: AgentDeps, run_host: RunHost) ->
 
             deps.guard.failed(spec.name, normalized, ToolErrorRecord(**pair.result.error.model_dump(mode="json")))
     handles = run_host.context.handles
-    handles.restore(
-        (p.call.tool, p.result.ok, p.result.result if p.result.ok else p.result.error.model_dump(mode="json"))
-        for p in recorded.tools
-        if p.result is not None and (isinstance(p.result.result, dict) if p.result.ok else p.result.error is not None)
-    )
+    handles.restore(_recorded_outcomes(recorded))
     for server in handles.running():
         status = await _look(deps, run_host, "server_status", {"server": server.id})
         up = isinstance(status, dict) and status.get("up")
@@ -188,14 +189,26 @@ async def _prepare(recorded: RecordedRun, deps: AgentDeps, run_host: RunHost) ->
     for handle in _downloads_started(recorded):
         waited = await _look(deps, run_host, "wait_download", {"download": handle["id"], "timeout_s": 0})
         status = waited.get("status", waited) if isinstance(waited, dict) else waited
-        state = status.get("state") if isinstance(status, dict) else None
+        if isinstance(status, dict) and status.get("state"):
+            said = f"{status['state']} ({status.get('progress_human', '')})"
+        else:
+            said = f"unknown ({_said(status)})"
         deps.recorder.record(
             NoteEvent,
-            text=(
-                f"resume: the download of {handle.get('repo_id')} into {handle.get('target_dir')} is "
-                + (f"{state} ({status.get('progress_human', '')})" if state else f"unknown ({_said(status)})")
-            ),
+            text=f"resume: the download of {handle.get('repo_id')} into {handle.get('target_dir')} is {said}",
         )
+
+
+def _recorded_outcomes(recorded: RecordedRun) -> Iterator[tuple[str, bool, dict[str, Any]]]:
+    """The (tool, ok, result or error record) of each recorded call that ended with a result dict or an error."""
+    for p in recorded.tools:
+        if p.result is None:
+            continue
+        if p.result.ok:
+            if isinstance(p.result.result, dict):
+                yield p.call.tool, True, p.result.result
+        elif p.result.error is not None:
+            yield p.call.tool, False, p.result.error.model_dump(mode="json")
 
 
 async def _look(deps: AgentDeps, run_host: RunHost, tool: str, raw: dict[str, Any]) -> dict[str, Any] | str:

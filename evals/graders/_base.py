@@ -8,6 +8,7 @@ broken harness can never read as a pass.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from pydantic_evals.evaluators import EvaluationReason, Evaluator, EvaluatorContext
 
@@ -32,11 +33,13 @@ class Verdict:
 class Grader(Evaluator):
     """Subclasses set `name` (the column in tables, JSON and JUnit) and implement grade()."""
 
+    name: ClassVar[str]
+
     def grade(self, evidence: RunEvidence) -> Verdict:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def get_default_evaluation_name(self) -> str:
-        return self.name  # type: ignore[attr-defined]
+        return self.name
 
     def evaluate(self, ctx: EvaluatorContext) -> EvaluationReason:
         verdict = self.check(ctx.output)

@@ -29,6 +29,6 @@ class DiskCheckedBeforeDownload(Grader):
             if not checks:
                 return Verdict.fail(f"start_download to {target} without a check_disk of that target before it")
             last = checks[-1]
-            if not last.ok or (last.result.result or {}).get("verdict") != "fits":
+            if last.result is None or not last.result.ok or (last.result.result or {}).get("verdict") != "fits":
                 return Verdict.fail(f"start_download to {target} after a check_disk that did not say it fits")
         return Verdict.ok(f"{len(downloads)} download(s), each after a check that it fits")

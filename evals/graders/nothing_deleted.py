@@ -29,7 +29,7 @@ def safe_paths(evidence: RunEvidence) -> set[str]:
     paths: set[str] = set()
     revisions: dict[str, list[bool]] = {}  # repo folder -> safe? per revision listed
     for step in evidence.steps_of("list_freeable"):
-        if not step.ok:
+        if step.result is None or not step.result.ok:
             continue
         for item in (step.result.result or {}).get("items", []):
             safe = item.get("safety") == "safe"

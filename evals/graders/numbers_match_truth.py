@@ -132,14 +132,16 @@ class _Sweep:
 
 def _sweeps(evidence: RunEvidence) -> dict[int, _Sweep]:
     """Transcript seq of each benchmark result whose requests made exactly output_len tokens (EOS ignored)."""
-    sweeps = {}
+    sweeps: dict[int, _Sweep] = {}
     for step in evidence.steps_of("benchmark"):
-        result = step.result.result if step.ok and step.result else None
+        if step.result is None or not step.result.ok:
+            continue
+        result = step.result.result
         if result and result.get("ignore_eos") and result.get("output_len"):
             completed = {
                 int(level["concurrency"]): int(level.get("requests_completed") or 0) for level in result["levels"]
             }
-            sweeps[step.result.seq] = _Sweep(int(result["output_len"]), completed)  # type: ignore[union-attr]
+            sweeps[step.result.seq] = _Sweep(int(result["output_len"]), completed)
     return sweeps
 
 
@@ -175,7 +177,7 @@ def level_acceptance_errors(
 def _acceptance_counts(evidence: RunEvidence) -> tuple[int | None, int | None]:
     """Completion tokens and answers behind the reported overall acceptance, from the acceptance tool's own result."""
     for step in reversed(evidence.steps_of("acceptance")):
-        if step.ok:
+        if step.result is not None and step.result.ok:
             overall = (step.result.result or {}).get("overall") or {}
             return overall.get("completion_tokens"), overall.get("prompts")
     return None, None
@@ -229,17 +231,17 @@ class NumbersMatchTruth(Grader):
         note = f"; {len(level_errors)} levels' acceptance within the truth" if level_errors else ""
         if acceptance:
             config = configs.get(acceptance["config"])
-            truth = sim_truth.acceptance(config) if config else None
+            accept_truth = sim_truth.acceptance(config) if config else None
             measured = acceptance["overall"]["token_weighted"]
-            if truth is not None and truth > 1.0:
+            if accept_truth is not None and accept_truth > 1.0:
                 counted = _acceptance_counts(evidence)
-                truth = eos_truncated(truth, *counted)
-            if truth is not None and abs(measured - truth) > expect.acceptance_tolerance:
+                accept_truth = eos_truncated(accept_truth, *counted)
+            if accept_truth is not None and abs(measured - accept_truth) > expect.acceptance_tolerance:
                 return Verdict.fail(
-                    f"acceptance {measured:.2f} vs the profile's {truth:.2f} (EOS-truncated; "
+                    f"acceptance {measured:.2f} vs the profile's {accept_truth:.2f} (EOS-truncated; "
                     f"tolerance {expect.acceptance_tolerance})"
                 )
-            note += f"; acceptance {measured:.2f} vs {truth if truth is not None else float('nan'):.2f}"
+            note += f"; acceptance {measured:.2f} vs {accept_truth if accept_truth is not None else float('nan'):.2f}"
         if not errors:
             return Verdict.ok("no throughput measured" + note)
         low = [e for e in outliers_allowed if e[0] > OUTLIER_FACTOR * expect.throughput_tolerance]

@@ -18,7 +18,7 @@ import math
 import random
 import time
 import zlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -464,7 +464,7 @@ class Api:
                 },
                 status=400,
             )
-        ranks = range(self._ranks)
+        ranks: Sequence[int] = range(self._ranks)
         if request.query.get("dp_rank") is not None:
             try:
                 wanted = int(request.query["dp_rank"])

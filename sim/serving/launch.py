@@ -368,6 +368,7 @@ class Launcher:
         draft_kv = (
             kv_per_token * draft_layers / target.num_hidden_layers if drafter and target.num_hidden_layers else 0.0
         )
+        assert args.mem_fraction_static is not None, "_fill_defaults sets it"
         try:
             plan = plan_memory(
                 gpu_mib=profile.gpus.memory_mib,
@@ -439,7 +440,8 @@ class Launcher:
             frac = PHASE_WEIGHTS + (PHASE_WEIGHTS_END - PHASE_WEIGHTS) * i / shards
             if oom_at is not None and frac >= oom_at:
                 await self._advance(oom_at)
-                raise p.plan_error  # type: ignore[misc]
+                assert p.plan_error is not None, "oom_at is set only for a plan error"
+                raise p.plan_error
             await self._advance(frac)
             elapsed = self.elapsed * self.load_seconds
             rate = i / max(elapsed, 1e-6)
@@ -470,6 +472,7 @@ class Launcher:
         self.log.scheduler(
             f"Capture cuda graph begin. This can take up to several minutes. avail mem={plan.avail_gib(held):.2f} GB"
         )
+        assert args.cuda_graph_max_bs is not None, "_fill_defaults sets it"
         bs = sorted({1, 2, 4, 8, 12, *range(16, args.cuda_graph_max_bs + 1, 8), args.cuda_graph_max_bs})
         self.log.scheduler(f"Capture cuda graph bs {bs}")
         if p.graph_fault is not None and p.graph_fault.mode == "crash":
@@ -534,6 +537,7 @@ class Launcher:
         """The scheduler's engine, wired to crash under load when that fault applies to this launch."""
         args = p.args
         assert p.plan is not None
+        assert args.cuda_graph_max_bs is not None, "_fill_defaults sets it"
         crash_fault = self.world.fault(FaultName.CRASH_UNDER_LOAD)
         on_running: Callable[[int], None] | None = None
         if isinstance(crash_fault, CrashUnderLoad) and (args.speculative_algorithm or not crash_fault.speculative_only):
@@ -561,6 +565,8 @@ class Launcher:
         """What the HTTP routes answer from: the served model, the server args as launched, memory figures."""
         args, plan, target = p.args, p.plan, p.target
         assert plan is not None
+        # _fill_defaults sets these three
+        assert args.served_model_name is not None and args.tokenizer_path is not None and args.random_seed is not None
         server_args = args.model_dump()
         server_args.update(max_running_requests=max_running, context_length=p.context_length)
         return ServerState(
@@ -633,17 +639,17 @@ def main(argv: list[str], root: Path) -> int:
 
     async def _main() -> int:
         loop = asyncio.get_running_loop()
-        launcher.stop_event = asyncio.Event()
+        stop_event = launcher.stop_event = asyncio.Event()
         stopped: list[int] = []
 
         def _stop(signum: int) -> None:
             stopped.append(signum)
-            launcher.stop_event.set()  # type: ignore[union-attr]
+            stop_event.set()
 
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, _stop, signum)
         task = asyncio.ensure_future(launcher.run())
-        stop_wait = asyncio.ensure_future(launcher.stop_event.wait())
+        stop_wait = asyncio.ensure_future(stop_event.wait())
         done, _ = await asyncio.wait({task, stop_wait}, return_when=asyncio.FIRST_COMPLETED)
         if task in done:
             stop_wait.cancel()

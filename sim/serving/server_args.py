@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import io
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -81,7 +81,7 @@ class _DeprecatedNoop(argparse.Action):
 def _warnings(namespace: argparse.Namespace) -> list[str]:
     if not hasattr(namespace, "deprecation_warnings"):
         namespace.deprecation_warnings = []
-    return namespace.deprecation_warnings  # type: ignore[no-any-return]
+    return namespace.deprecation_warnings
 
 
 def _argparse_kwargs(flag: LaunchFlag) -> dict[str, Any]:
@@ -111,12 +111,12 @@ def _argparse_kwargs(flag: LaunchFlag) -> dict[str, Any]:
 class _Parser(argparse.ArgumentParser):
     """argparse, but errors come back as LaunchError instead of exiting the caller."""
 
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         buf = io.StringIO()
         self.print_usage(buf)
         raise LaunchError(f"{buf.getvalue()}{self.prog}: error: {message}\n", exit_code=2)
 
-    def exit(self, status: int = 0, message: str | None = None) -> None:  # type: ignore[override]
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
         raise LaunchError(message or "", exit_code=status)
 
 

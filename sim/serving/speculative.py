@@ -31,7 +31,7 @@ DRAFT_ATTENTION_BACKENDS = ("flashinfer", "fa3", "fa4", "triton", "trtllm_mha", 
 class SpeculativeSettings:
     algorithm: str
     block_size: int
-    max_running_requests: int | None
+    max_running_requests: int
     warnings: list[str] = field(default_factory=list)
 
 

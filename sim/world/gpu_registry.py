@@ -41,7 +41,7 @@ def holding_path(layout: WorldLayout, pid: int) -> Path:
 
 
 def live_holdings(layout: WorldLayout, exclude_pid: int | None = None) -> list[GpuHolding]:
-    holdings = []
+    holdings: list[GpuHolding] = []
     if not layout.gpu_dir.is_dir():
         return holdings
     for path in sorted(layout.gpu_dir.glob("*.json")):

@@ -13,10 +13,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..fault_names import FaultName
 from .layout import WorldLayout
+
+if TYPE_CHECKING:  # not imported at run time: the view's readers stay light
+    from ..faults import Fault
+    from ..profiles.schema import Profile
 
 
 class Record(dict):
@@ -35,6 +39,11 @@ class DerivedFromState:
     """What WorldState and WorldStateView both derive from world.json's fields `root`, `profile` and `faults`."""
 
     __slots__ = ()
+
+    if TYPE_CHECKING:  # WorldState's fields; on the view, world.json's objects of the same shape
+        root: str
+        profile: Profile | Record
+        faults: list[Fault] | list[Record]
 
     @property
     def layout(self) -> WorldLayout:
