@@ -18,7 +18,6 @@ sizes measured on disk (du, find, hf cache) convert to what df will see.
 
 from __future__ import annotations
 
-import json
 import posixpath
 import re
 from typing import Annotated, Any, Literal
@@ -27,7 +26,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from .context import ToolContext
 from .errors import HostCommandFailed, InvalidToolInput
-from .hosts import Host, RemoteFileNotFound
+from .hosts import Host
 from .hub import host_hub_endpoint, list_repo
 from .inputs import HostPath, RepoId, Revision
 from .parsers.df import DF_ARGS, PSEUDO_FSTYPES, parse_df
@@ -171,28 +170,27 @@ def without_scale_notes(notes: list[str]) -> list[str]:
     return [n for n in notes if not n.startswith(SCALE_NOTE_START)]
 
 
-def load_storage_scales(host: Host, *, sim_root: str | None = None) -> StorageScales:
-    root = sim_root if sim_root is not None else simulated_root(host)
-    if root is None:
+def load_storage_scales(host: Host) -> StorageScales:
+    """The host's storage scales, from what tools/simulated.py read of its world."""
+    world = simulated_scales(host)
+    if world.sim_root is None:
         return StorageScales()
-    try:
-        world = json.loads(host.read_file(posixpath.join(root, ".sim", "world.json")))
-    except (RemoteFileNotFound, ValueError):
+    if world.unreadable:
         return StorageScales(
-            sim_root=root, note=f"simulated host at {root} without a readable world.json: sizes unscaled"
+            sim_root=world.sim_root,
+            note=f"simulated host at {world.sim_root} without a readable world.json: sizes unscaled",
         )
-    mounts = world.get("mounts", [])
     return StorageScales(
-        sim_root=root,
-        byte_scale=int(world.get("profile", {}).get("sim", {}).get("byte_scale", 1)),
-        virtual_mounts={m["path"].rstrip("/") or "/": m["mount_point"] for m in mounts if m.get("kind") == "virtual"},
-        all_mounts=[m["path"].rstrip("/") or "/" for m in mounts],
+        sim_root=world.sim_root,
+        byte_scale=world.byte_scale,
+        virtual_mounts=world.virtual_mounts,
+        all_mounts=world.mounts,
     )
 
 
-def storage_scale(host: Host, path: str, *, sim_root: str | None = None) -> StorageScale:
+def storage_scale(host: Host, path: str) -> StorageScale:
     """How df counts what is stored under `path`. A real host: 1. A sim host: its byte_scale on virtual mounts."""
-    return load_storage_scales(host, sim_root=sim_root).for_path(path)
+    return load_storage_scales(host).for_path(path)
 
 
 def mount_for(path: str, mounts: list[Mount]) -> Mount | None:

@@ -13,17 +13,25 @@ import json
 import posixpath
 import weakref
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from .hosts import Host, RemoteFileNotFound
 
 
 class SimulatedScales(BaseModel):
+    """What tools must know about a simulated host, read once from its world.json: its root, how much faster its
+    clock runs, how many bytes it reports per byte stored, and which of its mounts store at that scale."""
+
     model_config = ConfigDict(frozen=True)
 
     sim_root: str | None = None
     time_scale: float = 1.0
     byte_scale: int = 1
+    mounts: list[str] = Field(default_factory=list, description="Real paths of every mount of the world")
+    virtual_mounts: dict[str, str] = Field(
+        default_factory=dict, description="Real path -> the mount point the host reports, for mounts stored scaled"
+    )
+    unreadable: bool = Field(default=False, description="A sim host whose world.json could not be read")
 
     @property
     def simulated(self) -> bool:
@@ -34,23 +42,29 @@ _cache: weakref.WeakKeyDictionary[Host, SimulatedScales] = weakref.WeakKeyDictio
 
 
 def simulated_scales(host: Host) -> SimulatedScales:
-    """The host's scales, read once per Host object (a world's scales do not change)."""
+    """The host's simulated world, read once per Host object (a world's scales and mounts do not change)."""
     cached = _cache.get(host)
     if cached is not None:
         return cached
-    probe = host.run(["sh", "-c", 'printf %s "${SPECOPS_SIM_ROOT:-}"'], timeout=30, idempotent=True)
-    root = probe.stdout.strip() if probe.ok else ""
+    root = host.sim_root()
     scales = SimulatedScales()
     if root:
         try:
-            sim = (
-                json.loads(host.read_file(posixpath.join(root, ".sim", "world.json"))).get("profile", {}).get("sim", {})
-            )
+            world = json.loads(host.read_file(posixpath.join(root, ".sim", "world.json")))
         except (RemoteFileNotFound, ValueError):
-            sim = {}
-        scales = SimulatedScales(
-            sim_root=root, time_scale=float(sim.get("time_scale", 1.0)), byte_scale=int(sim.get("byte_scale", 1))
-        )
+            scales = SimulatedScales(sim_root=root, unreadable=True)
+        else:
+            sim = world.get("profile", {}).get("sim", {})
+            mounts = world.get("mounts", [])
+            scales = SimulatedScales(
+                sim_root=root,
+                time_scale=float(sim.get("time_scale", 1.0)),
+                byte_scale=int(sim.get("byte_scale", 1)),
+                mounts=[m["path"].rstrip("/") or "/" for m in mounts],
+                virtual_mounts={
+                    m["path"].rstrip("/") or "/": m["mount_point"] for m in mounts if m.get("kind") == "virtual"
+                },
+            )
     _cache[host] = scales
     return scales
 

@@ -21,6 +21,7 @@ from .results import CommandResult, DetachedProcess
 # Helper commands (ps, kill, tail, the detached launcher) finish at once; this
 # only bounds them on a host that stopped answering.
 HELPER_TIMEOUT_S = 30.0
+SIM_ROOT_VARIABLE = "SPECOPS_SIM_ROOT"  # set in a simulated world's environment: its root directory
 _POLL_S = 0.1
 
 
@@ -80,6 +81,19 @@ class Host(ABC):
         (many share one machine) and maps them to the real ones.
         """
         return port
+
+    def sim_root(self) -> str:
+        """The root of the simulated world this host is ("" on a real machine): what its sessions carry in
+        SPECOPS_SIM_ROOT, asked once. Everything else tools know of a sim host comes from that world's world.json
+        (tools/simulated.py)."""
+        cached: str | None = getattr(self, "_sim_root_seen", None)
+        if cached is None:
+            done = self.run(
+                ["sh", "-c", f'printf %s "${{{SIM_ROOT_VARIABLE}:-}}"'], timeout=HELPER_TIMEOUT_S, idempotent=True
+            )
+            cached = done.stdout.strip() if done.ok else ""
+            self._sim_root_seen = cached
+        return cached
 
     # -- lifetime ---------------------------------------------------------------------------
 

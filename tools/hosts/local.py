@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import IO
 
 from ._shell import check_argv, check_env
-from .base import Host
+from .base import SIM_ROOT_VARIABLE, Host
 from .errors import PortNotListening, RemoteFileNotFound
 from .results import CommandResult
 
@@ -42,9 +42,6 @@ def _drain(pipe: io.BufferedIOBase, into: bytearray) -> None:
 def _exit_code(returncode: int) -> int:
     # The shell's convention, which remote hosts report too: 128+N for signal N.
     return 128 - returncode if returncode < 0 else returncode
-
-
-_SIM_ROOT_VARIABLE = "SPECOPS_SIM_ROOT"
 
 
 class LocalHost(Host):
@@ -205,13 +202,13 @@ class LocalHost(Host):
 
     # -- ports ------------------------------------------------------------------------------
 
-    def _sim_root(self) -> str:
-        """The simulated world this host's environment belongs to, or "" on a real machine."""
-        return self._environment(None).get(_SIM_ROOT_VARIABLE, "")
+    def sim_root(self) -> str:
+        """The simulated world this host's environment belongs to, or "" on a real machine (no command needed)."""
+        return self._environment(None).get(SIM_ROOT_VARIABLE, "")
 
     def _listening_port(self, port: int) -> int:
         """The real loopback port that serves `port` on this host: the port itself, or a sim world's mapping."""
-        root = self._sim_root()
+        root = self.sim_root()
         if not root:
             return port
         from specops.sim.world.layout import WorldLayout  # the simulator is only imported for sim environments

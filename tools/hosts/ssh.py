@@ -143,7 +143,6 @@ class SshHost(Host):
         self._client: paramiko.SSHClient | None = None
         self._sftp: paramiko.SFTPClient | None = None
         self._closed = False
-        self._sim_root: str | None = None  # learnt on the first forward(): see port_on_host
         self._connect()
 
     # -- connection ------------------------------------------------------------------------
@@ -554,12 +553,10 @@ class SshHost(Host):
         one machine): its sessions carry SPECOPS_SIM_ROOT, and its port registry
         says which real port serves each. On any other host a port is itself.
         """
-        if self._sim_root is None:
-            probe = self.run(["sh", "-c", 'printf %s "${SPECOPS_SIM_ROOT:-}"'], timeout=30, idempotent=True)
-            self._sim_root = probe.stdout.strip() if probe.ok else ""
-        if not self._sim_root:
+        root = self.sim_root()
+        if not root:
             return port
-        registry = WorldLayout(Path(self._sim_root)).ports_dir / f"{port}.json"
+        registry = WorldLayout(Path(root)).ports_dir / f"{port}.json"
         try:
             entry = json.loads(self.read_file(str(registry)))
         except (RemoteFileNotFound, ValueError):
