@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from specops.tools.errors import ToolErrorRecord
+from specops.tools.errors import ErrorKind, ToolErrorRecord
 
 
 def call_key(tool: str, args: dict[str, Any]) -> tuple[str, str]:
@@ -63,7 +63,7 @@ class RepeatGuard:
                 evidence,
             )
         return ToolErrorRecord(
-            kind="repeated_failure",
+            kind=ErrorKind.REPEATED_FAILURE,
             what=f"refused: this exact {tool} call already failed {failures.count} times with {failures.kind} "
             f"({failures.last.what})",
             remedy="change approach: different arguments, another tool, or end the run with what failed; "

@@ -35,7 +35,7 @@ from pydantic_ai.messages import ToolReturn
 
 from specops.tools.context import ToolContext
 from specops.tools.disk import human_bytes
-from specops.tools.errors import ToolError, ToolErrorRecord
+from specops.tools.errors import ErrorKind, ToolError, ToolErrorRecord
 from specops.tools.hosts import HostError
 from specops.tools.space import FreeableItem, approval_covers, cache_expected, gather_freeable
 from specops.transcripts import ApprovalEvent, ToolCallEvent, ToolResultEvent
@@ -194,7 +194,7 @@ def ask_tool(round_: QuestionRound) -> Tool[AgentDeps]:
         args = parse_args(deps, ctx, ASK_TOOL, AskArgs, raw)
         deps.recorder.record(ToolCallEvent, call_id=call_id, tool=ASK_TOOL, args=raw)
 
-        def refuse(kind: str, what: str, remedy: str) -> ToolReturn:
+        def refuse(kind: ErrorKind, what: str, remedy: str) -> ToolReturn:
             error = ToolErrorRecord(kind=kind, what=what, remedy=remedy).model_dump()
             deps.recorder.record(
                 ToolResultEvent,
@@ -209,7 +209,7 @@ def ask_tool(round_: QuestionRound) -> Tool[AgentDeps]:
 
         if round_.used or deps.approvals.changed:
             return refuse(
-                "questions_closed",
+                ErrorKind.QUESTIONS_CLOSED,
                 "the one round of questions is over (it is allowed only once, before the first change)",
                 "decide yourself and say in the final answer what you decided and why",
             )
@@ -226,13 +226,13 @@ def ask_tool(round_: QuestionRound) -> Tool[AgentDeps]:
                 OSError,
             ) as exc:  # the host could not say what they free: nothing is asked, the round stays open
                 return refuse(
-                    "unexpected_error",
+                    ErrorKind.UNEXPECTED_ERROR,
                     f"could not figure what the deletions free: {type(exc).__name__}: {exc}",
                     "ask again, or ask without `delete`",
                 )
             if isinstance(found, str):  # the round stays open: nothing was asked
                 return refuse(
-                    "invalid_input",
+                    ErrorKind.INVALID_INPUT,
                     f"cannot ask to delete {found}",
                     "call list_freeable and name its needs_approval ids, or cache:ORG/NAME, in `delete`",
                 )

@@ -32,7 +32,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_ai import ModelRetry, RunContext, Tool
 from pydantic_ai.messages import ToolReturn
 
-from specops.tools.errors import ToolError, ToolErrorRecord
+from specops.tools.errors import ErrorKind, ToolError, ToolErrorRecord
 from specops.tools.model_view import View
 from specops.tools.registry import REGISTRY, ToolSpec
 from specops.transcripts import ErrorEvent, RetryEvent, ToolCallEvent, ToolResultEvent, ToolSchema
@@ -103,7 +103,9 @@ def parse_args(
         message = _validation_message(exc)
         call_id = ctx.tool_call_id or name
         deps.recorder.record(ToolCallEvent, call_id=call_id, tool=name, args=raw)
-        record = ToolErrorRecord(kind="invalid_arguments", what=message, remedy="correct the arguments and call again")
+        record = ToolErrorRecord(
+            kind=ErrorKind.INVALID_ARGUMENTS, what=message, remedy="correct the arguments and call again"
+        )
         deps.recorder.record(
             ToolResultEvent,
             call_id=call_id,
@@ -146,7 +148,7 @@ def registry_tool(spec: ToolSpec) -> Tool[AgentDeps]:
         except Exception as exc:  # a tool bug or a host-layer failure the tool did not type: the run goes on
             deps.recorder.record(ErrorEvent, where=f"tool {spec.name}", message=str(exc), kind=type(exc).__name__)
             record = ToolErrorRecord(
-                kind="unexpected_error",
+                kind=ErrorKind.UNEXPECTED_ERROR,
                 what=f"{type(exc).__name__}: {exc}",
                 remedy="the tool failed in a way it does not recognise; try another way or stop with this evidence",
             )
@@ -223,7 +225,7 @@ def todo_tool() -> Tool[AgentDeps]:
         try:
             result = deps.todos.apply(args)
         except TodoRuleBroken as exc:
-            record = ToolErrorRecord(kind="todo_rule", what=str(exc), remedy="fix the list and write it again")
+            record = ToolErrorRecord(kind=ErrorKind.TODO_RULE, what=str(exc), remedy="fix the list and write it again")
             _answer_error(deps, call_id, TODO_TOOL, record, started)
             deps.recorder.record(
                 RetryEvent,

@@ -41,7 +41,7 @@ from .acceptance_intervals import (
 )
 from .chat_template import ChatTemplate, ChatTemplateError, read_chat_template
 from .context import ToolContext
-from .errors import ToolError
+from .errors import ErrorKind, ToolError
 from .hosts import PortNotListening
 from .inputs import Port
 from .registry import tool
@@ -60,23 +60,23 @@ ThinkingMode = Literal["on", "off"]
 class NotSpeculative(ToolError):
     """The server answered, but without speculative metadata: it does not run a drafter."""
 
-    kind = "not_speculative"
+    kind = ErrorKind.NOT_SPECULATIVE
 
 
 class AcceptanceServerUnreachable(ToolError):
-    kind = "server_not_reachable"
+    kind = ErrorKind.SERVER_NOT_REACHABLE
 
 
 class AcceptanceRequestsFailed(ToolError):
     """Too many eval requests failed for the figures to mean anything."""
 
-    kind = "acceptance_requests_failed"
+    kind = ErrorKind.ACCEPTANCE_REQUESTS_FAILED
 
 
 class NoChatTemplate(ToolError):
     """Thinking on/off was asked for, but the served model has no chat template with a thinking switch."""
 
-    kind = "no_chat_template"
+    kind = ErrorKind.NO_CHAT_TEMPLATE
 
 
 class _Transient(Exception):

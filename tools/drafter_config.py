@@ -48,7 +48,7 @@ from tenacity import retry, retry_if_exception, stop_after_attempt, wait_exponen
 from ..sglang_releases.facts import load, modelled_versions
 from .context import ToolContext
 from .disk import human_bytes, storage_scale, stored_files
-from .errors import ToolError
+from .errors import ErrorKind, ToolError
 from .hosts import Host, RemoteFileNotFound
 from .hub import HubUnavailable, RepoGated, RepoNotFound, RevisionNotFound, host_hub_endpoint, list_repo
 from .inputs import HostPath, RepoId, Revision
@@ -89,15 +89,15 @@ MODEL_CARD = "README.md"
 
 
 class NotADrafter(ToolError):
-    kind = "not_a_drafter"
+    kind = ErrorKind.NOT_A_DRAFTER
 
 
 class IncompatibleDrafter(ToolError):
-    kind = "incompatible_drafter"
+    kind = ErrorKind.INCOMPATIBLE_DRAFTER
 
 
 class ConfigNotFound(ToolError):
-    kind = "config_not_found"
+    kind = ErrorKind.CONFIG_NOT_FOUND
 
 
 class ModelSource(BaseModel):

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 
-from .errors import InvalidToolInput
+from .errors import ErrorKind, InvalidToolInput
 
 if TYPE_CHECKING:
     from .download.models import DownloadHandle
@@ -29,7 +29,7 @@ DOWNLOAD_PREFIX = "d"
 class UnknownHandle(InvalidToolInput):
     """An id no server or download of this run carries."""
 
-    kind = "unknown_handle"
+    kind = ErrorKind.UNKNOWN_HANDLE
 
 
 @dataclass

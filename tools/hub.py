@@ -17,26 +17,26 @@ from huggingface_hub.errors import GatedRepoError, HfHubHTTPError, RepositoryNot
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from tenacity import retry, retry_if_exception, stop_after_attempt, wait_exponential
 
-from .errors import ToolError
+from .errors import ErrorKind, ToolError
 from .hosts import Host
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 
 
 class RepoNotFound(ToolError):
-    kind = "repo_not_found"
+    kind = ErrorKind.REPO_NOT_FOUND
 
 
 class RepoGated(ToolError):
-    kind = "repo_gated"
+    kind = ErrorKind.REPO_GATED
 
 
 class RevisionNotFound(ToolError):
-    kind = "revision_not_found"
+    kind = ErrorKind.REVISION_NOT_FOUND
 
 
 class HubUnavailable(ToolError):
-    kind = "hub_unavailable"
+    kind = ErrorKind.HUB_UNAVAILABLE
 
 
 class RepoFile(BaseModel):

@@ -13,7 +13,7 @@ import posixpath
 from pydantic import BaseModel, ConfigDict, Field
 
 from .context import ToolContext
-from .errors import InvalidToolInput, ToolError
+from .errors import ErrorKind, InvalidToolInput, ToolError
 from .registry import tool
 
 # Programs that only look. Each maps to the arguments that would make it change things.
@@ -137,11 +137,11 @@ class ShellResult(BaseModel):
 
 
 class ShellCommandRefused(InvalidToolInput):
-    kind = "shell_refused"
+    kind = ErrorKind.SHELL_REFUSED
 
 
 class ShellCommandNeedsPermission(ToolError):
-    kind = "shell_needs_permission"
+    kind = ErrorKind.SHELL_NEEDS_PERMISSION
 
 
 def is_read_only(argv: list[str]) -> bool:

@@ -22,6 +22,7 @@ from pydantic_ai.messages import (
 )
 
 from specops.agent.tool_answer import full_outcome
+from specops.tools.errors import ErrorKind
 
 
 @dataclass(frozen=True)
@@ -41,8 +42,14 @@ class Outcome:
     error: dict[str, Any] = field(default_factory=dict)
 
     @property
-    def kind(self) -> str | None:
-        return None if self.ok else str(self.error.get("kind", "unknown"))
+    def kind(self) -> ErrorKind | None:
+        """The error's kind, ErrorKind.UNKNOWN for one this version does not know; None when ok."""
+        if self.ok:
+            return None
+        try:
+            return ErrorKind(str(self.error.get("kind", ErrorKind.UNKNOWN)))
+        except ValueError:
+            return ErrorKind.UNKNOWN
 
     @property
     def details(self) -> dict[str, Any]:
@@ -71,7 +78,9 @@ def _as_outcome(content: Any) -> Outcome:
             result = content.get("result")
             return Outcome(ok=True, result=result if isinstance(result, dict) else {"value": result})
         error = content.get("error")
-        return Outcome(ok=False, error=error if isinstance(error, dict) else {"kind": "unknown", "what": str(error)})
+        return Outcome(
+            ok=False, error=error if isinstance(error, dict) else {"kind": ErrorKind.UNKNOWN, "what": str(error)}
+        )
     if isinstance(content, dict) and list(content) == ["error"] and isinstance(content["error"], dict):
         return Outcome(ok=False, error=content["error"])  # an error as the model is shown it
     return Outcome(ok=True, result=content if isinstance(content, dict) else {"value": content})
@@ -96,5 +105,5 @@ def read_history(messages: list[ModelMessage]) -> History:
                 outcomes[part.tool_call_id] = _as_outcome(full_outcome(part.content, part.metadata))
             elif isinstance(part, RetryPromptPart) and part.tool_name is not None:
                 what = part.content if isinstance(part.content, str) else json.dumps(part.content, default=str)
-                outcomes[part.tool_call_id] = Outcome(ok=False, error={"kind": "retry_prompt", "what": what})
+                outcomes[part.tool_call_id] = Outcome(ok=False, error={"kind": ErrorKind.RETRY_PROMPT, "what": what})
     return History(prompt=prompt, outcomes=outcomes)

@@ -21,6 +21,7 @@ from typing import Any
 
 from specops.agent.final import FinalAnswer
 from specops.agent.goal import Goal
+from specops.tools.errors import ErrorKind
 
 from .playbook_configs import Candidate, autoregressive_candidates, dflash_candidates, rank_for_dflash
 from .playbook_goal import Understood, target_name_for
@@ -41,7 +42,7 @@ from .playbook_summary import Sweep, compare, comparison_lines, recommend
 Steps = Generator[list[Call], list[Outcome], Any]
 
 DEFAULT_PORT = 30000
-TRANSIENT = ("host_unavailable", "hub_unavailable")
+TRANSIENT = (ErrorKind.HOST_UNAVAILABLE, ErrorKind.HUB_UNAVAILABLE)
 WAIT = {"timeout_s": 3600.0, "poll_s": 1.0}
 HUNG_GRACE_S = 5.0
 # A screened layout whose share of the best baseline grows by this much over the low levels is catching up.
@@ -125,7 +126,7 @@ class Pipeline:
         self.download: dict[str, Any] | None = None  # the current DownloadHandle
         self.download_state: str | None = None
         self.download_restarts = 0
-        self.last_give_up: str | None = None  # error kind of the last launch given up on
+        self.last_give_up: ErrorKind | None = None  # error kind of the last launch given up on
 
     @property
     def goal(self) -> Goal:
@@ -487,7 +488,7 @@ class Pipeline:
                 self.running[out.result["pid"]] = out.result
                 self.port = candidate.config["port"]
                 return out.result, candidate
-            if out.kind == "host_unavailable":
+            if out.kind == ErrorKind.HOST_UNAVAILABLE:
                 raise Stop("failed", f"the host dropped while launching {candidate.name}: {out.describe()}")
             rule = after_launch_failure(candidate, out, tried)
             if isinstance(rule, GiveUp):
@@ -502,7 +503,7 @@ class Pipeline:
         grace = {"grace_s": HUNG_GRACE_S} if server["pid"] in self.hung else {}
         out = yield from self.call("stop_server", server=server["id"], **grace)
         self.running.pop(server["pid"], None)
-        if not out.ok and out.kind != "server_not_ours":
+        if not out.ok and out.kind != ErrorKind.SERVER_NOT_OURS:
             self.unresolved.append(f"stopping the server on port {server['port']}: {out.describe()}")
 
     def _stop_all(self) -> Steps:
@@ -616,7 +617,7 @@ class Pipeline:
             launched_any = launched_any or launched is not None
             if launched is not None and not self._benchmarking:
                 break  # acceptance only: one DFlash server is enough
-            if launched is None and self.last_give_up in ("sglang_too_old", "unsupported_flags"):
+            if launched is None and self.last_give_up in (ErrorKind.SGLANG_TOO_OLD, ErrorKind.UNSUPPORTED_FLAGS):
                 break  # the installed SGLang cannot run DFlash at all: the other layouts would fail the same way
         if not launched_any:
             raise Stop(

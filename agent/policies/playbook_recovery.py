@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from specops.tools.errors import ErrorKind
+
 from .playbook_configs import Candidate
 from .playbook_history import Outcome
 
@@ -52,7 +54,12 @@ def after_launch_failure(candidate: Candidate, failure: Outcome, tried: list[Can
             return GiveUp(f"{candidate.name}: {cause} again after {change}; nothing else to change")
         return Retry(nxt, change)
 
-    if failure.kind in ("sglang_rule_violation", "sglang_too_old", "unsupported_flags", "sglang_not_installed"):
+    if failure.kind in (
+        ErrorKind.SGLANG_RULE_VIOLATION,
+        ErrorKind.SGLANG_TOO_OLD,
+        ErrorKind.UNSUPPORTED_FLAGS,
+        ErrorKind.SGLANG_NOT_INSTALLED,
+    ):
         return GiveUp(f"{candidate.name}: {failure.describe()}")
     if cause == "port_in_use":
         port = int(config.get("port", 30000)) + PORT_STEP

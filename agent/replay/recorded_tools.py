@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from specops.tools.context import ToolContext
-from specops.tools.errors import ToolError
+from specops.tools.errors import ErrorKind, ToolError, ToolErrorRecord
 from specops.transcripts import ToolPair, ToolResultEvent
 
 from ..tool_runner import ToolDone, ToolRequest
@@ -21,8 +21,8 @@ from .masking import Masker
 from .recorded_run import RecordedRun
 
 # Outcomes the loop produced without running the tool.
-_NOT_RUN = frozenset({"repeated_failure", "invalid_arguments", "todo_rule"})
-UNEXPECTED = "unexpected_error"
+_NOT_RUN = frozenset({ErrorKind.REPEATED_FAILURE, ErrorKind.INVALID_ARGUMENTS, ErrorKind.TODO_RULE})
+UNEXPECTED = ErrorKind.UNEXPECTED_ERROR
 
 
 def was_run(result: ToolResultEvent) -> bool:
@@ -41,7 +41,10 @@ class RecordedToolError(ToolError):
         super().__init__(
             str(record.get("what", "")), remedy=str(record.get("remedy", "")), details=record.get("details") or {}
         )
-        self.kind = str(record.get("kind", "tool_error"))  # type: ignore[misc]
+        self.recorded_kind = str(record.get("kind", ErrorKind.TOOL_ERROR))  # as recorded, known to this version or not
+
+    def record(self) -> ToolErrorRecord:
+        return ToolErrorRecord(kind=self.recorded_kind, what=self.what, remedy=self.remedy, details=self.details)
 
 
 def _unexpected(what: str) -> Exception:

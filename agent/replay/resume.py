@@ -220,7 +220,7 @@ async def _look(deps: AgentDeps, run_host: RunHost, tool: str, raw: dict[str, An
             ToolRequest(call_id=f"resume-{tool}", spec=spec, args=args, raw_args=raw), run_host.context
         )
     except ToolError as exc:
-        return f"{exc.kind}: {exc.what}"
+        return f"{exc.record().kind}: {exc.what}"
     except Exception as exc:  # a check must never stop the resume
         return f"{type(exc).__name__}: {exc}"
     return done.result

@@ -13,6 +13,8 @@ from __future__ import annotations
 import fnmatch
 from dataclasses import dataclass
 
+from specops.tools.errors import ErrorKind
+
 from ..evidence import RunEvidence
 from ._base import Grader, Verdict
 
@@ -68,7 +70,7 @@ class ExpectedOutcome(Grader):
                 # A process started: a ready server (its argv), or a launch that failed after starting (its
                 # configuration). A launch refused before anything ran (too old, a rule) started nothing.
                 if step.result is None or not (
-                    step.ok or (step.result.error and step.result.error.kind == "launch_failed")
+                    step.ok or (step.result.error and step.result.error.kind == ErrorKind.LAUNCH_FAILED)
                 ):
                     continue
                 started = (

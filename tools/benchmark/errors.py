@@ -2,22 +2,22 @@
 
 from __future__ import annotations
 
-from ..errors import ToolError
+from ..errors import ErrorKind, ToolError
 
 
 class ServerNotReachable(ToolError):
     """Nothing answers on the server's port, or the client could not talk to it."""
 
-    kind = "server_not_reachable"
+    kind = ErrorKind.SERVER_NOT_REACHABLE
 
 
 class BenchmarkClientFailed(ToolError):
     """The benchmark client itself failed (crashed, timed out, printed no result); details carry its output."""
 
-    kind = "benchmark_client_failed"
+    kind = ErrorKind.BENCHMARK_CLIENT_FAILED
 
 
 class BenchServingUnavailable(ToolError):
     """The host has no sglang.bench_serving (SGLang is not installed there, or too old)."""
 
-    kind = "bench_serving_unavailable"
+    kind = ErrorKind.BENCH_SERVING_UNAVAILABLE
