@@ -169,8 +169,8 @@ def _warnings(args: BenchmarkArgs, raw: dict[str, Any], levels: list[LevelResult
     notes.extend(level_notes(levels))
     if info.get("speculative_algorithm") and any(level.accept_length is None for level in levels if level.valid):
         notes.append(
-            "some levels have no accept length of their own (no request carried spec_verify_ct, no /metrics "
-            "counters moved); for it: api='sglang', a relaunch with enable_metrics, or the acceptance tool"
+            "some levels have no accept length of their own (no spec_verify_ct, no /metrics counters): "
+            "api='sglang', enable_metrics, or the acceptance tool give it"
         )
     if args.flush_cache and any(level.cache_flushed is None for level in levels if level.valid):
         notes.append(
@@ -230,14 +230,10 @@ def level_warnings(args: BenchmarkArgs, level: LevelResult, speculative: bool) -
 
 def _busy_client_remedy(args: BenchmarkArgs, concurrency: int) -> str:
     if args.client == "local":
-        where = "run the client on the host (client='host', the default), not through the port forward"
+        where = "the client on the host (client='host', the default), not through the port forward"
     else:
-        where = (
-            f"levels from C={concurrency} up in a call of their own, nothing else running, or client='bench_serving'"
-        )
-    return (
-        f"TTFT and ITL are upper bounds, throughput holds if the level held its concurrency; to measure them: {where}"
-    )
+        where = f"C={concurrency} and up alone, nothing else running, or client='bench_serving'"
+    return f"TTFT/ITL are upper bounds (throughput holds); to measure them: {where}"
 
 
 def acceptance_warning(level: LevelResult, speculative: bool = True) -> str | None:

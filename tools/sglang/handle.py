@@ -98,10 +98,9 @@ def server_view(server: RunningServer) -> dict[str, Any]:
     return {
         "id": server.id,
         "port": server.port,
-        "ready_after_s": server.ready_after_s,  # the version: host_facts
-        "layout": layout,
+        "layout": layout,  # the version is host_facts', the load time the transcript's
         "speculative": speculative,
-        "cuda_graphs": config.cuda_graphs,
+        "cuda_graphs": None if config.cuda_graphs else False,  # said only when off
         "max_running_requests": info.max_running_requests,
         "max_total_num_tokens": info.max_total_num_tokens,
         "warnings": [_LOG_STAMP.sub("", w, count=1) for w in server.warnings],
