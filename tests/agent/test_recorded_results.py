@@ -35,7 +35,7 @@ def test_a_result_is_given_again_and_a_typed_error_raised_again():
     assert serve_recorded(_result(True, result=[1, 2])).result == {"value": [1, 2]}
     with pytest.raises(RecordedToolError) as typed:
         serve_recorded(_result(False, kind="host_command_failed", what="ls failed"))
-    assert typed.value.kind == "host_command_failed" and typed.value.what == "ls failed"
+    assert typed.value.record().kind == "host_command_failed" and typed.value.what == "ls failed"
 
 
 def test_a_tool_bug_is_raised_again_as_its_own_exception_type():

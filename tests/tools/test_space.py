@@ -74,8 +74,14 @@ def test_dry_run_refuses_what_needs_approval_and_changes_nothing(ctx):  # noqa: 
     assert unapproved.deleted == [] and [r.safety for r in unapproved.refused] == ["needs_approval"] * 3
     assert all("--allow-delete" in r.reason for r in unapproved.refused)
     result = free_space(ctx, FreeSpaceArgs(ids=ids, user_approvals=[ALLOW_QWEN]))
+    # On failure, say which processes the listing took for users of what: every world shares this machine's process
+    # table, and a sim host counts as its own those that name paths in its root.
+    users = {i.id: i.used_by for i in list_freeable(ctx, ListFreeableArgs()).items if i.used_by}
+    pids = ",".join(str(pid) for used in users.values() for pid in used) or "1"
     assert result.dry_run and len(result.deleted) == 2 and [r.safety for r in result.refused] == ["needs_approval"], (
-        result.refused
+        result.refused,
+        users,
+        ctx.host.run(["ps", "-o", "pid,args", "-p", pids], timeout=10).stdout,
     )
     assert all(i.approved_by == f"--allow-delete cache:{QWEN}" for i in result.deleted)
     # Both revisions together free the shared blobs too: far more than each alone.
