@@ -32,7 +32,7 @@ from .inputs import HostPath, RepoId, Revision
 from .parsers.df import DF_ARGS, PSEUDO_FSTYPES, parse_df
 from .probing import probe
 from .registry import tool
-from .simulated import simulated_scales
+from .simulated import SCALE_NOTE_START, StorageScale, simulated_scales
 
 GIB = 1024**3
 # Where `hf download --local-dir` keeps what it has not finished: resumed on the next run, so it counts as there.
@@ -133,64 +133,13 @@ def simulated_root(host: Host) -> str | None:
     return simulated_scales(host).sim_root
 
 
-class StorageScale(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    factor: int = Field(description="Bytes df counts per byte stored under the path: 1 on a real host")
-    note: str | None = None
-
-
-class StorageScales(BaseModel):
-    """A host's storage scales, read once: for tools that size many paths."""
-
-    sim_root: str | None = None
-    byte_scale: int = 1
-    virtual_mounts: dict[str, str] = Field(default_factory=dict, description="real path -> mount point, virtual mounts")
-    all_mounts: list[str] = Field(default_factory=list, description="real paths of every mount")
-    note: str | None = None
-
-    def for_path(self, path: str) -> StorageScale:
-        if self.sim_root is None or self.byte_scale == 1:
-            return StorageScale(factor=1, note=self.note)
-        inside = [m for m in self.all_mounts if path == m or path.startswith(m.rstrip("/") + "/")]
-        top = max(inside, key=len, default=None)
-        if top is None or top not in self.virtual_mounts:
-            return StorageScale(factor=1)
-        return StorageScale(
-            factor=self.byte_scale,
-            note=f"{SCALE_NOTE_START} {self.virtual_mounts[top]} are stored at 1/{self.byte_scale} of their "
-            f"size, and df counts each stored byte {self.byte_scale} times; sizes here are what df counts",
-        )
-
-
-SCALE_NOTE_START = "simulated host: files under"  # host_facts tells a model this once; other views leave it out
-
-
 def without_scale_notes(notes: list[str]) -> list[str]:
     return [n for n in notes if not n.startswith(SCALE_NOTE_START)]
 
 
-def load_storage_scales(host: Host) -> StorageScales:
-    """The host's storage scales, from what tools/simulated.py read of its world."""
-    world = simulated_scales(host)
-    if world.sim_root is None:
-        return StorageScales()
-    if world.unreadable:
-        return StorageScales(
-            sim_root=world.sim_root,
-            note=f"simulated host at {world.sim_root} without a readable world.json: sizes unscaled",
-        )
-    return StorageScales(
-        sim_root=world.sim_root,
-        byte_scale=world.byte_scale,
-        virtual_mounts=world.virtual_mounts,
-        all_mounts=world.mounts,
-    )
-
-
 def storage_scale(host: Host, path: str) -> StorageScale:
     """How df counts what is stored under `path`. A real host: 1. A sim host: its byte_scale on virtual mounts."""
-    return load_storage_scales(host).for_path(path)
+    return simulated_scales(host).for_path(path)
 
 
 def mount_for(path: str, mounts: list[Mount]) -> Mount | None:

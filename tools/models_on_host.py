@@ -21,12 +21,13 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from .context import ToolContext
-from .disk import human_bytes, load_storage_scales, without_scale_notes
+from .disk import human_bytes, without_scale_notes
 from .errors import HostCommandFailed
 from .facts import is_sglang_server, on_this_host, scan_processes
 from .inputs import HostPath
 from .probing import probe
 from .registry import tool
+from .simulated import simulated_scales
 
 MAX_DEPTH = 4
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
@@ -208,7 +209,7 @@ def find_models(ctx: ToolContext, args: FindModelsArgs) -> ModelsOnHost:
             remedy="check that python3 runs on the host; list model directories with the shell tool instead",
             details={"roots": roots},
         ) from None
-    scales = load_storage_scales(ctx.host)
+    scales = simulated_scales(ctx.host)
     served = _served_paths(ctx, scales.sim_root)
     models = []
     for entry in data["models"]:

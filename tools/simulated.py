@@ -37,6 +37,34 @@ class SimulatedScales(BaseModel):
     def simulated(self) -> bool:
         return self.sim_root is not None
 
+    def for_path(self, path: str) -> StorageScale:
+        """How df counts what is stored under `path`: byte_scale on a mount stored scaled, else 1."""
+        if self.unreadable:
+            return StorageScale(
+                factor=1, note=f"simulated host at {self.sim_root} without a readable world.json: sizes unscaled"
+            )
+        if self.sim_root is None or self.byte_scale == 1:
+            return StorageScale(factor=1)
+        inside = [m for m in self.mounts if path == m or path.startswith(m.rstrip("/") + "/")]
+        top = max(inside, key=len, default=None)
+        if top is None or top not in self.virtual_mounts:
+            return StorageScale(factor=1)
+        return StorageScale(
+            factor=self.byte_scale,
+            note=f"{SCALE_NOTE_START} {self.virtual_mounts[top]} are stored at 1/{self.byte_scale} of their "
+            f"size, and df counts each stored byte {self.byte_scale} times; sizes here are what df counts",
+        )
+
+
+class StorageScale(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    factor: int = Field(description="Bytes df counts per byte stored under the path: 1 on a real host")
+    note: str | None = None
+
+
+SCALE_NOTE_START = "simulated host: files under"  # host_facts tells a model this once; other views leave it out
+
 
 _cache: weakref.WeakKeyDictionary[Host, SimulatedScales] = weakref.WeakKeyDictionary()
 

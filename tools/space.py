@@ -38,13 +38,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 
 from .context import ToolContext
-from .disk import Mount, StorageScales, human_bytes, list_mounts, load_storage_scales, mount_for, without_scale_notes
+from .disk import Mount, human_bytes, list_mounts, mount_for, without_scale_notes
 from .download.ledger import LedgerEntry, forget, read_ledger
 from .errors import HostCommandFailed, InvalidToolInput, PathOutsideAllowedRoots
 from .facts import HostProcess, is_sglang_server, on_this_host, scan_processes
 from .inputs import HostPath
 from .probing import probe
 from .registry import tool
+from .simulated import SimulatedScales, simulated_scales
 
 Safety = Literal["safe", "needs_approval", "never"]
 CreatedBy = Literal["this_run", "specops", "other"]
@@ -291,7 +292,7 @@ def _cache_items(
     ctx: ToolContext,
     processes: list[HostProcess],
     created: set[str],
-    scales: StorageScales,
+    scales: SimulatedScales,
     mounts: list[Mount],
     notes: list[str],
     approvals: list[UserApproval],
@@ -352,7 +353,7 @@ def _directory_items(
     ctx: ToolContext,
     processes: list[HostProcess],
     created: set[str],
-    scales: StorageScales,
+    scales: SimulatedScales,
     mounts: list[Mount],
     cache_dirs: list[str],
     approvals: list[UserApproval],
@@ -436,7 +437,7 @@ class _Planner:
     """What sets of candidates free, each set as a whole: cache revisions planned by huggingface_hub on the host
     (one call for every set), directories summed (they share nothing)."""
 
-    def __init__(self, ctx: ToolContext, scales: StorageScales, notes: list[str]) -> None:
+    def __init__(self, ctx: ToolContext, scales: SimulatedScales, notes: list[str]) -> None:
         self.ctx, self.scales, self.notes = ctx, scales, notes
         self._wanted: list[tuple[str, ...]] = []
         self._planned: dict[tuple[str, ...], int] = {}
@@ -527,7 +528,7 @@ def gather_freeable(
     notes: list[str] = []
     # Independent looks at the host, side by side.
     with ThreadPoolExecutor(max_workers=3) as pool:
-        scales_run = pool.submit(load_storage_scales, ctx.host)
+        scales_run = pool.submit(simulated_scales, ctx.host)
         mounts_run = pool.submit(list_mounts, ctx.host)
         processes_run = pool.submit(scan_processes, ctx.host, open_files=True)
     scales, all_mounts = scales_run.result(), mounts_run.result()
@@ -700,7 +701,7 @@ def cache_expected(ctx: ToolContext, items: list[FreeableItem]) -> int:
     done = probe(ctx.host, ["python3", "-c", _DELETE_REVISIONS, "plan", *[str(i.revision) for i in revisions]])
     if not done.ok or not done.stdout.strip().isdigit():
         return sum(i.size_bytes for i in revisions)  # the per-revision figures: a lower bound
-    return int(done.stdout.strip()) * load_storage_scales(ctx.host).for_path(revisions[0].path).factor
+    return int(done.stdout.strip()) * simulated_scales(ctx.host).for_path(revisions[0].path).factor
 
 
 def _delete(ctx: ToolContext, item: FreeableItem) -> None:

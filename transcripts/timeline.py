@@ -107,6 +107,9 @@ def build_timeline(events: list[Event]) -> Timeline:
     def at(event: Event) -> float:
         return (event.ts - t0).total_seconds()
 
+    def entry_for(event: Event, kind: EntryKind, title: str, **more: Any) -> Entry:
+        return Entry(kind=kind, seq=event.seq, at_s=at(event), todo=current, title=title, **more)
+
     entries: list[Entry] = []
     results = {id(pair.call): pair.result for pair in pair_tool_calls(events)}
     spans: dict[str, TodoSpan] = {}
@@ -129,27 +132,12 @@ def build_timeline(events: list[Event]) -> Timeline:
                 f"{c.id} {c.after or c.change}" if c.change == "status" else f"{c.id} {c.change}" for c in event.changes
             ]
             if changed:
-                entries.append(
-                    Entry(
-                        kind="plan",
-                        seq=event.seq,
-                        at_s=at(event),
-                        title="plan: " + ", ".join(changed),
-                        todo=current,
-                        details={"changes": [c.model_dump(mode="json") for c in event.changes]},
-                    )
-                )
+                changes = {"changes": [c.model_dump(mode="json") for c in event.changes]}
+                entries.append(entry_for(event, "plan", "plan: " + ", ".join(changed), details=changes))
         elif isinstance(event, ToolCallEvent):
             if event.tool == "todowrite":
                 continue  # shown as the plan change it makes
-            entry = Entry(
-                kind="call",
-                seq=event.seq,
-                at_s=at(event),
-                title=event.tool,
-                todo=current,
-                details={"call_id": event.call_id, "args": event.args},
-            )
+            entry = entry_for(event, "call", event.tool, details={"call_id": event.call_id, "args": event.args})
             result = results.get(id(event))
             if result is not None:
                 entry.ok, entry.duration_s = result.ok, result.duration_s
@@ -160,62 +148,24 @@ def build_timeline(events: list[Event]) -> Timeline:
                     entry.details["error"] = result.error.model_dump(mode="json")
             entries.append(entry)
         elif isinstance(event, RetryEvent):
-            entries.append(
-                Entry(
-                    kind="retry",
-                    seq=event.seq,
-                    at_s=at(event),
-                    todo=current,
-                    title=f"retry {event.what} (attempt {event.attempt}): {event.reason}",
-                )
-            )
+            entries.append(entry_for(event, "retry", f"retry {event.what} (attempt {event.attempt}): {event.reason}"))
         elif isinstance(event, ApprovalEvent):
-            entries.append(
-                Entry(
-                    kind="approval",
-                    seq=event.seq,
-                    at_s=at(event),
-                    todo=current,
-                    ok=event.approved,
-                    title=f"asked: {event.asked} -> {event.answer} ({event.by})",
-                )
-            )
+            title = f"asked: {event.asked} -> {event.answer} ({event.by})"
+            entries.append(entry_for(event, "approval", title, ok=event.approved))
         elif isinstance(event, ErrorEvent):
             entries.append(
-                Entry(
-                    kind="error",
-                    seq=event.seq,
-                    at_s=at(event),
-                    todo=current,
-                    ok=False,
-                    error_kind=event.kind,
-                    title=f"{event.where}: {event.message}",
-                )
+                entry_for(event, "error", f"{event.where}: {event.message}", ok=False, error_kind=event.kind)
             )
         elif isinstance(event, NoteEvent):
-            entries.append(Entry(kind="note", seq=event.seq, at_s=at(event), todo=current, title=event.text))
+            entries.append(entry_for(event, "note", event.text))
         elif isinstance(event, HostOpenedEvent):
-            entries.append(
-                Entry(
-                    kind="host",
-                    seq=event.seq,
-                    at_s=at(event),
-                    todo=current,
-                    title=f"host opened: {event.host.spec} ({event.host.opened})",
-                    details={"host": event.host.model_dump(mode="json")},
-                )
-            )
+            title = f"host opened: {event.host.spec} ({event.host.opened})"
+            entries.append(entry_for(event, "host", title, details={"host": event.host.model_dump(mode="json")}))
         elif isinstance(event, ResumedEvent):
             resumed += 1
+            torn = " (a torn last line was dropped)" if event.torn_tail_dropped else ""
             entries.append(
-                Entry(
-                    kind="note",
-                    seq=event.seq,
-                    at_s=at(event),
-                    todo=current,
-                    title=f"resumed after event {event.after_seq} under {event.policy}"
-                    + (" (a torn last line was dropped)" if event.torn_tail_dropped else ""),
-                )
+                entry_for(event, "note", f"resumed after event {event.after_seq} under {event.policy}{torn}")
             )
         elif isinstance(event, RunEndEvent):
             end = event
