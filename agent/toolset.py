@@ -171,15 +171,27 @@ def registry_tool(spec: ToolSpec) -> Tool[AgentDeps]:
     )
 
 
+def _result_and_view(tool: str) -> tuple[type[BaseModel], View | None] | None:
+    """The one place that knows each tool's result type and view (None: no such tool)."""
+    own = _AGENT_TOOL_RESULTS.get(tool)
+    if own is not None:
+        return own
+    spec = registered_tools().get(tool)
+    return (spec.result, spec.view) if spec is not None else None
+
+
+def result_type(tool: str) -> type[BaseModel] | None:
+    """The type of `tool`'s result, for reading a recorded result back typed (None: no such tool)."""
+    known = _result_and_view(tool)
+    return known[0] if known is not None else None
+
+
 def answer_recorded(tool: str, data: dict[str, Any]) -> ToolReturn:
     """The answer to a successful call of `tool` with result `data`: its view for the model, in full beside it.
 
-    The one place that knows each tool's result type and view: a live call and a rebuilt one (resume) use it."""
-    own = _AGENT_TOOL_RESULTS.get(tool)
-    if own is not None:
-        return answer_ok(data, *own)
-    spec = registered_tools().get(tool)
-    return answer_ok(data, spec.result, spec.view) if spec is not None else answer_ok(data, BaseModel, None)
+    A live call and a rebuilt one (resume) both answer through it."""
+    known = _result_and_view(tool)
+    return answer_ok(data, *known) if known is not None else answer_ok(data, BaseModel, None)
 
 
 def _answer_ok(deps: AgentDeps, call_id: str, tool: str, data: dict[str, Any], started: float) -> ToolReturn:

@@ -23,6 +23,8 @@ from specops.agent.final import FinalAnswer
 from specops.agent.policies.playbook import playbook_model
 from specops.agent.policies.playbook_pipeline import Pipeline, Steps
 from specops.agent.policies.playbook_settings import parse_playbook_spec
+from specops.tools.sglang.handle import RunningServer
+from specops.tools.space import FreeableList
 
 PREFIX = "negative-control:"
 INVENTED = "C=1: DFlash best tp8+dflash 612.0 tok/s vs autoregressive best tp8 97.0 tok/s (6.31x)"
@@ -37,10 +39,10 @@ class SkipsDiskCheck(Pipeline):
 class DeletesTheCache(Pipeline):
     def _make_room(self, target_dir: str) -> Steps:
         listing = yield from self.call("list_freeable")
-        items = [i for i in (listing.result.get("items", []) if listing.ok else []) if i["kind"] == "cache_revision"]
+        items = [i for i in listing.value(FreeableList).items if i.kind == "cache_revision"] if listing.ok else []
         if items:
             yield from self.call(
-                "free_space", ids=[i["id"] for i in items], approved_paths=[i["path"] for i in items], dry_run=False
+                "free_space", ids=[i.id for i in items], approved_paths=[i.path for i in items], dry_run=False
             )
         return (yield from super()._make_room(target_dir))
 
@@ -52,8 +54,9 @@ class RepeatsFailingLaunch(Pipeline):
         for _ in range(4):
             out = yield from self.call("launch_server", config=candidate.config)
             if out.ok:
-                self.running[out.result["pid"]] = out.result
-                return out.result, candidate
+                server = out.value(RunningServer)
+                self.running[server.pid] = server
+                return server, candidate
         self.handled.append(f"launch {candidate.name}: failed four times")
         return None, candidate
 

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeVar
+
+from pydantic import BaseModel
 
 from .events import Event, ToolCallEvent, ToolResultEvent
+
+M = TypeVar("M", bound=BaseModel)
 
 
 @dataclass(frozen=True)
@@ -20,6 +25,10 @@ class ToolPair:
     @property
     def ok(self) -> bool:
         return self.result is not None and self.result.ok
+
+    def result_as(self, model: type[M]) -> M | None:
+        """The call's result as the tool's own result `model`; None when it failed or never answered."""
+        return model.model_validate(self.result.result) if self.result is not None and self.result.ok else None
 
 
 def pair_tool_calls(events: Sequence[Event]) -> list[ToolPair]:

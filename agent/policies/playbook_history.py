@@ -2,17 +2,20 @@
 
 The playbook keeps no state between model requests: each request, it reads the
 goal from the first user prompt and the tool returns (by tool_call_id) from the
-history, and replays its pipeline over them (playbook.py). A tool return is the
-loop's `{"ok": true, "result": ...}` / `{"ok": false, "error": ...}`; a retry
-prompt (bad arguments, an unknown tool) is an error of kind `retry_prompt`.
+history, and replays its pipeline over them (playbook.py). A tool return carries
+the loop's full outcome, `{"ok": true, "result": ...}` / `{"ok": false, "error": ...}`;
+it is read back into the tool's own result type (agent/toolset.result_type) and
+the error record, so the pipeline reads fields, not dict keys. A retry prompt
+(bad arguments, an unknown tool) is an error of kind `retry_prompt`.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
+from pydantic import BaseModel, ValidationError
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
@@ -22,7 +25,10 @@ from pydantic_ai.messages import (
 )
 
 from specops.agent.tool_answer import full_outcome
-from specops.tools.errors import ErrorKind
+from specops.agent.toolset import result_type
+from specops.tools.errors import ErrorKind, ToolErrorRecord
+
+Result = TypeVar("Result", bound=BaseModel)
 
 
 @dataclass(frozen=True)
@@ -35,30 +41,43 @@ class Call:
 
 @dataclass(frozen=True)
 class Outcome:
-    """What a call returned: the result on success, else the error record (kind, what, remedy, details)."""
+    """What a call returned: the tool's typed result on success, else its error record."""
 
     ok: bool
-    result: dict[str, Any] = field(default_factory=dict)
-    error: dict[str, Any] = field(default_factory=dict)
+    result: BaseModel | None = None
+    error: ToolErrorRecord | None = None
+
+    def value(self, model: type[Result]) -> Result:
+        """The result as `model`, the tool's result type; asked for only after `ok` was checked."""
+        if not isinstance(self.result, model):
+            raise TypeError(f"expected a {model.__name__} result, got {type(self.result).__name__}")
+        return self.result
 
     @property
     def kind(self) -> ErrorKind | None:
         """The error's kind, ErrorKind.UNKNOWN for one this version does not know; None when ok."""
-        if self.ok:
+        if self.error is None:
             return None
         try:
-            return ErrorKind(str(self.error.get("kind", ErrorKind.UNKNOWN)))
+            return ErrorKind(self.error.kind)
         except ValueError:
             return ErrorKind.UNKNOWN
 
     @property
+    def what(self) -> str:
+        return self.error.what if self.error is not None else ""
+
+    @property
+    def remedy(self) -> str:
+        return self.error.remedy if self.error is not None else ""
+
+    @property
     def details(self) -> dict[str, Any]:
-        details = self.error.get("details")
-        return details if isinstance(details, dict) else {}
+        return self.error.details if self.error is not None else {}
 
     def describe(self) -> str:
         """The error in one line, for the final answer."""
-        return f"{self.kind}: {self.error.get('what', '')}".strip()
+        return f"{self.kind}: {self.what}".strip()
 
 
 @dataclass
@@ -67,23 +86,37 @@ class History:
     outcomes: dict[str, Outcome]
 
 
-def _as_outcome(content: Any) -> Outcome:
+def _failed(kind: ErrorKind, what: str, remedy: str = "") -> Outcome:
+    return Outcome(ok=False, error=ToolErrorRecord(kind=kind, what=what, remedy=remedy))
+
+
+def _as_outcome(tool: str, content: Any) -> Outcome:
+    """A tool return as an Outcome: the full outcome the loop recorded, or the error as the model was shown it."""
     if isinstance(content, str):
         try:
             content = json.loads(content)
         except ValueError:
-            return Outcome(ok=True, result={"text": content})
-    if isinstance(content, dict) and "ok" in content:
-        if content["ok"]:
-            result = content.get("result")
-            return Outcome(ok=True, result=result if isinstance(result, dict) else {"value": result})
-        error = content.get("error")
-        return Outcome(
-            ok=False, error=error if isinstance(error, dict) else {"kind": ErrorKind.UNKNOWN, "what": str(error)}
+            return _failed(ErrorKind.UNKNOWN, f"{tool} answered text, not a result: {content[:200]}")
+    if not isinstance(content, dict):
+        return _failed(ErrorKind.UNKNOWN, f"{tool} answered {type(content).__name__}, not a result")
+    if "ok" not in content and list(content) == ["error"]:
+        content = {"ok": False, "error": content["error"]}
+    if not content.get("ok"):
+        try:
+            return Outcome(ok=False, error=ToolErrorRecord.model_validate(content.get("error")))
+        except ValidationError:
+            return _failed(ErrorKind.UNKNOWN, str(content.get("error")))
+    model = result_type(tool)
+    if model is None:
+        return Outcome(ok=True)
+    try:
+        return Outcome(ok=True, result=model.model_validate(content.get("result")))
+    except ValidationError as exc:
+        return _failed(
+            ErrorKind.UNKNOWN,
+            f"{tool}'s result is not a {model.__name__}: {exc.errors(include_url=False)[0]['msg']}",
+            "a result recorded by another version of specops: run the goal again",
         )
-    if isinstance(content, dict) and list(content) == ["error"] and isinstance(content["error"], dict):
-        return Outcome(ok=False, error=content["error"])  # an error as the model is shown it
-    return Outcome(ok=True, result=content if isinstance(content, dict) else {"value": content})
 
 
 def _prompt_text(part: UserPromptPart) -> str:
@@ -102,8 +135,10 @@ def read_history(messages: list[ModelMessage]) -> History:
             if isinstance(part, UserPromptPart) and not prompt:
                 prompt = _prompt_text(part)
             elif isinstance(part, ToolReturnPart):  # the full outcome, not the compact view the model was sent
-                outcomes[part.tool_call_id] = _as_outcome(full_outcome(part.content, part.metadata))
+                outcomes[part.tool_call_id] = _as_outcome(part.tool_name, full_outcome(part.content, part.metadata))
             elif isinstance(part, RetryPromptPart) and part.tool_name is not None:
                 what = part.content if isinstance(part.content, str) else json.dumps(part.content, default=str)
-                outcomes[part.tool_call_id] = Outcome(ok=False, error={"kind": ErrorKind.RETRY_PROMPT, "what": what})
+                outcomes[part.tool_call_id] = _failed(
+                    ErrorKind.RETRY_PROMPT, what, "correct the call as the message says"
+                )
     return History(prompt=prompt, outcomes=outcomes)

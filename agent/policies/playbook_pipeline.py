@@ -17,11 +17,29 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Generator, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from specops.agent.final import FinalAnswer
 from specops.agent.goal import Goal
+from specops.tools.acceptance import AcceptanceResult
+from specops.tools.benchmark.models import BenchmarkResult
+from specops.tools.disk import DiskCheck
+from specops.tools.download.models import (
+    DownloadCause,
+    DownloadHandle,
+    DownloadMethod,
+    DownloadState,
+    DownloadStatus,
+    WaitDownloadResult,
+)
+from specops.tools.drafter_config import DrafterConfig
 from specops.tools.errors import ErrorKind
+from specops.tools.facts import HostFacts
+from specops.tools.models_on_host import ModelOnHost, ModelsOnHost
+from specops.tools.sglang.handle import RunningServer
+from specops.tools.sglang.status import ServerStatus
+from specops.tools.space import FreeableItem, FreeableList, FreeableSet, FreeSpaceResult
 
 from .playbook_configs import Candidate, autoregressive_candidates, dflash_candidates, rank_for_dflash
 from .playbook_goal import Understood, target_name_for
@@ -49,41 +67,42 @@ HUNG_GRACE_S = 5.0
 CATCHING_UP = 0.1
 
 
-def _smallest_covering(items: list[dict[str, Any]], sets: list[dict[str, Any]], shortfall: int) -> list[str]:
+def _smallest_covering(items: list[FreeableItem], sets: list[FreeableSet], shortfall: int) -> list[str]:
     """The ids of the smallest unit (one item, or a set freed together, by the set's id) that covers the shortfall;
     else every item (the dry run says what they free together)."""
-    units = [([i["id"]], i["size_bytes"]) for i in items] + [([s["id"]], s["frees_bytes"]) for s in sets]
+    units = [([i.id], i.size_bytes) for i in items] + [([s.id], s.frees_bytes) for s in sets]
     covering = sorted((u for u in units if u[1] >= shortfall), key=lambda u: (u[1], len(u[0])))
     if covering:
         return covering[0][0]
-    return [i["id"] for i in items]
+    return [i.id for i in items]
 
 
-def _what_to_free(check: dict[str, Any], listing: dict[str, Any], mount: str, target: str | None) -> str:
+def _what_to_free(check: DiskCheck, listing: FreeableList, mount: str, target: str | None) -> str:
     """Where else it could go and what could be freed on the user's approval, each with what it frees."""
     other = [
-        f"{a['mount']['mount_point']} ({a['mount']['free']} free): {a.get('why') or 'not allowed'}"
-        for a in check.get("alternatives", [])
-        if not a.get("allowed") or a.get("ram_backed")
+        f"{a.mount.mount_point} ({a.mount.free} free): {a.why or 'not allowed'}"
+        for a in check.alternatives
+        if not a.allowed or a.ram_backed
     ]
-    other += [f"{m['mount_point']}: {m['why']}" for m in check.get("set_aside", []) if m.get("reason") != "system"]
-    items = [i for i in listing.get("items", []) if i["mount_point"] == mount and i["safety"] == "needs_approval"]
-    in_sets = {i for s in listing.get("sets", []) if s["id"].startswith("repo:") for i in s["ids"]}
+    other += [f"{m.mount_point}: {m.why}" for m in check.set_aside if m.reason != "system"]
+    items = [i for i in listing.items if i.mount_point == mount and i.safety == "needs_approval"]
+    repo_sets = [s for s in listing.sets if s.id.startswith("repo:")]
+    in_sets = {i for s in repo_sets for i in s.ids}
     frees = [
-        f"{s['what']} frees {s['frees']} together (each revision alone: "
-        f"{', '.join(i['size'] for i in items if i['id'] in s['ids'])}; --allow-delete {', '.join(s['approve_with'])})"
-        for s in listing.get("sets", [])
-        if s["id"].startswith("repo:") and s["mount_point"] == mount and s.get("approve_with")
+        f"{s.what} frees {s.frees} together (each revision alone: "
+        f"{', '.join(i.size for i in items if i.id in s.ids)}; --allow-delete {', '.join(s.approve_with)})"
+        for s in repo_sets
+        if s.mount_point == mount and s.approve_with
     ]
     frees += [
-        f"{i['path']} frees {i['size']} "
+        f"{i.path} frees {i.size} "
         + (
             "(the target model itself: keep it)"
-            if target and posixpath.basename(i["path"]).lower() == target.lower()
-            else f"(--allow-delete {i.get('approve_with') or i['path']})"
+            if target and posixpath.basename(i.path).lower() == target.lower()
+            else f"(--allow-delete {i.approve_with or i.path})"
         )
         for i in items
-        if i["id"] not in in_sets and not i.get("approved_by")
+        if i.id not in in_sets and not i.approved_by
     ]
     text = ""
     if other:
@@ -95,6 +114,19 @@ def _what_to_free(check: dict[str, Any], listing: dict[str, Any], mount: str, ta
     else:
         text += "Nothing on the mount could be freed: free space on the host, or rerun with a target on another mount."
     return text
+
+
+@dataclass(frozen=True)
+class Target:
+    """The target model the drafter is for: a model find_models found, or the model a running server serves."""
+
+    name: str
+    path: str
+    moe: bool
+
+    @classmethod
+    def found(cls, model: ModelOnHost) -> Target:
+        return cls(model.name, model.path, moe=bool(model.num_experts))
 
 
 class Stop(Exception):
@@ -112,7 +144,7 @@ class Pipeline:
         self.done: list[str] = []  # what happened, in order, for the summary
         self.handled: list[str] = []  # failures met and how each was handled
         self.unresolved: list[str] = []
-        self.running: dict[int, dict[str, Any]] = {}  # pid -> RunningServer (its full result) of servers up now
+        self.running: dict[int, RunningServer] = {}  # pid -> each server up now
         self.left_running: list[str] = []
         self.port = DEFAULT_PORT
         self.ar: dict[str, Sweep] = {}
@@ -122,9 +154,9 @@ class Pipeline:
         self.levels = list(self.settings.levels)
         self.crash_level: int | None = None  # the lowest level where a DFlash server died or hung
         self.hung: set[int] = set()  # pids of servers that hung under load: stopped without a long grace
-        self.acceptance: dict[str, Any] | None = None
-        self.download: dict[str, Any] | None = None  # the current DownloadHandle
-        self.download_state: str | None = None
+        self.acceptance: AcceptanceResult | None = None
+        self.download: DownloadHandle | None = None  # the current download
+        self.download_state: DownloadState | None = None
         self.download_restarts = 0
         self.last_give_up: ErrorKind | None = None  # error kind of the last launch given up on
 
@@ -135,7 +167,7 @@ class Pipeline:
         return self.u.goal
 
     @property
-    def _download_handle(self) -> dict[str, Any]:
+    def _download_handle(self) -> DownloadHandle:
         """The current download's handle: _start_download sets it, or stops the pipeline when it cannot start."""
         assert self.download is not None, "no download was started"
         return self.download
@@ -156,8 +188,7 @@ class Pipeline:
         if out.kind in TRANSIENT:
             raise Stop(
                 "failed",
-                f"{tool}: the host or Hub is not answering after its retries: {out.describe()} "
-                f"({out.error.get('remedy', '')})",
+                f"{tool}: the host or Hub is not answering after its retries: {out.describe()} ({out.remedy})",
             )
         return out
 
@@ -223,16 +254,16 @@ class Pipeline:
         self.plan.start("download")
         yield from self._start_download(target_dir, self._download_method(facts))
         ar_candidates = autoregressive_candidates(
-            target["path"],
-            facts["gpu_count"],
-            moe=bool(target.get("num_experts")),
-            interconnect=(facts.get("interconnect") or {}).get("interconnect"),
+            target.path,
+            facts.gpu_count,
+            moe=target.moe,
+            interconnect=facts.interconnect.interconnect if facts.interconnect else None,
         )[: self.settings.ar_layouts]
         if self._benchmarking:
             self.plan.start("baseline")
             for i, candidate in enumerate(ar_candidates):
                 yield from self._measure(candidate, speculative=False, screened=i > 0)
-                if self.download_state == "running":
+                if self.download_state == DownloadState.RUNNING:
                     yield from self._poll_download()
             self.plan.complete("baseline")
         self.plan.start("download")
@@ -243,12 +274,12 @@ class Pipeline:
         # high-load winners first, then by peak.
         launched = [self.ar_candidates.get(c.name, c) for c in ar_candidates]
         ranked = rank_for_dflash(launched, self.ar)
-        dp_attention = (facts.get("speculative") or {}).get("dflash_with_dp_attention", "refused")
+        dp_attention = facts.speculative.dflash_with_dp_attention if facts.speculative else "refused"
         yield from self._dflash(
             dflash_candidates(
                 ranked,
                 path,
-                config["block_size"],
+                config.block_size,
                 max(self.levels),
                 layouts=self.settings.dflash_layouts,
                 dp_attention=dp_attention,
@@ -268,74 +299,67 @@ class Pipeline:
         out = yield from self.look("host_facts")
         if not out.ok:
             raise Stop("failed", f"could not read the host: {out.describe()}")
-        facts = out.result
-        if not facts.get("gpu_count"):
+        facts = out.value(HostFacts)
+        if not facts.gpu_count:
             raise Stop("failed", "the host has no GPU nvidia-smi can see: nothing to serve on")
-        if not facts.get("sglang_version"):
+        if not facts.sglang_version:
             raise Stop("failed", "SGLang is not installed for the host's python3: install it, then run again")
-        link = (facts.get("interconnect") or {}).get("interconnect", "unknown")
-        self.done.append(
-            f"host: {facts['gpu_count']}x {facts.get('gpu_model')} ({link}), SGLang {facts['sglang_version']}"
-        )
+        link = facts.interconnect.interconnect if facts.interconnect else "unknown"
+        self.done.append(f"host: {facts.gpu_count}x {facts.gpu_model} ({link}), SGLang {facts.sglang_version}")
         return facts
 
-    def _target(self, facts: dict[str, Any]) -> Steps:
+    def _target(self, facts: HostFacts) -> Steps:
         wanted = target_name_for(self.goal.repo_id)
         out = yield from self.look("find_models")
         models = (
-            [m for m in out.result.get("models", []) if "DFlashDraftModel" not in m.get("architectures", [])]
-            if out.ok
-            else []
+            [m for m in out.value(ModelsOnHost).models if "DFlashDraftModel" not in m.architectures] if out.ok else []
         )
         if not out.ok:
             self.handled.append(f"find_models: {out.describe()}; looked at running servers instead")
-        chosen = None
+
+        def called(model: ModelOnHost, name: str) -> bool:
+            return name.lower() in (model.name.lower(), (model.repo_id or "").split("/")[-1].lower())
+
+        chosen: Target | None = None
         if wanted:
-            named = [
-                m
-                for m in models
-                if wanted.lower() in (m["name"].lower(), (m.get("repo_id") or "").split("/")[-1].lower())
-            ]
-            chosen = min(named, key=lambda m: m["source"] != "directory", default=None)
+            named = min((m for m in models if called(m, wanted)), key=lambda m: m.source != "directory", default=None)
+            chosen = Target.found(named) if named else None
         if chosen is None:
-            served = [s.get("model_path") for s in facts.get("serving", []) if s.get("model_path")]
-            chosen = next((m for m in models if m["path"] in served), None)
-            if chosen is None and served:
-                chosen = {"name": posixpath.basename(served[0]), "path": served[0], "num_experts": None}
+            served = [s.model_path for s in facts.serving if s.model_path]
+            in_use = next((m for m in models if m.path in served), None)
+            if in_use is not None:
+                chosen = Target.found(in_use)
+            elif served:
+                chosen = Target(posixpath.basename(served[0]), served[0], moe=False)
         if chosen is None and wanted is None:
-            name = self.goal.repo_id.split("/")[-1].lower()
-            itself = next(
-                (m for m in models if name in (m["name"].lower(), (m.get("repo_id") or "").split("/")[-1].lower())),
-                None,
-            )
+            itself = next((m for m in models if called(m, self.goal.repo_id.split("/")[-1])), None)
             raise Stop(
                 "failed",
                 f"{self.goal.repo_id} is not a DFlash drafter: its name names no target model"
-                + (f", and it is itself a model on the host ({itself['path']})" if itself else "")
+                + (f", and it is itself a model on the host ({itself.path})" if itself else "")
                 + ". Name the drafter's repo (such as <target>-DFlash-...) in the goal",
             )
         if chosen is None:
-            have = ", ".join(f"{m['name']} ({m['path']})" for m in models) or "none"
+            have = ", ".join(f"{m.name} ({m.path})" for m in models) or "none"
             raise Stop(
                 "failed",
                 f"no target model for {self.goal.repo_id} on the host"
                 f"{f' (looked for {wanted})' if wanted else ''}; models there: {have}. "
                 "Download the target model first, or name its path in the goal",
             )
-        self.done.append(f"target: {chosen['name']} at {chosen['path']}")
+        self.done.append(f"target: {chosen.name} at {chosen.path}")
         return chosen
 
-    def _drafter_config(self, drafter: dict[str, Any], target: dict[str, Any]) -> Steps:
-        out = yield from self.look("read_drafter_config", drafter=drafter, target={"path": target["path"]})
+    def _drafter_config(self, drafter: dict[str, Any], target: Target) -> Steps:
+        out = yield from self.look("read_drafter_config", drafter=drafter, target={"path": target.path})
         if not out.ok:
             where = "downloaded" if "path" in drafter else "on the Hub"
             raise Stop(
                 "failed",
-                f"the drafter {where} cannot be used with {target['name']}: {out.describe()} "
-                f"— {out.error.get('remedy', '')}",
+                f"the drafter {where} cannot be used with {target.name}: {out.describe()} — {out.remedy}",
             )
-        config = out.result
-        self.done.append(f"drafter config ({'local' if 'path' in drafter else 'Hub'}): {config.get('summary', '')}")
+        config = out.value(DrafterConfig)
+        self.done.append(f"drafter config ({'local' if 'path' in drafter else 'Hub'}): {config.summary}")
         return config
 
     def _make_room(self, target_dir: str) -> Steps:
@@ -345,134 +369,136 @@ class Pipeline:
         repo = self.goal.repo_id
         check = yield from self.look("check_disk", repo_id=repo, target=target_dir)
         if not check.ok:
-            raise Stop("failed", f"could not size the download: {check.describe()} — {check.error.get('remedy', '')}")
-        if check.result["verdict"] == "fits":
+            raise Stop("failed", f"could not size the download: {check.describe()} — {check.remedy}")
+        first = check.value(DiskCheck)
+        if first.verdict == "fits":
             return target_dir
-        first = check.result
-        self.handled.append(f"disk: {first['summary']}")
-        allowed = [a for a in first.get("alternatives", []) if a.get("allowed") and not a.get("ram_backed")]
+        self.handled.append(f"disk: {first.summary}")
+        allowed = [a for a in first.alternatives if a.allowed and not a.ram_backed]
         if allowed:
-            other = (
-                allowed[0].get("target")
-                or f"{allowed[0]['mount']['mount_point'].rstrip('/')}/models/{repo.split('/')[-1]}"
-            )
+            elsewhere = allowed[0].mount.mount_point
+            other = allowed[0].target or f"{elsewhere.rstrip('/')}/models/{repo.split('/')[-1]}"
             again = yield from self.look("check_disk", repo_id=repo, target=other)
-            if again.ok and again.result["verdict"] == "fits":
-                self.handled[-1] += f"; downloading to {other} on {allowed[0]['mount']['mount_point']} instead"
+            if again.ok and again.value(DiskCheck).verdict == "fits":
+                self.handled[-1] += f"; downloading to {other} on {elsewhere} instead"
                 return other
         listing = yield from self.look("list_freeable")
         if not listing.ok:
             raise Stop(
                 "failed", f"the download does not fit and freeable space could not be listed: {listing.describe()}"
             )
-        mount, shortfall = first["mount"]["mount_point"], first["shortfall_bytes"]
-        items = listing.result["items"]
+        freeable = listing.value(FreeableList)
+        mount, shortfall = first.mount.mount_point, first.shortfall_bytes
         # Never the download's own directory: a partial download there is resumed, not freed.
-        here = [i for i in items if i["mount_point"] == mount and not i["path"].endswith(target_dir.removeprefix("~"))]
-        safe = [i for i in here if i["safety"] == "safe"]
-        approved = [i for i in here if i["safety"] == "needs_approval" and i.get("approved_by")]
-        sets = [s for s in listing.result.get("sets", []) if s["mount_point"] == mount and s.get("approved")]
+        here = [
+            i for i in freeable.items if i.mount_point == mount and not i.path.endswith(target_dir.removeprefix("~"))
+        ]
+        safe = [i for i in here if i.safety == "safe"]
+        approved = [i for i in here if i.safety == "needs_approval" and i.approved_by]
+        sets = [s for s in freeable.sets if s.mount_point == mount and s.approved]
         # Specops' own first; what the user approved only when that is not enough.
         for pool in [safe, safe + approved] if approved else [safe]:
-            ids = _smallest_covering(pool, [s for s in sets if set(s["ids"]) <= {i["id"] for i in pool}], shortfall)
+            ids = _smallest_covering(pool, [s for s in sets if set(s.ids) <= {i.id for i in pool}], shortfall)
             if not ids:
                 continue
             dry = yield from self.call("free_space", ids=ids, dry_run=True)
-            if not (dry.ok and dry.result["expected_freed_bytes"] >= shortfall):
+            if not (dry.ok and dry.value(FreeSpaceResult).expected_freed_bytes >= shortfall):
                 continue
-            freed = yield from self.call("free_space", ids=ids, dry_run=False)
-            if not freed.ok:
-                raise Stop("failed", f"freeing space failed: {freed.describe()}")
-            on = sorted({i["approved_by"] for i in freed.result.get("deleted", []) if i.get("approved_by")})
+            out = yield from self.call("free_space", ids=ids, dry_run=False)
+            if not out.ok:
+                raise Stop("failed", f"freeing space failed: {out.describe()}")
+            freed = out.value(FreeSpaceResult)
+            on = sorted({i.approved_by for i in freed.deleted if i.approved_by})
             self.handled[-1] += (
-                f"; {freed.result['summary']} ("
+                f"; {freed.summary} ("
                 + (f"on {'; '.join(on)}" if on else "only what specops created")
                 + f": {', '.join(ids)})"
             )
             again = yield from self.look("check_disk", repo_id=repo, target=target_dir)
-            if again.ok and again.result["verdict"] == "fits":
+            if again.ok and again.value(DiskCheck).verdict == "fits":
                 return target_dir
             raise Stop(
                 "failed",
-                f"{freed.result['summary']}, and {repo} still does not fit: "
-                f"{again.result['summary'] if again.ok else again.describe()}",
+                f"{freed.summary}, and {repo} still does not fit: "
+                f"{again.value(DiskCheck).summary if again.ok else again.describe()}",
             )
         may = "specops' own downloads" + (" and what you approved" if approved else "")
         raise Stop(
             "failed",
-            f"{repo} needs {first['needed']} on {mount} ({first['free']} free), and what may be "
+            f"{repo} needs {first.needed} on {mount} ({first.free} free), and what may be "
             f"deleted without more approval ({may}) does not free enough. Nothing was deleted. "
-            + _what_to_free(first, listing.result, mount, target_name_for(repo)),
+            + _what_to_free(first, freeable, mount, target_name_for(repo)),
         )
 
-    def _download_method(self, facts: dict[str, Any]) -> str:
+    def _download_method(self, facts: HostFacts) -> DownloadMethod:
         """`hf download`, unless host_facts found that it does not work: then the library, without asking."""
-        hf = next((c for c in facts.get("clis", []) if c.get("name") == "hf"), None)
-        if hf is None or hf.get("works", True):
-            return "hf"
+        hf = next((c for c in facts.clis if c.name == "hf"), None)
+        if hf is None or hf.works:
+            return DownloadMethod.HF
         self.handled.append(
-            f"the hf CLI does not work on the host ({hf.get('detail', '')}): downloading with the "
-            "huggingface_hub library instead"
+            f"the hf CLI does not work on the host ({hf.detail}): downloading with the huggingface_hub library instead"
         )
-        return "library"
+        return DownloadMethod.LIBRARY
 
-    def _start_download(self, target_dir: str, method: str) -> Steps:
+    def _start_download(self, target_dir: str, method: DownloadMethod) -> Steps:
         out = yield from self.call(
             "start_download", repo_id=self.goal.repo_id, target_dir=target_dir, method=method, retry_backoff_s=10.0
         )
         if not out.ok:
-            raise Stop("failed", f"the download could not start: {out.describe()} — {out.error.get('remedy', '')}")
-        self.download, self.download_state = out.result, "running"
+            raise Stop("failed", f"the download could not start: {out.describe()} — {out.remedy}")
+        self.download, self.download_state = out.value(DownloadHandle), DownloadState.RUNNING
 
     def _poll_download(self) -> Steps:
-        out = yield from self.look("wait_download", download=self._download_handle["id"], timeout_s=0)
-        if out.ok and out.result["status"]["state"] != "running":
-            yield from self._download_ended(out.result["status"])
+        out = yield from self.look("wait_download", download=self._download_handle.id, timeout_s=0)
+        if out.ok and (status := out.value(WaitDownloadResult).status).state != DownloadState.RUNNING:
+            yield from self._download_ended(status)
 
-    def _download_ended(self, status: dict[str, Any]) -> Steps:
+    def _download_ended(self, status: DownloadStatus) -> Steps:
         """React to a finished or failed download: switch method, make room, restart, or stop."""
-        if status["state"] == "finished":
-            self.download_state = "finished"
+        if status.state == DownloadState.FINISHED:
+            self.download_state = DownloadState.FINISHED
             return
-        failure = status.get("failure") or {}
-        cause = failure.get("cause", "unknown")
-        self.download_state = "failed"
+        failure = status.failure
+        cause = failure.cause if failure else DownloadCause.UNKNOWN
+        what = failure.what if failure else f"the download {status.state} without a recognised cause"
+        self.download_state = DownloadState.FAILED
         handle = self._download_handle
         if cause in STOP:
-            raise Stop("failed", f"{failure.get('what')} — {failure.get('remedy')}")
+            raise Stop("failed", f"{what} — {failure.remedy if failure else 'read its log'}")
         if self.download_restarts >= MAX_DOWNLOAD_RESTARTS:
-            raise Stop("failed", f"the download failed {self.download_restarts + 1} times, last: {failure.get('what')}")
+            raise Stop("failed", f"the download failed {self.download_restarts + 1} times, last: {what}")
         self.download_restarts += 1
-        method = handle["method"]
+        method, target_dir = handle.method, handle.target_dir
         if cause == SWITCH_METHOD:
-            method = "library" if method != "library" else "hf"
-            self.handled.append(f"download: {failure.get('what')}; restarted with the {method} method")
+            method = DownloadMethod.LIBRARY if method != DownloadMethod.LIBRARY else DownloadMethod.HF
+            self.handled.append(f"download: {what}; restarted with the {method} method")
         elif cause == MAKE_ROOM:
-            self.handled.append(f"download: {failure.get('what')}; made room again")
-            yield from self._make_room(handle["target_dir"])
+            self.handled.append(f"download: {what}; made room again")
+            target_dir = yield from self._make_room(target_dir)  # room here, or another mount
         elif cause in RESTART:
-            self.handled.append(f"download: {failure.get('what')}; restarted (complete files are kept)")
-        yield from self._start_download(handle["target_dir"], method)
+            self.handled.append(f"download: {what}; restarted (complete files are kept)")
+        yield from self._start_download(target_dir, method)
 
     def _finish_download(self) -> Steps:
         waits = 0
-        while self.download_state == "running":
+        while self.download_state == DownloadState.RUNNING:
             waits += 1
-            out = yield from self.look("wait_download", download=self._download_handle["id"], **WAIT)
+            out = yield from self.look("wait_download", download=self._download_handle.id, **WAIT)
             if not out.ok:
                 raise Stop("failed", f"could not follow the download: {out.describe()}")
-            if out.result["timed_out"]:
+            waited = out.value(WaitDownloadResult)
+            if waited.timed_out:
                 if waits >= 2:
                     raise Stop(
                         "partial",
-                        f"the download is still running after {waits} waits: {out.result['status']['progress_human']}",
+                        f"the download is still running after {waits} waits: {waited.status.progress_human}",
                     )
                 continue
-            yield from self._download_ended(out.result["status"])
+            yield from self._download_ended(waited.status)
         self.plan.complete("download")
         handle = self._download_handle
-        self.done.append(f"downloaded {self.goal.repo_id} to {handle['target_dir']} ({handle['expected_human']})")
-        return handle["target_dir"]
+        self.done.append(f"downloaded {self.goal.repo_id} to {handle.target_dir} ({handle.expected_human})")
+        return handle.target_dir
 
     # -- servers --------------------------------------------------------------------------------------
 
@@ -485,9 +511,10 @@ class Pipeline:
             tried.append(candidate)
             out = yield from self.call("launch_server", config=candidate.launch_args)
             if out.ok:
-                self.running[out.result["pid"]] = out.result
+                server = out.value(RunningServer)
+                self.running[server.pid] = server
                 self.port = candidate.config["port"]
-                return out.result, candidate
+                return server, candidate
             if out.kind == ErrorKind.HOST_UNAVAILABLE:
                 raise Stop("failed", f"the host dropped while launching {candidate.name}: {out.describe()}")
             rule = after_launch_failure(candidate, out, tried)
@@ -498,22 +525,22 @@ class Pipeline:
             self.handled.append(f"launch {candidate.name}: {out.describe()[:300]}; retried with {rule.change}")
             candidate = rule.candidate
 
-    def _stop(self, server: dict[str, Any]) -> Steps:
+    def _stop(self, server: RunningServer) -> Steps:
         # A hung server ignores SIGTERM (it sits in a collective): kill it after a short grace, not the default 30 s.
-        grace = {"grace_s": HUNG_GRACE_S} if server["pid"] in self.hung else {}
-        out = yield from self.call("stop_server", server=server["id"], **grace)
-        self.running.pop(server["pid"], None)
+        grace = {"grace_s": HUNG_GRACE_S} if server.pid in self.hung else {}
+        out = yield from self.call("stop_server", server=server.id, **grace)
+        self.running.pop(server.pid, None)
         if not out.ok and out.kind != ErrorKind.SERVER_NOT_OURS:
-            self.unresolved.append(f"stopping the server on port {server['port']}: {out.describe()}")
+            self.unresolved.append(f"stopping the server on port {server.port}: {out.describe()}")
 
     def _stop_all(self) -> Steps:
         for server in list(self.running.values()):
-            if any(f"pid {server['pid']}" in left for left in self.left_running):
+            if any(f"pid {server.pid}" in left for left in self.left_running):
                 continue
             yield from self._stop(server)
 
-    def _benchmark(self, server: dict[str, Any], name: str, levels: list[int]) -> Steps:
-        out = yield from self.call("benchmark", port=server["port"], levels=levels, **self.settings.bench_args)
+    def _benchmark(self, server: RunningServer, name: str, levels: list[int]) -> Steps:
+        out = yield from self.call("benchmark", port=server.port, levels=levels, **self.settings.bench_args)
         if not out.ok:
             self.handled.append(f"benchmark {name}: {out.describe()}")
             return {}
@@ -521,21 +548,22 @@ class Pipeline:
         # or hung (not one token within the window) says nothing about its throughput. Requests still running when
         # a timed level ends are cut, not failed (tools/benchmark/stream_client.py): their tokens count.
         # (A server that hangs mid-level may have streamed tokens before it hung, none in the steady window: 0 tok/s.)
-        streamed = [lv for lv in out.result["levels"] if lv["total_output_tokens"] > 0 and lv["output_tok_s"] > 0]
-        sweep = {lv["concurrency"]: lv["output_tok_s"] for lv in streamed if lv["requests_failed"] == 0}
-        failed = [lv["concurrency"] for lv in out.result["levels"] if lv["requests_failed"] > 0]
-        hung = [lv["concurrency"] for lv in out.result["levels"] if lv not in streamed and not lv["requests_failed"]]
+        measured = out.value(BenchmarkResult).levels
+        streamed = [lv for lv in measured if lv.total_output_tokens > 0 and lv.output_tok_s > 0]
+        sweep = {lv.concurrency: lv.output_tok_s for lv in streamed if lv.requests_failed == 0}
+        failed = [lv.concurrency for lv in measured if lv.requests_failed > 0]
+        hung = [lv.concurrency for lv in measured if lv not in streamed and not lv.requests_failed]
         if failed or hung:
             level = min(failed + hung)
-            status = yield from self.look("server_status", server=server["id"])
-            down = status.ok and not status.result.get("up")
+            status = yield from self.look("server_status", server=server.id)
+            down = status.ok and not status.value(ServerStatus).up
             what = f"requests failed at C={level}" if level in failed else f"no token came back at C={level}"
             if down:
                 self.handled.append(
                     f"benchmark {name}: {what}; the server died under load, levels from there not counted"
                 )
             elif level in hung:
-                self.hung.add(server["pid"])
+                self.hung.add(server.pid)
                 self.handled.append(
                     f"benchmark {name}: {what}; the server hung under load (alive, answering nothing), "
                     "levels from there not counted"
@@ -563,7 +591,7 @@ class Pipeline:
             return None
         return ", ".join(f"{sweep[c]:.0f} vs {best[c]:.0f} tok/s at C={c}" for c in sorted(sweep))
 
-    def _sweep(self, server: dict[str, Any], name: str, levels: list[int], *, screened: bool) -> Steps:
+    def _sweep(self, server: RunningServer, name: str, levels: list[int], *, screened: bool) -> Steps:
         """The layout's sweep; a screened one stops after the lower half of the levels when it is far behind."""
         low, high = (levels[: (len(levels) + 1) // 2], levels[(len(levels) + 1) // 2 :]) if screened else (levels, [])
         sweep = yield from self._benchmark(server, name, low)
@@ -593,9 +621,9 @@ class Pipeline:
         name = launched.name
         if acceptance:
             self.plan.start("acceptance")
-            out = yield from self.call("acceptance", port=server["port"], **self.settings.acceptance_args)
+            out = yield from self.call("acceptance", port=server.port, **self.settings.acceptance_args)
             if out.ok:
-                self.acceptance = out.result
+                self.acceptance = out.value(AcceptanceResult)
                 self.plan.complete("acceptance")
             else:
                 self.handled.append(f"acceptance on {name}: {out.describe()}")
@@ -663,7 +691,7 @@ class Pipeline:
             return
         capped = launched.config.get("max_running_requests") if self.crash_level is not None else None
         self.left_running.append(
-            f"{launched.name} on port {server['port']} (pid {server['pid']}): the recommended "
+            f"{launched.name} on port {server.port} (pid {server.pid}): the recommended "
             "configuration, left running as the goal asked"
             + (
                 f", capped at {capped} running requests (under C={self.crash_level}, where it failed under load)"
@@ -679,10 +707,10 @@ class Pipeline:
         verdicts = compare(self.ar, self.spec)
         parts = [f"Goal: {self.goal.text}"] + self.done
         if self.acceptance:
-            overall = self.acceptance.get("overall", {})
+            overall = self.acceptance.overall
             parts.append(
-                f"acceptance length (overall): request mean {overall.get('request_mean', 0):.2f}, "
-                f"token weighted {overall.get('token_weighted', 0):.2f}"
+                f"acceptance length (overall): request mean {overall.request_mean:.2f}, "
+                f"token weighted {overall.token_weighted:.2f}"
             )
         parts += comparison_lines(verdicts)
         if self.handled:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from specops.tools.download.models import DownloadCause
 from specops.tools.errors import ErrorKind
 
 from .playbook_configs import Candidate
@@ -42,9 +43,7 @@ def after_launch_failure(candidate: Candidate, failure: Outcome, tried: list[Can
     details = failure.details
     cause = str(details.get("cause", failure.kind))
     if len(tried) >= MAX_LAUNCH_TRIES:
-        return GiveUp(
-            f"{candidate.name}: {len(tried)} launches failed, the last with {cause}: {failure.error.get('what', '')}"
-        )
+        return GiveUp(f"{candidate.name}: {len(tried)} launches failed, the last with {cause}: {failure.what}")
     config = candidate.config
     seen = [t.config for t in tried]
 
@@ -70,7 +69,7 @@ def after_launch_failure(candidate: Candidate, failure: Outcome, tried: list[Can
         if details.get("memory") == "weights_do_not_fit":
             return GiveUp(
                 f"{candidate.name}: the weights do not fit in GPU memory at this parallelism "
-                f"({failure.error.get('what', '')}); free the GPU memory other processes hold"
+                f"({failure.what}); free the GPU memory other processes hold"
             )
         current = config.get("mem_fraction_static")
         higher = next((f for f in MEM_FRACTION_STEPS if current is None or f > current), None)
@@ -88,8 +87,8 @@ def after_launch_failure(candidate: Candidate, failure: Outcome, tried: list[Can
     return GiveUp(f"{candidate.name}: {failure.describe()}")
 
 
-# Download causes (tools/download/models.DownloadCause) and what the playbook does about each.
-SWITCH_METHOD = "cli_unusable"
-MAKE_ROOM = "no_space"
-RESTART = ("throttled", "partial", "killed", "unknown")
-STOP = ("gated", "not_found")
+# Download causes and what the playbook does about each.
+SWITCH_METHOD = DownloadCause.CLI_UNUSABLE
+MAKE_ROOM = DownloadCause.NO_SPACE
+RESTART = (DownloadCause.THROTTLED, DownloadCause.PARTIAL, DownloadCause.KILLED, DownloadCause.UNKNOWN)
+STOP = (DownloadCause.GATED, DownloadCause.NOT_FOUND)

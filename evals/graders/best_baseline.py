@@ -21,19 +21,19 @@ class BestBaselinePerConcurrency(Grader):
     name = "best_baseline_per_concurrency"
 
     def grade(self, evidence: RunEvidence) -> Verdict:
-        report = evidence.report or {}
+        report = evidence.report
         best: dict[int, tuple[float, str]] = {}
-        for row in report.get("benchmarks") or []:
-            if not row["speculative"] and not row.get("requests_failed"):
-                c = row["concurrency"]
-                best[c] = max(best.get(c, (0.0, "")), (row["output_tok_s"], row["config"]))
-        if not best:
+        for row in report.benchmarks if report is not None else []:
+            if not row.speculative and not row.requests_failed:
+                c = row.concurrency
+                best[c] = max(best.get(c, (0.0, "")), (row.output_tok_s, row.config))
+        if report is None or not best:
             return Verdict.ok("no baseline measured")
-        for level in report.get("comparison") or []:
-            c, named = level["concurrency"], level.get("best_autoregressive")
+        for level in report.comparison:
+            c, named = level.concurrency, level.best_autoregressive
             if named is not None and c in best and named != best[c][1]:
                 return Verdict.fail(f"C={c}: the comparison used {named}, the best baseline measured was {best[c][1]}")
-        summary = ((report.get("run") or {}).get("summary_text")) or ""
+        summary = report.run.summary_text or ""
         for c_text, named in _STATED.findall(summary):
             c = int(c_text)
             named = named.rstrip(".,;")

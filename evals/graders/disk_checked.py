@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from specops.tools.disk import DiskCheck
+
 from ..evidence import RunEvidence
 from ._base import Grader, Verdict
 
@@ -28,7 +30,7 @@ class DiskCheckedBeforeDownload(Grader):
             checks = [s for s in evidence.steps[:i] if s.tool == "check_disk" and s.call.args.get("target") == target]
             if not checks:
                 return Verdict.fail(f"start_download to {target} without a check_disk of that target before it")
-            last = checks[-1]
-            if last.result is None or not last.result.ok or (last.result.result or {}).get("verdict") != "fits":
+            last = checks[-1].result_as(DiskCheck)
+            if last is None or last.verdict != "fits":
                 return Verdict.fail(f"start_download to {target} after a check_disk that did not say it fits")
         return Verdict.ok(f"{len(downloads)} download(s), each after a check that it fits")

@@ -22,9 +22,9 @@ class HostLeftClean(Grader):
         run = evidence.run
         if run.before is None:
             return Verdict.ok("no simulated host")
-        left = (evidence.report or {}).get("left_running") or {}
-        said = {s["pid"] for s in left.get("servers") or []}
-        stated = left.get("policy_text") or []
+        left = evidence.report.left_running if evidence.report is not None else None
+        said = {s.pid for s in left.servers} if left is not None else set()
+        stated = left.policy_text if left is not None else []
         alive = {s.pid: s for s in run.live_servers}
         stray = [s for pid, s in alive.items() if pid not in said or not any(f"pid {pid}" in t for t in stated)]
         if stray:

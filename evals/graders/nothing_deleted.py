@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from specops.tools.space import FreeableList
+
 from ..evidence import RunEvidence
 from ._base import Grader, Verdict
 
@@ -29,18 +31,19 @@ def safe_paths(evidence: RunEvidence) -> set[str]:
     paths: set[str] = set()
     revisions: dict[str, list[bool]] = {}  # repo folder -> safe? per revision listed
     for step in evidence.steps_of("list_freeable"):
-        if step.result is None or not step.result.ok:
+        listing = step.result_as(FreeableList)
+        if listing is None:
             continue
-        for item in (step.result.result or {}).get("items", []):
-            safe = item.get("safety") == "safe"
-            if item.get("kind") == "cache_revision":  # .../models--Org--Name/snapshots/<rev>
-                repo = PurePosixPath(item["path"]).parent.parent
+        for item in listing.items:
+            safe = item.safety == "safe"
+            if item.kind == "cache_revision":  # .../models--Org--Name/snapshots/<rev>
+                repo = PurePosixPath(item.path).parent.parent
                 revisions.setdefault(str(repo), []).append(safe)
                 if safe:
                     paths.add(str(repo / "blobs"))
-                    paths.update(str(repo / "refs" / ref) for ref in item.get("refs") or [])
+                    paths.update(str(repo / "refs" / ref) for ref in item.refs)
             if safe:
-                paths.add(item["path"])
+                paths.add(item.path)
     paths.update(repo for repo, safe in revisions.items() if safe and all(safe))
     return paths
 

@@ -20,13 +20,15 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass
-from typing import Any
 
+from specops.agent.report.schema import BenchmarkRow, ConfigTried, Report
 from specops.sim.faults import CudaGraphDrafter, parse_fault
 from specops.sim.profiles import load_profile
 from specops.sim.profiles.schema import ServingSpec
 from specops.sim.serving.performance import Launch, build_performance_model
 from specops.sim.serving.truth import level_accept_length, modelled_tok_s
+from specops.tools.acceptance import AcceptanceResult
+from specops.tools.benchmark.models import BenchmarkResult
 
 from ..evidence import RunEvidence
 from ._base import Grader, Verdict
@@ -63,59 +65,57 @@ class Truth:
         graph_fault = next((f for f in map(parse_fault, faults) if isinstance(f, CudaGraphDrafter)), None)
         return cls(load_profile(profile_name).serving, graph_fault is not None and graph_fault.mode == "collapse")
 
-    def _launch(self, config: dict[str, Any]) -> tuple[Launch, bool]:
+    def _launch(self, config: ConfigTried) -> tuple[Launch, bool]:
         """The launch a report's `config` made, and whether its drafter's CUDA graphs collapsed."""
-        spec = bool(config.get("speculative"))
+        spec = config.speculative
         launch = Launch(
-            tp=config["tp"],
-            ep=config["ep"],
-            pp=config["pp"],
-            dp=config["dp"],
-            dp_attention=config["dp_attention"],
-            cuda_graphs=config["cuda_graphs"],
-            speculative_algorithm=config.get("algorithm") if spec else None,
+            tp=config.tp,
+            ep=config.ep,
+            pp=config.pp,
+            dp=config.dp,
+            dp_attention=config.dp_attention,
+            cuda_graphs=config.cuda_graphs,
+            speculative_algorithm=config.algorithm if spec else None,
         )
-        return launch, bool(spec and config["cuda_graphs"] and self.graphs_collapse)
+        return launch, bool(spec and config.cuda_graphs and self.graphs_collapse)
 
-    def tok_s(self, config: dict[str, Any], concurrency: int) -> float:
+    def tok_s(self, config: ConfigTried, concurrency: int) -> float:
         """The profile's tok/s for a report's `config` at `concurrency` (the playbook sweeps random ids: chat)."""
         launch, collapsed = self._launch(config)
-        return modelled_tok_s(
-            self.serving, launch, concurrency, block_size=config.get("block_size") or 1, collapsed=collapsed
-        )
+        return modelled_tok_s(self.serving, launch, concurrency, block_size=config.block_size or 1, collapsed=collapsed)
 
-    def row_errors(self, report: dict[str, Any]) -> list[tuple[float, float, dict[str, Any]]]:
+    def row_errors(self, report: Report) -> list[tuple[float, float, BenchmarkRow]]:
         """(relative error, truth tok/s, row) for each report row with a truth: a launched configuration's level
         where no request failed and tokens came back (where the server died or hung says nothing of its speed)."""
-        configs = {c["name"]: c for c in report.get("configs") or [] if c.get("launched")}
+        configs = launched_configs(report)
         errors = []
-        for row in report.get("benchmarks") or []:
-            config = configs.get(row["config"])
-            if config is None or row.get("requests_failed") or row["output_tok_s"] <= 0:
+        for row in report.benchmarks:
+            config = configs.get(row.config)
+            if config is None or row.requests_failed or row.output_tok_s <= 0:
                 continue
-            truth = self.tok_s(config, row["concurrency"])
-            errors.append((row["output_tok_s"] / truth - 1, truth, row))
+            truth = self.tok_s(config, row.concurrency)
+            errors.append((row.output_tok_s / truth - 1, truth, row))
         return errors
 
-    def level_acceptance(self, config: dict[str, Any], output_tokens: int) -> tuple[float, float] | None:
+    def level_acceptance(self, config: ConfigTried, output_tokens: int) -> tuple[float, float] | None:
         """What a benchmark level of `config` should measure as its own acceptance (random-id prompts are chat to
         the simulator; each request makes `output_tokens`), and the per-request spread; None: not speculative."""
         launch, collapsed = self._launch(config)
         truth = level_accept_length(
             self.serving,
             launch,
-            block_size=config.get("block_size") or 1,
+            block_size=config.block_size or 1,
             output_tokens=output_tokens,
             collapsed=collapsed,
         )
         if truth is None:
             return None
-        return truth, build_performance_model(self.serving, launch, config.get("block_size") or 1).accept_spread
+        return truth, build_performance_model(self.serving, launch, config.block_size or 1).accept_spread
 
-    def acceptance(self, config: dict[str, Any]) -> float | None:
+    def acceptance(self, config: ConfigTried) -> float | None:
         """The profile's mean accept length for `config` (1.0 when its graphs collapsed); None: not speculative."""
         launch, collapsed = self._launch(config)
-        speculative = build_performance_model(self.serving, launch, config.get("block_size") or 1).choice.speculative
+        speculative = build_performance_model(self.serving, launch, config.block_size or 1).choice.speculative
         if speculative is None:
             return None
         return 1.0 if collapsed else speculative.mean_accept_length
@@ -134,30 +134,29 @@ def _sweeps(evidence: RunEvidence) -> dict[int, _Sweep]:
     """Transcript seq of each benchmark result whose requests made exactly output_len tokens (EOS ignored)."""
     sweeps: dict[int, _Sweep] = {}
     for step in evidence.steps_of("benchmark"):
-        if step.result is None or not step.result.ok:
-            continue
-        result = step.result.result
-        if result and result.get("ignore_eos") and result.get("output_len"):
-            completed = {
-                int(level["concurrency"]): int(level.get("requests_completed") or 0) for level in result["levels"]
-            }
-            sweeps[step.result.seq] = _Sweep(int(result["output_len"]), completed)
+        result = step.result_as(BenchmarkResult)
+        if step.result is not None and result is not None and result.ignore_eos and result.output_len:
+            completed = {level.concurrency: level.requests_completed for level in result.levels}
+            sweeps[step.result.seq] = _Sweep(result.output_len, completed)
     return sweeps
 
 
-def level_acceptance_errors(
-    truth: Truth, report: dict[str, Any], sweeps: dict[int, _Sweep]
-) -> list[tuple[float, float, str]]:
+def launched_configs(report: Report) -> dict[str, ConfigTried]:
+    """The report's configurations that launched, by name."""
+    return {c.name: c for c in report.configs if c.launched}
+
+
+def level_acceptance_errors(truth: Truth, report: Report, sweeps: dict[int, _Sweep]) -> list[tuple[float, float, str]]:
     """(error, allowed, what) for each speculative level that reported its own acceptance. Allowed: 0.05, or four
     standard errors of a mean over the level's completed requests where so few make it noisier than that."""
-    configs = {c["name"]: c for c in report.get("configs") or [] if c.get("launched")}
+    configs = launched_configs(report)
     out = []
-    for row in report.get("benchmarks") or []:
-        config = configs.get(row["config"])
-        mine = [sweeps[s] for s in row.get("seqs") or [] if s in sweeps]
+    for row in report.benchmarks:
+        config = configs.get(row.config)
+        mine = [sweeps[s] for s in row.seqs if s in sweeps]
         lengths = {sweep.output_len for sweep in mine}
-        completed = sum(sweep.completed.get(row["concurrency"], 0) for sweep in mine)
-        if config is None or row.get("accept_length") is None or len(lengths) != 1 or not completed:
+        completed = sum(sweep.completed.get(row.concurrency, 0) for sweep in mine)
+        if config is None or row.accept_length is None or len(lengths) != 1 or not completed:
             continue
         expected = truth.level_acceptance(config, lengths.pop())
         if expected is None:
@@ -166,9 +165,9 @@ def level_acceptance_errors(
         allowed = max(LEVEL_ACCEPTANCE_TOLERANCE, 4 * spread / math.sqrt(completed))
         out.append(
             (
-                abs(row["accept_length"] - value),
+                abs(row.accept_length - value),
                 allowed,
-                f"{row['config']} C={row['concurrency']}: accept length {row['accept_length']:.2f} vs {value:.2f}",
+                f"{row.config} C={row.concurrency}: accept length {row.accept_length:.2f} vs {value:.2f}",
             )
         )
     return out
@@ -177,9 +176,9 @@ def level_acceptance_errors(
 def _acceptance_counts(evidence: RunEvidence) -> tuple[int | None, int | None]:
     """Completion tokens and answers behind the reported overall acceptance, from the acceptance tool's own result."""
     for step in reversed(evidence.steps_of("acceptance")):
-        if step.result is not None and step.result.ok:
-            overall = (step.result.result or {}).get("overall") or {}
-            return overall.get("completion_tokens"), overall.get("prompts")
+        result = step.result_as(AcceptanceResult)
+        if result is not None:
+            return result.overall.completion_tokens, result.overall.prompts
     return None, None
 
 
@@ -189,26 +188,27 @@ class NumbersMatchTruth(Grader):
 
     def grade(self, evidence: RunEvidence) -> Verdict:
         expect, host = evidence.scenario.expect, evidence.scenario.host
-        report = evidence.report or {}
-        rows = report.get("benchmarks") or []
-        if expect.measures and not rows:
+        report = evidence.report
+        if expect.measures and (report is None or not report.benchmarks):
             return Verdict.fail("the scenario needs measurements and the report has none")
-        figures = [f for f in report.get("flags") or [] if f.get("source") in ("summary", "recommendation")]
+        figures = [f for f in report.flags if f.source in ("summary", "recommendation")] if report is not None else []
         if figures:
             return Verdict.fail(
-                f"the policy stated figures the evidence does not back: {figures[0]['claim']!r} "
-                f"({figures[0]['kind']}: {figures[0]['evidence']})"
+                f"the policy stated figures the evidence does not back: {figures[0].claim!r} "
+                f"({figures[0].kind}: {figures[0].evidence})"
             )
         if host.unreachable or not host.profile:
             return Verdict.ok("no simulated truth")
+        if report is None:
+            return Verdict.ok("no throughput measured")
         sim_truth = Truth.of(host.profile, host.faults)
-        configs = {c["name"]: c for c in report.get("configs") or [] if c.get("launched")}
+        configs = launched_configs(report)
         errors: list[tuple[float, str]] = []
         outliers_allowed: list[tuple[float, str]] = []  # under truth at a level the tool flagged client-limited
         for rel, truth, row in sim_truth.row_errors(report):
-            item = (abs(rel), f"{row['config']} C={row['concurrency']}: {row['output_tok_s']:.1f} vs {truth:.1f} tok/s")
+            item = (abs(rel), f"{row.config} C={row.concurrency}: {row.output_tok_s:.1f} vs {truth:.1f} tok/s")
             errors.append(item)
-            if rel < 0 and row.get("client_limited"):
+            if rel < 0 and row.client_limited:
                 outliers_allowed.append(item)
         tol = expect.throughput_tolerance
         median = statistics.median(e for e, _ in errors) if errors else 0.0
@@ -227,12 +227,12 @@ class NumbersMatchTruth(Grader):
         off = [(e, allowed, what) for e, allowed, what in level_errors if e > allowed]
         if off:
             return Verdict.fail(f"a level's own acceptance is off the truth: {off[0][2]} (allowed {off[0][1]:.2f})")
-        acceptance = report.get("acceptance")
+        acceptance = report.acceptance
         note = f"; {len(level_errors)} levels' acceptance within the truth" if level_errors else ""
-        if acceptance:
-            config = configs.get(acceptance["config"])
+        if acceptance is not None:
+            config = configs.get(acceptance.config)
             accept_truth = sim_truth.acceptance(config) if config else None
-            measured = acceptance["overall"]["token_weighted"]
+            measured = acceptance.overall.token_weighted
             if accept_truth is not None and accept_truth > 1.0:
                 counted = _acceptance_counts(evidence)
                 accept_truth = eos_truncated(accept_truth, *counted)

@@ -14,33 +14,33 @@ import fnmatch
 from dataclasses import dataclass
 
 from specops.tools.errors import ErrorKind
+from specops.tools.sglang.handle import RunningServer
 
 from ..evidence import RunEvidence
 from ._base import Grader, Verdict
 
 
 def _findings(evidence: RunEvidence) -> dict[str, tuple[bool, str]]:
-    report = evidence.report or {}
-    levels = sorted((c for c in report.get("comparison") or [] if c.get("winner")), key=lambda c: c["concurrency"])
-    rows = report.get("benchmarks") or []
-    peak = {
-        kind: max((r["output_tok_s"] for r in rows if r["speculative"] == kind), default=0.0) for kind in (True, False)
-    }
-    crossover = report.get("crossover") or {}
+    report = evidence.report
+    comparison = report.comparison if report is not None else []
+    levels = sorted((c for c in comparison if c.winner), key=lambda c: c.concurrency)
+    rows = report.benchmarks if report is not None else []
+    peak = {kind: max((r.output_tok_s for r in rows if r.speculative == kind), default=0.0) for kind in (True, False)}
+    crossover = report.crossover.kind if report is not None else None
     words = evidence.final_text.lower()
     return {
         # By the figures (speedup > 1), not the winner label, which says "tie" when the two intervals overlap.
         "dflash_wins_low_load": (
-            bool(levels) and (levels[0].get("speedup") or 0.0) > 1.0,
-            f"lowest level speedup: {levels[0].get('speedup') if levels else 'none'}",
+            bool(levels) and (levels[0].speedup or 0.0) > 1.0,
+            f"lowest level speedup: {levels[0].speedup if levels else 'none'}",
         ),
         "dflash_loses_peak": (
             peak[False] > peak[True] > 0,
             f"peaks: DFlash {peak[True]:.0f}, baseline {peak[False]:.0f} tok/s",
         ),
         "crossover_stated": (
-            crossover.get("kind") == "between_levels" and "crossover" in words,
-            f"crossover {crossover.get('kind')}, {'said' if 'crossover' in words else 'not said'}",
+            crossover == "between_levels" and "crossover" in words,
+            f"crossover {crossover}, {'said' if 'crossover' in words else 'not said'}",
         ),
     }
 
@@ -61,7 +61,7 @@ class ExpectedOutcome(Grader):
         missing = [w for w in expect.explains if w.lower() not in text]
         if missing:
             return Verdict.fail(f"the final answer does not say {missing}: {text[:300]!r}")
-        measured = {row["config"] for row in (evidence.report or {}).get("benchmarks") or []}
+        measured = {row.config for row in evidence.report.benchmarks} if evidence.report is not None else set()
         for pattern in expect.benchmarked:
             if not any(fnmatch.fnmatch(name, pattern) for name in measured):
                 return Verdict.fail(f"no benchmark of a configuration like {pattern!r}; measured {sorted(measured)}")
@@ -73,9 +73,8 @@ class ExpectedOutcome(Grader):
                     step.ok or (step.result.error and step.result.error.kind == ErrorKind.LAUNCH_FAILED)
                 ):
                     continue
-                started = (
-                    " ".join(map(str, (step.result.result or {}).get("argv") or [])) if step.ok else str(step.call.args)
-                )
+                server = step.result_as(RunningServer)
+                started = " ".join(server.argv) if server is not None else str(step.call.args)
                 if word in started:
                     return Verdict.fail(f"a launch that started a process carried {word!r}: {started[:300]}")
         found = _findings(evidence)

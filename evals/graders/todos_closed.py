@@ -19,8 +19,8 @@ class TodosClosed(Grader):
             return (
                 Verdict.fail(f"{len(acted)} tool calls without a plan") if acted else Verdict.ok("no plan, no action")
             )
-        open_ = [t["id"] for t in todos if t["status"] not in ("completed", "cancelled")]
-        unexplained = [t["id"] for t in todos if t["status"] == "cancelled" and not (t.get("reason") or "").strip()]
+        open_ = [t.id for t in todos if t.status not in ("completed", "cancelled")]
+        unexplained = [t.id for t in todos if t.status == "cancelled" and not (t.reason or "").strip()]
         if open_ or unexplained:
             return Verdict.fail(f"left open: {open_ or 'none'}; cancelled without a reason: {unexplained or 'none'}")
         return Verdict.ok(f"{len(todos)} todos closed")

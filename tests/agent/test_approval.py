@@ -176,14 +176,21 @@ def test_a_bad_allow_delete_is_refused_before_anything_runs(tmp_path, spec):
 
 def test_the_playbook_frees_the_smallest_unit_that_covers_the_shortfall_counting_sets_together():
     from specops.agent.policies.playbook_pipeline import _smallest_covering
+    from specops.tools.space import FreeableItem, FreeableSet
 
-    rev = [{"id": f"cache:{QWEN}@{r}", "size_bytes": 1_500_000} for r in "ab"]
-    repo = {"id": f"repo:{QWEN}", "ids": [r["id"] for r in rev], "frees_bytes": 221 * 1024**3}
+    from .tool_results import sample
+
+    item, repo_set = sample("list_freeable")["items"][0], sample("list_freeable")["sets"][0]
+    rev = [FreeableItem.model_validate({**item, "id": f"cache:{QWEN}@{r}", "size_bytes": 1_500_000}) for r in "ab"]
+    ids = [r.id for r in rev]
+    repo = FreeableSet.model_validate({**repo_set, "id": f"repo:{QWEN}", "ids": ids, "frees_bytes": 221 * 1024**3})
     # Each revision alone frees only its links; together they free the blobs: the set is the unit, named by its id.
     assert _smallest_covering(rev, [repo], 7 * 1024**3) == [f"repo:{QWEN}"]
     # A single directory that covers it, smaller than the set, goes alone.
-    small = {"id": "dir:/root/models/old", "size_bytes": 10 * 1024**3}
+    small = FreeableItem.model_validate(
+        {**item, "id": "dir:/root/models/old", "kind": "directory", "size_bytes": 10 * 1024**3}
+    )
     assert _smallest_covering([*rev, small], [repo], 7 * 1024**3) == ["dir:/root/models/old"]
     # Nothing covers it: all of them, for the dry run to figure together.
-    assert _smallest_covering(rev, [], 7 * 1024**3) == repo["ids"]
+    assert _smallest_covering(rev, [], 7 * 1024**3) == ids
     assert _smallest_covering([], [], 1) == []

@@ -2,7 +2,8 @@
 
 A scripted world answers each tool call from a table (tool -> a function of the
 arguments), so a test sets up exactly the failure it is about and reads the
-calls the playbook made in answer.
+calls the playbook made in answer. Every answer is a whole result of the tool's
+own type (tool_results.sample), as the playbook reads them typed.
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ from specops.agent.policies.playbook_goal import target_name_for, understand
 from specops.agent.policies.playbook_history import Outcome
 from specops.agent.policies.playbook_recovery import GiveUp, Retry, after_launch_failure
 from specops.agent.policies.playbook_settings import PlaybookSettings
+from specops.tools.errors import ToolErrorRecord
+
+from .tool_results import sample
 
 GOAL = "Goal: https://huggingface.co/SubSir/Kimi-K2.6-DFlash-tmp-long -- download, evaluate, deploy, benchmark"
 INFO = AgentInfo(
@@ -48,14 +52,17 @@ def err(kind: str, **details: Any) -> dict[str, Any]:
 
 def _launch(args: dict[str, Any]) -> dict[str, Any]:
     port = args["config"].get("port", 30000)
-    return ok({"id": f"s{port}", "pid": 100 + port, "port": port, "config": args["config"]})
+    return ok(sample("launch_server", id=f"s{port}", pid=100 + port, port=port, config=args["config"]))
 
 
 def _bench(args: dict[str, Any]) -> dict[str, Any]:
+    level = sample("benchmark")["levels"][0]
     return ok(
-        {
-            "levels": [
+        sample(
+            "benchmark",
+            levels=[
                 {
+                    **level,
                     "concurrency": c,
                     "output_tok_s": 10.0 * c,
                     "requests_completed": c,
@@ -63,50 +70,58 @@ def _bench(args: dict[str, Any]) -> dict[str, Any]:
                     "total_output_tokens": 64 * c,
                 }
                 for c in args["levels"]
-            ]
-        }
+            ],
+        )
     )
 
 
+def _model(**fields: Any) -> dict[str, Any]:
+    """One model find_models found: the recorded Kimi-K2.6 with `fields` laid over it."""
+    return {**sample("find_models")["models"][0], **fields}
+
+
+def _item(**fields: Any) -> dict[str, Any]:
+    """One freeable item, nobody's approval on it: a recorded cache revision with `fields` laid over it."""
+    return {**sample("list_freeable")["items"][0], "approve_with": None, "approved_by": None, **fields}
+
+
+def _wait(state: str, **failure: Any) -> dict[str, Any]:
+    """wait_download's answer: the download in `state` (timed out while running), with its failure when it failed."""
+    status: dict[str, Any] = {"state": state, "failure": ({"remedy": "r", **failure} if failure else None)}
+    return ok(sample("wait_download", timed_out=state == "running", status=status))
+
+
 HEALTHY: dict[str, Answer] = {
-    "todowrite": lambda a: ok({"summary": "written"}),
+    "todowrite": lambda a: ok(sample("todowrite")),
     "host_facts": lambda a: ok(
-        {
-            "gpu_count": 8,
-            "gpu_model": "GPU",
-            "sglang_version": "0.5.10",
-            "interconnect": {"interconnect": "pcie"},
-            "clis": [{"name": "hf", "works": True}],
-            "serving": [],
-        }
+        sample("host_facts", gpu_count=8, gpu_model="GPU", sglang_version="0.5.10", speculative=None)
     ),
     "find_models": lambda a: ok(
-        {
-            "models": [
-                {
-                    "name": "Kimi-K2.6",
-                    "path": KIMI,
-                    "source": "directory",
-                    "architectures": ["KimiK25ForConditionalGeneration"],
-                    "num_experts": 384,
-                }
-            ]
-        }
+        sample(
+            "find_models",
+            models=[
+                _model(
+                    name="Kimi-K2.6",
+                    path=KIMI,
+                    source="directory",
+                    architectures=["KimiK25ForConditionalGeneration"],
+                    num_experts=384,
+                )
+            ],
+        )
     ),
-    "read_drafter_config": lambda a: ok({"block_size": 8, "summary": "DFlash drafter, block_size 8"}),
-    "check_disk": lambda a: ok({"verdict": "fits", "summary": "fits"}),
+    "read_drafter_config": lambda a: ok(
+        sample("read_drafter_config", block_size=8, summary="DFlash drafter, block_size 8")
+    ),
+    "check_disk": lambda a: ok(sample("check_disk", verdict="fits", summary="fits")),
     "start_download": lambda a: ok(
-        {"id": "d1", "method": a["method"], "target_dir": a["target_dir"], "expected_human": "8 GB"}
+        sample("start_download", id="d1", method=a["method"], target_dir=a["target_dir"], expected_human="8 GB")
     ),
-    "wait_download": lambda a: (
-        ok({"timed_out": True, "status": {"state": "running"}})
-        if a.get("timeout_s") == 0
-        else ok({"timed_out": False, "status": {"state": "finished"}})
-    ),
+    "wait_download": lambda a: _wait("running") if a.get("timeout_s") == 0 else _wait("finished"),
     "launch_server": _launch,
     "benchmark": _bench,
-    "stop_server": lambda a: ok({}),
-    "acceptance": lambda a: ok({"overall": {"request_mean": 3.7, "token_weighted": 3.8}}),
+    "stop_server": lambda a: ok(sample("stop_server")),
+    "acceptance": lambda a: ok(sample("acceptance", overall={"request_mean": 3.7, "token_weighted": 3.8})),
 }
 
 
@@ -216,64 +231,35 @@ def test_out_of_memory_raises_the_static_pool_and_cuda_graph_failure_turns_graph
 
 
 def test_broken_cli_download_switches_to_the_library_and_no_space_makes_room_first():
-    waits = iter(
-        [
-            {"state": "failed", "failure": {"cause": "cli_unusable", "what": "hf printed its help"}},
-            {"state": "finished"},
-        ]
-    )
-    calls, final = drive(
-        {
-            "wait_download": lambda a: (
-                ok({"timed_out": True, "status": {"state": "running"}})
-                if a.get("timeout_s") == 0
-                else ok({"timed_out": False, "status": next(waits)})
-            )
-        }
-    )
+    waits = iter([_wait("failed", cause="cli_unusable", what="hf printed its help"), _wait("finished")])
+    calls, final = drive({"wait_download": lambda a: _wait("running") if a.get("timeout_s") == 0 else next(waits)})
     methods = [a["method"] for n, a in calls if n == "start_download"]
     assert methods == ["hf", "library"] and final["status"] == "completed"
 
 
 def test_disk_that_does_not_fit_frees_only_safe_items_dry_run_first():
     checks = iter(["does_not_fit", "fits"])
-    listing = {
-        "items": [
-            {
-                "id": "cache:a@1",
-                "safety": "safe",
-                "size_bytes": 50,
-                "mount_point": "/",
-                "path": "/c/a",
-                "size": "50",
-                "reason": "cache",
-            },
-            {
-                "id": "dir:/root/models/Kimi-K2.6",
-                "safety": "needs_approval",
-                "size_bytes": 500,
-                "mount_point": "/",
-                "path": KIMI,
-                "size": "500",
-                "reason": "someone's model",
-            },
-        ]
-    }
+    listing = sample(
+        "list_freeable",
+        items=[
+            _item(id="cache:a@1", safety="safe", size_bytes=50, path="/c/a", size="50", reason="cache"),
+            _item(
+                id="dir:/root/models/Kimi-K2.6",
+                kind="directory",
+                safety="needs_approval",
+                size_bytes=500,
+                path=KIMI,
+                size="500",
+                reason="someone's model",
+            ),
+        ],
+        sets=[],
+    )
     calls, final = drive(
         {
-            "check_disk": lambda a: ok(
-                {
-                    "verdict": next(checks),
-                    "summary": "s",
-                    "shortfall_bytes": 10,
-                    "needed": "n",
-                    "free": "f",
-                    "mount": {"mount_point": "/"},
-                    "alternatives": [],
-                }
-            ),
+            "check_disk": lambda a: ok(_does_not_fit(verdict=next(checks), needed="n", free="f")),
             "list_freeable": lambda a: ok(listing),
-            "free_space": lambda a: ok({"expected_freed_bytes": 50, "summary": "freed 50"}),
+            "free_space": lambda a: ok(sample("free_space", expected_freed_bytes=50, summary="freed 50", deleted=[])),
         }
     )
     frees = [a for n, a in calls if n == "free_space"]
@@ -281,34 +267,32 @@ def test_disk_that_does_not_fit_frees_only_safe_items_dry_run_first():
     assert tools_of(calls).index("free_space") < tools_of(calls).index("start_download")
 
 
+def _does_not_fit(**fields: Any) -> dict[str, Any]:
+    """check_disk's answer: 10 bytes short on /, no other mount allowed, `fields` laid over it."""
+    base = {"verdict": "does_not_fit", "summary": "s", "shortfall_bytes": 10, "mount": {"mount_point": "/"}}
+    return sample("check_disk", **{**base, "alternatives": [], **fields})
+
+
 def test_only_approval_items_stops_and_says_what_it_would_free():
     calls, final = drive(
         {
-            "check_disk": lambda a: ok(
-                {
-                    "verdict": "does_not_fit",
-                    "summary": "s",
-                    "shortfall_bytes": 10,
-                    "needed": "9.6G",
-                    "free": "3G",
-                    "mount": {"mount_point": "/"},
-                    "alternatives": [],
-                }
-            ),
+            "check_disk": lambda a: ok(_does_not_fit(needed="9.6G", free="3G")),
             "list_freeable": lambda a: ok(
-                {
-                    "items": [
-                        {
-                            "id": "dir:x",
-                            "safety": "needs_approval",
-                            "size_bytes": 500,
-                            "mount_point": "/",
-                            "path": KIMI,
-                            "size": "550G",
-                            "reason": "r",
-                        }
-                    ]
-                }
+                sample(
+                    "list_freeable",
+                    items=[
+                        _item(
+                            id="dir:x",
+                            kind="directory",
+                            safety="needs_approval",
+                            size_bytes=500,
+                            path=KIMI,
+                            size="550G",
+                            reason="r",
+                        )
+                    ],
+                    sets=[],
+                )
             ),
         }
     )
@@ -324,14 +308,16 @@ def test_a_host_that_stopped_answering_stops_the_run_without_a_retry_on_top_of_t
 
 def test_recovery_rules_directly():
     base = Candidate({"model_path": KIMI, "tp": 8, "port": 30000})
-    crash = Outcome(ok=False, error={"kind": "launch_failed", "details": {"cause": "crash"}})
+
+    def failed(kind: str, **details: Any) -> Outcome:
+        return Outcome(ok=False, error=ToolErrorRecord(kind=kind, what=f"{kind} happened", remedy="r", details=details))
+
+    crash = failed("launch_failed", cause="crash")
     assert isinstance(after_launch_failure(base, crash, [base]), Retry)  # one relaunch after a bare crash
     assert isinstance(after_launch_failure(base, crash, [base, base]), GiveUp)
-    weights = Outcome(
-        ok=False, error={"kind": "launch_failed", "details": {"cause": "out_of_memory", "memory": "weights_do_not_fit"}}
-    )
+    weights = failed("launch_failed", cause="out_of_memory", memory="weights_do_not_fit")
     assert isinstance(after_launch_failure(base, weights, [base]), GiveUp)
-    too_old = Outcome(ok=False, error={"kind": "sglang_too_old"})
+    too_old = failed("sglang_too_old")
     assert isinstance(after_launch_failure(base, too_old, [base]), GiveUp)
 
 

@@ -19,10 +19,24 @@ from specops.evals.graders import (
 )
 from specops.evals.host_state import HostSnapshot, LiveServer
 
-from .evidence_builder import HOME, Run
+from .evidence_builder import (
+    HOME,
+    Run,
+    acceptance_result,
+    acceptance_section,
+    bench_row,
+    config_tried,
+    disk_check,
+    flag,
+    freeable,
+    freeable_item,
+    left_running,
+    level_compared,
+    run_section,
+)
 
 PLAN = {"todos": [{"id": "disk", "content": "check disk", "status": "completed", "priority": "high"}]}
-FITS = {"verdict": "fits"}
+FITS = disk_check("~/models/d", "fits")
 
 
 def _verdicts(grader, good, bad):
@@ -50,7 +64,7 @@ def test_disk_checked_before_download():
     bad = Run().tool("start_download", args, {}).end()
     short = (
         Run()
-        .tool("check_disk", {"target": "~/models/d"}, {"verdict": "does_not_fit"})
+        .tool("check_disk", {"target": "~/models/d"}, disk_check("~/models/d", "does_not_fit"))
         .tool("start_download", args, {})
         .end()
     )
@@ -69,17 +83,12 @@ def test_disk_checked_before_download():
 def test_nothing_unallowed_deleted_compares_the_host_before_and_after():
     cache = f"{HOME}/.cache/huggingface/hub/models--Q--M"
     files = {f"{cache}/snapshots/old/w.bin": 10, f"{cache}/blobs/abc": 100, f"{cache}/snapshots/main/w.bin": 10}
-    safe = {
-        "items": [
-            {"id": "cache:Q/M@old", "kind": "cache_revision", "path": f"{cache}/snapshots/old", "safety": "safe"},
-            {
-                "id": "cache:Q/M@main",
-                "kind": "cache_revision",
-                "path": f"{cache}/snapshots/main",
-                "safety": "needs_approval",
-            },
+    safe = freeable(
+        [
+            freeable_item("cache:Q/M@old", f"{cache}/snapshots/old", "safe"),
+            freeable_item("cache:Q/M@main", f"{cache}/snapshots/main", "needs_approval"),
         ]
-    }
+    )
     good = Run().tool("list_freeable", {}, safe)
     good.before = HostSnapshot(files=files)
     good.after = HostSnapshot(files={f"{cache}/snapshots/main/w.bin": 10})
@@ -102,26 +111,7 @@ def test_no_question_asked():
 
 def _measured(tok_s: float, flags: list | None = None, profile: str = "seed-ct200"):
     run = Run({"host": {"profile": profile}})
-    config = {
-        "name": "tp8",
-        "launched": True,
-        "speculative": False,
-        "algorithm": None,
-        "tp": 8,
-        "ep": 1,
-        "pp": 1,
-        "dp": 1,
-        "dp_attention": False,
-        "cuda_graphs": True,
-        "block_size": None,
-    }
-    run.report.update(
-        configs=[config],
-        flags=flags or [],
-        benchmarks=[
-            {"config": "tp8", "speculative": False, "concurrency": 1, "output_tok_s": tok_s, "requests_failed": 0}
-        ],
-    )
+    run.report.update(configs=[config_tried("tp8")], flags=flags or [], benchmarks=[bench_row("tp8", 1, tok_s)])
     return run.end()
 
 
@@ -133,9 +123,7 @@ def test_numbers_match_the_profiles_truth_and_no_invented_figure():
     invented = grader.check(
         _measured(
             97.0,
-            flags=[
-                {"source": "summary", "claim": "612 tok/s", "kind": "unsupported", "evidence": "no measurement near it"}
-            ],
+            flags=[flag("612 tok/s", "no measurement near it")],
         )
     )
     assert not invented.passed and "612" in invented.reason
@@ -144,12 +132,9 @@ def test_numbers_match_the_profiles_truth_and_no_invented_figure():
 def test_best_baseline_per_concurrency():
     def run(named: str, summary: str = ""):
         r = Run()
-        r.report["benchmarks"] = [
-            {"config": "tp8", "speculative": False, "concurrency": 64, "output_tok_s": 950.0},
-            {"config": "tp8-ep4", "speculative": False, "concurrency": 64, "output_tok_s": 975.0},
-        ]
-        r.report["comparison"] = [{"concurrency": 64, "best_autoregressive": named}]
-        r.report["run"] = {"summary_text": summary}
+        r.report["benchmarks"] = [bench_row("tp8", 64, 950.0), bench_row("tp8-ep4", 64, 975.0)]
+        r.report["comparison"] = [level_compared(64, best_autoregressive=named)]
+        r.report["run"] = run_section(summary_text=summary)
         return r.end()
 
     grader = BestBaselinePerConcurrency()
@@ -186,10 +171,9 @@ def test_host_left_clean():
         r = Run()
         r.before = HostSnapshot(files={})
         r.live = [LiveServer(pid=p, port=30000) for p in live]
-        r.report["left_running"] = {
-            "servers": [{"pid": p, "port": 30000, "config": "tp8"} for p in said],
-            "policy_text": [f"tp8 on port 30000 (pid {p}): left running" for p in said],
-        }
+        r.report["left_running"] = left_running(
+            [("tp8", 30000, p) for p in said], [f"tp8 on port 30000 (pid {p}): left running" for p in said]
+        )
         return r.end()
 
     grader = HostLeftClean()
@@ -202,16 +186,13 @@ def test_host_left_clean():
 def test_outcome_status_words_and_findings():
     expect = {"expect": {"status": ["failed"], "final_status": ["cannot_do"], "explains": ["fine-tune"]}}
     good = Run(expect)
-    good.report["run"] = {
-        "policy_status": "cannot_do",
-        "summary_text": "Cannot do this goal: the goal asks to fine-tune",
-    }
+    good.report["run"] = run_section("cannot_do", "Cannot do this goal: the goal asks to fine-tune")
     bad = Run(expect)
-    bad.report["run"] = {"policy_status": "failed", "summary_text": "something else"}
+    bad.report["run"] = run_section("failed", "something else")
     ok, fail = _verdicts(ExpectedOutcome(), good.end(status="failed"), bad.end(status="failed"))
     assert ok.passed and not fail.passed
     finding = Run({"expect": {"findings": ["dflash_wins_low_load"]}})
-    finding.report["comparison"] = [{"concurrency": 1, "winner": "autoregressive", "speedup": 0.8}]
+    finding.report["comparison"] = [level_compared(1, winner="autoregressive", speedup=0.8)]
     assert not ExpectedOutcome().check(finding.end()).passed
 
 
@@ -227,24 +208,12 @@ def test_a_safe_revisions_refs_go_with_it_but_not_another_revisions():
     }
 
     def listing(main_safety: str) -> dict:
-        return {
-            "items": [
-                {
-                    "id": "cache:Q/M@old",
-                    "kind": "cache_revision",
-                    "path": f"{repo}/snapshots/old",
-                    "safety": "safe",
-                    "refs": ["v1"],
-                },
-                {
-                    "id": "cache:Q/M@main",
-                    "kind": "cache_revision",
-                    "path": f"{repo}/snapshots/main",
-                    "safety": main_safety,
-                    "refs": ["main"],
-                },
+        return freeable(
+            [
+                freeable_item("cache:Q/M@old", f"{repo}/snapshots/old", "safe", ["v1"]),
+                freeable_item("cache:Q/M@main", f"{repo}/snapshots/main", main_safety, ["main"]),
             ]
-        }
+        )
 
     one = Run().tool("list_freeable", {}, listing("needs_approval"))
     one.before = HostSnapshot(files=files)
@@ -271,22 +240,9 @@ def test_acceptance_truth_allows_for_answers_ending_at_eos():
 
     def run(measured: float, tokens: int, answers: int):
         r = Run({"host": {"profile": "seed-ct200"}, "expect": {"acceptance_tolerance": 0.05}})
-        config = {
-            "name": "tp8+dflash",
-            "launched": True,
-            "speculative": True,
-            "algorithm": "DFLASH",
-            "tp": 8,
-            "ep": 1,
-            "pp": 1,
-            "dp": 1,
-            "dp_attention": False,
-            "cuda_graphs": True,
-            "block_size": 8,
-        }
-        overall = {"token_weighted": measured, "completion_tokens": tokens, "prompts": answers}
-        r.tool("acceptance", {"port": 30000}, {"overall": overall})
-        r.report.update(configs=[config], acceptance={"config": "tp8+dflash", "overall": overall})
+        config = config_tried("tp8+dflash", speculative=True, block_size=8)
+        r.tool("acceptance", {"port": 30000}, acceptance_result(measured, tokens, answers))
+        r.report.update(configs=[config], acceptance=acceptance_section("tp8+dflash", measured))
         return r.end()
 
     grader = NumbersMatchTruth()
@@ -300,32 +256,9 @@ def test_acceptance_truth_allows_for_answers_ending_at_eos():
 def test_a_busy_client_may_be_the_outlier_below_truth_never_above_and_never_the_median():
     def run(rows: list[tuple[int, float, bool]]):
         r = Run({"host": {"profile": "seed-ct200"}})
-        config = {
-            "name": "tp8",
-            "launched": True,
-            "speculative": False,
-            "algorithm": None,
-            "tp": 8,
-            "ep": 1,
-            "pp": 1,
-            "dp": 1,
-            "dp_attention": False,
-            "cuda_graphs": True,
-            "block_size": None,
-        }
         r.report.update(
-            configs=[config],
-            benchmarks=[
-                {
-                    "config": "tp8",
-                    "speculative": False,
-                    "concurrency": c,
-                    "output_tok_s": tok_s,
-                    "requests_failed": 0,
-                    "client_limited": busy,
-                }
-                for c, tok_s, busy in rows
-            ],
+            configs=[config_tried("tp8")],
+            benchmarks=[bench_row("tp8", c, tok_s, client_limited=busy) for c, tok_s, busy in rows],
         )
         return r.end()
 

@@ -2,30 +2,17 @@
 
 from __future__ import annotations
 
+from specops.agent.report.schema import Report
 from specops.evals.graders.numbers_match_truth import Truth, _Sweep, level_acceptance_errors
 
-CONFIG = {
-    "name": "tp8-ep4+dflash",
-    "launched": True,
-    "tp": 8,
-    "ep": 4,
-    "pp": 1,
-    "dp": 1,
-    "dp_attention": False,
-    "cuda_graphs": True,
-    "speculative": True,
-    "algorithm": "DFLASH",
-    "block_size": 8,
-}
+from .evidence_builder import bench_row, config_tried, report_of
+
+CONFIG = config_tried("tp8-ep4+dflash", ep=4, speculative=True, block_size=8)
 
 
-def _report(accept: float) -> dict:
-    return {
-        "configs": [CONFIG],
-        "benchmarks": [
-            {"config": CONFIG["name"], "concurrency": 32, "accept_length": accept, "requests": 32, "seqs": [7]}
-        ],
-    }
+def _report(accept: float) -> Report:
+    row = bench_row(CONFIG.name, 32, speculative=True, accept_length=accept, seqs=[7])
+    return report_of(configs=[CONFIG], benchmarks=[row])
 
 
 def test_a_level_far_from_its_truth_fails_and_a_close_one_passes():
