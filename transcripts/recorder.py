@@ -17,7 +17,7 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 from pydantic_ai.messages import ModelMessage, ModelResponse
 
@@ -56,14 +56,27 @@ class Recorder:
         secrets: Iterable[str] = (),
         environ: Mapping[str, str] | None = None,
         fsync: bool = True,
+        continuing: TranscriptReadResult | None = None,
     ) -> None:
+        """A new transcript at `path`; or, with `continuing` (resume's reading of it), the same one carried on."""
         path = Path(path)
-        if path.exists() and path.stat().st_size > 0:
+        if continuing is None and path.exists() and path.stat().st_size > 0:
             raise FileExistsError(f"{path} already holds a transcript: continue it with Recorder.resume({str(path)!r})")
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._open(path, run_id, Redactor(secrets, environ=environ), fsync=fsync, next_seq=0, last_ts=None)
-        self.resumed_from: TranscriptReadResult | None = None
-        if fsync:  # the new file's directory entry, so the file itself survives a machine crash
+        events = continuing.events if continuing else []
+        # Carried on, the next request is stored as a continuation of the last one recorded, as it would have been.
+        last = next((e for e in reversed(events) if isinstance(e, ModelRequestEvent)), None)
+        self._open(
+            path,
+            run_id,
+            Redactor(secrets, environ=environ),
+            fsync=fsync,
+            next_seq=continuing.next_seq if continuing else 0,
+            last_ts=events[-1].ts if events else None,
+            last_request=(last.seq, continuing.messages_sent(last)) if continuing and last else None,
+        )
+        self.resumed_from = continuing
+        if continuing is None and fsync:  # the new file's directory entry, so the file itself survives a machine crash
             _fsync_dir(path.parent)
 
     @classmethod
@@ -74,7 +87,7 @@ class Recorder:
         secrets: Iterable[str] = (),
         environ: Mapping[str, str] | None = None,
         fsync: bool = True,
-    ) -> Recorder:
+    ) -> Self:
         """Continue the transcript at `path`: same run id, seq after its last whole line.
 
         A torn last line is cut off first (the file is truncated to its last
@@ -86,24 +99,18 @@ class Recorder:
             raise ValueError(f"{path} has no complete event to resume from (no run id): start a new Recorder")
         if read.torn_tail:
             os.truncate(read.path, read.whole_length)
-        recorder = cls.__new__(cls)
-        recorder._open(
-            read.path,
-            read.run_id,
-            Redactor(secrets, environ=environ),
-            fsync=fsync,
-            next_seq=read.next_seq,
-            last_ts=read.events[-1].ts,
-        )
-        recorder.resumed_from = read
-        # The next request is stored as a continuation of the last one recorded, as it would have been.
-        last_request = next((e for e in reversed(read.events) if isinstance(e, ModelRequestEvent)), None)
-        if last_request is not None:
-            recorder._last_request = (last_request.seq, read.messages_sent(last_request))
-        return recorder
+        return cls(read.path, read.run_id, secrets=secrets, environ=environ, fsync=fsync, continuing=read)
 
     def _open(
-        self, path: Path, run_id: str, redactor: Redactor, *, fsync: bool, next_seq: int, last_ts: datetime | None
+        self,
+        path: Path,
+        run_id: str,
+        redactor: Redactor,
+        *,
+        fsync: bool,
+        next_seq: int,
+        last_ts: datetime | None,
+        last_request: tuple[int, list[dict[str, Any]]] | None,
     ) -> None:
         if not run_id:
             raise ValueError("a run needs a non-empty run id")
@@ -116,7 +123,7 @@ class Recorder:
         self._last_ts = last_ts
         # The last request's serialised messages, to store the next one as a continuation of it.
         self._request_lock = threading.Lock()
-        self._last_request: tuple[int, list[dict[str, Any]]] | None = None
+        self._last_request = last_request
         self._last_objects: list[ModelMessage] = []  # the message objects of the last request, for _serialise
         self.last_written: dict[str, Any] = {}
         self._fd: int | None = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)

@@ -164,7 +164,7 @@ class ScriptedChatServer:
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
         await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self.port = self._runner.addresses[0][1]
 
     def close(self) -> None:
         if self._loop is not None and self._thread is not None:

@@ -69,8 +69,16 @@ def test_download_and_sweep_bars_follow_the_events(tmp_path):
     assert "2 tool calls · 0 failed" in done
 
 
-def test_a_failed_sweep_says_so():
+def test_a_failed_sweep_says_so(tmp_path):
     view = LiveView()
-    view._sweep_started("c9", {"port": 30001, "levels": [1, 2]})
-    view._sweep_ended("c9", None, "failed: server_died")
+    with Recorder(tmp_path / "t.jsonl", "run-live", environ={}, fsync=False) as recorder:
+        view.on_event(
+            recorder.record(ToolCallEvent, call_id="c9", tool="benchmark", args={"port": 30001, "levels": [1]})
+        )
+        died = {"kind": "server_died", "what": "the server died", "remedy": "read its log"}
+        view.on_event(
+            recorder.record(
+                ToolResultEvent, call_id="c9", tool="benchmark", ok=False, error=died, duration_s=1.0, host="sim"
+            )
+        )
     assert "failed: server_died" in _render(view)

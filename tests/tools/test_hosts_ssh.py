@@ -283,13 +283,13 @@ def test_an_idle_drop_is_repaired_before_the_next_command_and_file_operation(ssh
 
 def test_keepalive_is_set_on_the_transport_and_sent_while_idle(sshd, caplog):
     with open_host(sshd.url, **sshd.options()) as default:
-        transport = default._transport()
+        transport = default._transport()  # noqa: SLF001 -- the live paramiko transport under the host
         # paramiko keeps the interval on the packetizer only (no public getter).
-        assert transport.packetizer._Packetizer__keepalive_interval == 15 == default.options.keepalive_s
+        assert transport.packetizer._Packetizer__keepalive_interval == 15 == default.options.keepalive_s  # noqa: SLF001
     caplog.set_level(logging.DEBUG, logger="paramiko.transport")
     with open_host(sshd.url, **sshd.options(keepalive_s=1)) as host:
-        transport = host._transport()
-        assert transport.packetizer._Packetizer__keepalive_interval == 1
+        transport = host._transport()  # noqa: SLF001
+        assert transport.packetizer._Packetizer__keepalive_interval == 1  # noqa: SLF001
         caplog.clear()
         time.sleep(2.5)  # idle: the transport itself must speak up
         sent = [r for r in caplog.records if 'Sending global request "keepalive@lag.net"' in r.getMessage()]
