@@ -40,14 +40,17 @@ def _full_results(transcript: Path) -> dict[str, dict[str, Any]]:
 def _history(body: dict[str, Any], transcript: Path) -> list[ModelMessage]:
     """What the playbook reads: the goal (the first user message) and each tool return, in full, by call id."""
     full = _full_results(transcript)
+    names: dict[str, str] = {}  # call id -> tool, from the calls the assistant made: the playbook reads results typed
     messages: list[ModelMessage] = []
     for message in body["messages"]:
         if message["role"] == "user" and not messages:
             messages.append(ModelRequest(parts=[UserPromptPart(str(message["content"]))]))
+        elif message["role"] == "assistant":
+            names.update({c["id"]: c["function"]["name"] for c in message.get("tool_calls") or []})
         elif message["role"] == "tool":
             call_id = message["tool_call_id"]
             content = full.get(call_id) or json.loads(message["content"])
-            messages.append(ModelRequest(parts=[ToolReturnPart("tool", content, tool_call_id=call_id)]))
+            messages.append(ModelRequest(parts=[ToolReturnPart(names.get(call_id, ""), content, tool_call_id=call_id)]))
     return messages
 
 

@@ -33,7 +33,7 @@ from specops.tools.download.models import (
     DownloadStatus,
     WaitDownloadResult,
 )
-from specops.tools.drafter_config import DrafterConfig
+from specops.tools.drafter_config import DrafterConfig, dflash_family
 from specops.tools.errors import ErrorKind
 from specops.tools.facts import HostFacts
 from specops.tools.models_on_host import ModelOnHost, ModelsOnHost
@@ -136,6 +136,36 @@ class Stop(Exception):
         self.why = why
 
 
+def _refuse_what_sglang_cannot_serve(facts: HostFacts, drafter: DrafterConfig | None = None) -> None:
+    """Stop before anything changes on the host when its SGLang cannot serve the drafter at all: no DFLASH in this
+    release, or not the drafter's architecture. Found from host_facts and the drafter's config on the Hub, it
+    would otherwise surface only at the DFlash launch, after the download and the baselines."""
+    support, version = facts.speculative, facts.sglang_version
+    if support is None:
+        return
+
+    def upgrade(since: str | None) -> str:
+        how = f" (pip install -U 'sglang>={since}')" if since else ""
+        return f"upgrade SGLang on the host{how}, then run again. Nothing was downloaded or launched"
+
+    if not support.dflash:
+        raise Stop(
+            "failed",
+            f"SGLang {version} on the host has no DFLASH speculative algorithm"
+            f"{f' (first in SGLang {support.dflash_since})' if support.dflash_since else ''}: "
+            + upgrade(support.dflash_since),
+        )
+    architectures = drafter.drafter.architectures if drafter is not None else []
+    if architectures and not set(architectures) & set(support.dflash_architectures):
+        family = dflash_family()
+        since = next((family[a] for a in architectures if a in family), None)
+        raise Stop(
+            "failed",
+            f"SGLang {version} on the host does not serve {'/'.join(architectures)} under DFLASH (it serves "
+            f"{', '.join(support.dflash_architectures)}{f'; SGLang {since} does' if since else ''}): " + upgrade(since),
+        )
+
+
 class Pipeline:
     def __init__(self, understood: Understood, settings: PlaybookSettings | None = None) -> None:
         self.u = understood
@@ -145,6 +175,7 @@ class Pipeline:
         self.handled: list[str] = []  # failures met and how each was handled
         self.unresolved: list[str] = []
         self.running: dict[int, RunningServer] = {}  # pid -> each server up now
+        self.servers_started = 0
         self.left_running: list[str] = []
         self.port = DEFAULT_PORT
         self.ar: dict[str, Sweep] = {}
@@ -248,7 +279,8 @@ class Pipeline:
         self.plan.start("target")
         target = yield from self._target(facts)
         self.plan.start("drafter")
-        yield from self._drafter_config({"repo_id": self.goal.repo_id}, target)
+        hub_config = yield from self._drafter_config({"repo_id": self.goal.repo_id}, target)
+        _refuse_what_sglang_cannot_serve(facts, hub_config)
         self.plan.start("disk")
         target_dir = yield from self._make_room(f"~/models/{self.goal.repo_id.split('/')[-1]}")
         self.plan.start("download")
@@ -306,6 +338,7 @@ class Pipeline:
             raise Stop("failed", "SGLang is not installed for the host's python3: install it, then run again")
         link = facts.interconnect.interconnect if facts.interconnect else "unknown"
         self.done.append(f"host: {facts.gpu_count}x {facts.gpu_model} ({link}), SGLang {facts.sglang_version}")
+        _refuse_what_sglang_cannot_serve(facts)
         return facts
 
     def _target(self, facts: HostFacts) -> Steps:
@@ -513,6 +546,7 @@ class Pipeline:
             if out.ok:
                 server = out.value(RunningServer)
                 self.running[server.pid] = server
+                self.servers_started += 1
                 self.port = candidate.config["port"]
                 return server, candidate
             if out.kind == ErrorKind.HOST_UNAVAILABLE:
@@ -715,7 +749,7 @@ class Pipeline:
         parts += comparison_lines(verdicts)
         if self.handled:
             parts.append("what went wrong and how it was handled: " + " | ".join(self.handled))
-        if not self.left_running:
+        if self.servers_started and not self.left_running:
             parts.append("every server this run started was stopped")
         recommendation = recommend(verdicts).text if (self.ar or self.spec) else None
         if recommendation and self.crash_level is not None:
