@@ -31,7 +31,7 @@ ADVANCED: dict[str, tuple[str, ...]] = {
     "FindModelsArgs": ("roots",),
     "DownloadStatusArgs": ("log_lines",),
     "WaitDownloadArgs": ("poll_s", "log_lines"),
-    "LaunchArgs": ("ready_timeout_s", "log_dir", "python", "keep_on_timeout"),
+    "LaunchArgs": ("ready_timeout_s", "stall_timeout_s", "log_dir", "python", "keep_on_timeout"),
     "RestartArgs": ("ready_timeout_s", "log_dir", "python"),
     "StopArgs": ("pid", "allow_foreign", "port", "grace_s", "release_timeout_s"),
     "FreeSpaceArgs": ("approved_paths",),

@@ -18,6 +18,8 @@ class FaultName(StrEnum):
     SLOW_DOWNLOAD = "slow_download"
     DOWNLOAD_CUT = "download_cut"
     SERVER_CRASH_AT_START = "server_crash_at_start"
+    SLOW_LOAD = "slow_load"
+    LOAD_HANG = "load_hang"
     CRASH_UNDER_LOAD = "crash_under_load"
     CUDA_GRAPH_DRAFTER = "cuda_graph_drafter"
     PORT_IN_USE = "port_in_use"

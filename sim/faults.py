@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
 from ..sglang_releases.facts import modelled_versions
 from .fault_names import FaultName
@@ -76,6 +76,22 @@ class ServerCrashAtStart(_Fault):
     name: Literal[FaultName.SERVER_CRASH_AT_START] = FaultName.SERVER_CRASH_AT_START
     after_fraction: float = Field(default=0.6, gt=0, lt=1)
     times: int = Field(default=1, ge=1, description="Launches that crash before one succeeds")
+
+
+class SlowLoad(_Fault):
+    """The server loads `factor` times slower than the profile says (a network filesystem, a cold page cache),
+    logging its progress all the way. Read by the serving simulator."""
+
+    name: Literal[FaultName.SLOW_LOAD] = FaultName.SLOW_LOAD
+    factor: float = Field(default=6.0, gt=1)
+
+
+class LoadHang(_Fault):
+    """The server hangs `at_fraction` of the way through loading: alive, its log silent from then on (as an NCCL
+    hang at start-up is). Read by the serving simulator."""
+
+    name: Literal[FaultName.LOAD_HANG] = FaultName.LOAD_HANG
+    at_fraction: float = Field(default=0.3, gt=0, lt=1)
 
 
 class CrashUnderLoad(_Fault):
@@ -149,6 +165,8 @@ Fault = Annotated[
     | SlowDownload
     | DownloadCut
     | ServerCrashAtStart
+    | SlowLoad
+    | LoadHang
     | CrashUnderLoad
     | CudaGraphDrafter
     | PortInUse
@@ -174,6 +192,23 @@ def parse_fault(spec: str) -> Fault:
             raise ValueError(f"fault {spec!r}: expected key=value, got {pair!r}")
         params[key.strip()] = value.strip()
     return TypeAdapter(Fault).validate_python(params)
+
+
+def describe_fault_error(spec: str, error: ValueError) -> str:
+    """Why parse_fault refused `spec`, as one line: an unknown name with the known ones, or each bad parameter."""
+    if not isinstance(error, ValidationError):
+        return " ".join(str(error).split())
+    problems = error.errors(include_url=False)
+    if any(p["type"] in ("union_tag_invalid", "union_tag_not_found") for p in problems):
+        name = spec.partition(":")[0].strip()
+        return f"no fault named {name!r}; known faults: {', '.join(n.value for n in FAULT_TYPES)}"
+    said = "; ".join(
+        f"{'.'.join(str(part) for part in p['loc'][1:]) or 'fault'}: {p['msg']} (got {p.get('input')!r})"
+        if p["type"] != "extra_forbidden"
+        else f"{'.'.join(str(part) for part in p['loc'][1:])}: no such parameter"
+        for p in problems
+    )
+    return f"fault {spec!r}: {' '.join(said.split())}"
 
 
 def find_fault(faults: list[Fault], name: FaultName) -> Fault | None:

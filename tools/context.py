@@ -30,6 +30,8 @@ class ToolContext:
     allowed_roots: tuple[str, ...]
     hub_token: SecretStr | None = None
     command_timeout_s: float = 120.0
+    # The user's --launch-wait: the most a server start-up that shows progress is waited for (modelled seconds).
+    launch_wait_s: float = 7200.0
     shell_may_change: bool = False  # the shell tool runs only read-only commands unless the policy allows more
     notes: list[str] = field(default_factory=list)
     handles: RunHandles = field(default_factory=RunHandles)  # the servers and downloads this run started, by id

@@ -26,6 +26,7 @@ class SimulatedScales(BaseModel):
 
     sim_root: str | None = None
     time_scale: float = 1.0
+    load_time_scale: float = Field(default=1.0, description="Like time_scale, for a server's start-up (loading)")
     byte_scale: int = 1
     mounts: list[str] = Field(default_factory=list, description="Real paths of every mount of the world")
     virtual_mounts: dict[str, str] = Field(
@@ -87,6 +88,7 @@ def simulated_scales(host: Host) -> SimulatedScales:
             scales = SimulatedScales(
                 sim_root=root,
                 time_scale=float(sim.get("time_scale", 1.0)),
+                load_time_scale=float(sim.get("load_time_scale") or sim.get("time_scale", 1.0)),
                 byte_scale=int(sim.get("byte_scale", 1)),
                 mounts=[m["path"].rstrip("/") or "/" for m in mounts],
                 virtual_mounts={

@@ -28,7 +28,7 @@ from typing import Any
 from aiohttp import web
 
 from ...sglang_releases.facts import LATEST, for_version
-from ..faults import CrashUnderLoad, CudaGraphDrafter, FaultName, OutOfMemory, ServerCrashAtStart
+from ..faults import CrashUnderLoad, CudaGraphDrafter, FaultName, LoadHang, OutOfMemory, ServerCrashAtStart, SlowLoad
 from ..world import gpu_registry, ports
 from ..world.state import WorldState
 from .checkpoint import Checkpoint, load_checkpoint
@@ -122,10 +122,16 @@ class Launcher:
     # ------------------------------------------------------------------ helpers
     @property
     def load_seconds(self) -> float:
-        return self.world.profile.serving.target.load_seconds / self.world.load_time_scale
+        slow = self.world.fault(FaultName.SLOW_LOAD)
+        factor = slow.factor if isinstance(slow, SlowLoad) else 1.0
+        return factor * self.world.profile.serving.target.load_seconds / self.world.load_time_scale
 
     async def _advance(self, fraction: float) -> None:
-        """Sleep until `fraction` of the load time has passed; crash there if the fault says so."""
+        """Sleep until `fraction` of the load time has passed; crash or hang there if a fault says so."""
+        hang = self.world.fault(FaultName.LOAD_HANG)
+        if isinstance(hang, LoadHang) and hang.at_fraction <= fraction:
+            await asyncio.sleep(max(hang.at_fraction - self.elapsed, 0.0) * self.load_seconds)
+            await asyncio.Event().wait()  # alive and silent until stopped
         crash = self.world.fault(FaultName.SERVER_CRASH_AT_START)
         if isinstance(crash, ServerCrashAtStart) and self.elapsed < crash.after_fraction <= fraction:
             await asyncio.sleep((crash.after_fraction - self.elapsed) * self.load_seconds)

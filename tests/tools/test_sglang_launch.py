@@ -28,7 +28,6 @@ from specops.tools.sglang import (
     StopArgs,
     launch_server,
     read_capabilities,
-    ready_timeout_for,
     restart_server,
     server_status,
     stop_server,
@@ -46,10 +45,6 @@ pytestmark = pytest.mark.timeout(120)
 def world():
     with start_world(time_scale=SCALE) as w:
         yield w
-
-
-def _ready_timeout(world) -> float:
-    return ready_timeout_for(world.state.profile.serving.target.load_seconds, world.state.time_scale)
 
 
 def _target(ctx: ToolContext) -> str:
@@ -73,7 +68,7 @@ def _gpu_pids(host: Host) -> set[int]:
 
 
 def _launch(world, ctx, config: ServerConfig) -> object:
-    return launch_server(ctx, LaunchArgs(config=config, ready_timeout_s=_ready_timeout(world)))
+    return launch_server(ctx, LaunchArgs(config=config))
 
 
 # -- success --------------------------------------------------------------------------------------
@@ -114,7 +109,6 @@ def test_dflash_on_ep4_takes_block_size_8_from_the_drafter_then_restarts_without
             RestartArgs(
                 server=server.id,
                 changes={"cuda_graphs": False, "max_running_requests": 128},
-                ready_timeout_s=_ready_timeout(world),
             ),
         )
         assert restarted.stopped.gpu_released and restarted.server.pid != server.pid
@@ -130,15 +124,13 @@ def test_dflash_on_ep4_takes_block_size_8_from_the_drafter_then_restarts_without
 def test_launch_status_restart_and_stop_over_ssh_and_locally(world, backend):
     with reach(world, backend) as host:
         ctx = ToolContext.for_host(host)
-        server = launch_server(ctx, LaunchArgs(config=_ep4(ctx), ready_timeout_s=30))
+        server = launch_server(ctx, LaunchArgs(config=_ep4(ctx)))
         try:
             assert server.port == 30000 and server.host == host.spec
             assert host.port_on_host(30000) != 30000  # the world's virtual port, served elsewhere on this machine
             status = server_status(ctx, StatusArgs(server=server.id))
             assert status.up and status.process_running and status.info.max_running_requests != 96
-            restarted = restart_server(
-                ctx, RestartArgs(server=server.id, changes={"max_running_requests": 96}, ready_timeout_s=30)
-            )
+            restarted = restart_server(ctx, RestartArgs(server=server.id, changes={"max_running_requests": 96}))
             assert restarted.stopped.gpu_released and restarted.server.pid != server.pid
             server = restarted.server
             assert server_status(ctx, StatusArgs(server=server.id)).info.max_running_requests == 96
@@ -228,5 +220,5 @@ def test_a_launch_that_outlasts_its_timeout_is_stopped_and_says_timeout(backend)
         with pytest.raises(LaunchFailed) as failed:
             launch_server(ctx, LaunchArgs(config=_ep4(ctx), ready_timeout_s=0.3))
         d = failed.value.details
-        assert failed.value.cause == "timeout" and d["stopped"] is True and "ready_timeout_s" in failed.value.remedy
+        assert failed.value.cause == "timeout" and d["stopped"] is True and "--launch-wait" in failed.value.remedy
         assert not _gpu_pids(ctx.host)

@@ -24,7 +24,7 @@ from .errors import (
     UnsupportedFlags,
 )
 from .handle import RunningServer
-from .launch import LaunchArgs, launch_server, ready_timeout_for
+from .launch import LaunchArgs, launch_server
 from .preflight import check_launch, check_rules, check_supported
 from .server_http import ServerInfoSummary, server_url
 from .status import ServerStatus, StatusArgs, server_status
@@ -62,7 +62,6 @@ __all__ = [
     "needed_flags",
     "parse_help",
     "read_capabilities",
-    "ready_timeout_for",
     "restart_server",
     "server_status",
     "server_url",

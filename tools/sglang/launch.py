@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import httpx
@@ -14,6 +15,7 @@ from ..errors import HostUnavailable
 from ..hosts import ConnectionDropped, HostError, PortNotListening
 from ..inputs import HostPath
 from ..registry import tool
+from ..simulated import simulated_scales
 from .capabilities import read_capabilities
 from .command import launch_argv
 from .config import ServerConfig
@@ -23,7 +25,14 @@ from .preflight import check_launch
 from .readiness import Outcome, wait_until_ready
 from .server_http import server_info
 
-DEFAULT_READY_TIMEOUT_S = 1800.0  # a 1T-parameter MoE loads in 5-10 minutes; CUDA graphs and warm-up add more
+# A start-up whose log shows nothing new this long is stuck: SGLang logs every shard loaded and every CUDA graph
+# batch size captured; a 1T-parameter MoE loads in 5-10 minutes, slower from a network filesystem.
+DEFAULT_STALL_S = 600.0
+USUAL_START_S = 1800.0  # past this a start-up is slow: waited on while it shows progress, and said
+# A simulated server starts Python and does its real work (reading the stored checkpoint, the warm-up request) at
+# this machine's pace: real seconds its first line may take, and the least real silence that counts as a stall.
+SIM_STARTUP_S = 30.0
+SIM_MIN_STALL_S = 10.0
 STOP_GRACE_S = 30.0
 # SGLang's start-up notes a planner should see: defaults it picked, settings it overrode.
 _WARNING = re.compile(r"(?i)(defaulting to|overriding|is deprecated|falling back|is disabled when|not supported)")
@@ -33,11 +42,18 @@ class LaunchArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     config: ServerConfig
-    ready_timeout_s: float = Field(
-        default=DEFAULT_READY_TIMEOUT_S,
+    ready_timeout_s: float | None = Field(
+        default=None,
         gt=0,
         le=14400,
-        description="How long loading, CUDA-graph capture and warm-up may take before the launch counts as failed",
+        description="The most loading, CUDA-graph capture and warm-up may take while the log shows progress "
+        "(default: the run's --launch-wait)",
+    )
+    stall_timeout_s: float = Field(
+        default=DEFAULT_STALL_S,
+        gt=0,
+        le=3600,
+        description="A start-up whose log shows nothing new for this long is stuck: stopped, long before the timeout",
     )
     log_dir: HostPath = Field(default="~/.specops/logs", description="Where the server's log goes on the host")
     python: HostPath = Field(default="python3", description="The host interpreter that has SGLang")
@@ -71,13 +87,29 @@ def launch_server(ctx: ToolContext, args: LaunchArgs) -> RunningServer:
             details={"log_path": log_path, "may_have_run": exc.may_have_run},
         ) from exc
     write_record(ctx, proc)
-    outcome = wait_until_ready(ctx.host, proc, config.port, timeout_s=args.ready_timeout_s)
+    # Waits are in the modelled host's seconds; a simulated host loads load_time_scale times faster, but its
+    # Python starts at this machine's pace, which no time scale shortens.
+    sim = simulated_scales(ctx.host)
+    scale, startup, least = (sim.load_time_scale, SIM_STARTUP_S, SIM_MIN_STALL_S) if sim.simulated else (1, 0, 0)
+    # The user's --launch-wait bounds every start-up; a caller may ask for less (a quick screen), never more.
+    limit = min(args.ready_timeout_s or ctx.launch_wait_s, ctx.launch_wait_s)
+    wait = Wait(limit_s=limit, stall_s=args.stall_timeout_s, scale=scale)
+    outcome = wait_until_ready(
+        ctx.host,
+        proc,
+        config.port,
+        timeout_s=wait.limit_s / scale,
+        stall_s=max(wait.stall_s / scale, least),
+        quiet_s=max(wait.stall_s / scale, 1.0),  # at the timeout, a second of silence on a sim host's clock
+        startup_s=startup,
+    )
     if not outcome.ready:
         stopped = False
-        if not outcome.exited and not (outcome.diagnosis is None and args.keep_on_timeout):
+        still_loading = outcome.diagnosis is None and not outcome.stalled
+        if not outcome.exited and not (still_loading and args.keep_on_timeout):
             ctx.host.stop(proc, grace_s=STOP_GRACE_S)
             stopped = True
-        raise _launch_failed(ctx, args, outcome, proc.pid, log_path, stopped)
+        raise _launch_failed(args, outcome, wait, proc.pid, log_path, stopped)
     try:
         info = server_info(ctx.host, config.port)
     except (httpx.HTTPError, PortNotListening, HostError) as exc:
@@ -99,10 +131,20 @@ def launch_server(ctx: ToolContext, args: LaunchArgs) -> RunningServer:
             base_url=f"http://127.0.0.1:{config.port}",
             config=config,
             info=info,
-            ready_after_s=round(outcome.elapsed_s, 2),
-            warnings=_startup_warnings(ctx, log_path),
+            ready_after_s=wait.modelled(outcome),
+            warnings=_slow_start(wait, outcome) + _startup_warnings(ctx, log_path),
         )
     )
+
+
+def _slow_start(wait: Wait, outcome: Outcome) -> list[str]:
+    took = wait.modelled(outcome)
+    if took <= USUAL_START_S:
+        return []
+    return [
+        f"start-up took {took:.0f} s, past the usual {USUAL_START_S:.0f} s: waited on while its log showed progress "
+        f"(up to {wait.limit_s:.0f} s, --launch-wait)"
+    ]
 
 
 def _startup_warnings(ctx: ToolContext, log_path: str) -> list[str]:
@@ -110,25 +152,50 @@ def _startup_warnings(ctx: ToolContext, log_path: str) -> list[str]:
     return list(dict.fromkeys(line.strip() for line in text.splitlines() if _WARNING.search(line)))[:20]
 
 
+@dataclass(frozen=True)
+class Wait:
+    """How long a start-up is waited for, in the modelled host's seconds, and how much faster a sim host loads."""
+
+    limit_s: float
+    stall_s: float
+    scale: float = 1.0
+
+    def modelled(self, outcome: Outcome) -> float:
+        """The start-up's length on the modelled host: a sim host's loading scaled back, its Python start not."""
+        if self.scale == 1:
+            return round(outcome.elapsed_s, 2)
+        return round((outcome.elapsed_s - outcome.quiet_start_s) * self.scale, 2)
+
+
 def _launch_failed(
-    ctx: ToolContext, args: LaunchArgs, outcome: Outcome, pid: int, log_path: str, stopped: bool
+    args: LaunchArgs, outcome: Outcome, wait: Wait, pid: int, log_path: str, stopped: bool
 ) -> LaunchFailed:
     tail = "\n".join(outcome.log_tail.splitlines()[-60:])
     common = {
         "log_path": log_path,
         "pid": pid,
-        "elapsed_s": round(outcome.elapsed_s, 2),
+        "elapsed_s": wait.modelled(outcome),
         "stopped": stopped,
         "log_tail": tail,
         "config": args.config.model_dump(mode="json"),
     }
+    port, last, then = args.config.port, outcome.last_line[-200:], "stopped" if stopped else "still running"
+    if outcome.stalled:
+        return LaunchFailed(
+            f"the server on port {port} was stuck while starting: nothing new in its log for "
+            f"{outcome.silent_s * wait.scale:.0f} s "
+            f"(last line: {last!r}); {then}",
+            remedy="a silent start-up is a hang (NCCL, a filesystem), not a slow load: read the log tail; relaunch "
+            "once, and if it stalls again stop with the evidence",
+            details={"cause": "stalled", "lines": [last] if last else [], **common},
+        )
     if outcome.diagnosis is None:
         return LaunchFailed(
-            f"the server on port {args.config.port} was not ready after {args.ready_timeout_s:.0f} s "
-            f"(no error in its log){'; stopped' if stopped else '; still running'}",
-            remedy="if the log shows loading progress, relaunch with a longer ready_timeout_s; if it is stuck, "
-            "read the log tail (NCCL hangs, a download in progress)",
-            details={"cause": "timeout", "lines": [], **common},
+            f"the server on port {port} was still starting after {wait.limit_s:.0f} s, its log still moving "
+            f"(last line: {last!r}); {then}",
+            remedy=f"it was slow, not stuck: run again with a longer --launch-wait (now {wait.limit_s:.0f} s), or "
+            "relaunch with a larger ready_timeout_s",
+            details={"cause": "timeout", "lines": [last] if last else [], **common},
         )
     d = outcome.diagnosis
     how = "exited" if outcome.exited else "failed and was stopped"
@@ -138,12 +205,3 @@ def _launch_failed(
         remedy=d.remedy,
         details={"cause": d.cause, "lines": d.lines, "memory": d.memory, **common},
     )
-
-
-def ready_timeout_for(load_seconds: float, time_scale: float = 1.0) -> float:
-    """A ready timeout for a model that loads in `load_seconds` (simulated at `time_scale`).
-
-    Three times the load (CUDA graphs, warm-up, a slow disk), plus a minute of process start-up
-    that no time scale shortens.
-    """
-    return 3 * load_seconds / time_scale + 60.0

@@ -6,6 +6,11 @@ to roll!", and does /health answer 200 through the port forward. Only both
 signals together mean ready: the log line alone could come from an earlier run
 appended to the same file, and a 200 alone could come from another server on
 the port.
+
+Patience follows progress: a server whose log keeps moving (shards loading,
+CUDA graphs capturing) is waited for up to `timeout_s`; one whose log shows
+nothing new for `stall_s` is stuck (a hang in NCCL or on a filesystem) and
+the wait ends there, long before the timeout.
 """
 
 from __future__ import annotations
@@ -32,6 +37,15 @@ class Outcome:
     log_tail: str
     diagnosis: Diagnosis | None = None
     exited: bool = False
+    stalled: bool = False  # the log showed nothing new for stall_s: stuck, not slow
+    quiet_start_s: float = 0.0  # seconds before the log's first line: the process starting, before any loading
+    silent_s: float = 0.0  # seconds since the log last changed, when the wait ended
+
+    @property
+    def last_line(self) -> str:
+        """The log's last line: where a server that did not come up had got to."""
+        lines = [line.strip() for line in self.log_tail.splitlines() if line.strip()]
+        return lines[-1] if lines else ""
 
 
 FIRST_POLL_S = 0.05
@@ -57,23 +71,51 @@ def _tail(host: Host, log_path: str, lines: int) -> str:
         return ""
 
 
-def wait_until_ready(host: Host, proc: DetachedProcess, port: int, *, timeout_s: float) -> Outcome:
+def wait_until_ready(
+    host: Host,
+    proc: DetachedProcess,
+    port: int,
+    *,
+    timeout_s: float,
+    stall_s: float | None = None,
+    quiet_s: float | None = None,
+    startup_s: float = 0.0,
+) -> Outcome:
+    """Wait for ready, an exit, a fatal log line, a stall (`stall_s` without a new log line), or the timeout, both
+    `startup_s` longer while the log is still empty (Python starting). Reached at the timeout, a log silent for
+    more than `quiet_s` (default `stall_s`) is a stall too, not a slow load."""
     start = time.monotonic()
     fatal_since: float | None = None
+    seen, moved_at = "", start  # the log as last read, and when it last changed
+    quiet_start = 0.0
+
+    def ended(ready: bool, tail: str, diagnosis: Diagnosis | None = None, **more: bool) -> Outcome:
+        now = time.monotonic()
+        return Outcome(ready, now - start, tail, diagnosis, quiet_start_s=quiet_start, silent_s=now - moved_at, **more)
+
     while True:
         elapsed = time.monotonic() - start
         alive = host.is_running(proc)
         text = _tail(host, proc.log_path, TAIL_LINES)
+        if text != seen:
+            quiet_start = quiet_start if seen else elapsed
+            seen, moved_at = text, time.monotonic()
         if not alive:
             tail = _tail(host, proc.log_path, DIAGNOSIS_LINES)
-            return Outcome(ready=False, elapsed_s=elapsed, log_tail=tail, diagnosis=diagnose(tail), exited=True)
+            return ended(False, tail, diagnose(tail), exited=True)
         if READY_LINE in text and health_status(host, port) == 200:
-            return Outcome(ready=True, elapsed_s=time.monotonic() - start, log_tail=text)
+            return ended(True, text)
         if fatal_line(text):
             fatal_since = fatal_since if fatal_since is not None else time.monotonic()
             if time.monotonic() - fatal_since > FATAL_EXIT_GRACE_S:
                 tail = _tail(host, proc.log_path, DIAGNOSIS_LINES)
-                return Outcome(ready=False, elapsed_s=elapsed, log_tail=tail, diagnosis=diagnose(tail))
-        if elapsed > timeout_s:
-            return Outcome(ready=False, elapsed_s=elapsed, log_tail=_tail(host, proc.log_path, DIAGNOSIS_LINES))
+                return ended(False, tail, diagnose(tail))
+        allowance = 0.0 if seen else startup_s
+        silent = time.monotonic() - moved_at
+        if stall_s is not None and silent > stall_s + allowance:
+            return ended(False, _tail(host, proc.log_path, DIAGNOSIS_LINES), stalled=True)
+        if elapsed > timeout_s + allowance:
+            quiet = quiet_s if quiet_s is not None else stall_s
+            stalled = quiet is not None and silent > quiet + allowance
+            return ended(False, _tail(host, proc.log_path, DIAGNOSIS_LINES), stalled=stalled)
         time.sleep(next_poll_s(time.monotonic() - start, timeout_s))

@@ -189,7 +189,7 @@ class RestartArgs(BaseModel):
     changes: dict[str, object] = Field(
         default_factory=dict, description="ServerConfig fields to change, e.g. {'cuda_graphs': false}"
     )
-    ready_timeout_s: float = Field(default=LaunchArgs.model_fields["ready_timeout_s"].default, gt=0, le=14400)
+    ready_timeout_s: float | None = Field(default=None, gt=0, le=14400, description="As launch_server's")
     log_dir: str = LaunchArgs.model_fields["log_dir"].default
     python: str = LaunchArgs.model_fields["python"].default
 
