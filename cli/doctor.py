@@ -1,26 +1,35 @@
 """`specops doctor HOST`: can we reach the host, what is on it, and what would stop a DFlash deployment.
 
+HOST is any host `specops run --host` takes, opened the same way (agent.host.open_run_host):
+sim:PROFILE starts that simulated host for the check and stops it after.
+
 Exit status: 0 when nothing is wrong, 1 when problems were found (listed),
-2 when the host cannot be reached or its spec is bad.
+2 when the host cannot be reached or its spec is bad. The findings go to stdout
+(`--json`: one JSON object, also when the host cannot be reached), progress and
+errors to stderr. Nothing printed holds a secret: every line goes through the
+run's redaction, with this machine's Hub token added to it.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Annotated
 
 import typer
 from pydantic import BaseModel
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from specops.agent.host import HostNotAnswering, is_sim_profile, open_run_host
 from specops.sglang_releases.facts import algorithm_history, first_release_with
 from specops.tools.errors import ToolError
 from specops.tools.facts import HostFacts, gather_host_facts
-from specops.tools.hosts import HostError, open_host
+from specops.tools.hosts import HostError
+from specops.tools.hub import HubTokenUnreadable, local_hub_token, local_hub_token_source
 from specops.tools.parsers.df import PSEUDO_FSTYPES
+from specops.transcripts.redaction import Redactor
 
-from .streams import error_line
+from .streams import error_line, progress_console, result_console
 
 # A mount this full leaves no room for a model download.
 NEARLY_FULL_PERCENT = 90
@@ -29,6 +38,48 @@ NEARLY_FULL_PERCENT = 90
 class Problem(BaseModel):
     what: str
     remedy: str
+
+
+class HubToken(BaseModel):
+    """This machine's Hub token as huggingface_hub finds it: whether there is one and where, never its value."""
+
+    found: bool
+    source: str | None = None
+    error: str | None = None
+
+
+class DoctorResult(BaseModel):
+    """What `--json` prints: the same keys whether or not the host was reached."""
+
+    host: str  # as given
+    reached: bool
+    opened: str | None = None  # the host opened for it (a sim:PROFILE's world, stopped since)
+    ok: bool  # reached, and no problem found
+    error: str | None = None  # why it was not reached
+    problems: list[Problem] = []
+    facts: HostFacts | None = None
+    hub_token: HubToken
+
+
+def local_hub_token_check(redactor: Redactor) -> tuple[HubToken, list[Problem]]:
+    """Where this machine's Hub token is (the agent lists and reads gated repos with it); its value goes to `redactor`."""
+    try:
+        token = local_hub_token()
+        source = local_hub_token_source()
+    except HubTokenUnreadable as exc:
+        return HubToken(found=False, error=exc.what), [Problem(what=exc.what, remedy=exc.remedy)]
+    if token is None:
+        return HubToken(found=False), []
+    redactor.add_secret(token.get_secret_value(), "HF_TOKEN")
+    return HubToken(found=True, source=source), []
+
+
+def _hub_token_row(hub: HubToken) -> str:
+    if hub.found:
+        return f"found ({hub.source})"
+    if hub.error:
+        return f"UNREADABLE {hub.error}"
+    return "none (gated repos need one: `hf auth login` or HF_TOKEN)"
 
 
 def find_problems(facts: HostFacts) -> list[Problem]:
@@ -108,8 +159,9 @@ def _speculative_row(facts: HostFacts) -> str:
     return f"{', '.join(support.algorithms)} ({dp}); first releases: {minimum_versions()}"
 
 
-def _facts_table(facts: HostFacts) -> Table:
-    table = Table(title=f"{facts.host}", show_header=False)
+def _facts_table(facts: HostFacts, hub: HubToken, redactor: Redactor) -> Table:
+    """The facts, one row each, every cell redacted (a process's path may hold a secret)."""
+    table = Table(title=redactor.redact_text(facts.host), show_header=False)
     table.add_column("fact", style="bold")
     table.add_column("value")
     gpus = f"{facts.gpu_count} x {facts.gpu_model}, {facts.gpus[0].memory_total} each" if facts.gpus else "none"
@@ -144,31 +196,67 @@ def _facts_table(facts: HostFacts) -> Table:
         (f"gpu process {p.pid}", f"{p.process_name}: {p.gpu_memory_bytes // 1024**2} MiB on {p.gpus_used} GPUs")
         for p in facts.other_gpu_processes
     ]
+    rows.append(("hub token (here)", _hub_token_row(hub)))
     for fact, value in rows:
-        table.add_row(fact, value)
+        table.add_row(redactor.redact_text(fact), redactor.redact_text(value))
     return table
 
 
 def doctor(
-    host: Annotated[str, typer.Argument(help="local, ssh://user@host[:port], an inventory name, or sim:ROOT")],
+    host: Annotated[
+        str,
+        typer.Argument(
+            help="sim:PROFILE (started for the check), sim:/root, local, ssh://user@host[:port], or an inventory name"
+        ),
+    ],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as one JSON object on stdout")] = False,
 ) -> None:
     """Can we reach HOST, what is on it, and what would stop a DFlash deployment there."""
-    console = Console(width=160)  # the findings, on stdout; progress and errors on stderr
+    redactor = Redactor()
+    hub, hub_problems = local_hub_token_check(redactor)
     try:
-        with open_host(host) as reached:
-            Console(stderr=True, width=160).print(f"[green]reached[/green] {escape(reached.spec)}")
-            facts = gather_host_facts(reached)
-    except (HostError, ToolError) as exc:
-        error_line(f"[red]cannot reach {escape(host)}[/red]: {escape(str(exc))}", highlight=True)
+        with open_run_host(host) as run_host:
+            opened = run_host.host.spec
+            progress_console(width=160, highlight=False).print(
+                f"[green]reached[/green] {escape(redactor.redact_text(host if is_sim_profile(host) else opened))}"
+            )
+            facts = gather_host_facts(run_host.host)
+    except (HostNotAnswering, HostError, ToolError) as exc:
+        said = redactor.redact_text(_unreachable_reason(host, exc))
+        if as_json:
+            _print_json(redactor, DoctorResult(host=host, reached=False, ok=False, error=said, hub_token=hub))
+        error_line(f"[red]cannot reach {escape(redactor.redact_text(host))}[/red]: {escape(said)}", highlight=True)
         raise typer.Exit(code=2) from None
-    console.print(_facts_table(facts))
+    problems = [*find_problems(facts), *hub_problems]
+    if as_json:
+        result = DoctorResult(
+            host=host, reached=True, opened=opened, ok=not problems, problems=problems, facts=facts, hub_token=hub
+        )
+        _print_json(redactor, result)
+        raise typer.Exit(code=1 if problems else 0)
+    console = result_console(width=160)  # the findings, on stdout; progress and errors on stderr
+    console.print(_facts_table(facts, hub, redactor))
     for note in facts.notes:
-        console.print(f"[dim]note: {escape(note)}[/dim]")
-    problems = find_problems(facts)
+        console.print(f"[dim]note: {escape(redactor.redact_text(note))}[/dim]")
     if not problems:
         console.print("[green]no problems found[/green]")
         return
     console.print(f"[red]{len(problems)} problem(s):[/red]")
     for p in problems:
-        console.print(f"  - {escape(p.what)}\n    [dim]what to do: {escape(p.remedy)}[/dim]")
+        what, remedy = redactor.redact_text(p.what), redactor.redact_text(p.remedy)
+        console.print(f"  - {escape(what)}\n    [dim]what to do: {escape(remedy)}[/dim]")
     raise typer.Exit(code=1)
+
+
+def _unreachable_reason(host: str, exc: Exception) -> str:
+    """The reason alone: open_run_host's "cannot open host X: " is what `cannot reach X:` already says."""
+    said = str(exc)
+    for prefix in (f"cannot open host {host}: ", f"host {host} does not answer: "):
+        if said.startswith(prefix):
+            return said[len(prefix) :]
+    return said
+
+
+def _print_json(redactor: Redactor, result: DoctorResult) -> None:
+    """The result on stdout as one JSON object, every string redacted."""
+    typer.echo(json.dumps(redactor.redact(result.model_dump(mode="json")), indent=2))

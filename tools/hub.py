@@ -5,14 +5,20 @@ and sizes; the host does the downloading. Both must see the same Hub, so the
 endpoint is the one the host uses (its HF_ENDPOINT; a simulated host points
 at its Hub emulator). 429 and 5xx answers are retried here with backoff; a
 missing, gated or unknown repo is a typed error saying what to do.
+
+This machine's Hub token is found as huggingface_hub finds it (`local_hub_token`):
+HF_TOKEN, else the token file (HF_TOKEN_PATH, else $HF_HOME/token, by default
+~/.cache/huggingface/token, where `hf auth login` writes it). It is a SecretStr:
+nothing here prints it.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import os
 
 import httpx
-from huggingface_hub import HfApi
+from huggingface_hub import HfApi, constants, get_token
 from huggingface_hub.errors import GatedRepoError, HfHubHTTPError, RepositoryNotFoundError, RevisionNotFoundError
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from tenacity import retry, retry_if_exception, stop_after_attempt, wait_exponential
@@ -71,6 +77,41 @@ class RepoListing(BaseModel):
             and not any(fnmatch.fnmatch(f.path, p) for p in exclude or [])
         ]
         return self.model_copy(update={"files": files})
+
+
+class HubTokenUnreadable(ToolError):
+    """The Hub token file exists but cannot be read: a token the user saved would be silently left out."""
+
+
+def local_hub_token() -> SecretStr | None:
+    """This machine's Hub token, from huggingface_hub's own lookup (get_token); None when there is none.
+
+    Raises HubTokenUnreadable when the token file is there but cannot be read (permissions, a directory).
+    """
+    try:
+        token = get_token()
+    except OSError as exc:
+        raise HubTokenUnreadable(
+            f"cannot read the Hub token file {constants.HF_TOKEN_PATH}: {exc.strerror or type(exc).__name__}",
+            remedy="make it readable by this user (chmod 600), or set HF_TOKEN instead",
+            details={"path": constants.HF_TOKEN_PATH},
+        ) from None
+    return SecretStr(token) if token else None
+
+
+def local_hub_token_source() -> str | None:
+    """Where local_hub_token() finds the token, as a user would look for it (never the token); None for none.
+
+    The order is get_token's: OIDC (HF_OIDC_RESOURCE), HF_TOKEN, HUGGING_FACE_HUB_TOKEN, the token file.
+    """
+    if local_hub_token() is None:
+        return None
+    if os.environ.get("HF_OIDC_RESOURCE"):
+        return "HF_OIDC_RESOURCE (an OIDC token)"
+    named = "HF_TOKEN" if os.environ.get("HF_TOKEN") else "HUGGING_FACE_HUB_TOKEN"
+    if (os.environ.get(named) or "").strip():
+        return named
+    return f"the token file {constants.HF_TOKEN_PATH}"
 
 
 def host_hub_endpoint(host: Host) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -18,6 +19,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import structlog
+import structlog.testing
 
 from specops.tools.hosts import (
     ConnectionDropped,
@@ -176,7 +179,7 @@ def _listening(port: int) -> bool:
 
 def test_unknown_host_key_is_refused_unless_accepted_then_recorded(sshd, tmp_path):
     known = tmp_path / "ssh" / "known_hosts"
-    with pytest.raises(HostKeyUnknown, match="accept_unknown_host_key=True") as refused:
+    with pytest.raises(HostKeyUnknown, match="`accept_unknown_host_key: true`") as refused:
         open_host(sshd.url, **sshd.options(known_hosts=str(known)))
     assert refused.value.fingerprint.startswith("SHA256:") and not known.exists()
     with open_host(sshd.url, **sshd.options(known_hosts=str(known), accept_unknown_host_key=True)) as h:
@@ -192,6 +195,145 @@ def test_changed_host_key_is_refused(sshd, tmp_path):
     known.write_text(f"[127.0.0.1]:{sshd.port} {other[0]} {other[1]}\n")
     with pytest.raises(HostKeyMismatch, match="ssh-keygen -R"):
         open_host(sshd.url, **sshd.options(known_hosts=str(known), accept_unknown_host_key=True))
+
+
+# -- ~/.ssh/config: UserKnownHostsFile, StrictHostKeyChecking ---------------------------------
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A HOME of its own (~/.ssh/config, ~/.ssh/known_hosts as ssh reads them), and no inventory."""
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("SPECOPS_INVENTORY", raising=False)
+    return home
+
+
+def _key_only(sshd: SshServer, **more) -> dict:
+    """sshd's client key, and nothing said about host keys: ~/.ssh/config and its defaults decide."""
+    return {"key_filename": str(sshd.client_key), "allow_agent": False, "look_for_keys": False, **more}
+
+
+def _other_key_line(sshd: SshServer, tmp_path: Path) -> str:
+    other = keygen(tmp_path / "other_host_key").with_suffix(".pub").read_text().split()
+    return f"[127.0.0.1]:{sshd.port} {other[0]} {other[1]}\n"
+
+
+def test_the_unknown_host_error_says_how_to_trust_it_in_one_line_and_following_it_works(sshd, home, tmp_path):
+    keyscan = shutil.which("ssh-keyscan")
+    if keyscan is None:
+        pytest.skip("ssh-keyscan (openssh-client) is not installed")
+    with pytest.raises(HostKeyUnknown) as refused:
+        open_host(sshd.url, **_key_only(sshd))
+    message = str(refused.value)
+    assert "\n" not in message
+    assert f"[127.0.0.1]:{sshd.port} (ssh-ed25519 {refused.value.fingerprint}) is not in ~/.ssh/known_hosts" in message
+    assert f"`ssh-keyscan -p {sshd.port} 127.0.0.1 >> ~/.ssh/known_hosts`" in message
+    assert "`StrictHostKeyChecking accept-new` under `Host 127.0.0.1` in ~/.ssh/config" in message
+    assert f"`accept_unknown_host_key: true` in an entry with `url: {sshd.url}` in the specops inventory" in message
+    assert "accept_unknown_host_key=True" not in message  # what a user writes, not a Python argument
+    # Doing what it says (as the user's shell would, ~ being HOME) trusts the key.
+    with open(home / ".ssh" / "known_hosts", "ab") as known:
+        subprocess.run(
+            [keyscan, "-p", str(sshd.port), "127.0.0.1"], stdout=known, stderr=subprocess.DEVNULL, check=True
+        )
+    with open_host(sshd.url, **_key_only(sshd)) as h:
+        assert h.run(["true"], timeout=10).ok
+    # A host named in the inventory is told by its entry's name, in the file it is in.
+    inventory = tmp_path / "hosts.yaml"
+    inventory.write_text(f"gpu-a:\n  url: {sshd.url}\n  known_hosts: {tmp_path / 'empty_known_hosts'}\n")
+    with pytest.raises(HostKeyUnknown) as refused:
+        open_host("gpu-a", inventory=inventory, **_key_only(sshd))
+    assert "`accept_unknown_host_key: true` in the `gpu-a:` entry of the specops inventory" in str(refused.value)
+
+
+def test_accept_new_in_ssh_config_records_a_new_key_then_connects(sshd, home):
+    (home / ".ssh" / "config").write_text("Host 127.0.0.1\n  StrictHostKeyChecking accept-new\n")
+    with open_host(sshd.url, **_key_only(sshd)) as h:
+        assert h.run(["true"], timeout=10).ok
+    known = home / ".ssh" / "known_hosts"
+    assert known.read_text() == sshd.known_hosts_line and known.stat().st_mode & 0o777 == 0o600
+    # Recorded: known now even where unknown keys are refused.
+    (home / ".ssh" / "config").write_text("Host 127.0.0.1\n  StrictHostKeyChecking yes\n")
+    with open_host(sshd.url, **_key_only(sshd)) as h:
+        assert h.run(["true"], timeout=10).ok
+    assert known.read_text() == sshd.known_hosts_line
+    # The host's own options win over the config: an inventory's `accept_unknown_host_key: false` refuses.
+    (home / ".ssh" / "config").write_text("Host 127.0.0.1\n  StrictHostKeyChecking accept-new\n")
+    known.unlink()
+    with pytest.raises(HostKeyUnknown, match=r"\(accept_unknown_host_key: false\)"):
+        open_host(sshd.url, **_key_only(sshd, accept_unknown_host_key=False))
+    assert not known.exists()
+
+
+def test_strict_host_key_checking_yes_refuses_an_unknown_key_and_says_so(sshd, home):
+    (home / ".ssh" / "config").write_text("Host 127.0.0.1\n  StrictHostKeyChecking yes\n")
+    with pytest.raises(HostKeyUnknown, match=r"\(StrictHostKeyChecking yes in ~/\.ssh/config\)"):
+        open_host(sshd.url, **_key_only(sshd))
+    assert not (home / ".ssh" / "known_hosts").exists()
+
+
+@pytest.mark.parametrize("setting", ["accept-new", "no", "off"])
+def test_a_changed_key_is_refused_even_with_accept_new_or_no(sshd, home, tmp_path, setting):
+    (home / ".ssh" / "config").write_text(f"Host 127.0.0.1\n  StrictHostKeyChecking {setting}\n")
+    known = home / ".ssh" / "known_hosts"
+    known.write_text(_other_key_line(sshd, tmp_path))
+    before = known.read_text()
+    with structlog.testing.capture_logs() as logs, pytest.raises(HostKeyMismatch) as refused:
+        open_host(sshd.url, **_key_only(sshd))
+    message = str(refused.value)
+    assert "\n" not in message and f"`ssh-keygen -R '[127.0.0.1]:{sshd.port}' -f ~/.ssh/known_hosts`" in message
+    assert known.read_text() == before, "a changed key must never be recorded"
+    assert not [e for e in logs if e["event"] == "ssh.host_key_recorded"]
+    # `no` would let OpenSSH connect: the refusal says that specops does not.
+    assert ("lets specops trust new keys, never changed ones" in message) == (setting != "accept-new")
+
+
+def test_strict_host_key_checking_no_accepts_a_new_key_with_a_warning(sshd, home):
+    (home / ".ssh" / "config").write_text("Host 127.0.0.1\n  StrictHostKeyChecking no\n")
+    with structlog.testing.capture_logs() as logs, open_host(sshd.url, **_key_only(sshd)) as h:
+        assert h.run(["true"], timeout=10).ok
+    assert (home / ".ssh" / "known_hosts").read_text() == sshd.known_hosts_line
+    warned = [e for e in logs if e["event"] == "ssh.strict_host_key_checking_no"]
+    assert len(warned) == 1 and "taken as accept-new" in warned[0]["note"] and warned[0]["log_level"] == "warning"
+    assert [e["file"] for e in logs if e["event"] == "ssh.host_key_recorded"] == [str(home / ".ssh" / "known_hosts")]
+
+
+def test_user_known_hosts_file_from_ssh_config_is_used(sshd, home, tmp_path):
+    elsewhere = tmp_path / "keys dir"
+    elsewhere.mkdir()
+    (elsewhere / "second").write_text(sshd.known_hosts_line)
+    config = home / ".ssh" / "config"
+    # Two files, the first missing: the key is found in the second; ~/.ssh/known_hosts is not read.
+    config.write_text(f'Host 127.0.0.1\n  UserKnownHostsFile ~/first "{elsewhere / "second"}"\n')
+    (home / ".ssh" / "known_hosts").write_text(_other_key_line(sshd, tmp_path))
+    with open_host(sshd.url, **_key_only(sshd)) as h:
+        assert h.run(["true"], timeout=10).ok
+    # Without it, ~/.ssh/known_hosts (a different key) is what counts.
+    config.write_text("")
+    with pytest.raises(HostKeyMismatch):
+        open_host(sshd.url, **_key_only(sshd))
+    # A Host alias: looked up by its name; new keys go to the first file, hashed where HashKnownHosts says so.
+    config.write_text(
+        f"Host gpu-c\n  HostName 127.0.0.1\n  Port {sshd.port}\n  User {sshd.user}\n"
+        f"  IdentityFile {sshd.client_key}\n  UserKnownHostsFile %d/kh-%n-%p ~/unused\n"
+        "  StrictHostKeyChecking accept-new\n  HashKnownHosts yes\n"
+    )
+    with open_host("gpu-c", allow_agent=False, look_for_keys=False) as h:
+        assert h.run(["true"], timeout=10).ok
+    recorded = (home / f"kh-gpu-c-{sshd.port}").read_text()
+    assert recorded.startswith("|1|") and recorded.split()[1:] == sshd.known_hosts_line.split()[1:]
+    assert not (home / "unused").exists()
+    config.write_text(config.read_text().replace("accept-new", "yes"))
+    with open_host("gpu-c", allow_agent=False, look_for_keys=False) as h:  # the hashed entry is found
+        assert h.run(["true"], timeout=10).ok
+
+
+def test_identity_file_from_ssh_config_is_offered_to_an_ssh_url(sshd, home):
+    (home / ".ssh" / "config").write_text(f"Host 127.0.0.1\n  IdentityFile {sshd.client_key}\n")
+    with open_host(sshd.url, known_hosts=str(sshd.known_hosts), allow_agent=False, look_for_keys=False) as h:
+        assert h.run(["true"], timeout=10).ok
 
 
 def test_wrong_key_is_an_auth_failure(sshd, tmp_path):

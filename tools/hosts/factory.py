@@ -28,4 +28,4 @@ def open_host(
     assert isinstance(parsed, SshSpec)
     from .ssh import SshHost
 
-    return SshHost(parsed.target, parsed.options, spec=parsed.spec)
+    return SshHost(parsed.target, parsed.options, spec=parsed.spec, ssh_config=ssh_config)

@@ -1,9 +1,12 @@
 """A remote host over SSH (paramiko): commands on exec channels, files over SFTP, ports over direct-tcpip.
 
 Connection rules
-- Host keys are checked against `known_hosts`. An unknown key is refused
-  (HostKeyUnknown) unless `accept_unknown_host_key=True`, which records it
-  there; a changed key is always refused (HostKeyMismatch).
+- Host keys are checked as OpenSSH would, with ~/.ssh/config's
+  UserKnownHostsFile and StrictHostKeyChecking for the host unless its options
+  (an inventory entry's `known_hosts`, `accept_unknown_host_key`) say otherwise
+  (host_keys.py). An unknown key is refused (HostKeyUnknown, whose message says
+  how to trust it) unless accept-new applies, which records it; a changed key
+  is always refused (HostKeyMismatch), even with StrictHostKeyChecking no.
 - The first connection is tried once, so a wrong address fails at once
   (HostUnreachable); a connection that dropped is re-established with
   tenacity, `connect_attempts` times with exponential backoff.
@@ -29,7 +32,6 @@ second channel, and the output so far is kept.
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
 import uuid
@@ -52,10 +54,15 @@ from .errors import (
     HostAuthFailed,
     HostError,
     HostKeyMismatch,
-    HostKeyUnknown,
     HostUnreachable,
     PortNotListening,
     RemoteFileNotFound,
+)
+from .host_keys import (
+    changed_key_message,
+    host_key_rules,
+    load_known_hosts,
+    missing_key_policy,
 )
 from .results import CommandResult
 from .ssh_options import SshOptions, SshTarget
@@ -98,47 +105,20 @@ class _Dropped(Exception):
         self.cause = cause
 
 
-class _RefuseUnknownHostKey(paramiko.MissingHostKeyPolicy):
-    def __init__(self, spec: str, target: SshTarget, known_hosts: Path) -> None:
-        self._spec, self._target, self._known_hosts = spec, target, known_hosts
-
-    def missing_host_key(self, client: paramiko.SSHClient, hostname: str, key: paramiko.PKey) -> None:
-        port = f"-p {self._target.port} " if self._target.port != 22 else ""
-        raise HostKeyUnknown(
-            f"the host key of {hostname} ({key.get_name()} {key.fingerprint}) is not in {self._known_hosts}. "
-            f"Check that fingerprint with the host's owner (ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub on the host), "
-            f"then add it (ssh-keyscan {port}{self._target.hostname} >> {self._known_hosts}), "
-            f"or pass accept_unknown_host_key=True to trust it on first use and record it in {self._known_hosts}",
-            host=self._spec,
-            fingerprint=key.fingerprint,
-        )
-
-
-class _RecordUnknownHostKey(paramiko.MissingHostKeyPolicy):
-    """Trust on first use: accept the key and append it to the known_hosts file."""
-
-    def __init__(self, spec: str, known_hosts: Path) -> None:
-        self._spec, self._known_hosts = spec, known_hosts
-
-    def missing_host_key(self, client: paramiko.SSHClient, hostname: str, key: paramiko.PKey) -> None:
-        client.get_host_keys().add(hostname, key.get_name(), key)
-        path = self._known_hosts
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        existing = path.read_bytes() if path.exists() else b""
-        with open(path, "ab") as f:
-            if existing and not existing.endswith(b"\n"):
-                f.write(b"\n")
-            f.write(f"{hostname} {key.get_name()} {key.get_base64()}\n".encode())
-        if not existing:
-            os.chmod(path, 0o600)
-        log.warning("ssh.host_key_recorded", host=self._spec, key=f"{key.get_name()} {key.fingerprint}", file=str(path))
-
-
 class SshHost(Host):
-    def __init__(self, target: SshTarget, options: SshOptions | None = None, *, spec: str | None = None) -> None:
+    def __init__(
+        self,
+        target: SshTarget,
+        options: SshOptions | None = None,
+        *,
+        spec: str | None = None,
+        ssh_config: str | Path | None = None,
+    ) -> None:
+        """`ssh_config`: the OpenSSH client config read for host key checking (default ~/.ssh/config)."""
         self.target = target
         self.options = options or SshOptions()
         self.spec = spec or target.url
+        self.host_keys = host_key_rules(target, self.options, spec=self.spec, ssh_config=ssh_config)
         self._lock = threading.RLock()
         self._client: paramiko.SSHClient | None = None
         self._sftp: paramiko.SFTPClient | None = None
@@ -150,22 +130,19 @@ class SshHost(Host):
     def _connect(self) -> None:
         """One attempt to set up a fresh session. Raises the typed connection errors."""
         opts, target = self.options, self.target
+        rules = self.host_keys
         client = paramiko.SSHClient()
-        known = opts.known_hosts_path
-        if known.is_file():
-            client.load_host_keys(str(known))
-        client.set_missing_host_key_policy(
-            _RecordUnknownHostKey(self.spec, known)
-            if opts.accept_unknown_host_key
-            else _RefuseUnknownHostKey(self.spec, target, known)
-        )
+        load_known_hosts(client, rules)
+        client.set_missing_host_key_policy(missing_key_policy(rules))
         where = f"{target.user}@{target.hostname}:{target.port}"
+        # The options' key files, else the config's IdentityFile (those that exist: ssh skips the others too).
+        keys = opts.key_filename or [f for f in rules.identity_files if Path(f).expanduser().is_file()]
         try:
             client.connect(
                 target.hostname,
                 port=target.port,
                 username=target.user,
-                key_filename=opts.key_filename or None,
+                key_filename=keys or None,
                 allow_agent=opts.allow_agent,
                 look_for_keys=opts.look_for_keys,
                 timeout=opts.connect_timeout_s,
@@ -177,16 +154,10 @@ class SshHost(Host):
             raise
         except paramiko.BadHostKeyException as exc:
             client.close()
-            raise HostKeyMismatch(
-                f"the host key of {target.hostname}:{target.port} changed: got {exc.key.get_name()} "
-                f"{exc.key.fingerprint}, {opts.known_hosts} has {exc.expected_key.fingerprint}. If the host was "
-                f"reinstalled, remove the old entry (ssh-keygen -R '[{target.hostname}]:{target.port}' -f "
-                f"{opts.known_hosts}) and connect again; otherwise someone may be intercepting the connection",
-                host=self.spec,
-            ) from None
+            raise HostKeyMismatch(changed_key_message(rules, exc.key, exc.expected_key), host=self.spec) from None
         except paramiko.AuthenticationException as exc:
             client.close()
-            offered = [f"keys {', '.join(opts.key_filename)}" if opts.key_filename else "no key files"]
+            offered = [f"keys {', '.join(keys)}" if keys else "no key files"]
             offered += ["the ssh-agent"] if opts.allow_agent else []
             offered += ["~/.ssh/id_*"] if opts.look_for_keys else []
             raise HostAuthFailed(
