@@ -569,10 +569,7 @@ def _simulation_notes(host: Host, sim_root: str | None) -> list[str]:
     """What a simulated host's facts do not say themselves (nothing for a real host)."""
     notes: list[str] = []
     if sim_root is not None:
-        notes.append(
-            "simulated host: GPUs, disks, memory and software come from its profile; uname, os-release and cpuinfo "
-            "are the build machine's"
-        )
+        notes.append("simulated host: its GPUs, disks, memory, OS, CPU and software are its profile's")
         byte_scale = simulated_scales(host).byte_scale
         if byte_scale > 1:
             notes.append(
@@ -602,6 +599,11 @@ def gather_host_facts(host: Host) -> HostFacts:
     serving, claimed = _serving_processes(on_this_host(processes, sim_root), processes, gpu.apps, gpu.gpus)
     other_gpu = _other_gpu_processes(gpu.apps, claimed)
     notes.extend(_simulation_notes(host, sim_root))
+    if sim_root is not None:  # uname, os-release and cpuinfo would answer for the machine running the simulation
+        modelled = simulated_scales(host)
+        system.update(kernel=modelled.kernel or "")
+        os_fields = {"PRETTY_NAME": modelled.os} if modelled.os else {}
+        cpu = cpu.model_copy(update={"model": modelled.cpu_model})
     return HostFacts(
         host=host.spec,
         hostname=system.get("hostname") or None,

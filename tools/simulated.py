@@ -33,6 +33,10 @@ class SimulatedScales(BaseModel):
         default_factory=dict, description="Real path -> the mount point the host reports, for mounts stored scaled"
     )
     unreadable: bool = Field(default=False, description="A sim host whose world.json could not be read")
+    # What the profile says of the modelled machine where this one's uname, os-release and cpuinfo would answer.
+    os: str | None = None
+    kernel: str | None = None
+    cpu_model: str | None = None
 
     @property
     def simulated(self) -> bool:
@@ -83,7 +87,8 @@ def simulated_scales(host: Host) -> SimulatedScales:
         except (RemoteFileNotFound, ValueError):
             scales = SimulatedScales(sim_root=root, unreadable=True)
         else:
-            sim = world.get("profile", {}).get("sim", {})
+            profile = world.get("profile", {})
+            sim, software = profile.get("sim", {}), profile.get("software", {})
             mounts = world.get("mounts", [])
             scales = SimulatedScales(
                 sim_root=root,
@@ -94,6 +99,9 @@ def simulated_scales(host: Host) -> SimulatedScales:
                 virtual_mounts={
                     m["path"].rstrip("/") or "/": m["mount_point"] for m in mounts if m.get("kind") == "virtual"
                 },
+                os=software.get("os"),
+                kernel=software.get("kernel"),
+                cpu_model=(profile.get("cpu") or {}).get("model"),
             )
     _cache[host] = scales
     return scales

@@ -27,6 +27,12 @@ def test_facts_match_the_profile(ctx, world):  # noqa: F811
     assert facts.driver_version == profile.gpus.driver_version and facts.cuda_version == profile.gpus.cuda_version
     assert facts.interconnect is not None and facts.interconnect.interconnect == "pcie"
     assert facts.cpu.cores == profile.cpu.cores
+    # The modelled machine's, not those of the machine running the simulation.
+    assert (facts.os, facts.kernel, facts.cpu.model) == (
+        profile.software.os,
+        profile.software.kernel,
+        profile.cpu.model,
+    )
     assert facts.memory is not None and abs(facts.memory.total_bytes - profile.memory_gib * 1024**3) < 1024**3
     assert facts.python_version == profile.software.python
     assert facts.sglang_version == profile.software.sglang
