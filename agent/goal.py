@@ -3,8 +3,13 @@
 A goal is one line of free text ("https://huggingface.co/org/drafter -- download,
 evaluate accept lens, deploy, benchmark"). The repo id is the one thing every
 pipeline needs and the one piece of the goal that reaches commands on the host,
-so a goal without one, or with one that carries shell metacharacters, is refused
-here with a message saying what to write instead, before a host is opened.
+so it is taken only as the text says it: a Hub URL or ORG/NAME standing alone
+(between spaces, at either end, or with plain punctuation around it: a quote,
+a bracket, a closing period or comma). A goal without one is refused; so is a
+goal where a repo id is glued to anything else (`org/x>/tmp/y`, `org/x$IFS`,
+`org/x's`), and a goal holding a newline or another control character: each
+with a one-line message naming the character, never a shorter repo id than the
+one written.
 """
 
 from __future__ import annotations
@@ -14,16 +19,21 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from specops.tools.inputs import check_repo_id
+from specops.tools.inputs import SHELL_METACHARACTERS, describe_char, first_unprintable, repo_id_problem
 
 Intent = Literal["deploy", "evaluate", "benchmark", "compare"]
 
-# A token that could be a repo reference: a Hub URL, or owner/name (with anything glued to it).
-_HUB_URL = re.compile(r"https?://(?:www\.)?(?:huggingface\.co|hf\.co)/(?:models/)?(\S+)", re.IGNORECASE)
-_SLASHED = re.compile(r"(?<![\w/.:])([^\s/]+/[^\s/]+)(?![\w/])")
-_SHELL_META = set(";&|$`<>(){}[]*?!\\'\"\n")
-_TRAILING = ".,:)"  # sentence punctuation after a repo id, not part of it
-_NOT_REPOS = {"tok/s", "and/or", "on/off", "i/o", "req/s", "gb/s", "mb/s"}  # slashes in ordinary prose
+# A Hub URL's start; what follows it up to a space is the repo id (and maybe /tree/main/...).
+_HUB_URL = re.compile(r"https?://(?:www\.)?(?:huggingface\.co|hf\.co)/", re.IGNORECASE)
+# A run of the characters a repo id (or a path) is made of: a repo id is one of these with exactly one '/'.
+_WORD = re.compile(r"[A-Za-z0-9._/-]+")
+# What a URL's path may go on with after ORG/NAME (/tree/main, /blob/main/config.json, /resolve/v1.0/x.safetensors).
+_URL_TAIL = re.compile(r"[A-Za-z0-9._/+@%=~-]*")
+_OPENING = "(['\""  # plain punctuation before a repo id
+_CLOSING = ".,:!?)]'\""  # and after it (a sentence goes on after a space)
+_NOT_REPOS = {"tok/s", "and/or", "on/off", "i/o", "req/s", "gb/s", "mb/s", "w/o", "n/a"}  # slashes in ordinary prose
+_REPO_RULE = "a repo id is letters, digits, '-', '_', '.' and one '/'"
+_NOT_MODELS = ("datasets", "spaces", "collections", "docs", "papers", "blog", "settings", "organizations")
 
 _INTENT_WORDS: dict[Intent, tuple[str, ...]] = {
     "deploy": ("deploy", "deply", "serve", "launch", "run it", "host it"),
@@ -34,7 +44,14 @@ _INTENT_WORDS: dict[Intent, tuple[str, ...]] = {
 
 
 class GoalRefused(ValueError):
-    """The goal cannot be acted on as written; the message says what to write instead."""
+    """The goal cannot be acted on as written; the message (one line) says what to write instead.
+
+    `char` is the character the goal was refused for, where one is to blame (`>`, a newline, ...).
+    """
+
+    def __init__(self, message: str, *, char: str | None = None) -> None:
+        super().__init__(message)
+        self.char = char
 
 
 class Goal(BaseModel):
@@ -46,7 +63,13 @@ class Goal(BaseModel):
 
 
 def parse_goal(text: str) -> Goal:
-    """The goal's repo id and intents; GoalRefused when there is no usable repo id."""
+    """The goal's repo id and intents; GoalRefused when there is no usable repo id, or the text is not one line."""
+    bad = first_unprintable(text.replace("\t", " "))  # a tab is a space; every other control character is refused
+    if bad is not None:
+        raise GoalRefused(
+            f"the goal has {describe_char(text[bad])}{_where(text, bad)}: give the goal as one line of plain text",
+            char=text[bad],
+        )
     text = " ".join(text.split())
     if not text:
         raise GoalRefused(
@@ -61,30 +84,129 @@ def parse_goal(text: str) -> Goal:
     return Goal(text=text, repo_id=repo_id, intents=intents)
 
 
+def _where(text: str, index: int) -> str:
+    before = " ".join(text[:index].split())
+    if not before:
+        return " at its start"
+    return f' right after "{_last(before)}"'
+
+
+def _last(context: str) -> str:
+    return context if len(context) <= 40 else "..." + context[-40:]
+
+
+def _glued(ch: str, where: str) -> GoalRefused:
+    """The refusal for a repo id (or what starts like one) with `ch` glued to it."""
+    return GoalRefused(f"the goal has {describe_char(ch)} {where}; {_REPO_RULE}", char=ch)
+
+
+def _stands_alone_before(text: str, start: int, what: str) -> bool:
+    """Whether `what` (at text[start]) starts a word: at the start, after a space, or after an opening quote or
+    bracket that does. False when a letter or other plain character precedes it (host:port/path, a@b/c: no repo
+    reference); a shell character glued before it is refused."""
+    i = start
+    while i > 0 and text[i - 1] in _OPENING:
+        i -= 1
+    if i == 0 or text[i - 1].isspace():
+        return True
+    if text[i - 1] in SHELL_METACHARACTERS:
+        raise _glued(text[i - 1], f'right before "{_last(text[i:start] + what)}"')
+    return False
+
+
+def _check_after(text: str, end: int) -> None:
+    """Refuse unless text[end:] starts with the end, a space, or closing punctuation followed by the end or a space."""
+    i = end
+    while i < len(text) and text[i] in _CLOSING:
+        i += 1
+    if i == len(text) or text[i].isspace():
+        return
+    word_end = next((j for j in range(end, len(text)) if text[j].isspace()), len(text))
+    tail = text[end:word_end]
+    # Name the character that breaks it: a shell character first, else the first one after the repo id.
+    offset = next(
+        (k for k, ch in enumerate(tail) if ch in SHELL_METACHARACTERS and ch not in _CLOSING),
+        next((k for k, ch in enumerate(tail) if ch in SHELL_METACHARACTERS), 0),
+    )
+    word_start = end
+    while word_start > 0 and not text[word_start - 1].isspace():
+        word_start -= 1
+    raise _glued(tail[offset], f'right after "{_last(text[word_start : end + offset])}"')
+
+
+def _url_repo(text: str, match: re.Match[str]) -> str | None:
+    """The repo id of the Hub URL at `match`, checked to stand alone and name ORG/NAME; None: no repo reference."""
+    path = _WORD.match(text, match.end())
+    path_end = path.end() if path else match.end()
+    url = text[match.start() : path_end]
+    if not _stands_alone_before(text, match.start(), url):
+        return None
+    segments = text[match.end() : path_end].split("/")
+    if segments[0] == "models":
+        segments = segments[1:]
+    if segments[0].lower() in _NOT_MODELS:
+        raise GoalRefused(
+            f"{url!r} is a Hub {segments[0]} page, not a model repo: "
+            "give the drafter's URL (https://huggingface.co/ORG/NAME) or its repo id"
+        )
+    if len(segments) < 2 or not segments[0] or not segments[1].rstrip("."):
+        _check_after(text, path_end)
+        raise GoalRefused(f"the URL {url!r} names no repo: write https://huggingface.co/ORG/NAME")
+    end = path_end
+    if len(segments) > 2:  # /tree/main/...: the rest of the URL may hold a few more URL characters
+        rest = _URL_TAIL.match(text, path_end)
+        end = rest.end() if rest else path_end
+    while end > match.end() and text[end - 1] == ".":  # a sentence's period is no part of the URL
+        end -= 1
+    _check_after(text, end)
+    return f"{segments[0]}/{segments[1].rstrip('.') if len(segments) == 2 else segments[1]}"
+
+
+def _slashed_repo(text: str, match: re.Match[str]) -> str | None:
+    """The ORG/NAME at word `match`, checked to stand alone; None when the word is no repo reference."""
+    word = match.group(0)
+    owner = word.split("/")[0]
+    if "/" not in word or not any(c.isalnum() for c in owner):
+        return None  # no slash, or /an/absolute/path, ../x: not a repo reference
+    if word.count("/") > 1:
+        # A relative path (a/b/c): no repo reference, but a shell character glued to it is refused all the same.
+        end = match.end()
+        if end < len(text) and text[end] in SHELL_METACHARACTERS and text[end] not in _CLOSING:
+            if _stands_alone_before(text, match.start(), word):
+                _check_after(text, end)
+        return None
+    core = word.rstrip(".")
+    if core.lower() in _NOT_REPOS or not _stands_alone_before(text, match.start(), core):
+        return None
+    _check_after(text, match.start() + len(core))
+    if not core.split("/")[1]:  # ORG/ and then a space: prose, not a repo id
+        return None
+    return core
+
+
 def _repo_id(text: str) -> str:
-    candidates = [m.group(1) for m in _HUB_URL.finditer(text)]
-    if not candidates:
-        candidates = [
-            m.group(1)
-            for m in _SLASHED.finditer(text)
-            if "://" not in m.group(1) and m.group(1).lower() not in _NOT_REPOS
-        ]
+    urls: list[str] = []
+    in_urls: list[tuple[int, int]] = []
+    for match in _HUB_URL.finditer(text):
+        end = next((j for j in range(match.end(), len(text)) if text[j].isspace()), len(text))
+        in_urls.append((match.start(), end))
+        repo = _url_repo(text, match)
+        if repo is not None:
+            urls.append(repo)
+    slashed: list[str] = []
+    for match in _WORD.finditer(text):
+        if not any(start <= match.start() < end for start, end in in_urls):
+            repo = _slashed_repo(text, match)
+            if repo is not None:
+                slashed.append(repo)
+    candidates = urls or slashed
     if not candidates:
         raise GoalRefused(
             "the goal names no Hugging Face repo: add the drafter's repo id (ORG/NAME) or its URL "
             "(https://huggingface.co/ORG/NAME)"
         )
-    raw = candidates[0].rstrip(_TRAILING)
-    # A URL may go on to /tree/main or /blob/...: the repo id is its first two segments.
-    if raw.count("/") > 1:
-        raw = "/".join(raw.split("/")[:2])
-    bad = sorted(set(raw) & _SHELL_META)
-    if bad:
-        raise GoalRefused(
-            f"the repo id {raw!r} contains shell metacharacters ({' '.join(bad)}): a Hub repo id is ORG/NAME "
-            "of letters, digits, '.', '_' and '-' only; write it plainly"
-        )
-    try:
-        return check_repo_id(raw)
-    except ValueError as exc:
-        raise GoalRefused(f"{raw!r} is not a Hugging Face repo id ({exc}); write it as ORG/NAME") from None
+    problem = repo_id_problem(candidates[0])
+    if problem is not None:
+        message, char = problem
+        raise GoalRefused(f"{message}; write it as ORG/NAME", char=char)
+    return candidates[0]

@@ -131,16 +131,18 @@ def _opened(spec: str, open_spec: str, sim: dict[str, Any]) -> Iterator[RunHost]
 
 
 def _start_world(profile: str, sim_faults: Sequence[str], time_scale: float | None):
-    from pydantic import ValidationError
-
-    from specops.sim.faults import parse_fault
-    from specops.sim.profiles import UnknownProfileError
+    from specops.sim.faults import describe_fault_error, parse_fault
+    from specops.sim.profiles import ProfileInvalid, UnknownProfileError
     from specops.sim.world.world import SimWorld
 
-    try:
-        faults = [parse_fault(f) for f in sim_faults]
-    except (ValueError, ValidationError) as exc:
-        raise HostNotAnswering(f"bad --sim-fault: {exc} (see `specops sim faults`)") from None
+    faults = []
+    for spec in sim_faults:
+        try:
+            faults.append(parse_fault(spec))
+        except ValueError as exc:  # a ValidationError too
+            raise HostNotAnswering(
+                f"bad --sim-fault: {describe_fault_error(spec, exc)} (see `specops sim faults`)"
+            ) from None
     try:
         # The profile's quick-run scales unless told: loading far faster than serving, and serving as fast
         # as this machine can stream the profile's peak to a benchmark client (the tools convert back).
@@ -149,3 +151,5 @@ def _start_world(profile: str, sim_faults: Sequence[str], time_scale: float | No
         return SimWorld.start(profile, faults=faults, time_scale=time_scale)
     except UnknownProfileError as exc:
         raise HostNotAnswering(f"no simulated host profile {profile!r}: {exc} (see `specops sim profiles`)") from None
+    except ProfileInvalid as exc:
+        raise HostNotAnswering(f"simulated host profile {profile!r} cannot be used: {exc}") from None

@@ -135,15 +135,43 @@ def _what(spec: str, items: list[FreeableItem]) -> str:
     return f"{len(items)} items under {spec.removeprefix('dir:')}"
 
 
+class AnswersInvalid(ValueError):
+    """The answers file cannot be read as answers; the message (one line) names the file and what is wrong."""
+
+
 def load_answers(path: Path) -> list[str] | dict[str, str]:
-    """An answers file: a list (answers in question order) or a mapping question -> answer."""
-    text = path.read_text(encoding="utf-8")
-    data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    """An answers file: a list (answers in question order) or a mapping question -> answer. AnswersInvalid else."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise AnswersInvalid(f"answers file {path} does not exist") from None
+    except IsADirectoryError:
+        raise AnswersInvalid(f"answers file {path} is a directory, not a file") from None
+    except UnicodeDecodeError as exc:
+        raise AnswersInvalid(f"answers file {path} is not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise AnswersInvalid(f"cannot read answers file {path}: {exc.strerror or exc}") from None
+    try:
+        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    except json.JSONDecodeError as exc:
+        raise AnswersInvalid(
+            f"answers file {path} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        ) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or "unreadable"
+        raise AnswersInvalid(
+            f"answers file {path} is not valid YAML: {' '.join(str(problem).split())}{where}"
+        ) from None
     if isinstance(data, list):
         return [str(a) for a in data]
     if isinstance(data, dict):
         return {str(k): str(v) for k, v in data.items()}
-    raise ValueError(f"{path}: expected a list of answers or a mapping question -> answer")
+    raise AnswersInvalid(
+        f"answers file {path} holds {type(data).__name__ if data is not None else 'nothing'}: "
+        "expected a list of answers or a mapping question -> answer"
+    )
 
 
 @dataclass

@@ -15,6 +15,20 @@ def _ci(interval) -> str:
     return f"[{interval[0]:.2f}, {interval[1]:.2f}]" if interval else "-"
 
 
+# Each AcceptanceArgs field by the flag that sets it, for errors in the user's words.
+FLAGS = {
+    "port": "--port",
+    "categories": "--category",
+    "prompts_per_category": "--prompts-per-category",
+    "max_new_tokens": "--max-new-tokens",
+    "ignore_eos": "--ignore-eos",
+    "concurrency": "--concurrency",
+    "break_even_accept_length": "--break-even",
+    "prompt_template": "--template",
+    "thinking": "--thinking",
+}
+
+
 def accept(
     host: Annotated[str, typer.Option(help="local, ssh://user@host[:port], an inventory name, or sim:/path")] = "local",
     port: Annotated[int, typer.Option(help="The server's port on the host")] = 30000,
@@ -43,6 +57,7 @@ def accept(
     fields = {"categories": category} if category else {}
     args = tool_args(
         AcceptanceArgs,
+        FLAGS,
         port=port,
         prompts_per_category=prompts_per_category,
         max_new_tokens=max_new_tokens,

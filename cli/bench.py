@@ -9,12 +9,58 @@ import typer
 from ..tools.benchmark import BenchmarkArgs, run_benchmark
 from .tool_call import call_tool, tool_args
 
+_LEVELS_HOW = "give positive integers separated by commas, e.g. 1,8,32"
+MAX_CONCURRENCY = 4096  # tools.inputs.Concurrency
+MAX_LEVELS = 32  # BenchmarkArgs.levels
 
-def _levels(text: str) -> list[int]:
+# Each BenchmarkArgs field by the flag that sets it, for errors in the user's words.
+FLAGS = {
+    "port": "--port",
+    "levels": "--levels",
+    "prompts": "--prompts",
+    "input_len": "--input-len",
+    "output_len": "--output-len",
+    "rounds": "--rounds",
+    "requests_per_level": "--requests",
+    "duration_s": "--duration",
+    "warmup_requests": "--warmup",
+    "api": "--api",
+    "model": "--model",
+    "client": "--client",
+    "ignore_eos": "--eos/--ignore-eos",
+    "flush_cache": "--no-flush",
+}
+
+
+def parse_levels(text: str) -> list[int]:
+    """`1,8,32` as [1, 8, 32]; ValueError (one line, in the user's words) for anything else."""
+    levels: list[int] = []
+    for position, item in enumerate(text.split(","), start=1):
+        item = item.strip()
+        if not item:
+            what = "no level given" if not text.strip() else f"{text!r} has an empty item (item {position})"
+            raise ValueError(f"{what}; {_LEVELS_HOW}")
+        if not (item.isascii() and item.isdigit()):
+            raise ValueError(f"{item!r} is not a concurrency; {_LEVELS_HOW}")
+        level = int(item)
+        if level < 1:
+            raise ValueError(f"{level} is not a concurrency; {_LEVELS_HOW}")
+        if level > MAX_CONCURRENCY:
+            raise ValueError(f"{level} is more than {MAX_CONCURRENCY} requests in flight; {_LEVELS_HOW}")
+        if level in levels:
+            raise ValueError(f"{level} is given twice; give each concurrency once, e.g. 1,8,32")
+        levels.append(level)
+    if len(levels) > MAX_LEVELS:
+        raise ValueError(f"{len(levels)} levels; a sweep takes at most {MAX_LEVELS}")
+    return levels
+
+
+def _check_levels(text: str) -> str:
     try:
-        return [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise typer.BadParameter(f"{text!r}: give concurrency levels as integers, e.g. 1,8,32") from None
+        parse_levels(text)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    return text
 
 
 def _print_table(result) -> None:
@@ -52,7 +98,9 @@ def _print_table(result) -> None:
 def bench(
     host: Annotated[str, typer.Option(help="local, ssh://user@host[:port], an inventory name, or sim:/path")] = "local",
     port: Annotated[int, typer.Option(help="The server's port on the host")] = 30000,
-    levels: Annotated[str, typer.Option(help="Concurrency levels, comma separated")] = "1,8,32,64",
+    levels: Annotated[
+        str, typer.Option(help="Concurrency levels, comma separated (e.g. 1,8,32)", callback=_check_levels)
+    ] = "1,8,32,64",
     prompts: Annotated[str, typer.Option(help="random, math, code, chat or acceptance-mix")] = "random",
     input_len: Annotated[int, typer.Option(help="Prompt tokens (random prompts)")] = 512,
     output_len: Annotated[int, typer.Option(help="Output tokens per request")] = 256,
@@ -76,8 +124,9 @@ def bench(
     """Concurrency sweep against an OpenAI-compatible or SGLang server: tok/s, TTFT, TPOT, ITL, E2E, accept length."""
     args = tool_args(
         BenchmarkArgs,
+        FLAGS,
         port=port,
-        levels=_levels(levels),
+        levels=parse_levels(levels),
         prompts=prompts,
         input_len=input_len,
         output_len=output_len,

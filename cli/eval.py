@@ -11,16 +11,33 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 
 from ..evals.graders.judge import ReportJudge
 from ..evals.junit import write_junit
-from ..evals.results import JUNIT_FILE
+from ..evals.results import JUNIT_FILE, EvalReport
 from ..evals.runner import EvalHarnessError, default_jobs, run_eval
 from ..evals.runner import regrade as regrade_runs
 from ..evals.scenario import SCENARIO_DIR, ScenarioError, load_scenarios
 from ..evals.table import render
+from ..tools.inputs import one_line
 from .streams import fail
+
+
+def check_baseline(baseline: Path) -> None:
+    """--baseline is read after every scenario ran: a file that is no eval report is refused before, in one line."""
+    try:
+        EvalReport.model_validate_json(baseline.read_bytes())
+    except OSError as exc:
+        raise fail(f"--baseline: cannot read {baseline}: {exc.strerror or exc}", 2) from None
+    except ValidationError as exc:
+        problem = exc.errors(include_url=False)[0]
+        where = ".".join(str(part) for part in problem["loc"])
+        raise fail(
+            f"--baseline: {baseline} is not an eval-report.json: {where + ': ' if where else ''}{one_line(problem['msg'])}",
+            2,
+        ) from None
 
 
 def eval_command(
@@ -53,6 +70,8 @@ def eval_command(
     ] = None,
 ) -> None:
     """Run agent eval scenarios with injected faults; grade transcripts and host state; gate on the pass bar."""
+    if baseline is not None:
+        check_baseline(baseline)
     width = max(Console().width, 150)  # a CI log is not a terminal: keep the table whole
     console = Console(width=width)  # the table and what was written, on stdout; progress and errors on stderr
     extra = [ReportJudge(model=judge)] if judge else []
@@ -78,7 +97,7 @@ def eval_command(
                 api_key_env=api_key_env,
             )
     except (ScenarioError, EvalHarnessError) as exc:
-        raise fail(str(exc), 2, label="eval could not run:", highlight=True) from None
+        raise fail(one_line(str(exc)), 2, label="eval could not run:", highlight=True) from None
     out.mkdir(parents=True, exist_ok=True)
     json_path = report.write(out)
     junit_path = write_junit(report, out / JUNIT_FILE)

@@ -14,10 +14,11 @@ from .resume import resume
 from .run import run
 from .show import show
 from .sim import sim_app
-from .streams import logs_to_stderr
+from .streams import OneLineErrors, logs_to_stderr
 
 app = typer.Typer(
     name="specops",
+    cls=OneLineErrors,
     help="Deploy and benchmark speculative-decoding drafters on GPU hosts.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,

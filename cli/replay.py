@@ -17,6 +17,8 @@ from ..agent.goal import GoalRefused
 from ..agent.policies import PolicyUnavailable
 from ..agent.replay import NotATranscript, ReplayRefused
 from ..agent.replay import replay as replay_run
+from ..tools.hosts import HostError
+from ..tools.hosts.spec import check_host_spec_characters
 from ..transcripts import TranscriptCorrupt
 from .streams import fail
 
@@ -57,6 +59,11 @@ def replay(
         raise fail("--live-tools and --from run real tools: name the fresh host with --host (e.g. sim:seed-ct200)")
     if (model is not None or base_url is not None or api_key_env is not None) and from_event is None:
         raise fail("--model (and --base-url, --api-key-env) pick the policy after a fork: pass --from N with it")
+    if host is not None:
+        try:
+            check_host_spec_characters(host)
+        except HostError as exc:
+            raise fail(f"--host: {exc}", 2) from None
     try:
         result = replay_run(
             run,

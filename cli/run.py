@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.live import Live
 from rich.markup import escape
@@ -21,9 +22,13 @@ from rich.markup import escape
 from ..agent.approval import check_delete_spec
 from ..agent.budget import Budgets
 from ..agent.goal import GoalRefused
-from ..agent.host import DEFAULT_HOST
+from ..agent.host import DEFAULT_HOST, is_sim_profile
 from ..agent.policies import PolicyUnavailable
+from ..agent.questions import load_answers
 from ..agent.run import RunOptions, RunOutcome, run_goal
+from ..sim.world.layout import SIM_HOST_PREFIX
+from ..tools.hosts.spec import check_host_spec_characters
+from ..tools.inputs import one_line, validation_message
 from .live_view import LiveView
 from .streams import fail, progress_console, result_console
 
@@ -42,6 +47,55 @@ def _check_allow_root(values: list[str] | None) -> list[str] | None:
                 f"{value!r} is not a directory on the host: give an absolute path such as /dev/shm"
             )
     return values
+
+
+# Each Budgets and RunOptions field by the flag that sets it, for errors in the user's words.
+FLAGS = {
+    "max_requests": "--max-requests",
+    "max_tool_calls": "--max-tool-calls",
+    "max_tokens": "--max-tokens",
+    "max_cost_usd": "--max-cost",
+    "max_wall_s": "--max-wall",
+    "runs_dir": "--runs-dir",
+    "ask_once": "--ask-once",
+    "answers_file": "--answers",
+    "allow_delete": "--allow-delete",
+    "allow_roots": "--allow-root",
+    "sim_faults": "--sim-fault",
+    "time_scale": "--time-scale",
+    "base_url": "--base-url",
+    "api_key_env": "--api-key-env",
+}
+
+
+def check_run_inputs(host: str, sim_faults: list[str], time_scale: float | None, answers: Path | None) -> None:
+    """What `run` can check before anything is written: the host spec, the simulated host's profile and faults,
+    the answers file. Exit 2 with one line naming the flag when one is wrong; nothing is created."""
+    from ..sim.faults import describe_fault_error, parse_fault
+    from ..sim.profiles import ProfileInvalid, UnknownProfileError, load_profile
+    from ..tools.hosts import HostError
+
+    try:
+        check_host_spec_characters(host)
+    except HostError as exc:
+        raise fail(f"--host: {exc}", 2) from None
+    if is_sim_profile(host):
+        try:
+            load_profile(host[len(SIM_HOST_PREFIX) :])
+        except (UnknownProfileError, ProfileInvalid) as exc:
+            raise fail(f"--host: {one_line(str(exc))} (see `specops sim profiles`)", 2) from None
+    elif sim_faults or time_scale is not None:
+        raise fail(f"--sim-fault and --time-scale apply to sim:PROFILE hosts only, not --host {host}", 2)
+    for spec in sim_faults:
+        try:
+            parse_fault(spec)
+        except ValueError as exc:
+            raise fail(f"--sim-fault: {describe_fault_error(spec, exc)} (see `specops sim faults`)", 2) from None
+    if answers is not None:
+        try:
+            load_answers(answers)
+        except ValueError as exc:
+            raise fail(f"--answers: {exc}", 2) from None
 
 
 def run(
@@ -104,24 +158,28 @@ def run(
     """Carry out GOAL on HOST: plan, act with the tools, recover, and write runs/<run-id>/ with the report."""
     err = progress_console()  # the live view and errors; the verdict, summary and run directory go to stdout
     interactive = ask_once and answers is None and sys.stdin.isatty()
-    options = RunOptions(
-        runs_dir=runs_dir,
-        ask_once=ask_once,
-        answers_file=answers,
-        allow_delete=tuple(allow_delete or ()),
-        allow_roots=tuple(allow_root or ()),
-        sim_faults=tuple(sim_fault or ()),
-        time_scale=time_scale,
-        base_url=base_url,
-        api_key_env=api_key_env,
-    )
-    budgets = Budgets(
-        max_requests=max_requests,
-        max_tool_calls=max_tool_calls,
-        max_tokens=max_tokens,
-        max_cost_usd=max_cost,
-        max_wall_s=max_wall,
-    )
+    try:
+        options = RunOptions(
+            runs_dir=runs_dir,
+            ask_once=ask_once,
+            answers_file=answers,
+            allow_delete=tuple(allow_delete or ()),
+            allow_roots=tuple(allow_root or ()),
+            sim_faults=tuple(sim_fault or ()),
+            time_scale=time_scale,
+            base_url=base_url,
+            api_key_env=api_key_env,
+        )
+        budgets = Budgets(
+            max_requests=max_requests,
+            max_tool_calls=max_tool_calls,
+            max_tokens=max_tokens,
+            max_cost_usd=max_cost,
+            max_wall_s=max_wall,
+        )
+    except ValidationError as exc:
+        raise fail(validation_message(exc, FLAGS), 2) from None
+    check_run_inputs(host, sim_fault or [], time_scale, answers)
     view = LiveView()
     ask = (lambda q: typer.prompt(q, default="", show_default=False, err=True)) if interactive else None
     ask_yes_no = (lambda q: typer.confirm(q, default=False, err=True)) if interactive else None

@@ -30,7 +30,10 @@ def show(
     except (NotATranscript, TranscriptCorrupt, ValueError) as exc:
         raise fail(str(exc), 2) from None
     if html is not None:  # the page is the result: where it went, on stdout
-        html.write_text(render_html(timeline, path.parent), encoding="utf-8")
+        try:
+            html.write_text(render_html(timeline, path.parent), encoding="utf-8")
+        except OSError as exc:
+            raise fail(f"--html: cannot write {html}: {exc.strerror or exc}", 2) from None
         result_console(highlight=False, soft_wrap=True).print(
             f"wrote {escape(str(html))} ({html.stat().st_size / 1024:.0f} KiB)"
         )

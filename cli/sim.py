@@ -14,9 +14,11 @@ from typing import Annotated
 import typer
 from pydantic import ValidationError
 
-from ..sim.faults import parse_fault
+from ..sim.faults import describe_fault_error, parse_fault
 from ..sim.host.ssh_gateway import SshdMissing
 from ..sim.profiles import UnknownProfileError, builtin_profiles, load_profile
+from ..tools.inputs import one_line, validation_message
+from .streams import fail
 
 sim_app = typer.Typer(
     help="Simulated GPU hosts with a Hub emulator and an SGLang serving simulator.", no_args_is_help=True
@@ -24,8 +26,7 @@ sim_app = typer.Typer(
 
 
 def _fail(message: str) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(code=2)
+    return fail(one_line(message), 2)
 
 
 @sim_app.command("profiles")
@@ -51,6 +52,12 @@ def faults() -> None:
             typer.echo(f"{'':<22} params: {params}")
 
 
+def _positive(value: float | None) -> float | None:
+    if value is not None and not value > 0:  # nan too
+        raise typer.BadParameter(f"{value} is not a time scale: give a positive number (10: ten times faster)")
+    return value
+
+
 @sim_app.command("up")
 def up(
     profile: Annotated[
@@ -63,10 +70,11 @@ def up(
         Path | None, typer.Option(help="Directory for the host's tree (default: a new temporary one, removed on exit)")
     ] = None,
     time_scale: Annotated[
-        float | None, typer.Option(help="Modelled seconds per real second (10: ten times faster)")
+        float | None, typer.Option(help="Modelled seconds per real second (10: ten times faster)", callback=_positive)
     ] = None,
     load_time_scale: Annotated[
-        float | None, typer.Option(help="The same for model loading only (default: --time-scale)")
+        float | None,
+        typer.Option(help="The same for model loading only (default: --time-scale)", callback=_positive),
     ] = None,
     mount: Annotated[
         list[str] | None,
@@ -80,8 +88,13 @@ def up(
     """Start a simulated host and its Hub emulator; print one JSON line; run until interrupted."""
     from ..sim.world.world import SimWorld
 
+    injected = []
+    for spec in fault or []:
+        try:
+            injected.append(parse_fault(spec))
+        except ValueError as exc:  # a ValidationError too
+            raise _fail(f"--fault: {describe_fault_error(spec, exc)} (see `specops sim faults`)") from None
     try:
-        injected = [parse_fault(spec) for spec in fault or []]
         backing = dict(_parse_mount(m) for m in mount or [])
         world = SimWorld.start(
             profile,
@@ -91,8 +104,12 @@ def up(
             load_time_scale=load_time_scale,
             mount_backing=backing or None,
         )
-    except (UnknownProfileError, FileExistsError, ValueError, ValidationError) as exc:
+    except ValidationError as exc:
+        raise _fail(validation_message(exc)) from None
+    except (UnknownProfileError, FileExistsError, ValueError) as exc:  # ProfileInvalid too
         raise _fail(str(exc)) from None
+    except OSError as exc:  # --root where no directory can be made, say
+        raise _fail(f"cannot start the simulated host: {exc.strerror or exc}: {exc.filename or root}") from None
     if ssh:
         try:
             world.start_ssh()

@@ -6,26 +6,27 @@ the tool's own message (what happened, what to do).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-import typer
 from pydantic import BaseModel, ValidationError
 
 from ..tools.context import ToolContext
 from ..tools.errors import ToolError
 from ..tools.hosts import HostError, open_host
+from ..tools.inputs import validation_message
+from .streams import fail
 
 R = TypeVar("R", bound=BaseModel)
 
 
-def tool_args(args_type: type[BaseModel], /, **fields: Any) -> BaseModel:
-    """The tool's arguments, or exit 2 with what is wrong (positional-only: `model` is a field name too)."""
+def tool_args(args_type: type[BaseModel], flags: Mapping[str, str], /, **fields: Any) -> BaseModel:
+    """The tool's arguments, or exit 2 with what is wrong in one line, each field named by its flag (`flags`:
+    field name -> flag). Positional-only: `model` is a field name too."""
     try:
         return args_type(**fields)
     except ValidationError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(code=2) from None
+        raise fail(validation_message(exc, flags), 2) from None
 
 
 def call_tool(host: str, tool: Callable[[ToolContext, Any], R], args: BaseModel) -> R:
@@ -33,5 +34,4 @@ def call_tool(host: str, tool: Callable[[ToolContext, Any], R], args: BaseModel)
         with open_host(host) as opened:
             return tool(ToolContext.for_host(opened), args)
     except (ToolError, HostError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(code=1) from None
+        raise fail(str(exc), 1) from None

@@ -6,12 +6,16 @@ the end, with no newline. That tail is dropped and reported (`torn_tail`).
 Anything else that is wrong (a middle line that is not JSON, an unknown event
 type or schema version, a gap in `seq`, a second run id) is an error naming
 the line: a transcript that was edited or mixed up is not silently half-read.
+A file that cannot be read at all (a `.gz` that is not gzip or was cut short,
+an unreadable file) is TranscriptCorrupt too, naming the file: one line, never
+the decompressor's traceback.
 """
 
 from __future__ import annotations
 
 import gzip
 import json
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_args
@@ -25,10 +29,11 @@ from .version1 import upgraded
 
 
 class TranscriptCorrupt(ValueError):
-    """A whole line of a transcript is not a valid event, or breaks the file's sequence."""
+    """A whole line of a transcript is not a valid event, or breaks the file's sequence; or (line_no 0) the file
+    cannot be read at all."""
 
     def __init__(self, path: Path, line_no: int, reason: str) -> None:
-        super().__init__(f"{path}:{line_no}: {reason}")
+        super().__init__(f"{path}:{line_no}: {reason}" if line_no else f"{path}: {reason}")
         self.path = path
         self.line_no = line_no
         self.reason = reason
@@ -76,9 +81,7 @@ def whole_lines_length(data: bytes) -> int:
 def read_transcript(path: str | Path) -> TranscriptReadResult:
     """Read a transcript (`.jsonl`, or `.jsonl.gz` for stored golden ones)."""
     path = Path(path)
-    data = path.read_bytes()
-    if path.suffix == ".gz":
-        data = gzip.decompress(data)
+    data = _read_bytes(path)
     whole = whole_lines_length(data)
     events: list[Event] = []
     for index, line in enumerate(data[:whole].split(b"\n")[:-1]):
@@ -101,6 +104,30 @@ def read_transcript(path: str | Path) -> TranscriptReadResult:
     return TranscriptReadResult(path=path, events=events, torn_tail=whole < len(data), whole_length=whole)
 
 
+def _read_bytes(path: Path) -> bytes:
+    """The file's bytes, decompressed for a .gz; TranscriptCorrupt (line 0: the whole file) when it cannot be read."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise TranscriptCorrupt(path, 0, "no such file") from None
+    except OSError as exc:
+        raise TranscriptCorrupt(path, 0, f"cannot be read ({exc.strerror or exc})") from None
+    if path.suffix != ".gz":
+        return data
+    try:
+        return gzip.decompress(data)
+    except gzip.BadGzipFile as exc:
+        if not data.startswith(b"\x1f\x8b"):
+            raise TranscriptCorrupt(path, 0, "not a gzip file, though named .gz") from None
+        raise TranscriptCorrupt(path, 0, f"the gzip data is damaged ({' '.join(str(exc).split())})") from None
+    except EOFError:
+        raise TranscriptCorrupt(
+            path, 0, "the gzip file is cut short (truncated): it ends before its end marker"
+        ) from None
+    except (zlib.error, OSError, ValueError) as exc:
+        raise TranscriptCorrupt(path, 0, f"the gzip data is damaged ({' '.join(str(exc).split())})") from None
+
+
 def _check_history(path: Path, line_no: int, event: ModelRequestEvent, earlier: list[Event]) -> None:
     ref = event.history
     assert ref is not None
@@ -118,10 +145,13 @@ def _check_history(path: Path, line_no: int, event: ModelRequestEvent, earlier: 
 
 def _why_invalid(line: bytes, error: ValidationError) -> str:
     """A plain reason for the common cases, pydantic's own for the rest."""
+    not_json = next((p["msg"] for p in error.errors(include_url=False) if p["type"] == "json_invalid"), None)
+    if not_json is not None:  # too deep to parse, say: the standard parser would hit Python's recursion limit
+        return f"not a JSON line ({not_json.removeprefix('Invalid JSON: ')})"
     try:
         raw = json.loads(line)
-    except ValueError as not_json:
-        return f"not a JSON line ({not_json})"
+    except (ValueError, RecursionError) as not_json_either:
+        return f"not a JSON line ({not_json_either})"
     if not isinstance(raw, dict):
         return f"an event is a JSON object, not {type(raw).__name__}"
     if "schema_version" in raw and raw["schema_version"] not in get_args(SchemaVersion):

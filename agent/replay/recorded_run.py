@@ -30,13 +30,18 @@ class NotATranscript(ValueError):
 def transcript_path(run: str | Path) -> Path:
     """The transcript of RUN: a run directory (its transcript.jsonl[.gz]) or a transcript file."""
     path = Path(run)
-    if path.is_dir():
-        for name in (TRANSCRIPT, TRANSCRIPT + ".gz"):
-            if (path / name).is_file():
-                return path / name
-        raise NotATranscript(f"{path} holds no {TRANSCRIPT}: name a run directory (runs/<run-id>) or a transcript file")
-    if not path.is_file():
-        raise NotATranscript(f"{path} does not exist: name a run directory (runs/<run-id>) or its {TRANSCRIPT}")
+    try:
+        if path.is_dir():
+            for name in (TRANSCRIPT, TRANSCRIPT + ".gz"):
+                if (path / name).is_file():
+                    return path / name
+            raise NotATranscript(
+                f"{path} holds no {TRANSCRIPT}: name a run directory (runs/<run-id>) or a transcript file"
+            )
+        if not path.is_file():
+            raise NotATranscript(f"{path} does not exist: name a run directory (runs/<run-id>) or its {TRANSCRIPT}")
+    except OSError as exc:  # a name too long for the file system, say
+        raise NotATranscript(f"cannot look at {path}: {exc.strerror or exc}") from None
     return path
 
 

@@ -25,6 +25,8 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from specops.tools.context import ToolContext
 from specops.tools.errors import ToolError
 from specops.transcripts import NoteEvent, ResumedEvent, TodoChangeEvent, configure_logging
@@ -32,9 +34,10 @@ from specops.transcripts.todos import TodoItem
 
 from ..budget import WallClock
 from ..deps import AgentDeps
-from ..goal import parse_goal
+from ..goal import Goal, GoalRefused, parse_goal
 from ..host import RunHost, reopen_run_host
 from ..policies import PolicyUnavailable, resolve_policy
+from ..questions import AnswersInvalid, load_answers
 from ..recording import Listener, ObservedRecorder
 from ..run import RunOutcome, RunParts, RunSeams, add_key_secret, carry_out
 from ..todo import Todo, TodoList
@@ -75,8 +78,14 @@ async def resume_async(
             f"run {recorded.run_id} already ended ({recorded.end.status}): there is nothing to resume; "
             "replay it with `specops replay`, or fork it with `specops replay --from N`"
         )
+    goal = _recorded_goal(recorded)
     spec = model or recorded.policy_spec
     options, budgets = recorded_settings(recorded, live=True)
+    if options.ask_once and options.answers_file is not None:
+        try:  # read again when the run asks its questions: a file gone or damaged since is refused before then
+            load_answers(options.answers_file)
+        except AnswersInvalid as exc:
+            raise ResumeRefused(f"the run's --answers file cannot be used: {exc}") from None
     options = options.model_copy(
         update={"base_url": base_url or options.base_url, "api_key_env": api_key_env or options.api_key_env}
     )
@@ -111,7 +120,7 @@ async def resume_async(
             return reopen_run_host(host_described)
 
         parts = RunParts(
-            goal=parse_goal(recorded.start.goal),
+            goal=goal,
             host_spec=str(recorded.start.host.get("spec", "")),
             model=policy,
             budgets=budgets,
@@ -147,6 +156,21 @@ class _RestoredTodoList(TodoList):
     def __init__(self, recorder: ObservedRecorder, items: list[Todo]) -> None:
         super().__init__(recorder)
         self._items = list(items)  # the plan as last recorded; the next write records its change from it
+
+
+def _recorded_goal(recorded: RecordedRun) -> Goal:
+    """The goal as the run parsed it when it started (its run_start config), else parsed again; ResumeRefused when
+    the recorded text cannot be parsed (an edited transcript)."""
+    parsed = recorded.start.config.get("goal")
+    if isinstance(parsed, dict):
+        try:
+            return Goal.model_validate(parsed)
+        except ValidationError:
+            pass
+    try:
+        return parse_goal(recorded.start.goal)
+    except GoalRefused as exc:
+        raise ResumeRefused(f"the run's goal cannot be resumed: {exc}") from None
 
 
 def _restored_plan(recorded: RecordedRun, recorder: ObservedRecorder) -> TodoList:

@@ -13,7 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..faults import Fault
 from ..profiles.schema import Profile
@@ -21,6 +21,10 @@ from .layout import WorldLayout
 from .state_view import DerivedFromState
 
 STATE_SCHEMA_VERSION = 1
+
+
+class WorldStateDamaged(ValueError):
+    """A world's state file that cannot be read back (truncated, edited, not JSON); the message says which and why."""
 
 
 class MountState(BaseModel):
@@ -64,6 +68,18 @@ class WorldState(DerivedFromState, BaseModel):
     def load(cls, root: str | Path) -> WorldState:
         path = WorldLayout(Path(root)).state_file
         try:
-            return cls.model_validate(json.loads(path.read_text()))
+            data = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise FileNotFoundError(f"{root} is not a simulated host: {path} is missing") from None
+        except json.JSONDecodeError as exc:
+            raise WorldStateDamaged(f"{path} is damaged: not JSON ({exc.msg} at line {exc.lineno})") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise WorldStateDamaged(f"cannot read {path}: {' '.join(str(exc).split())}") from None
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            problem = exc.errors(include_url=False)[0]
+            where = ".".join(str(part) for part in problem["loc"]) or "(state)"
+            raise WorldStateDamaged(
+                f"{path} is damaged: {where}: {problem['msg']} ({exc.error_count()} problem(s))"
+            ) from None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from specops.agent.goal import GoalRefused, parse_goal
@@ -37,13 +39,77 @@ def test_repo_ids_and_intents(text, repo, intents):
     [
         ("", "empty"),
         ("deploy the drafter and benchmark it", "names no Hugging Face repo"),
-        ("benchmark org/drafter;rm -rf ~", "shell metacharacters"),
-        ("deploy https://huggingface.co/org/$(reboot)", "shell metacharacters"),
-        ("deploy org/dr--after", "not a Hugging Face repo id"),
+        ("benchmark org/drafter;rm -rf ~", "the goal has ';' right after \"org/drafter\""),
+        (
+            "deploy https://huggingface.co/org/$(reboot)",
+            "the goal has '\\$' right after \"https://huggingface.co/org/\"",
+        ),
+        ("deploy org/dr--after", "'org/dr--after' has '-' twice in a row"),
     ],
 )
 def test_refusals_say_what_to_write(text, message):
     with pytest.raises(GoalRefused, match=message):
+        parse_goal(text)
+
+
+# What a reviewer slipped through before: each was cut to foo/bar and run.
+@pytest.mark.parametrize(
+    ("text", "char", "words"),
+    [
+        ("foo/bar>/tmp/x", ">", "the goal has '>' right after \"foo/bar\""),
+        ("deploy foo/bar$IFS${IFS}x", "$", "the goal has '$' right after \"foo/bar\""),
+        ("deploy foo/bar\nrm -rf ~", "\n", 'the goal has a newline right after "deploy foo/bar"'),
+        ("deploy foo/bar\r", "\r", "the goal has a carriage return"),
+        ("deploy foo/bar\x00", "\x00", "the goal has a NUL byte"),
+        ("deploy foo/bar\u2028then", "\u2028", "the goal has a line separator (U+2028 LINE SEPARATOR)"),
+        ("deploy foo/bar|tee x", "|", "the goal has '|' right after \"foo/bar\""),
+        ("deploy foo/bar&&id", "&", "the goal has '&'"),
+        ("deploy foo/bar`id`", "`", "the goal has '`'"),
+        ("deploy foo/bar<in", "<", "the goal has '<'"),
+        ("deploy <foo/bar", "<", "the goal has '<' right before \"foo/bar\""),
+        ("benchmark foo/bar's throughput", "'", 'the goal has "\'" right after "foo/bar"'),
+        ("deploy foo/bar@main", "@", "the goal has '@' right after \"foo/bar\""),
+        ("deploy https://hf.co/foo/bar>/tmp/x", ">", "the goal has '>' right after \"https://hf.co/foo/bar\""),
+        ("deploy https://hf.co/foo/bar?x=1", "?", "the goal has '?'"),
+        ("deploy foo/modèle", "è", "the goal has 'è' (U+00E8"),
+    ],
+)
+def test_a_repo_id_glued_to_anything_is_refused_naming_the_character(text, char, words):
+    with pytest.raises(GoalRefused) as refused:
+        parse_goal(text)
+    message = str(refused.value)
+    assert words in message and refused.value.char == char
+    assert len(message.splitlines()) == 1, message
+
+
+@pytest.mark.parametrize(
+    ("text", "repo"),
+    [
+        ("deploy foo/bar.", "foo/bar"),
+        ("deploy foo/bar, then benchmark it", "foo/bar"),
+        ('deploy "foo/bar" and benchmark', "foo/bar"),
+        ("deploy (foo/bar): at 64 tok/s", "foo/bar"),
+        ("deploy 'foo/bar'.", "foo/bar"),
+        ("deploy\tfoo/bar", "foo/bar"),  # a tab is a space
+        ("benchmark foo/bar against the server at localhost:30000/v1", "foo/bar"),
+        ("see https://huggingface.co/models/foo/bar.", "foo/bar"),
+        ("see https://huggingface.co/foo/bar/blob/main/config.json", "foo/bar"),
+    ],
+)
+def test_a_repo_id_delimited_cleanly_is_taken_as_written(text, repo):
+    assert parse_goal(text).repo_id == repo
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("deploy https://huggingface.co/foo", "names no repo"),
+        ("deploy https://huggingface.co/datasets/foo/bar", "a Hub datasets page, not a model repo"),
+        ("deploy foo/-bar", "'-bar' starts with '-'"),
+    ],
+)
+def test_urls_and_ids_that_name_no_model_repo_are_refused(text, words):
+    with pytest.raises(GoalRefused, match=re.escape(words)):
         parse_goal(text)
 
 

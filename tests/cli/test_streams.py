@@ -116,8 +116,8 @@ def test_run_json_is_the_report_alone_on_stdout(tmp_path):
     [
         ("deploy the drafter", "error: the goal names no Hugging Face repo"),
         (
-            "deploy the drafter [/data]",
-            "error: the repo id '[/data]' contains shell metacharacters",
+            "deploy the drafter org/[/data]",
+            "error: the goal has '[' right after \"org/\"",
         ),  # not read as markup
     ],
 )
@@ -293,7 +293,7 @@ def test_bench_and_accept_on_a_host_that_does_not_answer_is_one_line_on_stderr(c
 
 def test_bad_arguments_are_on_stderr():
     result = invoke("bench", "--levels", "x")
-    assert result.exit_code == 2 and result.stdout == "" and "concurrency levels as integers" in result.stderr
+    assert result.exit_code == 2 and result.stdout == "" and "--levels: 'x' is not a concurrency" in result.stderr
 
 
 # --- eval ---------------------------------------------------------------------------------------------------------

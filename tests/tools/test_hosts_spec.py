@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import getpass
+import re
 
 import pytest
 
@@ -90,3 +91,57 @@ def test_names_come_from_the_inventory_then_ssh_config(tmp_path):
         parse_host_spec("gpu-bad", inventory=inventory, ssh_config=config)
     with pytest.raises(UnknownHostName, match="ssh://user@host"):
         parse_host_spec("gpu-z", inventory=inventory, ssh_config=config)  # `Host *` alone does not define it
+
+
+@pytest.mark.parametrize(
+    ("spec", "char", "words"),
+    [
+        ("ssh://root@gpu;reboot", ";", "has ';' right after \"ssh://root@gpu\": an SSH host is ssh://user@host[:port]"),
+        ("ssh://root@gpu$(id)", "$", "has '$' right after \"ssh://root@gpu\""),
+        ("ssh://root@gpu\n", "\n", 'has a newline right after "ssh://root@gpu"'),
+        ("gpu-1|cat", "|", "has '|' right after \"gpu-1\""),
+        (
+            "root@gpu-1",
+            "@",
+            "has '@' right after \"root\": give local, ssh://user@host[:port], a host name or sim:/root",
+        ),
+        ("my host", " ", 'has a space right after "my"'),
+        ("sim:/tmp/w>x", ">", "has '>' right after \"sim:/tmp/w\": a sim: root is a plain path"),
+        ("-gpu", "-", "has '-' at its start"),
+        ("gpu\u200b", "\u200b", "has an invisible character (U+200B ZERO WIDTH SPACE)"),
+    ],
+)
+def test_a_refused_spec_names_the_character_in_one_line(spec, char, words):
+    with pytest.raises(InvalidHostSpec) as refused:
+        parse_host_spec(spec, inventory="/nonexistent-inventory.yaml", ssh_config="/nonexistent")
+    message = str(refused.value)
+    assert words in message and refused.value.char == char and len(message.splitlines()) == 1, message
+
+
+@pytest.mark.parametrize(
+    ("spec", "words"),
+    [
+        ("ssh://gpu:0", "the port must be a number from 1 to 65535"),  # was port 22, silently
+        ("ssh://root:@gpu", "nothing more"),  # an empty password is a password
+        ("ssh://[::1", "is not an SSH URL (Invalid IPv6 URL)"),  # was a bare ValueError from urlsplit
+    ],
+)
+def test_specs_that_say_something_else_are_refused(spec, words):
+    with pytest.raises(InvalidHostSpec, match=re.escape(words)):
+        parse_host_spec(spec)
+
+
+def test_damaged_host_files_are_one_line_naming_the_file(tmp_path):
+    inventory = tmp_path / "hosts.yaml"
+    inventory.write_text("gpu-a: [\n")
+    with pytest.raises(InvalidHostSpec, match=f"inventory file {inventory} is not valid YAML") as refused:
+        parse_host_spec("gpu-a", inventory=inventory, ssh_config="/nonexistent")
+    assert len(str(refused.value).splitlines()) == 1
+    inventory.write_text("gpu-a:\n  url: ssh://root@h\n  keepalive_s: -1\n")
+    with pytest.raises(InvalidHostSpec, match="keepalive_s: should be greater than or equal to 0 \\(got -1\\)$"):
+        parse_host_spec("gpu-a", inventory=inventory, ssh_config="/nonexistent")
+    config = tmp_path / "ssh_config"
+    config.write_text("Host gpu-b\n  HostName\n")
+    inventory.write_text("{}\n")
+    with pytest.raises(InvalidHostSpec, match=f"cannot read {config}"):
+        parse_host_spec("gpu-b", inventory=inventory, ssh_config=config)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 
 import pytest
@@ -135,3 +136,38 @@ def test_a_version_1_transcript_reads_its_protocol_notes_as_typed_events(tmp_pat
     # Written by version 2, the same text is a note: only version 1 spoke through notes.
     path.write_bytes(path.read_bytes().replace(b'"schema_version":"1"', b'"schema_version":"2"'))
     assert {e.type for e in read_transcript(path).events} == {"note"}
+
+
+@pytest.mark.parametrize(
+    ("damage", "words"),
+    [
+        (lambda data: b"plain text\n", "not a gzip file, though named .gz"),
+        (lambda data: gzip.compress(data)[:-12], "the gzip file is cut short (truncated)"),
+        (lambda data: gzip.compress(data)[:10], "the gzip file is cut short (truncated)"),
+        (lambda data: gzip.compress(data)[:-4] + b"\0\0\0\0", "the gzip data is damaged"),  # the length is wrong
+        (lambda data: gzip.compress(data) + b"tail", "the gzip data is damaged"),
+    ],
+)
+def test_a_gz_that_cannot_be_decompressed_is_corrupt_naming_the_file(tmp_path, damage, words):
+    plain = tmp_path / "t.jsonl"
+    path = tmp_path / "t.jsonl.gz"
+    path.write_bytes(damage(b"".join(_three_notes(plain))))
+    with pytest.raises(TranscriptCorrupt) as caught:
+        read_transcript(path)
+    assert str(caught.value).startswith(f"{path}: {words}") and caught.value.line_no == 0
+    assert len(str(caught.value).splitlines()) == 1
+
+
+def test_a_line_too_deep_to_parse_is_corrupt_naming_the_line(tmp_path):
+    path = tmp_path / "t.jsonl"
+    lines = _three_notes(path)
+    path.write_bytes(lines[0] + b"[" * 100_000 + b"\n")
+    with pytest.raises(TranscriptCorrupt, match=r"t\.jsonl:2: not a JSON line \(recursion limit exceeded"):
+        read_transcript(path)
+
+
+def test_an_unreadable_path_is_corrupt_naming_it(tmp_path):
+    with pytest.raises(TranscriptCorrupt, match="cannot be read"):
+        read_transcript(tmp_path)  # a directory
+    with pytest.raises(TranscriptCorrupt, match="no such file"):
+        read_transcript(tmp_path / "nothing.jsonl")

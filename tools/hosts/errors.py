@@ -22,7 +22,14 @@ class HostError(Exception):
 
 
 class InvalidHostSpec(HostError, ValueError):
-    """The host spec cannot be used as given (bad syntax, shell metacharacters, empty host). Nothing was attempted."""
+    """The host spec cannot be used as given (bad syntax, shell metacharacters, empty host). Nothing was attempted.
+
+    `char` is the character the spec was refused for, where one is to blame (the message names it).
+    """
+
+    def __init__(self, message: str, *, host: str, char: str | None = None) -> None:
+        super().__init__(message, host=host)
+        self.char = char
 
 
 class UnknownHostName(InvalidHostSpec):

@@ -18,7 +18,7 @@ from pathlib import Path
 from specops.sim.world.layout import SIM_HOST_PREFIX, WorldLayout
 from specops.sim.world.ports import PortNotListening as SimPortNotListening
 from specops.sim.world.ports import resolve_port
-from specops.sim.world.state import WorldState
+from specops.sim.world.state import WorldState, WorldStateDamaged
 
 from ._shell import check_env
 from .errors import PortNotListening, SimHostNotRunning
@@ -34,6 +34,11 @@ class SimHost(LocalHost):
             raise SimHostNotRunning(
                 f"no simulated world at {root} (no .sim/world.json): start one with `specops sim up PROFILE` "
                 "and use the host it prints",
+                host=f"{SIM_HOST_PREFIX}{root}",
+            ) from None
+        except WorldStateDamaged as exc:
+            raise SimHostNotRunning(
+                f"the simulated world at {root} cannot be used: {exc}; start a new one with `specops sim up PROFILE`",
                 host=f"{SIM_HOST_PREFIX}{root}",
             ) from None
         super().__init__(spec=f"{SIM_HOST_PREFIX}{self.state.root}")

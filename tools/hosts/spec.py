@@ -7,6 +7,10 @@
 
 The inventory is YAML, NAME -> {url: ssh://..., <SshOptions fields>} or NAME -> url.
 It is the file given, else $SPECOPS_INVENTORY, else ~/.config/specops/hosts.yaml when present.
+
+A spec that cannot be used is refused with an InvalidHostSpec whose message is one line naming
+what is wrong: the offending character where one is to blame (`ssh://root@host;rm` has ';'), the
+file and what is wrong with it for a damaged inventory or ~/.ssh/config.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from specops.sim.world.layout import SIM_HOST_PREFIX
+from specops.tools.inputs import describe_char, first_unprintable, one_line, validation_message
 
 from .errors import InvalidHostSpec, SimHostNotRunning, UnknownHostName
 from .ssh_options import HOSTNAME, USERNAME, SshOptions, SshTarget
@@ -34,6 +39,10 @@ DEFAULT_SSH_CONFIG = "~/.ssh/config"
 
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*\Z")
 _SSH_URL_CHARS = re.compile(r"[A-Za-z0-9_.:@\[\]/\-]+\Z")
+_USER_AT_HOST = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*@[A-Za-z0-9][A-Za-z0-9.\-]*(?::[0-9]+)?\Z")
+_NAME_CHARS = re.compile(r"[A-Za-z0-9_.\-]+\Z")
+_SIM_ROOT_CHARS = re.compile(r"[A-Za-z0-9._/~+@%=:,\-]+\Z")  # what a world's directory is named with
+_SPECS = "give local, ssh://user@host[:port], a host name or sim:/root"
 
 
 class LocalSpec(BaseModel):
@@ -76,8 +85,7 @@ def parse_host_spec(
         raise InvalidHostSpec(
             "empty host spec: give local, ssh://user@host[:port], a host name or sim:/root", host=str(spec)
         )
-    if any(c.isspace() or not c.isprintable() for c in spec):
-        raise InvalidHostSpec(f"host spec {spec!r} contains whitespace or control characters", host=spec)
+    check_host_spec_characters(spec)
     if spec == "local":
         _no_options(spec, options)
         return LocalSpec()
@@ -90,6 +98,27 @@ def parse_host_spec(
     return _named_spec(spec, inventory=inventory, ssh_config=ssh_config, options=options)
 
 
+def check_host_spec_characters(spec: str) -> str:
+    """Refuse (InvalidHostSpec, one line naming it) the first character no spec of its kind has; reads no file.
+
+    The kind is told by the spec's start: sim:ROOT (a path), a URL (ssh://...), else a host name.
+    """
+    if spec.startswith(SIM_HOST_PREFIX):
+        allowed, start, what = _SIM_ROOT_CHARS, len(SIM_HOST_PREFIX), "a sim: root is a plain path"
+    elif "://" in spec:
+        allowed, start, what = _SSH_URL_CHARS, 0, "an SSH host is ssh://user@host[:port]"
+    else:
+        allowed, start, what = _NAME_CHARS, 0, f"{_SPECS}; a host name is letters, digits, '-', '_' and '.'"
+    bad = next((i for i in range(start, len(spec)) if not allowed.match(spec[i])), None)
+    if bad is None:
+        return spec
+    if spec[bad].isspace() or first_unprintable(spec[bad]) is not None:
+        what = f"{_SPECS}, without spaces or control characters"
+    elif _USER_AT_HOST.match(spec):
+        what += f" (ssh://{spec}?)"
+    raise _refused(spec, bad, what)
+
+
 def _no_options(spec: str, options: dict[str, Any]) -> None:
     if options:
         raise InvalidHostSpec(f"options {sorted(options)} apply to SSH hosts only, not {spec!r}", host=spec)
@@ -99,7 +128,7 @@ def _options(spec: str, options: dict[str, Any], base: dict[str, Any] | None = N
     try:
         return SshOptions.model_validate({**(base or {}), **options})
     except ValidationError as exc:
-        raise InvalidHostSpec(f"bad SSH options for {spec}: {exc}", host=spec) from None
+        raise InvalidHostSpec(f"bad SSH options for {spec}: {validation_message(exc)}", host=spec) from None
 
 
 def _sim_spec(spec: str) -> SimSpec:
@@ -115,25 +144,38 @@ def _sim_spec(spec: str) -> SimSpec:
     return SimSpec(spec=spec, root=Path(rest))
 
 
+def _refused(spec: str, index: int, what_to_do: str) -> InvalidHostSpec:
+    """A refusal naming spec[index], the character to blame, and where it is."""
+    where = f'right after "{spec[:index]}"' if index else "at its start"
+    char = spec[index]
+    return InvalidHostSpec(f"host spec {spec!r} has {describe_char(char)} {where}: {what_to_do}", host=spec, char=char)
+
+
 def _parse_ssh_url(spec: str) -> SshTarget:
-    if not _SSH_URL_CHARS.match(spec):
-        raise InvalidHostSpec(
-            f"host spec {spec!r} has characters no SSH URL needs (shell metacharacters?): use ssh://user@host[:port]",
-            host=spec,
-        )
-    parts = urlsplit(spec)
+    check_host_spec_characters(spec)
+    try:
+        parts = urlsplit(spec)
+    except ValueError as exc:  # an unclosed [ of an IPv6 address, say
+        raise InvalidHostSpec(f"{spec!r} is not an SSH URL ({exc}): use ssh://user@host[:port]", host=spec) from None
     if parts.scheme != "ssh":
         raise InvalidHostSpec(f"unknown scheme {parts.scheme!r} in {spec!r}: only ssh:// is supported", host=spec)
-    if parts.path not in ("", "/") or parts.query or parts.fragment or parts.password:
+    if parts.path not in ("", "/") or parts.query or parts.fragment or parts.password is not None:
         raise InvalidHostSpec(f"{spec!r}: an SSH host spec is ssh://user@host[:port], nothing more", host=spec)
-    hostname = parts.hostname or ""
+    try:
+        hostname = parts.hostname or ""
+    except ValueError:
+        hostname = ""
     if not hostname or not HOSTNAME.match(hostname):
         raise InvalidHostSpec(f"{spec!r} has no valid host name", host=spec)
     try:
-        port = parts.port or 22
+        port = parts.port
     except ValueError:
-        raise InvalidHostSpec(f"{spec!r}: the port must be a number from 1 to 65535", host=spec) from None
-    user = parts.username or getpass.getuser()
+        port = 0
+    if port is None:
+        port = 22
+    if not 1 <= port <= 65535:
+        raise InvalidHostSpec(f"{spec!r}: the port must be a number from 1 to 65535", host=spec)
+    user = parts.username if parts.username is not None else getpass.getuser()
     if not USERNAME.match(user):
         raise InvalidHostSpec(f"{spec!r}: {user!r} is not a valid user name", host=spec)
     return SshTarget(hostname=hostname, user=user, port=port)
@@ -151,10 +193,8 @@ def _inventory_path(inventory: str | Path | None) -> Path | None:
 def _named_spec(
     name: str, *, inventory: str | Path | None, ssh_config: str | Path | None, options: dict[str, Any]
 ) -> SshSpec:
-    if not _NAME.match(name):
-        raise InvalidHostSpec(
-            f"host spec {name!r} is not local, ssh://user@host[:port], sim:/root or a plain host name", host=name
-        )
+    if not _NAME.match(name):  # its characters are checked: it starts with '.' or '-'
+        raise _refused(name, 0, f"{_SPECS}; a host name starts with a letter, a digit or '_'")
     inventory_path = _inventory_path(inventory)
     if inventory_path is not None:
         entry = _inventory_entry(inventory_path, name)
@@ -177,11 +217,13 @@ def _named_spec(
 
 def _inventory_entry(path: Path, name: str) -> InventoryEntry | None:
     try:
-        data = yaml.safe_load(path.read_text()) or {}
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except FileNotFoundError:
         raise InvalidHostSpec(f"inventory file {path} does not exist", host=name) from None
     except yaml.YAMLError as exc:
-        raise InvalidHostSpec(f"inventory file {path} is not valid YAML: {exc}", host=name) from None
+        raise InvalidHostSpec(f"inventory file {path} is not valid YAML: {one_line(str(exc))}", host=name) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidHostSpec(f"cannot read inventory file {path}: {one_line(str(exc))}", host=name) from None
     if not isinstance(data, dict):
         raise InvalidHostSpec(f"inventory file {path} must map host names to entries", host=name)
     raw = data.get(name)
@@ -190,11 +232,16 @@ def _inventory_entry(path: Path, name: str) -> InventoryEntry | None:
     try:
         return InventoryEntry.model_validate({"url": raw} if isinstance(raw, str) else raw)
     except ValidationError as exc:
-        raise InvalidHostSpec(f"inventory entry {name!r} in {path} is invalid: {exc}", host=name) from None
+        raise InvalidHostSpec(
+            f"inventory entry {name!r} in {path} is invalid: {validation_message(exc)}", host=name
+        ) from None
 
 
 def _from_ssh_config(path: Path, name: str) -> tuple[SshTarget, dict[str, Any]] | None:
-    config = paramiko.SSHConfig.from_path(str(path))
+    try:
+        config = paramiko.SSHConfig.from_path(str(path))
+    except (paramiko.ssh_exception.ConfigParseError, OSError, UnicodeDecodeError, ValueError) as exc:
+        raise InvalidHostSpec(f"cannot read {path}: {one_line(str(exc))}", host=name) from None
     # lookup() answers for any name (Host * applies to all): only a pattern naming this host counts.
     patterns = [p for p in config.get_hostnames() if p != "*" and not p.startswith("!")]
     if not any(fnmatch.fnmatchcase(name, p) for p in patterns):
