@@ -14,18 +14,16 @@ killed run's host back for `specops resume`.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
 
-from pydantic import SecretStr
-
 from specops.sim.world.layout import SIM_HOST_PREFIX
 from specops.tools.context import ToolContext
 from specops.tools.hosts import Host, HostError, open_host
+from specops.tools.hub import HubTokenUnreadable, local_hub_token
 from specops.transcripts import OpenedHost
 
 DEFAULT_HOST = "sim:seed-ct200"
@@ -55,12 +53,6 @@ class RunHost:
 
 # How a run gets its host: (spec, sim faults, time scale) -> a context manager yielding the RunHost.
 HostOpener = Callable[[str, Sequence[str], "float | None"], AbstractContextManager[RunHost]]
-
-
-def hub_token_from_env() -> SecretStr | None:
-    """The Hub token the tools may use (HF_TOKEN, as huggingface_hub reads it); the recorder redacts it."""
-    token = os.environ.get("HF_TOKEN") or os.environ.get("HUGGING_FACE_HUB_TOKEN")
-    return SecretStr(token) if token else None
 
 
 def is_sim_profile(spec: str) -> bool:
@@ -120,7 +112,12 @@ def _opened(spec: str, open_spec: str, sim: dict[str, Any]) -> Iterator[RunHost]
     except (HostError, ValueError, OSError) as exc:
         raise HostNotAnswering(f"cannot open host {spec}: {exc}") from None
     try:
-        context = ToolContext.for_host(host, hub_token=hub_token_from_env())
+        token = local_hub_token()  # HF_TOKEN, else huggingface_hub's token file; the recorder redacts it
+    except HubTokenUnreadable as exc:
+        host.close()
+        raise HostNotAnswering(f"{exc.what}: {exc.remedy}") from None
+    try:
+        context = ToolContext.for_host(host, hub_token=token)
     except Exception as exc:  # the first command: a host that does not answer fails here
         host.close()
         raise HostNotAnswering(f"host {spec} does not answer: {exc}") from None

@@ -85,6 +85,9 @@ class RunOptions(BaseModel):
     allow_roots: tuple[str, ...] = ()  # more places the run may write in, beside the home and the data mounts
     sim_faults: tuple[str, ...] = ()
     time_scale: float | None = Field(default=None, gt=0)
+    launch_wait_s: float = Field(
+        default=7200.0, gt=0, le=86400, description="The most a server start-up showing progress is waited for"
+    )
     base_url: str | None = None
     api_key_env: str | None = None
     max_repeats: int = Field(default=2, ge=1, description="Identical failures of one call before it is refused")
@@ -295,6 +298,7 @@ async def carry_out(parts: RunParts) -> RunOutcome:
     try:
         with parts.seams.open_host(parts.host_spec, options.sim_faults, options.time_scale) as run_host:
             run_host.context.allow(options.allow_roots)
+            run_host.context.launch_wait_s = options.launch_wait_s
             recorder.record(HostOpenedEvent, host=run_host.opened())
             deps = AgentDeps(
                 tool_context=run_host.context,
@@ -418,7 +422,7 @@ async def _drive(
         return _ended(run, "failed", "the policy ended without a final answer", None)
     if final.status == "completed":
         return _ended(run, "completed", None, final)
-    return _ended(run, "failed", f"the policy ended with status {final.status}: {final.summary}", final)
+    return _ended(run, "failed", f"the policy ended with status {final.status}", final)  # its summary says why
 
 
 def _ended(run: Any, status: RunStatus, reason: str | None, final: FinalAnswer | None):

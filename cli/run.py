@@ -28,6 +28,7 @@ from ..agent.questions import load_answers
 from ..agent.run import RunOptions, RunOutcome, run_goal
 from ..sim.world.layout import SIM_HOST_PREFIX
 from ..tools.hosts.spec import check_host_spec_characters
+from ..tools.hub import HubTokenUnreadable, local_hub_token
 from ..tools.inputs import one_line, validation_message
 from .live_view import LiveView
 from .streams import fail, progress_console, result_console
@@ -63,6 +64,7 @@ FLAGS = {
     "allow_roots": "--allow-root",
     "sim_faults": "--sim-fault",
     "time_scale": "--time-scale",
+    "launch_wait_s": "--launch-wait",
     "base_url": "--base-url",
     "api_key_env": "--api-key-env",
 }
@@ -96,6 +98,10 @@ def check_run_inputs(host: str, sim_faults: list[str], time_scale: float | None,
             load_answers(answers)
         except ValueError as exc:
             raise fail(f"--answers: {exc}", 2) from None
+    try:
+        local_hub_token()  # the Hub token the run would use: a token file that cannot be read is said now
+    except HubTokenUnreadable as exc:
+        raise fail(f"{exc.what}: {exc.remedy}", 2) from None
 
 
 def run(
@@ -152,6 +158,14 @@ def run(
             help="sim:PROFILE hosts: modelled seconds per real second (default: the profile's quick-run scale)"
         ),
     ] = None,
+    launch_wait: Annotated[
+        float,
+        typer.Option(
+            help="Most seconds a server start-up (loading, CUDA graphs, warm-up) is waited for while its log shows "
+            "progress; one whose log is silent for 10 minutes is stopped sooner. On sim:PROFILE hosts, the modelled "
+            "host's seconds"
+        ),
+    ] = 7200.0,
     runs_dir: Annotated[Path, typer.Option(help="Where runs/<run-id>/ go")] = Path("runs"),
     json_out: Annotated[bool, typer.Option("--json", help="Print report.json on stdout (no live display)")] = False,
 ) -> None:
@@ -167,6 +181,7 @@ def run(
             allow_roots=tuple(allow_root or ()),
             sim_faults=tuple(sim_fault or ()),
             time_scale=time_scale,
+            launch_wait_s=launch_wait,
             base_url=base_url,
             api_key_env=api_key_env,
         )
@@ -223,11 +238,15 @@ def run(
 
 
 def print_outcome(outcome: RunOutcome, out: Console, *, resumed: bool = False) -> None:
-    """The verdict, the policy's summary and the run directory, on stdout (`specops run` and `specops resume`)."""
-    out.print(
-        f"run {escape(outcome.run_id)}{' resumed' if resumed else ''}: [bold]{outcome.status}[/bold]"
-        + (f" — {escape(outcome.reason)}" if outcome.reason else "")
-    )
+    """On stdout (`specops run` and `specops resume`): the verdict, the policy's summary and the run directory,
+    then, last, what is unresolved: for a failed run, the cause and the next step, said once."""
+    unresolved = list(outcome.final.unresolved) if outcome.final is not None else []
+    # Without a final answer's own account, the harness's reason is the cause: said last, not in the verdict too.
+    last = unresolved or ([outcome.reason] if outcome.reason and not outcome.ok else [])
+    said = f" — {escape(outcome.reason)}" if outcome.reason and unresolved else ""
+    out.print(f"run {escape(outcome.run_id)}{' resumed' if resumed else ''}: [bold]{outcome.status}[/bold]{said}")
     if outcome.final is not None:
         out.print(outcome.final.summary, markup=False)
     out.print(f"transcript and report: {escape(str(outcome.run_dir))}")
+    for line in last:
+        out.print(f"{'unresolved' if outcome.ok else 'why'}: {line}", markup=False)

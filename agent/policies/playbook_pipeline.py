@@ -229,7 +229,7 @@ class Pipeline:
         if self.u.cannot_do or self.u.goal is None:
             return FinalAnswer(
                 status="cannot_do",
-                summary=f"Cannot do this goal: {self.u.cannot_do}",
+                summary="Cannot do this goal with the playbook: nothing was done on the host",  # unresolved: why
                 unresolved=[str(self.u.cannot_do)],
             )
         self._write_plan()

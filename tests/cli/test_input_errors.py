@@ -84,6 +84,7 @@ def test_tool_and_usage_errors_are_one_line_naming_the_flag(args, words):
         (["--max-wall", "-1", "--max-tool-calls", "0"], "--max-tool-calls: should be greater than or equal to 1"),
         (["--max-cost", "nan"], "--max-cost: should be greater than 0 (got nan)"),
         (["--time-scale", "0"], "--time-scale: should be greater than 0 (got 0.0)"),
+        (["--launch-wait", "0"], "--launch-wait: should be greater than 0 (got 0.0)"),
         (["--sim-fault", "bogus"], "--sim-fault: no fault named 'bogus'; known faults:"),
         (
             ["--sim-fault", "full_disk:colour=red"],

@@ -97,8 +97,10 @@ def test_run_prints_its_verdict_on_stdout_and_its_live_view_on_the_terminal(tmp_
     (run_dir,) = [p for p in tmp_path.iterdir() if p.is_dir()]
     assert process.returncode == 1, (out, err)  # the playbook's cannot_do: a failed run
     lines = out.splitlines()
-    assert lines[0].startswith(f"run {run_dir.name}: failed — the policy ended with status cannot_do"), out
-    assert "fine-tune" in out and lines[-1] == f"transcript and report: {run_dir}", out  # one line, not wrapped
+    assert lines[0] == f"run {run_dir.name}: failed — the policy ended with status cannot_do", out
+    assert lines[-2] == f"transcript and report: {run_dir}", out  # one line, not wrapped
+    # The cause and what to do instead, last and once.
+    assert lines[-1].startswith("why: the goal asks to train or fine-tune") and out.count("the goal asks") == 1, out
     assert "steps done" in err and "tool calls" in err, err  # the live view
     assert "steps done" not in out and "\x1b[" not in out and "transcript and report" not in err
 
@@ -145,10 +147,10 @@ def test_resume_prints_its_verdict_on_stdout(tmp_path):
     result = invoke("resume", str(run_dir))
     assert result.exit_code == 1, result.output
     out = result.stdout.splitlines()
-    assert out[0].startswith("run evaluate-acceptance resumed: failed — cannot reopen the simulated host"), (
-        result.stdout
-    )
-    assert out[-1] == f"transcript and report: {run_dir}" and result.stderr == ""
+    assert out[0] == "run evaluate-acceptance resumed: failed", result.stdout
+    # The cause last, once: no final answer, so the harness's reason.
+    assert out[-2] == f"transcript and report: {run_dir}" and result.stderr == ""
+    assert out[-1].startswith("why: cannot reopen the simulated host") and result.stdout.count("cannot reopen") == 1
 
 
 def test_resume_refused_is_one_line_on_stderr(tmp_path):

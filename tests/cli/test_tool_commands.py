@@ -7,7 +7,7 @@ import socket
 import pytest
 from typer.testing import CliRunner
 
-from specops.agent.host import hub_token_from_env
+from specops.agent.host import open_run_host
 from specops.cli.main import app
 
 
@@ -31,10 +31,19 @@ def test_a_host_that_does_not_answer_exits_1_with_its_message(command):
     assert "127.0.0.1" in result.output
 
 
-def test_the_agents_tools_get_the_hub_token_from_the_environment(monkeypatch):
+def test_the_agents_tools_get_the_hub_token_as_huggingface_hub_finds_it(monkeypatch, tmp_path):
+    from huggingface_hub import constants
+
     monkeypatch.delenv("HUGGING_FACE_HUB_TOKEN", raising=False)
     monkeypatch.delenv("HF_TOKEN", raising=False)
-    assert hub_token_from_env() is None
-    monkeypatch.setenv("HF_TOKEN", "hf_granted_test")
-    token = hub_token_from_env()
+    monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(tmp_path / "token"))  # what `hf auth login` writes
+    with open_run_host("local") as run_host:
+        assert run_host.context.hub_token is None
+    (tmp_path / "token").write_text("hf_from_the_token_file\n")
+    with open_run_host("local") as run_host:
+        token = run_host.context.hub_token
+    assert token is not None and token.get_secret_value() == "hf_from_the_token_file"
+    monkeypatch.setenv("HF_TOKEN", "hf_granted_test")  # the environment first, as huggingface_hub reads it
+    with open_run_host("local") as run_host:
+        token = run_host.context.hub_token
     assert token is not None and token.get_secret_value() == "hf_granted_test" and "hf_granted" not in repr(token)
