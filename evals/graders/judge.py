@@ -30,6 +30,8 @@ class ReportJudge(Grader):
 
     async def evaluate(self, ctx: EvaluatorContext) -> EvaluationReason:  # type: ignore[override]
         evidence: RunEvidence = ctx.output
+        if evidence.run.harness_error:  # as every grader: a broken harness never reads as a pass
+            return EvaluationReason(value=False, reason=self.check(evidence).reason)
         report_md = Path(evidence.run.run_dir) / "report.md"
         text = report_md.read_text(encoding="utf-8") if report_md.exists() else evidence.final_text
         verdict = await judge_output(text, RUBRIC, model=self.model)

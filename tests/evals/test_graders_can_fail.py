@@ -268,3 +268,27 @@ def test_a_busy_client_may_be_the_outlier_below_truth_never_above_and_never_the_
     assert not grader.check(run(ok + [(128, 540.0, False)])).passed  # not flagged: 58% off fails
     assert not grader.check(run(ok + [(128, 2200.0, True)])).passed  # above truth: no busy client explains that
     assert not grader.check(run([(1, 50.0, True), (32, 350.0, True), (128, 540.0, True)])).passed  # the median too
+
+
+def test_the_llm_judge_fails_a_run_whose_harness_failed_without_asking_a_model():
+    import asyncio
+
+    from pydantic_evals.evaluators import EvaluatorContext
+
+    from specops.evals.graders.judge import ReportJudge
+
+    broken = Run().end()
+    broken.run.harness_error = "the world did not start: no such profile"
+    ctx = EvaluatorContext(
+        name="broken",
+        inputs=None,
+        metadata=None,
+        expected_output=None,
+        output=broken,
+        duration=0.0,
+        _span_tree=None,
+        attributes={},
+        metrics={},
+    )
+    verdict = asyncio.run(ReportJudge(model="no-such-provider:never-called").evaluate(ctx))
+    assert verdict.value is False and "the eval harness failed" in (verdict.reason or "")
