@@ -143,7 +143,8 @@ def test_a_model_run_over_http(recorded):
     results = {e.tool: e for e in events if e.type == "tool_result"}
     assert results["read_drafter_config"].error.kind == "incompatible_drafter" and results["find_models"].ok
     end = events[-1]
-    assert end.type == "run_end" and end.status == "failed" and SUMMARY in end.reason
+    assert end.type == "run_end" and end.status == "failed" and end.reason == "the policy ended with status failed"
+    assert end.report is not None and SUMMARY in end.report["run"]["summary_text"]  # the summary, said once
     assert events[0].policy.name == POLICY and events[0].policy.settings["base_url"] == server.base_url
     assert KEY not in recorded.transcript.read_text()
 
@@ -314,7 +315,8 @@ def test_fork_hands_the_conversation_to_a_live_model_over_http(recorded, tmp_pat
     start, end = events[0], events[-1]
     assert start.config["forked_from"]["seq"] == at and start.policy.name == POLICY
     assert start.policy.settings["base_url"] == live.base_url
-    assert end.type == "run_end" and end.status == before.end.status and SUMMARY in end.reason
+    assert end.type == "run_end" and end.status == before.end.status and end.reason == before.end.reason
+    assert end.report is not None and SUMMARY in end.report["run"]["summary_text"]
     assert [e.type for e in events] == [e.type for e in before.events]
     # The live model was sent the recorded model's answers as the recorded model had given them: its text, its
     # calls and their ids, its reasoning in the field it came in (the replayed responses were served whole).
@@ -360,7 +362,7 @@ def test_resume_of_a_cut_run_continues_through_the_server(world_run, tmp_path, m
     assert set(answer_3) <= set(tool_messages) and "incompatible_drafter" in tool_messages[answer_3[0]]
     after = read_transcript(run_dir / "transcript.jsonl").events
     assert [e.type for e in after].count("run_start") == 1 and after[-1].type == "run_end"
-    assert after[-1].status == "failed" and SUMMARY in after[-1].reason
+    assert after[-1].status == "failed" and SUMMARY in (after[-1].report or {})["run"]["summary_text"]
     assert [e.type for e in after].count("resumed") == 1
     if cut == "between-two-calls":  # the finished call's result given again as recorded, the cut one carried out
         results = [(e.tool, e.ok) for e in after[last + 1 :] if e.type == "tool_result"]

@@ -340,7 +340,7 @@ class SshHost(Host):
                 if finished and not channel.recv_ready() and not channel.recv_stderr_ready():
                     break
                 if time.monotonic() >= deadline:
-                    self._on_timeout(transport, channel, pgid, out, err)
+                    pgid = self._on_timeout(transport, channel, pgid, out, err)
                     return result(None, timed_out=True)
                 if not busy:
                     time.sleep(_IDLE_POLL_S)
@@ -357,7 +357,14 @@ class SshHost(Host):
 
     def _on_timeout(
         self, transport: paramiko.Transport, channel: paramiko.Channel, pgid: int | None, out: bytearray, err: bytearray
-    ) -> None:
+    ) -> int | None:
+        """Kill the timed-out command's process group and drain its last output; returns the group (None: the
+        wrapper never reported one). On a loaded host the group's line may arrive only now: it is waited for."""
+        deadline = time.monotonic() + _DRAIN_AFTER_KILL_S
+        while pgid is None and time.monotonic() < deadline and not channel.exit_status_ready():
+            _drain(channel, out, err)
+            pgid, _ = split_pgid_line(bytes(out))
+            time.sleep(_IDLE_POLL_S)
         killed_at = len(err)
         if pgid is not None:
             self._kill_group(transport, pgid)
@@ -365,17 +372,12 @@ class SshHost(Host):
             log.warning("ssh.timeout_before_start", host=self.spec, note="no process group reported; channel closed")
         deadline = time.monotonic() + _DRAIN_AFTER_KILL_S
         while time.monotonic() < deadline and not channel.exit_status_ready():
-            while channel.recv_ready():
-                out.extend(channel.recv(_CHUNK))
-            while channel.recv_stderr_ready():
-                err.extend(channel.recv_stderr(_CHUNK))
+            _drain(channel, out, err)
             time.sleep(_IDLE_POLL_S)
-        while channel.recv_ready():
-            out.extend(channel.recv(_CHUNK))
-        while channel.recv_stderr_ready():
-            err.extend(channel.recv_stderr(_CHUNK))
+        _drain(channel, out, err)
         channel.close()
         _drop_kill_notice(err, killed_at)
+        return pgid
 
     def _kill_group(self, transport: paramiko.Transport, pgid: int) -> None:
         """SIGKILL a remote process group over its own channel (the command's channel may be stuck or gone)."""
@@ -538,6 +540,14 @@ class SshHost(Host):
         with self._lock:
             self._closed = True
             self._discard_session()
+
+
+def _drain(channel: paramiko.Channel, out: bytearray, err: bytearray) -> None:
+    """Whatever output the channel holds now, onto out and err."""
+    while channel.recv_ready():
+        out.extend(channel.recv(_CHUNK))
+    while channel.recv_stderr_ready():
+        err.extend(channel.recv_stderr(_CHUNK))
 
 
 def _drop_kill_notice(err: bytearray, killed_at: int) -> None:
