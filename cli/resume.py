@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from ..agent.replay import NotATranscript
-from ..agent.replay.resume import ResumeRefused
+from ..agent.replay.resume import ResumeRefused, RunAlreadyEnded
 from ..agent.replay.resume import resume as resume_run
 from ..transcripts import TranscriptCorrupt
 from .run import print_outcome
@@ -28,6 +28,9 @@ def resume(
     """Continue RUN where its transcript stops: finished work is not redone, new events append to the same run."""
     try:
         outcome = resume_run(run, model=model, base_url=base_url, api_key_env=api_key_env)
+    except RunAlreadyEnded as exc:  # nothing to do, and nothing changed: not an error
+        result_console(highlight=False, soft_wrap=True).print(str(exc), markup=False)
+        raise typer.Exit(code=0) from None
     except (NotATranscript, ResumeRefused, TranscriptCorrupt) as exc:
         raise fail(str(exc), 2) from None
     print_outcome(outcome, result_console(highlight=False, soft_wrap=True), resumed=True)

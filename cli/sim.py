@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -145,12 +144,13 @@ def exec_(
 ) -> None:
     """Run one command on a running simulated host, as a shell on that host would."""
     from ..sim.world.world import attach
+    from ..tools.hosts.sim import inherited_environment
 
     try:
         state = attach(host)
     except (ValueError, FileNotFoundError) as exc:
         raise _fail(str(exc)) from None
-    env = {**os.environ, **state.env}
+    env = {**inherited_environment(), **state.env}  # this machine's Hub token stays here
     try:
         done = subprocess.run(command, env=env, cwd=state.layout.home, timeout=timeout, check=False)
     except FileNotFoundError:

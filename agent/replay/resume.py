@@ -1,5 +1,10 @@
 """`specops resume RUN`: a run that was killed (kill -9 included) carries on where its transcript stops.
 
+- A run that ended (it has its run_end) is not resumed: RunAlreadyEnded says so,
+  and nothing is changed (`specops resume` exits 0).
+- The host is opened again first, before anything is written: a host that cannot
+  be reached (a `sim:` world whose directory is gone, say) is ResumeRefused with
+  the reason, and the run directory is left byte for byte as it was.
 - The transcript is continued in place (Recorder.resume: a torn last line is
   cut off, seq goes on), so the run stays one run with one run_start and one
   run_end; a note says where it resumed.
@@ -21,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, ExitStack, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +40,7 @@ from specops.transcripts.todos import TodoItem
 from ..budget import WallClock
 from ..deps import AgentDeps
 from ..goal import Goal, GoalRefused, parse_goal
-from ..host import RunHost, reopen_run_host
+from ..host import HostNotAnswering, RunHost, is_sim_profile, reopen_run_host
 from ..policies import PolicyUnavailable, resolve_policy
 from ..questions import AnswersInvalid, load_answers
 from ..recording import Listener, ObservedRecorder
@@ -50,7 +55,16 @@ from .replay import recorded_settings
 
 
 class ResumeRefused(ValueError):
-    """The run cannot be resumed (it ended, or its policy cannot be made again); the message says what to do."""
+    """The run cannot be resumed (it ended, its host cannot be reached, or its policy cannot be made again); the
+    message says what to do. Nothing in the run directory was changed."""
+
+
+class RunAlreadyEnded(ResumeRefused):
+    """The run has ended (its run_end is recorded, with `status`): there is nothing to resume, nothing was changed."""
+
+    def __init__(self, message: str, *, status: str) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 def resume(run: str | Path, **kwargs: Any) -> RunOutcome:
@@ -74,9 +88,10 @@ async def resume_async(
         )
     recorded = RecordedRun.load(path)
     if recorded.end is not None:
-        raise ResumeRefused(
-            f"run {recorded.run_id} already ended ({recorded.end.status}): there is nothing to resume; "
-            "replay it with `specops replay`, or fork it with `specops replay --from N`"
+        raise RunAlreadyEnded(
+            f"run {recorded.run_id} already ended ({recorded.end.status}): there is nothing to resume, and nothing "
+            "was changed; replay it with `specops replay`, or fork it with `specops replay --from N`",
+            status=recorded.end.status,
         )
     goal = _recorded_goal(recorded)
     spec = model or recorded.policy_spec
@@ -95,48 +110,66 @@ async def resume_async(
         raise ResumeRefused(f"the run's policy {spec!r} cannot be made again ({exc}): pass --model") from None
     history = rebuild_history(recorded)
     run_dir = path.parent
-    recorder = ObservedRecorder.resume(path, fsync=options.fsync)
-    # Recorder.resume makes an instance of the class it is called on (typed as Recorder)
-    assert isinstance(recorder, ObservedRecorder)
-    recorder.listeners = list(listeners)
-    logs = configure_logging(run_dir, redactor=recorder.redactor)
-    try:
-        add_key_secret(recorder, options)
-        read = recorder.resumed_from
-        recorder.record(
-            ResumedEvent,
-            after_seq=recorded.events[-1].seq,
-            torn_tail_dropped=bool(read and read.torn_tail),
-            policy=spec,
-            base_url=base_url,
-            pending_calls=len(history.pending),
-        )
-        todos = _restored_plan(recorded, recorder)
-        host_described = recorded.last_host or {"spec": recorded.start.host.get("spec", "")}
+    clock = WallClock(budgets.max_wall_s)  # the resumed part's wall clock counts opening the host, as a run's does
+    host_described = recorded.last_host or {"spec": recorded.start.host.get("spec", "")}
+    with ExitStack() as host_open:  # the host, closed once the run has ended (a reopened sim world with it)
+        try:  # before anything is written: a host that cannot be reached leaves the run as it was
+            run_host = host_open.enter_context(reopen_run_host(host_described))
+        except HostNotAnswering as exc:
+            raise ResumeRefused(_unreachable(recorded.run_id, host_described, exc)) from None
+        recorder = ObservedRecorder.resume(path, fsync=options.fsync)
+        # Recorder.resume makes an instance of the class it is called on (typed as Recorder)
+        assert isinstance(recorder, ObservedRecorder)
+        recorder.listeners = list(listeners)
+        logs = configure_logging(run_dir, redactor=recorder.redactor)
+        try:
+            add_key_secret(recorder, options)
+            read = recorder.resumed_from
+            recorder.record(
+                ResumedEvent,
+                after_seq=recorded.events[-1].seq,
+                torn_tail_dropped=bool(read and read.torn_tail),
+                policy=spec,
+                base_url=base_url,
+                pending_calls=len(history.pending),
+            )
+            todos = _restored_plan(recorded, recorder)
 
-        def open_host(  # noqa: ARG001
-            spec_: str, sim_faults: Sequence[str], time_scale: float | None
-        ) -> AbstractContextManager[RunHost]:
-            return reopen_run_host(host_described)
+            def open_host(  # noqa: ARG001
+                spec_: str, sim_faults: Sequence[str], time_scale: float | None
+            ) -> AbstractContextManager[RunHost]:
+                return nullcontext(run_host)  # opened above, before the transcript was touched
 
-        parts = RunParts(
-            goal=goal,
-            host_spec=str(recorded.start.host.get("spec", "")),
-            model=policy,
-            budgets=budgets,
-            run_dir=run_dir,
-            options=options,
-            recorder=recorder,
-            clock=WallClock(budgets.max_wall_s),
-            seams=RunSeams(tools=_FinishedCalls(history.done), open_host=open_host),
-            todos=todos,
-            history=history.messages,
-            prepare=lambda deps, run_host: _prepare(recorded, deps, run_host),
-        )
-        return await carry_out(parts)
-    finally:
-        logs.close()
-        recorder.close()
+            parts = RunParts(
+                goal=goal,
+                host_spec=str(recorded.start.host.get("spec", "")),
+                model=policy,
+                budgets=budgets,
+                run_dir=run_dir,
+                options=options,
+                recorder=recorder,
+                clock=clock,
+                seams=RunSeams(tools=_FinishedCalls(history.done), open_host=open_host),
+                todos=todos,
+                history=history.messages,
+                prepare=lambda deps, run_host: _prepare(recorded, deps, run_host),
+            )
+            return await carry_out(parts)
+        finally:
+            logs.close()
+            recorder.close()
+
+
+def _unreachable(run_id: str, described: dict[str, Any], exc: HostNotAnswering) -> str:
+    """One line: the run's host cannot be reached, why, and that nothing was changed."""
+    spec = str(described.get("spec", ""))
+    root = str((described.get("sim") or {}).get("root", ""))
+    fork = "fork the run onto another host with `specops replay RUN --from N --host HOST`"
+    if is_sim_profile(spec) and root and not Path(root).exists():
+        why, remedy = f"the simulated world it ran in, {root}, no longer exists", fork
+    else:
+        why, remedy = str(exc), f"bring the host back and resume again, or {fork}"
+    return f"run {run_id} cannot be resumed: its host {spec} cannot be reached ({why}); nothing was changed: {remedy}"
 
 
 class _FinishedCalls(LiveTools):

@@ -1,12 +1,14 @@
 """A running simulated world as a Host: local commands with the world's environment and home.
 
 A sim host is a directory tree on this machine (specops.sim.world.layout):
-commands run here like on `local`, with `{**os.environ, **state.env}` (its PATH
-puts the simulated nvidia-smi, hf, python first) and the world's home as the
-working directory; relative paths are relative to that home, absolute ones are
-real paths (the host reports real paths inside its root). Host ports are
-virtual: forward() looks the port up in the world's port registry and hands
-back the real loopback port that serves it.
+commands run here like on `local`, with `{**inherited_environment(), **state.env}`
+(its PATH puts the simulated nvidia-smi, hf, python first) and the world's home as
+the working directory; relative paths are relative to that home, absolute ones are
+real paths (the host reports real paths inside its root). This machine's Hub token
+is not inherited (HUB_TOKEN_VARIABLES): as on a real host, a command has it only
+when the caller passes it in the command's env (ToolContext.command_env). Host
+ports are virtual: forward() looks the port up in the world's port registry and
+hands back the real loopback port that serves it.
 """
 
 from __future__ import annotations
@@ -23,6 +25,15 @@ from specops.sim.world.state import WorldState, WorldStateDamaged
 from ._shell import check_env
 from .errors import PortNotListening, SimHostNotRunning
 from .local import LocalHost
+
+# This machine's Hub token, where its token file is, and its OIDC exchange (huggingface_hub's get_token reads all
+# four): never handed to the simulated host's processes.
+HUB_TOKEN_VARIABLES = frozenset({"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_TOKEN_PATH", "HF_OIDC_RESOURCE"})
+
+
+def inherited_environment() -> dict[str, str]:
+    """What a simulated host's processes take from this process's environment: all of it but the Hub token."""
+    return {name: value for name, value in os.environ.items() if name not in HUB_TOKEN_VARIABLES}
 
 
 class SimHost(LocalHost):
@@ -52,7 +63,7 @@ class SimHost(LocalHost):
         return self.state.layout.home
 
     def _environment(self, env: Mapping[str, str] | None) -> dict[str, str]:
-        return {**os.environ, **self.state.env, **check_env(env)}
+        return {**inherited_environment(), **self.state.env, **check_env(env)}
 
     def _path(self, path: str) -> Path:
         p = Path(path)
