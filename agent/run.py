@@ -40,6 +40,7 @@ from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models import Model
 
 from specops.prompts.loader import Prompt, agent_prompts
+from specops.tools.hub import HubTokenUnreadable, local_hub_token
 from specops.tools.registry import ToolSpec
 from specops.transcripts import (
     ErrorEvent,
@@ -216,11 +217,26 @@ async def run_goal_async(
         recorder.close()
 
 
-def add_key_secret(recorder: ObservedRecorder, options: RunOptions) -> None:
-    """The policy's API key is redacted wherever it would appear."""
+def run_secrets(options: RunOptions) -> dict[str, str]:
+    """The secrets a run holds beyond those the environment names, by value: the policy's API key (whatever the
+    variable --api-key-env names is called) and this machine's Hub token (HF_TOKEN, else the token file)."""
+    found: dict[str, str] = {}
     api_key_env = options.api_key_env or "OPENAI_API_KEY"
     if os.environ.get(api_key_env):
-        recorder.add_secret(os.environ[api_key_env], api_key_env)
+        found[os.environ[api_key_env]] = api_key_env
+    try:
+        token = local_hub_token()
+    except HubTokenUnreadable:  # no token to hide; opening the host says what is wrong
+        token = None
+    if token is not None and token.get_secret_value():
+        found.setdefault(token.get_secret_value(), "HF_TOKEN")
+    return found
+
+
+def add_key_secret(recorder: ObservedRecorder, options: RunOptions) -> None:
+    """The policy's API key and the Hub token (run_secrets) are redacted wherever the run writes."""
+    for value, name in run_secrets(options).items():
+        recorder.add_secret(value, name)
 
 
 def _record_start(
@@ -321,6 +337,9 @@ async def carry_out(parts: RunParts) -> RunOutcome:
     except (KeyboardInterrupt, asyncio.CancelledError):
         status, reason = "cancelled", "interrupted"
     run_dir = parts.run_dir
+    # The reason may quote an exception that quotes a server's answer (a 401 echoing the API key): it is printed,
+    # recorded and reported, so it is redacted here, where it is made, as events are.
+    reason = recorder.redactor.redact_text(reason) if reason else reason
     # The final answer and the plan are the model's own words: they go through the same redaction as events.
     final = _redacted_final(recorder, final)
     report_paths, report_data = _report(recorder, run_dir, final, status) if parts.seams.report else ({}, None)
@@ -444,7 +463,7 @@ def _report(recorder: ObservedRecorder, run_dir: Path, final: FinalAnswer | None
 
         events = read_transcript(recorder.path).events
         report = build_report(events, final, status=status)
-        paths = write_report(run_dir, report)
+        paths = write_report(run_dir, report, redactor=recorder.redactor)
         data = report.model_dump(mode="json") if isinstance(report, BaseModel) else dict(report)
         return paths, data
     except Exception as exc:

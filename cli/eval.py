@@ -22,7 +22,7 @@ from ..evals.runner import regrade as regrade_runs
 from ..evals.scenario import SCENARIO_DIR, ScenarioError, load_scenarios
 from ..evals.table import render
 from ..tools.inputs import one_line
-from .streams import fail
+from .streams import RedactingConsole, fail
 
 
 def check_baseline(baseline: Path) -> None:
@@ -73,7 +73,7 @@ def eval_command(
     if baseline is not None:
         check_baseline(baseline)
     width = max(Console().width, 150)  # a CI log is not a terminal: keep the table whole
-    console = Console(width=width)  # the table and what was written, on stdout; progress and errors on stderr
+    console = RedactingConsole(width=width)  # the table and what was written, on stdout; progress and errors on stderr
     extra = [ReportJudge(model=judge)] if judge else []
     try:
         if regrade is not None:
@@ -81,7 +81,7 @@ def eval_command(
             out = regrade
         else:
             scenarios = load_scenarios(scenario, scenario_dir)
-            Console(stderr=True, width=width).print(
+            RedactingConsole(stderr=True, width=width).print(
                 f"running {len(scenarios)} scenario(s) x {repeat}, {jobs} at once, into {out}"
             )
             report = run_eval(

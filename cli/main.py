@@ -14,7 +14,7 @@ from .resume import resume
 from .run import run
 from .show import show
 from .sim import sim_app
-from .streams import OneLineErrors, logs_to_stderr
+from .streams import OneLineErrors, logs_to_stderr, redact_output
 
 app = typer.Typer(
     name="specops",
@@ -27,6 +27,7 @@ app = typer.Typer(
 
 @app.callback()
 def _before_every_command(ctx: typer.Context) -> None:
+    redact_output(ctx)
     logs_to_stderr(ctx)
 
 

@@ -10,9 +10,10 @@ import typer
 from ..agent.replay import NotATranscript
 from ..agent.replay.resume import ResumeRefused, RunAlreadyEnded
 from ..agent.replay.resume import resume as resume_run
+from ..agent.run import RunOptions, run_secrets
 from ..transcripts import TranscriptCorrupt
 from .run import print_outcome
-from .streams import fail, result_console
+from .streams import fail, output_redactor, result_console
 
 
 def resume(
@@ -26,6 +27,9 @@ def resume(
     ] = None,
 ) -> None:
     """Continue RUN where its transcript stops: finished work is not redone, new events append to the same run."""
+    # The key the continued run may use and the Hub token, hidden on the terminal as in the run's own files.
+    for secret, name in run_secrets(RunOptions(api_key_env=api_key_env)).items():
+        output_redactor().add_secret(secret, name)
     try:
         outcome = resume_run(run, model=model, base_url=base_url, api_key_env=api_key_env)
     except RunAlreadyEnded as exc:  # nothing to do, and nothing changed: not an error

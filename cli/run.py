@@ -25,13 +25,13 @@ from ..agent.goal import GoalRefused
 from ..agent.host import DEFAULT_HOST, is_sim_profile
 from ..agent.policies import PolicyUnavailable
 from ..agent.questions import load_answers
-from ..agent.run import RunOptions, RunOutcome, run_goal
+from ..agent.run import RunOptions, RunOutcome, run_goal, run_secrets
 from ..sim.world.layout import SIM_HOST_PREFIX
 from ..tools.hosts.spec import check_host_spec_characters
 from ..tools.hub import HubTokenUnreadable, local_hub_token
 from ..tools.inputs import one_line, validation_message
 from .live_view import LiveView
-from .streams import fail, progress_console, result_console
+from .streams import fail, output_redactor, progress_console, result_console
 
 
 def _check_allow_delete(values: list[str] | None) -> list[str] | None:
@@ -195,6 +195,8 @@ def run(
     except ValidationError as exc:
         raise fail(validation_message(exc, FLAGS), 2) from None
     check_run_inputs(host, sim_fault or [], time_scale, answers)
+    for secret, name in run_secrets(options).items():  # what the run's transcript hides, the terminal hides too
+        output_redactor().add_secret(secret, name)
     view = LiveView()
     ask = (lambda q: typer.prompt(q, default="", show_default=False, err=True)) if interactive else None
     ask_yes_no = (lambda q: typer.confirm(q, default=False, err=True)) if interactive else None

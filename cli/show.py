@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
 from ..agent.replay import NotATranscript, transcript_path
@@ -14,7 +13,7 @@ from ..transcripts import TranscriptCorrupt, read_transcript
 from ..transcripts.show_html import render_html
 from ..transcripts.show_terminal import render_terminal
 from ..transcripts.timeline import build_timeline
-from .streams import fail, result_console
+from .streams import RedactingConsole, fail, output_redactor, result_console
 
 
 def show(
@@ -31,11 +30,11 @@ def show(
         raise fail(str(exc), 2) from None
     if html is not None:  # the page is the result: where it went, on stdout
         try:
-            html.write_text(render_html(timeline, path.parent), encoding="utf-8")
+            html.write_text(render_html(timeline, path.parent, redactor=output_redactor()), encoding="utf-8")
         except OSError as exc:
             raise fail(f"--html: cannot write {html}: {exc.strerror or exc}", 2) from None
         result_console(highlight=False, soft_wrap=True).print(
             f"wrote {escape(str(html))} ({html.stat().st_size / 1024:.0f} KiB)"
         )
         return
-    render_terminal(timeline, Console(), verbose=verbose)
+    render_terminal(timeline, RedactingConsole(), verbose=verbose)

@@ -1,4 +1,8 @@
-"""Redaction: the one place secrets are taken out of everything a run writes (transcript and logs).
+"""Redaction: the one place secrets are taken out of everything specops writes.
+
+A run's Redactor (its recorder's) cleans the transcript, the logs, the reason it ends with and the report;
+each command's (cli/streams.py: output_redactor) cleans what it prints (its consoles, error lines, logs on
+stderr, a traceback) and the page `specops show --html` writes.
 
 Three nets, applied to every string of every event and log line, recursively:
 

@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from .redaction import Redactor
 from .timeline import Entry, Timeline
 
 _PLOTS = ("throughput.png", "latency.png", "acceptance.png")
@@ -64,14 +65,19 @@ _JS = """
 """
 
 
-def render_html(timeline: Timeline, run_dir: Path | None) -> str:
+def render_html(timeline: Timeline, run_dir: Path | None, *, redactor: Redactor | None = None) -> str:
+    """The page; with `redactor`, everything it shows from the run (the timeline and report.md) is redacted first."""
     e = html.escape
+    if redactor is not None:
+        timeline = Timeline.model_validate(redactor.redact(timeline.model_dump(mode="json")))
     status = timeline.status or "unfinished"
     todo_data = {"total_s": timeline.duration_s, "todos": [s.model_dump(mode="json") for s in timeline.todos]}
     steps = "\n".join(_step(entry) for entry in timeline.entries)
     report_md = (
         (run_dir / "report.md").read_text(encoding="utf-8") if run_dir and (run_dir / "report.md").exists() else None
     )
+    if report_md is not None and redactor is not None:
+        report_md = redactor.redact_text(report_md)
     plots = [
         (name, base64.b64encode((run_dir / name).read_bytes()).decode())
         for name in _PLOTS

@@ -4,16 +4,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from specops.transcripts.redaction import Redactor
+
 from .markdown import render_markdown
 from .plots import has_latency, plot_acceptance, plot_latency, plot_throughput
 from .schema import Report
 
 
-def write_report(run_dir: Path, report: Report) -> dict[str, Path]:
+def write_report(run_dir: Path, report: Report, *, redactor: Redactor | None = None) -> dict[str, Path]:
     """Write the report's files; returns their paths by kind (json, markdown, throughput, latency, acceptance).
 
-    latency.png and acceptance.png are written only when there is data for them.
+    latency.png and acceptance.png are written only when there is data for them. With `redactor` (a run's, as its
+    transcript has) every string of the report is redacted before any file is written.
     """
+    if redactor is not None:
+        report = Report.model_validate(redactor.redact(report.model_dump(mode="json")))
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     paths = {"throughput": plot_throughput(report.benchmarks, run_dir / "throughput.png")}

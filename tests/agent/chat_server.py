@@ -15,7 +15,10 @@ Every answer carries usage (prompt tokens counted from the request, with cached
 and reasoning-token details). An answer may be text, reasoning
 (`reasoning_content`, as SGLang and vLLM send it), several tool calls, or any
 mix of them; an entry of the script may also be a function of the request that
-makes the answer (to use what a tool returned earlier).
+makes the answer (to use what a tool returned earlier). An entry may instead be a
+`Refusal`: an HTTP error status with an OpenAI-style error body, which may be
+made from the request too; `invalid_api_key()` answers 401 and echoes the bearer
+key back in its message, as OpenAI's "Incorrect API key provided: sk-..." does.
 
 Which answer a request gets: by default the conversation's position, i.e. how
 many assistant messages the request already holds, so a resumed or forked run
@@ -72,7 +75,39 @@ def final(status: str = "completed", summary: str = "done", **fields: Any) -> An
     return calls(("final_result", {"status": status, "summary": summary, **fields}))
 
 
-ScriptEntry = Answer | Callable[["ReceivedRequest"], Answer]
+@dataclass(frozen=True)
+class Refusal:
+    """An HTTP error instead of an answer: `status` with `{"error": error}` as its body (OpenAI's error shape);
+    `error` may be a function of the request (to echo what the request carried)."""
+
+    status: int
+    error: dict[str, Any] | Callable[[ReceivedRequest], dict[str, Any]]
+
+    def body(self, request: ReceivedRequest) -> dict[str, Any]:
+        return {"error": self.error(request) if callable(self.error) else self.error}
+
+
+def bearer_key(request: ReceivedRequest) -> str:
+    """The API key the request was sent with (its `Authorization: Bearer KEY`), "" without one."""
+    header = next((v for k, v in request.headers.items() if k.lower() == "authorization"), "")
+    return header.removeprefix("Bearer ").strip()
+
+
+def invalid_api_key() -> Refusal:
+    """OpenAI's answer to a wrong key: 401, its message echoing the key the request carried."""
+    return Refusal(
+        401,
+        lambda request: {
+            "message": f"Incorrect API key provided: {bearer_key(request)}. "
+            "You can find your API key at https://platform.openai.com/account/api-keys.",
+            "type": "invalid_request_error",
+            "param": None,
+            "code": "invalid_api_key",
+        },
+    )
+
+
+ScriptEntry = Answer | Refusal | Callable[["ReceivedRequest"], Answer | Refusal]
 
 
 @dataclass
@@ -80,7 +115,8 @@ class ReceivedRequest:
     body: dict[str, Any]
     headers: dict[str, str]
     turn: int  # the script entry it was answered with (or would have been, past the end)
-    answer: Answer | None = None  # what it was answered (None: a 400)
+    answer: Answer | None = None  # what it was answered (None: an error status)
+    status: int = 200  # the HTTP status it was answered with
     usage: dict[str, Any] | None = None  # the usage the answer reported
     call_ids: list[str] = field(default_factory=list)  # the ids of the answer's tool calls
 
@@ -191,6 +227,7 @@ class ScriptedChatServer:
             received = ReceivedRequest(body=body, headers=dict(request.headers), turn=self._turn(body))
             self.requests.append(received)
         if received.turn >= len(self.script):
+            received.status = 400
             return web.json_response(
                 {
                     "error": {
@@ -203,9 +240,13 @@ class ScriptedChatServer:
             )
         entry = self.script[received.turn]
         try:
-            answer = entry if isinstance(entry, Answer) else entry(received)
+            answer = entry if isinstance(entry, (Answer, Refusal)) else entry(received)
+            if isinstance(answer, Refusal):
+                received.status = answer.status
+                return web.json_response(answer.body(received), status=answer.status)
         except Exception as exc:  # noqa: BLE001 - a script function failed: the test's own mistake, said to the client and kept
             self.errors.append(f"answer {received.turn}: {type(exc).__name__}: {exc}")
+            received.status = 400
             return web.json_response(
                 {"error": {"message": self.errors[-1], "type": "invalid_request_error", "code": "script_failed"}},
                 status=400,
