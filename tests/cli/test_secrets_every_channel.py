@@ -21,12 +21,9 @@ from __future__ import annotations
 import gzip
 import io
 import os
-import pty
 import re
 import secrets
 import subprocess
-import sys
-import threading
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -60,10 +57,10 @@ from specops.transcripts.show_html import render_html
 from specops.transcripts.timeline import Timeline
 
 from ..agent.chat_server import ScriptedChatServer, calls, invalid_api_key
+from .terminal import SPECOPS, run_on_a_terminal
 
 pytestmark = pytest.mark.timeout(150)
 
-SPECOPS = [sys.executable, "-m", "specops.cli.main"]
 REPO = "SubSir/Kimi-K2.6-DFlash-tmp-long"
 QUICK = "playbook:levels=1;ar_layouts=1;dflash_layouts=1;acceptance_prompts=4"
 HUB_TOKEN_VARIABLES = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_OIDC_RESOURCE", "HF_TOKEN_PATH", "OPENAI_API_KEY")
@@ -93,36 +90,6 @@ def _environment(tmp_path: Path, planted: Planted, **extra: str) -> dict[str, st
     token_file = tmp_path / "hub-token"
     token_file.write_text(planted.file_token + "\n")
     return env | {"HF_HOME": str(tmp_path / "hf-home"), "HF_TOKEN_PATH": str(token_file), "TERM": "xterm", **extra}
-
-
-def _run_on_a_terminal(args: list[str], env: dict[str, str]) -> tuple[int, str, str]:
-    """`specops ARGS` with stderr a terminal (the live view draws there) and stdout a pipe: (code, stdout, stderr)."""
-    master, slave = pty.openpty()
-    process = subprocess.Popen(
-        [*SPECOPS, *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave, env=env
-    )
-    os.close(slave)
-    terminal: list[bytes] = []
-
-    def drain() -> None:
-        while True:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:
-                return
-            if not chunk:
-                return
-            terminal.append(chunk)
-
-    reader = threading.Thread(target=drain, daemon=True)
-    reader.start()
-    try:
-        stdout, _ = process.communicate(timeout=120)
-    finally:
-        process.kill()
-        reader.join(10)
-        os.close(master)
-    return process.returncode, stdout.decode(errors="replace"), b"".join(terminal).decode(errors="replace")
 
 
 def _specops(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -181,7 +148,7 @@ def test_a_refused_model_key_and_every_other_secret_stay_out_of_every_output(tmp
     env = _environment(tmp_path, planted, **{key_env: planted.api_key}, HF_TOKEN=planted.env_token)
     goal = f"deploy and benchmark {REPO} with token {planted.goal_token}"
     with ScriptedChatServer([asked, invalid_api_key()]) as server:
-        code, out, err = _run_on_a_terminal(
+        code, out, err = run_on_a_terminal(
             [
                 "run",
                 goal,
@@ -213,7 +180,7 @@ def test_a_playbook_run_with_the_hub_token_file_shows_no_secret(tmp_path):
     planted = Planted()
     env = _environment(tmp_path, planted, OPENAI_API_KEY=planted.api_key)
     goal = f"deploy and benchmark {REPO} (my token is {planted.goal_token})"
-    code, out, err = _run_on_a_terminal(
+    code, out, err = run_on_a_terminal(
         ["run", goal, "--model", QUICK, "--host", "sim:seed-ct200", "--runs-dir", str(tmp_path / "runs")], env
     )
     run_dir = _the_run(tmp_path / "runs")

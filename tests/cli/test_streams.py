@@ -6,19 +6,12 @@ fine-tuning goal after one model turn, on a simulated host started for the run):
 
 from __future__ import annotations
 
-import fcntl
 import gzip
 import json
-import os
-import pty
 import shutil
 import signal
 import socket
-import struct
 import subprocess
-import sys
-import termios
-import threading
 from types import SimpleNamespace
 
 import pytest
@@ -32,12 +25,12 @@ from specops.cli.main import app
 from specops.tools.hosts import ssh
 
 from ..tools.worlds import start_world
+from .terminal import SPECOPS, run_on_a_terminal
 
 pytestmark = pytest.mark.timeout(120)
 
 GOLDEN = {s.name: s.path for s in SCENARIOS}
 QUICK_GOAL = "fine-tune SubSir/Kimi-K2.6-DFlash-tmp-long on my logs"  # refused by the playbook: a quick run
-SPECOPS = [sys.executable, "-m", "specops.cli.main"]
 
 
 def invoke(*args: str):  # noqa: ANN201 - click's Result, stdout and stderr apart
@@ -62,40 +55,9 @@ def _closed_port() -> int:
 
 def test_run_prints_its_verdict_on_stdout_and_its_live_view_on_the_terminal(tmp_path):
     """stderr a terminal, stdout a pipe (`specops run ... > out`): the live view stays on the terminal."""
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 160, 0, 0))
-    process = subprocess.Popen(
-        [*SPECOPS, "run", QUICK_GOAL, "--runs-dir", str(tmp_path)],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=slave,
-        env={**os.environ, "TERM": "xterm"},
-    )
-    os.close(slave)
-    terminal: list[bytes] = []
-
-    def drain() -> None:  # the pty's buffer is small: read it while the run draws
-        while True:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:  # EIO: the run closed its end
-                return
-            if not chunk:
-                return
-            terminal.append(chunk)
-
-    reader = threading.Thread(target=drain, daemon=True)
-    reader.start()
-    try:
-        stdout, _ = process.communicate(timeout=100)
-    finally:
-        process.kill()
-        reader.join(10)
-        os.close(master)
-    err = b"".join(terminal).decode(errors="replace")
-    out = stdout.decode()
+    code, out, err = run_on_a_terminal(["run", QUICK_GOAL, "--runs-dir", str(tmp_path)], timeout=100)
     (run_dir,) = [p for p in tmp_path.iterdir() if p.is_dir()]
-    assert process.returncode == 1, (out, err)  # the playbook's cannot_do: a failed run
+    assert code == 1, (out, err)  # the playbook's cannot_do: a failed run
     lines = out.splitlines()
     assert lines[0] == f"run {run_dir.name}: failed — the policy ended with status cannot_do", out
     assert lines[-2] == f"transcript and report: {run_dir}", out  # one line, not wrapped
