@@ -2,6 +2,9 @@
 
 import os
 
+import pytest
+import structlog
+
 # Real model requests are never made from tests (pydantic-ai's switch).
 try:
     from pydantic_ai import models
@@ -12,3 +15,12 @@ except ImportError:  # pragma: no cover - pydantic-ai is a hard dependency
 
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("HF_HUB_DISABLE_UPDATE_CHECK", "1")
+
+
+@pytest.fixture(autouse=True)
+def _structlog_as_it_was():
+    """Every test starts with structlog unconfigured and leaves it so: a configuration one test leaves behind (a run
+    that was cut off, a test that configured it) would decide where the next test's logs go."""
+    structlog.reset_defaults()
+    yield
+    structlog.reset_defaults()
