@@ -24,6 +24,7 @@ duration, host).
 
 from __future__ import annotations
 
+import functools
 import importlib
 import time
 from typing import Any
@@ -65,9 +66,14 @@ _AGENT_TOOL_RESULTS: dict[str, tuple[type[BaseModel], View]] = {
 }
 
 
-def registered_tools() -> dict[str, ToolSpec]:
+@functools.cache
+def _import_tool_modules() -> None:
     for module in TOOL_MODULES:
         importlib.import_module(module)
+
+
+def registered_tools() -> dict[str, ToolSpec]:
+    _import_tool_modules()
     return dict(REGISTRY)
 
 
@@ -176,7 +182,8 @@ def _result_and_view(tool: str) -> tuple[type[BaseModel], View | None] | None:
     own = _AGENT_TOOL_RESULTS.get(tool)
     if own is not None:
         return own
-    spec = registered_tools().get(tool)
+    _import_tool_modules()  # looked up for every tool return the playbook reads back: no copy of the registry
+    spec = REGISTRY.get(tool)
     return (spec.result, spec.view) if spec is not None else None
 
 
@@ -194,30 +201,27 @@ def answer_recorded(tool: str, data: dict[str, Any]) -> ToolReturn:
     return answer_ok(data, *known) if known is not None else answer_ok(data, BaseModel, None)
 
 
-def _answer_ok(deps: AgentDeps, call_id: str, tool: str, data: dict[str, Any], started: float) -> ToolReturn:
+def _recorded(deps: AgentDeps, call_id: str, tool: str, started: float, **outcome: Any) -> None:
+    """The call's tool_result event: `result=` when it succeeded, `ok=False, error=` when it failed."""
     deps.recorder.record(
         ToolResultEvent,
         call_id=call_id,
         tool=tool,
-        ok=True,
-        result=data,
+        ok=outcome.pop("ok", True),
         duration_s=time.monotonic() - started,
         host=deps.host_spec,
+        **outcome,
     )
+
+
+def _answer_ok(deps: AgentDeps, call_id: str, tool: str, data: dict[str, Any], started: float) -> ToolReturn:
+    _recorded(deps, call_id, tool, started, result=data)
     return answer_recorded(tool, data)
 
 
 def _answer_error(deps: AgentDeps, call_id: str, tool: str, record: ToolErrorRecord, started: float) -> ToolReturn:
     error = record.model_dump(mode="json")
-    deps.recorder.record(
-        ToolResultEvent,
-        call_id=call_id,
-        tool=tool,
-        ok=False,
-        error=error,
-        duration_s=time.monotonic() - started,
-        host=deps.host_spec,
-    )
+    _recorded(deps, call_id, tool, started, ok=False, error=error)
     return answer_error(error)
 
 
