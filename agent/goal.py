@@ -10,6 +10,13 @@ goal where a repo id is glued to anything else (`org/x>/tmp/y`, `org/x$IFS`,
 `org/x's`), and a goal holding a newline or another control character: each
 with a one-line message naming the character, never a shorter repo id than the
 one written.
+
+It also reads which speculative algorithm the goal asks for by name ("MTP",
+"n-gram", "EAGLE-3", "standalone", "DFlash"; words inside a repo id do not count)
+and which target it names: a second repo id ("Qwen/Qwen3-0.6B as a standalone
+drafter for Qwen/Qwen3-32B"), or, for the algorithms that need no drafter (MTP,
+n-gram), the one repo id or a model name after "on"/"for" ("benchmark n-gram
+speculation on Kimi-K2.6"). Such a goal needs no drafter repo.
 """
 
 from __future__ import annotations
@@ -54,12 +61,36 @@ class GoalRefused(ValueError):
         self.char = char
 
 
+# The names people give each --speculative-algorithm, the more specific first (EAGLE-3 before EAGLE).
+_ALGORITHM_WORDS: tuple[tuple[str, str], ...] = (
+    ("DFLASH", r"d-?flash\d*"),
+    ("EAGLE3", r"eagle[- ]?3"),
+    ("EAGLE", r"eagle"),
+    ("NEXTN", r"mtp|nextn|multi[- ]token[- ]prediction"),
+    ("STANDALONE", r"stand-?alone"),
+    ("NGRAM", r"n-?gram"),
+)
+# Algorithms that draft without a separate draft model: the goal names only the target.
+NO_DRAFTER = ("NEXTN", "NGRAM")
+# A model named without its org, after "on" or "for": letters, digits, . _ - with at least one digit (Kimi-K2.6).
+_MODEL_NAME = re.compile(r"\b(?:on|for)\s+['\"(]?([A-Za-z][A-Za-z0-9._-]*\d[A-Za-z0-9._-]*?)[.,:;!?'\")]*(?:\s|$)")
+
+
 class Goal(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     text: str
-    repo_id: str
+    repo_id: str | None = None  # the drafter's repo; None for MTP heads and n-gram, which need none
     intents: tuple[Intent, ...]
+    target: str | None = None  # the target model the goal names: a repo id, or a model's name
+    algorithm: str | None = None  # the --speculative-algorithm the goal asks for by name
+
+    @property
+    def subject(self) -> str:
+        """What the run is about, in a few words: the drafter repo, else the algorithm on its target."""
+        if self.repo_id is not None:
+            return self.repo_id
+        return f"{self.algorithm or 'speculation'} on {self.target}"
 
 
 def parse_goal(text: str) -> Goal:
@@ -76,12 +107,43 @@ def parse_goal(text: str) -> Goal:
             "the goal is empty: say what to do with which drafter, e.g. "
             "'https://huggingface.co/ORG/DRAFTER -- download, evaluate, deploy, benchmark'"
         )
-    repo_id = _repo_id(text)
+    repos = _repo_ids(text)
+    algorithm = _algorithm(text, repos)
     lowered = f" {text.lower()} "
     intents = tuple(intent for intent, words in _INTENT_WORDS.items() if any(w in lowered for w in words))
     if not intents:
         intents = ("deploy", "evaluate", "benchmark")  # a bare repo: the standard pipeline
-    return Goal(text=text, repo_id=repo_id, intents=intents)
+    if algorithm in NO_DRAFTER:
+        target = repos[0] if repos else _model_name(text)
+        if target is None:
+            raise GoalRefused(
+                f"the goal asks for {algorithm} but names no target model: add it, e.g. 'on deepseek-ai/DeepSeek-V3'"
+            )
+        return Goal(text=text, repo_id=None, intents=intents, target=target, algorithm=algorithm)
+    if not repos:
+        raise GoalRefused(
+            "the goal names no Hugging Face repo: add the drafter's repo id (ORG/NAME) or its URL "
+            "(https://huggingface.co/ORG/NAME)"
+        )
+    target = repos[1] if len(repos) > 1 else None
+    return Goal(text=text, repo_id=repos[0], intents=intents, target=target, algorithm=algorithm)
+
+
+def _algorithm(text: str, repos: list[str]) -> str | None:
+    """The algorithm the goal's own words name (not a repo id's: Kimi-K2.6-DFlash is a name, not a request)."""
+    prose = text
+    for repo in repos:
+        prose = prose.replace(repo, " ")
+    prose = _HUB_URL.sub(" ", prose).lower()
+    for algorithm, words in _ALGORITHM_WORDS:
+        if re.search(rf"(?<![a-z0-9/])(?:{words})(?![a-z0-9/])", prose):
+            return algorithm
+    return None
+
+
+def _model_name(text: str) -> str | None:
+    match = _MODEL_NAME.search(text)
+    return match.group(1) if match else None
 
 
 def _where(text: str, index: int) -> str:
@@ -184,7 +246,8 @@ def _slashed_repo(text: str, match: re.Match[str]) -> str | None:
     return core
 
 
-def _repo_id(text: str) -> str:
+def _repo_ids(text: str) -> list[str]:
+    """Every repo id the goal names, in order (URLs first when there are any); each checked."""
     urls: list[str] = []
     in_urls: list[tuple[int, int]] = []
     for match in _HUB_URL.finditer(text):
@@ -199,14 +262,10 @@ def _repo_id(text: str) -> str:
             repo = _slashed_repo(text, match)
             if repo is not None:
                 slashed.append(repo)
-    candidates = urls or slashed
-    if not candidates:
-        raise GoalRefused(
-            "the goal names no Hugging Face repo: add the drafter's repo id (ORG/NAME) or its URL "
-            "(https://huggingface.co/ORG/NAME)"
-        )
-    problem = repo_id_problem(candidates[0])
-    if problem is not None:
-        message, char = problem
-        raise GoalRefused(f"{message}; write it as ORG/NAME", char=char)
-    return candidates[0]
+    candidates = list(dict.fromkeys(urls or slashed))
+    for candidate in candidates:
+        problem = repo_id_problem(candidate)
+        if problem is not None:
+            message, char = problem
+            raise GoalRefused(f"{message}; write it as ORG/NAME", char=char)
+    return candidates

@@ -388,8 +388,11 @@ def _build_agent(
 
 
 def _user_prompt(goal: Goal, run_host: RunHost) -> str:
+    named = [("Repo", goal.repo_id), ("Target", goal.target), ("Algorithm", goal.algorithm)]
     return (
-        f"Goal: {goal.text}\n\nRepo: {goal.repo_id}\nAsked for: {', '.join(goal.intents)}\n"
+        f"Goal: {goal.text}\n\n"
+        + "".join(f"{what}: {value}\n" for what, value in named if value)
+        + f"Asked for: {', '.join(goal.intents)}\n"
         f"Host: {run_host.spec} (home {run_host.context.home}; this run may write under "
         f"{', '.join(run_host.context.allowed_roots)})"
     )

@@ -50,7 +50,7 @@ TOOL_MODULES = (
     "specops.tools.facts",
     "specops.tools.disk",
     "specops.tools.space",
-    "specops.tools.drafter_config",
+    "specops.tools.drafters.tool",
     "specops.tools.download",
     "specops.tools.models_on_host",
     "specops.tools.sglang",

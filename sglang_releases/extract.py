@@ -19,7 +19,16 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from .facts import BenchServing, LaunchFlag, LaunchRule, LogLines, ReleaseFacts, version_tuple
+from .facts import (
+    BenchServing,
+    LaunchFlag,
+    LaunchRule,
+    LogLines,
+    NgramDefaults,
+    ReleaseFacts,
+    SpeculativeAutoParams,
+    version_tuple,
+)
 from .flags_from_source import add_argument_calls, from_add_argument, from_record_field, record_fields
 from .static_eval import NotStatic, StaticEval, module_constants, record_defaults, template
 
@@ -173,22 +182,49 @@ _RULE_IDS = [
 ]
 
 
-def _rule_id(message: str) -> str:
-    for rule_id, words in _RULE_IDS:
+# The other algorithms' rules, by the algorithm that raises them and words of the message.
+_OTHER_RULE_IDS: dict[str, list[tuple[str, tuple[str, ...]]]] = {
+    "STANDALONE": [("standalone_dp_attention", ("does not support dp attention",))],
+    "EAGLE": [
+        ("trtllm_mha_topk", ("trtllm_mha", "topk = 1")),
+        ("eagle_spec_v2_topk", ("Spec v2", "topk = 1")),
+        ("eagle_topk_page_size", ("speculative_eagle_topk > 1 with page_size > 1",)),
+        ("eagle_rejection_sampling_multi_layer", ("rejection-sampling", "multi-layer EAGLE")),
+        ("eagle_rejection_sampling_topk", ("rejection-sampling requires --speculative-eagle-topk",)),
+        ("eagle_rejection_sampling_device", ("Deterministic rejection sampling",)),
+        ("eagle_rejection_sampling_accept_thresholds", ("rejection-sampling", "accept-threshold")),
+    ],
+    "NGRAM": [
+        ("ngram_dp_attention", ("does not support dp attention",)),
+        ("ngram_device", ("Ngram speculative decoding only supports",)),
+        ("ngram_topk_page_size", ("speculative_eagle_topk", "page_size")),
+        ("ngram_external_sam_budget_positive", ("--speculative-ngram-external-sam-budget must be positive",)),
+        ("ngram_external_corpus_max_tokens_positive", ("--speculative-ngram-external-corpus-max-tokens must be",)),
+        ("ngram_external_sam_budget_max", ("speculative_ngram_external_sam_budget must be less than",)),
+    ],
+}
+
+
+def _rule_id(message: str, algorithm: str = "DFLASH") -> str:
+    table = _RULE_IDS if algorithm == "DFLASH" else _OTHER_RULE_IDS.get(algorithm, [])
+    for rule_id, words in table:
         if all(word in message for word in words):
             return rule_id
-    return "dflash_" + re.sub(r"[^a-z0-9]+", "_", message.lower()).strip("_")[:40]
+    return algorithm.lower() + "_" + re.sub(r"[^a-z0-9]+", "_", message.lower()).strip("_")[:40]
 
 
 class _Raises(ast.NodeVisitor):
     """`raise ValueError(<message>)` statements with the `if` tests around them."""
 
-    def __init__(self) -> None:
+    def __init__(self, group: bool = False) -> None:
         self.tests: list[str] = []
         self.found: list[tuple[str, str]] = []
+        self.group = group  # an `or` test in parentheses, so that the joined condition reads as the code does
 
     def visit_If(self, node: ast.If) -> None:
-        self.tests.append(ast.unparse(node.test))
+        test = ast.unparse(node.test)
+        grouped = self.group and isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.Or)
+        self.tests.append(f"({test})" if grouped else test)
         for statement in node.body:
             self.visit(statement)
         self.tests.pop()
@@ -232,10 +268,8 @@ def dflash_rules(wheel: Wheel) -> list[LaunchRule]:
     ]
 
 
-def dflash_architectures(wheel: Wheel) -> list[str]:
-    name = "sglang/srt/models/dflash.py"
-    if not wheel.has(name):
-        return []
+def _entry_classes(wheel: Wheel, name: str) -> list[str]:
+    """The model classes a file under sglang/srt/models registers (`EntryClass = X` or `[X, Y]`)."""
     for node in wheel.tree(name).body:
         if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "EntryClass" for t in node.targets):
             if isinstance(node.value, ast.Name):
@@ -243,6 +277,326 @@ def dflash_architectures(wheel: Wheel) -> list[str]:
             if isinstance(node.value, (ast.List, ast.Tuple)):
                 return [e.id for e in node.value.elts if isinstance(e, ast.Name)]
     return []
+
+
+def dflash_architectures(wheel: Wheel) -> list[str]:
+    name = "sglang/srt/models/dflash.py"
+    return _entry_classes(wheel, name) if wheel.has(name) else []
+
+
+MODELS_DIR = "sglang/srt/models/"
+
+
+def _draft_kind(file_name: str) -> str | None:
+    """Which algorithm a model file's drafts serve, by its name: *eagle3* EAGLE3, other *eagle* EAGLE,
+    *_nextn / *_mtp NEXTN."""
+    stem = file_name[: -len(".py")]
+    if "eagle3" in stem:
+        return "EAGLE3"
+    if "eagle" in stem:
+        return "EAGLE"
+    if stem.endswith(("_nextn", "_mtp")):
+        return "NEXTN"
+    return None
+
+
+def draft_architectures(wheel: Wheel) -> dict[str, tuple[str, ...]]:
+    """EAGLE3 / EAGLE / NEXTN -> the EntryClass names of the model files (directly in sglang/srt/models) of that kind."""
+    found: dict[str, set[str]] = {"EAGLE3": set(), "EAGLE": set(), "NEXTN": set()}
+    for name in wheel.names_under(MODELS_DIR):
+        file_name = name[len(MODELS_DIR) :]
+        kind = None if "/" in file_name else _draft_kind(file_name)
+        if kind is not None:
+            found[kind].update(_entry_classes(wheel, name))
+    return {kind: tuple(sorted(classes)) for kind, classes in found.items()}
+
+
+# --- the other algorithms' start-up: handlers, rules, defaults ----------------------------
+
+SPECULATIVE_HOOK = "sglang/srt/arg_groups/speculative_hook.py"
+SPEC_INFO = "sglang/srt/speculative/spec_info.py"
+
+
+class _Handler:
+    """The start-up code of one algorithm family: 0.5.23's `_handle_<family>` function, or the
+    `if self.speculative_algorithm ...:` branch of the older `ServerArgs._handle_speculative_decoding`."""
+
+    def __init__(self, family: str, algorithms: list[str], body: list[ast.stmt], source: str) -> None:
+        self.family = family  # EAGLE, NGRAM, DFLASH, ...
+        self.algorithms = algorithms  # the --speculative-algorithm names it serves
+        self.body = body
+        self.source = source
+
+
+def _function(tree: ast.AST, name: str) -> ast.FunctionDef | None:
+    return next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == name), None)
+
+
+def _algorithm_names(test: ast.expr) -> list[str]:
+    """`speculative_algorithm == "X"` / `in ("X", "Y")`: the names compared against."""
+    if not (isinstance(test, ast.Compare) and ast.unparse(test.left).endswith("speculative_algorithm")):
+        return []
+    if not all(isinstance(op, (ast.Eq, ast.In)) for op in test.ops):
+        return []
+    names = []
+    for comparator in test.comparators:
+        elements = comparator.elts if isinstance(comparator, (ast.List, ast.Tuple, ast.Set)) else [comparator]
+        names += [e.value for e in elements if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    return names
+
+
+def _assigned(root: ast.AST, field: str) -> list[ast.expr]:
+    """Values `root` sets `field` to: `self.<field> = v` (0.5.1x) or `declare_resolution(..., <field>=v)` (0.5.23)."""
+    values: list[ast.expr] = []
+    for node in ast.walk(root):
+        if isinstance(node, ast.Assign):
+            values += [node.value for t in node.targets if isinstance(t, ast.Attribute) and t.attr == field]
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "declare_resolution":
+            values += [k.value for k in node.keywords if k.arg == field]
+    return values
+
+
+def _hook_handlers(wheel: Wheel) -> list[_Handler]:
+    """0.5.23: `SpeculativeAlgorithm.handle_server_args` dispatches by `self.is_x()` tests, first match wins."""
+    enum = next(
+        (
+            n
+            for n in ast.walk(wheel.tree(SPEC_INFO))
+            if isinstance(n, ast.ClassDef) and n.name == "SpeculativeAlgorithm"
+        ),
+        None,
+    )
+    dispatch = _function(enum, "handle_server_args") if enum is not None else None
+    if enum is None or dispatch is None:
+        return []
+    predicates = {m.name: m for m in enum.body if isinstance(m, ast.FunctionDef) and m.name.startswith("is_")}
+
+    def members(test: ast.expr) -> set[str]:
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+            return set().union(*(members(v) for v in test.values))
+        if isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and test.func.attr in predicates:
+            returned = next((n.value for n in ast.walk(predicates[test.func.attr]) if isinstance(n, ast.Return)), None)
+            return members(returned) if returned is not None else set()
+        if isinstance(test, ast.Compare) and isinstance(test.ops[0], (ast.Eq, ast.In)):
+            right = test.comparators[0]
+            elements = right.elts if isinstance(right, (ast.Tuple, ast.List, ast.Set)) else [right]
+            return {e.attr for e in elements if isinstance(e, ast.Attribute)}
+        return set()
+
+    hook = wheel.tree(SPECULATIVE_HOOK)
+    handlers: list[_Handler] = []
+    taken: set[str] = set()
+    chain = next((n for n in dispatch.body if isinstance(n, ast.If)), None)
+    while chain is not None:
+        call = next(
+            (n for n in ast.walk(ast.Module(body=chain.body, type_ignores=[])) if isinstance(n, ast.Call)), None
+        )
+        function = _function(hook, getattr(call.func, "id", "")) if call is not None else None
+        if function is not None:
+            algorithms = sorted(members(chain.test) - taken)
+            taken.update(algorithms)
+            family = function.name.removeprefix("_handle_").removesuffix("_family").upper()
+            handlers.append(_Handler(family, algorithms, function.body, SPECULATIVE_HOOK))
+        chain = chain.orelse[0] if len(chain.orelse) == 1 and isinstance(chain.orelse[0], ast.If) else None
+    return handlers
+
+
+def _server_args_handlers(wheel: Wheel) -> list[_Handler]:
+    """0.5.1x: the top-level `if self.speculative_algorithm ...:` branches of `_handle_speculative_decoding`; a
+    branch that only renames (`NEXTN` -> `EAGLE`) adds the old name to the branch that serves the new one."""
+    function = _function(wheel.tree(SERVER_ARGS), "_handle_speculative_decoding")
+    if function is None:
+        return []
+    handlers: list[_Handler] = []
+    renames: dict[str, str] = {}
+    for statement in function.body:
+        names = _algorithm_names(statement.test) if isinstance(statement, ast.If) else []
+        if not names or not isinstance(statement, ast.If):
+            continue
+        renamed = [v.value for v in _assigned(statement, "speculative_algorithm") if isinstance(v, ast.Constant)]
+        if len(statement.body) == 1 and renamed:
+            renames.update({name: str(renamed[0]) for name in names})
+            continue
+        family = "EAGLE" if "EAGLE" in names else names[0]
+        handlers.append(_Handler(family, list(names), statement.body, SERVER_ARGS))
+    for handler in handlers:
+        handler.algorithms += [old for old, new in renames.items() if new in handler.algorithms]
+    return handlers
+
+
+def speculative_handlers(wheel: Wheel) -> list[_Handler]:
+    if wheel.has(SPECULATIVE_HOOK) and wheel.has(SPEC_INFO):
+        return _hook_handlers(wheel)
+    return _server_args_handlers(wheel) if wheel.has(SERVER_ARGS) else []
+
+
+def _handler(wheel: Wheel, family: str) -> _Handler | None:
+    return next((h for h in speculative_handlers(wheel) if h.family == family), None)
+
+
+def _local_constants(body: list[ast.stmt]) -> dict[str, Any]:
+    """`NAME = <literal>` statements of a handler (0.5.23's `_PAGE_TREE_SPEC_BACKENDS = (...)`), a tuple kept a
+    tuple (it prints as one)."""
+    constants = module_constants(ast.Module(body=body, type_ignores=[]))
+    for statement in body:
+        if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Tuple):
+            for target in statement.targets:
+                if isinstance(target, ast.Name) and isinstance(constants.get(target.id), list):
+                    constants[target.id] = tuple(constants[target.id])
+    return constants
+
+
+def other_rules(wheel: Wheel) -> list[LaunchRule]:
+    """The ValueErrors of the EAGLE family's (EAGLE, EAGLE3, NEXTN, STANDALONE) and NGRAM's start-up; a check on
+    `speculative_algorithm == "STANDALONE"` is STANDALONE's. A handler's local constants are written out (0.5.23's
+    `_PAGE_TREE_SPEC_BACKENDS`): in the condition as source, in the message as the f-string prints them."""
+    rules: list[LaunchRule] = []
+    for family in ("EAGLE", "NGRAM"):
+        handler = _handler(wheel, family)
+        if handler is None:
+            continue
+        visitor = _Raises(group=True)
+        for statement in handler.body:
+            visitor.visit(statement)
+        constants = _local_constants(handler.body)
+        for condition, message in visitor.found:
+            for name, value in constants.items():
+                condition = re.sub(rf"\b{name}\b", repr(value).replace("\\", "\\\\"), condition)
+                message = message.replace("{" + name + "}", str(value))  # as the f-string prints it
+            algorithm = "STANDALONE" if "speculative_algorithm == 'STANDALONE'" in condition else family
+            rules.append(
+                LaunchRule(
+                    id=_rule_id(message, algorithm),
+                    algorithm=algorithm,
+                    condition=condition,
+                    message=message,
+                    source=handler.source,
+                )
+            )
+    return rules
+
+
+def max_running_requests_defaults(wheel: Wheel) -> dict[str, int]:
+    """algorithm -> the constant its start-up sets max_running_requests to (when the flag is unset)."""
+    defaults: dict[str, int] = {}
+    for handler in speculative_handlers(wheel):
+        values = [
+            v.value
+            for v in _assigned(ast.Module(body=handler.body, type_ignores=[]), "max_running_requests")
+            if isinstance(v, ast.Constant) and isinstance(v.value, int)
+        ]
+        if values:
+            defaults.update({algorithm: values[0] for algorithm in handler.algorithms})
+    return dict(sorted(defaults.items()))
+
+
+def mtp_in_target_architectures(wheel: Wheel) -> list[str]:
+    """The `model_arch in [...]` list of the EAGLE family under which the draft model path becomes the model path."""
+    handler = _handler(wheel, "EAGLE")
+    if handler is None:
+        return []
+    for node in ast.walk(ast.Module(body=handler.body, type_ignores=[])):
+        if not (
+            isinstance(node, ast.If)
+            and isinstance(node.test, ast.Compare)
+            and isinstance(node.test.ops[0], ast.In)
+            and isinstance(node.test.comparators[0], (ast.List, ast.Tuple))
+        ):
+            continue
+        draft_path = _assigned(ast.Module(body=node.body, type_ignores=[]), "speculative_draft_model_path")
+        if any(isinstance(v, ast.Attribute) and v.attr == "model_path" for v in draft_path):
+            return [str(e.value) for e in node.test.comparators[0].elts if isinstance(e, ast.Constant)]
+    return []
+
+
+def _triple(node: ast.stmt) -> tuple[int, int, int] | None:
+    """`return (a, b, c)` of int literals."""
+    if isinstance(node, ast.Return) and isinstance(node.value, ast.Tuple):
+        values = [e.value for e in node.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, int)]
+        if len(values) == 3:
+            return values[0], values[1], values[2]
+    return None
+
+
+def speculative_auto_params(wheel: Wheel) -> SpeculativeAutoParams:
+    """`_auto_choose_speculative_params` (0.5.23, speculative_hook) or `auto_choose_speculative_params` (0.5.1x,
+    server_args): its `if` chain on the algorithm and on the target architecture, and its final `else`."""
+    source = SPECULATIVE_HOOK if wheel.has(SPECULATIVE_HOOK) else SERVER_ARGS
+    tree = wheel.tree(source) if wheel.has(source) else ast.Module(body=[], type_ignores=[])
+    function = _function(tree, "_auto_choose_speculative_params") or _function(tree, "auto_choose_speculative_params")
+    if function is None:
+        return SpeculativeAutoParams()
+    standalone: tuple[int, int, int] | None = None
+    by_architecture: dict[str, tuple[int, int, int]] = {}
+    default: tuple[int, int, int] | None = None
+    statements = list(function.body)
+    while statements:
+        statement = statements.pop(0)
+        if isinstance(statement, ast.If):
+            chosen = next((t for t in map(_triple, statement.body) if t is not None), None)
+            test = statement.test
+            if chosen is not None and "STANDALONE" in _algorithm_names(test):
+                standalone = chosen
+            elif chosen is not None and isinstance(test, ast.Compare) and isinstance(test.ops[0], ast.In):
+                listed = test.comparators[0]
+                for e in listed.elts if isinstance(listed, (ast.List, ast.Tuple)) else []:
+                    if isinstance(e, ast.Constant):
+                        by_architecture.setdefault(str(e.value), chosen)
+            statements = statement.orelse + statements
+        elif (chosen := _triple(statement)) is not None:
+            default = chosen
+            break
+    return SpeculativeAutoParams(standalone=standalone, by_architecture=by_architecture, default=default)
+
+
+def _arithmetic(node: ast.expr, values: dict[str, int]) -> int:
+    """An int expression of literals and `<x>.<field>` read from `values`."""
+    match node:
+        case ast.Constant(value=int() as value):
+            return value
+        case ast.Attribute(attr=attr) if attr in values:
+            return values[attr]
+        case ast.BinOp(left=left, op=ast.FloorDiv(), right=right):
+            return _arithmetic(left, values) // _arithmetic(right, values)
+        case ast.BinOp(left=left, op=ast.Add(), right=right):
+            return _arithmetic(left, values) + _arithmetic(right, values)
+        case ast.BinOp(left=left, op=ast.Sub(), right=right):
+            return _arithmetic(left, values) - _arithmetic(right, values)
+    raise NotStatic(ast.unparse(node))
+
+
+def ngram_defaults(wheel: Wheel, flags: list[LaunchFlag]) -> NgramDefaults:
+    """NGRAM's draft tokens (a literal), topk (always the value of a flag: that flag's default) and steps (computed
+    from the two, where the release sets them)."""
+    handler = _handler(wheel, "NGRAM")
+    if handler is None:
+        return NgramDefaults()
+    body = ast.Module(body=handler.body, type_ignores=[])
+    draft_tokens = next(
+        (v.value for v in _assigned(body, "speculative_num_draft_tokens") if isinstance(v, ast.Constant)), None
+    )
+    topk_flag = topk = None
+    for value in _assigned(body, "speculative_eagle_topk"):
+        flag = next((f for f in flags if isinstance(value, ast.Attribute) and f.dest == value.attr), None)
+        if flag is not None:
+            topk_flag, topk = flag.names[0], flag.default
+            break
+    steps_source = steps = None
+    for value in _assigned(body, "speculative_num_steps"):
+        steps_source = ast.unparse(value)
+        known = {"speculative_num_draft_tokens": draft_tokens, "speculative_eagle_topk": topk}
+        try:
+            steps = _arithmetic(value, {k: v for k, v in known.items() if isinstance(v, int)})
+        except (NotStatic, ZeroDivisionError):
+            steps = None
+        break
+    return NgramDefaults(
+        num_draft_tokens=draft_tokens if isinstance(draft_tokens, int) else None,
+        eagle_topk_flag=topk_flag,
+        eagle_topk=topk if isinstance(topk, int) else None,
+        num_steps=steps,
+        num_steps_source=steps_source,
+    )
 
 
 # --- HTTP API, metrics, logs -------------------------------------------------------------
@@ -491,8 +845,13 @@ def extract(path: Path) -> ReleaseFacts:
         speculative_algorithms=tuple(algorithms),
         speculative_algorithm_aliases=aliases,
         speculative_algorithm_argparse_choices=argparse_choices,
-        launch_rules=tuple(dflash_rules(wheel)),
+        launch_rules=(*dflash_rules(wheel), *other_rules(wheel)),
         dflash_architectures=tuple(dflash_architectures(wheel)),
+        speculative_auto_params=speculative_auto_params(wheel),
+        ngram_defaults=ngram_defaults(wheel, flags),
+        speculative_max_running_requests_default=max_running_requests_defaults(wheel),
+        mtp_in_target_architectures=tuple(mtp_in_target_architectures(wheel)),
+        draft_architectures=draft_architectures(wheel),
         meta_info_speculative_keys=tuple(meta_info_speculative_keys(wheel)),
         server_info_internal_state_keys=tuple(internal_state_keys(wheel)),
         endpoints=tuple(endpoints(wheel)),
@@ -536,7 +895,7 @@ def main(argv: list[str]) -> int:
         target.write_text(facts.model_dump_json(indent=1) + "\n", encoding="utf-8")
         print(
             f"{target}: {len(facts.launch_flags)} flags, algorithms {', '.join(facts.speculative_algorithms)}, "
-            f"{len(facts.launch_rules)} DFLASH rules, {len(facts.endpoints)} endpoints"
+            f"{len(facts.launch_rules)} launch rules, {len(facts.endpoints)} endpoints"
         )
     return 0
 

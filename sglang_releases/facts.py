@@ -54,6 +54,56 @@ class LaunchRule(BaseModel):
     source: str
 
 
+SpeculativeParams = tuple[int, int, int]
+"""(speculative_num_steps, speculative_eagle_topk, speculative_num_draft_tokens)."""
+
+
+class SpeculativeAutoParams(BaseModel):
+    """What `_auto_choose_speculative_params` returns when none of the three is given (EAGLE, EAGLE3, NEXTN,
+    STANDALONE): one triple for STANDALONE, else by the target's architecture, else the default."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    standalone: SpeculativeParams | None = Field(
+        default=None, description="(steps, topk, draft_tokens) for STANDALONE, whatever the target"
+    )
+    by_architecture: dict[str, SpeculativeParams] = Field(
+        default_factory=dict, description="target architecture (hf_config.architectures[0]) -> its triple"
+    )
+    default: SpeculativeParams | None = Field(default=None, description="the triple for any other architecture")
+
+    def auto_params(self, algorithm: str, target_architecture: str) -> SpeculativeParams:
+        """(speculative_num_steps, speculative_eagle_topk, speculative_num_draft_tokens) SGLang picks.
+
+        Raises LookupError where the release has no such choice (not extracted: an empty record).
+        """
+        if algorithm.upper() == "STANDALONE" and self.standalone is not None:
+            return self.standalone
+        found = self.by_architecture.get(target_architecture, self.default)
+        if found is None:
+            raise LookupError(f"no automatic speculative parameters for {algorithm} on {target_architecture}")
+        return found
+
+
+class NgramDefaults(BaseModel):
+    """What `_handle_ngram` sets for NGRAM when the flags leave it open; None: the release sets nothing."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    num_draft_tokens: int | None = Field(
+        default=None, description="speculative_num_draft_tokens when --speculative-num-draft-tokens is not given"
+    )
+    eagle_topk_flag: str | None = Field(
+        default=None,
+        description="the flag speculative_eagle_topk is always set from (--speculative-ngram-max-bfs-breadth)",
+    )
+    eagle_topk: int | None = Field(default=None, description="that flag's default")
+    num_steps: int | None = Field(
+        default=None, description="speculative_num_steps when not given, computed from the defaults; None: not set"
+    )
+    num_steps_source: str | None = Field(default=None, description="the expression SGLang computes it with")
+
+
 class LogLines(BaseModel):
     """Lines in the server log that the tools read, as the release writes them."""
 
@@ -94,6 +144,23 @@ class ReleaseFacts(BaseModel):
     dflash_architectures: tuple[str, ...] = Field(
         description="drafter architectures DFLASH serves; empty before DFLASH"
     )
+    speculative_auto_params: SpeculativeAutoParams = Field(
+        default_factory=SpeculativeAutoParams,
+        description="(steps, topk, draft_tokens) the EAGLE family gets when none is given",
+    )
+    ngram_defaults: NgramDefaults = Field(default_factory=NgramDefaults, description="NGRAM's start-up defaults")
+    speculative_max_running_requests_default: dict[str, int] = Field(
+        default_factory=dict,
+        description="algorithm -> max_running_requests its start-up sets when --max-running-requests is not given",
+    )
+    mtp_in_target_architectures: tuple[str, ...] = Field(
+        default=(),
+        description="targets whose checkpoint is its own EAGLE/NEXTN draft when --speculative-draft-model-path is unset",
+    )
+    draft_architectures: dict[str, tuple[str, ...]] = Field(
+        default_factory=dict,
+        description="EAGLE3 / EAGLE / NEXTN -> the draft model classes (EntryClass) of the release's model files",
+    )
     meta_info_speculative_keys: tuple[str, ...] = Field(
         description="/generate meta_info keys of a finished speculative request"
     )
@@ -129,6 +196,26 @@ class ReleaseFacts(BaseModel):
 
     def rule(self, rule_id: str) -> LaunchRule | None:
         return next((r for r in self.launch_rules if r.id == rule_id), None)
+
+    def canonical_algorithm(self, algorithm: str) -> str:
+        """The algorithm a name stands for: an alias resolved (0.5.23: NEXTN -> EAGLE), upper case."""
+        name = algorithm.upper()
+        return self.speculative_algorithm_aliases.get(name, name)
+
+    def auto_params(self, algorithm: str, target_architecture: str) -> SpeculativeParams:
+        """(speculative_num_steps, speculative_eagle_topk, speculative_num_draft_tokens) SGLang picks for the EAGLE
+        family when none is given (see `SpeculativeAutoParams.auto_params`)."""
+        return self.speculative_auto_params.auto_params(self.canonical_algorithm(algorithm), target_architecture)
+
+    def max_running_requests_default(self, algorithm: str) -> int | None:
+        """max_running_requests the algorithm's start-up sets when the flag is not given; None: it sets none."""
+        name = algorithm.upper()
+        found = self.speculative_max_running_requests_default.get(name)
+        return (
+            found
+            if found is not None
+            else self.speculative_max_running_requests_default.get(self.canonical_algorithm(name))
+        )
 
 
 def version_tuple(version: str) -> Version:

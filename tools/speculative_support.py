@@ -2,7 +2,7 @@
 
 The facts come from the release's wheel (`specops.sglang_releases`), so the planner
 reads them from host_facts instead of carrying rules of its own: which algorithms the
-release takes, the first release with DFLASH when this one lacks it, and whether
+release takes, which of them it refuses with DP attention, the first release with DFLASH when this one lacks it, and whether
 DFLASH may run on the DP-attention layout (0.5.11: never; 0.5.23: with the DP LM head).
 """
 
@@ -29,6 +29,9 @@ class SpeculativeSupport(BaseModel):
         description="refused; needs_dp_lm_head (set enable_dp_lm_head with enable_dp_attention); allowed; not_offered (no DFLASH)"
     )
     dflash_architectures: list[str] = Field(description="Drafter config architectures it serves under DFLASH")
+    no_dp_attention: list[str] = Field(
+        default_factory=list, description="Algorithms it refuses with DP attention (STANDALONE, NGRAM)"
+    )
 
 
 def speculative_support(sglang_version: str) -> SpeculativeSupport:
@@ -50,4 +53,7 @@ def speculative_support(sglang_version: str) -> SpeculativeSupport:
         dflash_since=first_release_with("DFLASH"),
         dflash_with_dp_attention=rule,
         dflash_architectures=list(release.dflash_architectures),
+        no_dp_attention=sorted(
+            {r.algorithm for r in release.launch_rules if r.id.endswith("_dp_attention")} - {"DFLASH"}
+        ),
     )

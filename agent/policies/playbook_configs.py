@@ -1,4 +1,4 @@
-"""The server configurations the playbook tries: autoregressive layouts from the host, DFlash from the best of them.
+"""The server configurations the playbook tries: autoregressive layouts from the host, speculation on the best of them.
 
 Autoregressive candidates follow from the GPU count and what the model is:
 tensor parallel over every GPU with CUDA graphs; for a MoE target, TP with
@@ -6,11 +6,14 @@ expert parallel over all GPUs and over half of them (on PCIe-only hosts EP
 keeps MoE traffic off the slow all-reduce, as the seed found), and EP with DP
 attention (no attention all-reduce: slower per token at low load, often the
 best peak, so the baseline DFlash must beat at high load); and pipeline
-parallel, which needs no all-reduce at all. DFlash runs only where the host's
-SGLang allows it (pp = 1; DP attention as host_facts' `speculative.dflash_with_dp_attention`
-says: refused on 0.5.11, with the DP LM head on 0.5.23), on the best autoregressive layouts, with
-max_running_requests and the CUDA-graph batch raised to the top benchmark level
-(SGLang's DFlash default of 48 running requests would cap the sweep).
+parallel, which needs no all-reduce at all. Speculation runs only where the host's
+SGLang allows it, on the best autoregressive layouts: pp = 1 for every algorithm
+(SGLang writes the rule for DFLASH; the drafters of the others run beside the last
+stage's hidden states, which no SGLang release documents for pipeline parallel, so
+specops does not try it); DP attention as host_facts' `speculative` says (DFLASH:
+refused on 0.5.11, with the DP LM head on 0.5.23; STANDALONE and NGRAM: refused).
+max_running_requests and the CUDA-graph batch are raised to the top benchmark level
+(SGLang's speculative default of 48 running requests would cap the sweep).
 """
 
 from __future__ import annotations
@@ -19,10 +22,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from specops.agent.report.naming import base_name
-from specops.tools.sglang.config import ServerConfig
+from specops.tools.sglang.config import ServerConfig, SpeculativeAlgorithm
+from specops.tools.speculative_support import SpeculativeSupport
 
 BENCHMARK_LEVELS = (1, 32, 64, 128, 256)
-DFLASH_LAYOUTS = 3  # best autoregressive layouts DFlash is tried on
+SPEC_LAYOUTS = 3  # best autoregressive layouts speculation is tried on
 
 
 @dataclass(frozen=True)
@@ -35,11 +39,15 @@ class Candidate:
     def name(self) -> str:
         return base_name(ServerConfig.model_validate(self.config))
 
-    def dflash_allowed(self, dp_attention: str) -> bool:
-        """Whether SGLang serves DFLASH on this layout; `dp_attention` is host_facts' rule for DP attention."""
+    def allows(self, algorithm: SpeculativeAlgorithm, support: SpeculativeSupport | None) -> bool:
+        """Whether SGLang serves `algorithm` on this layout, by host_facts' `speculative` (None: the strictest)."""
         if self.config.get("pp", 1) != 1:
             return False
-        return not self.config.get("enable_dp_attention", False) or dp_attention in ("needs_dp_lm_head", "allowed")
+        if not self.config.get("enable_dp_attention", False):
+            return True
+        if algorithm is SpeculativeAlgorithm.DFLASH:
+            return support is not None and support.dflash_with_dp_attention in ("needs_dp_lm_head", "allowed")
+        return support is not None and algorithm.value not in support.no_dp_attention
 
     def with_(self, **changes: Any) -> Candidate:
         return Candidate({**self.config, **changes})
@@ -70,8 +78,8 @@ def autoregressive_candidates(
     return found
 
 
-def rank_for_dflash(launched: list[Candidate], measured: dict[str, dict[int, float]]) -> list[Candidate]:
-    """The layouts to try DFlash on, most promising first: the best autoregressive layout at the lowest
+def rank_for_speculation(launched: list[Candidate], measured: dict[str, dict[int, float]]) -> list[Candidate]:
+    """The layouts to try speculation on, most promising first: the best autoregressive layout at the lowest
     level (where speculation pays most), the best at the highest level (the peak it must beat), then the
     rest by their peak."""
 
@@ -86,30 +94,33 @@ def rank_for_dflash(launched: list[Candidate], measured: dict[str, dict[int, flo
     return list({c.name: c for c in [*firsts, *by_peak]}.values())
 
 
-def dflash_candidates(
+def speculative_candidates(
     ranked: list[Candidate],
-    drafter_path: str,
-    block_size: int,
+    algorithm: SpeculativeAlgorithm,
+    drafter_path: str | None,
     top_level: int,
-    layouts: int = DFLASH_LAYOUTS,
-    dp_attention: str = "refused",
+    *,
+    block_size: int | None = None,
+    layouts: int = SPEC_LAYOUTS,
+    support: SpeculativeSupport | None = None,
 ) -> list[Candidate]:
-    """DFlash on the `layouts` best allowed layouts (best first), CUDA graphs on; the DP LM head where
-    the host's SGLang needs it for DP attention."""
-    allowed = [c for c in ranked if c.dflash_allowed(dp_attention)][:layouts]
+    """`algorithm` on the `layouts` best allowed layouts (best first), CUDA graphs on, at SGLang's default settings
+    (DFLASH: the drafter's block size); the DP LM head where the host's SGLang needs it for DFLASH on DP attention."""
+    allowed = [c for c in ranked if c.allows(algorithm, support)][:layouts]
+    dp_lm_head = (
+        algorithm is SpeculativeAlgorithm.DFLASH
+        and support is not None
+        and support.dflash_with_dp_attention == "needs_dp_lm_head"
+    )
     return [
         c.with_(
-            speculative_algorithm="DFLASH",
-            drafter_path=drafter_path,
-            block_size=block_size,
+            speculative_algorithm=algorithm.value,
+            **({"drafter_path": drafter_path} if drafter_path else {}),
+            **({"block_size": block_size} if block_size else {}),
             max_running_requests=top_level,
             cuda_graph_max_bs=top_level,
             cuda_graphs=True,
-            **(
-                {"enable_dp_lm_head": True}
-                if c.config.get("enable_dp_attention") and dp_attention == "needs_dp_lm_head"
-                else {}
-            ),
+            **({"enable_dp_lm_head": True} if c.config.get("enable_dp_attention") and dp_lm_head else {}),
         )
         for c in allowed
     ]

@@ -1,7 +1,8 @@
 """Which goals the playbook carries out, and what it reads from one: the drafter repo, the intents, the target's name.
 
-The playbook knows one job: take a DFlash drafter from the Hub to measured (and,
-if asked, served) speculative decoding on the host, with its autoregressive
+The playbook knows one job: take a drafter from the Hub (DFlash, EAGLE-3, EAGLE, a
+standalone model) or a target's own MTP heads or n-gram speculation to measured
+(and, if asked, served) speculative decoding on the host, with its autoregressive
 baseline. Goals asking for something else (training, quantizing, upgrading
 software, ...) or naming no repo are answered `cannot_do` with the reason,
 before any tool runs.
@@ -20,11 +21,11 @@ _OUT_OF_SCOPE: dict[str, tuple[str, ...]] = {
     "train or fine-tune a model": ("fine-tune", "finetune", "fine tune", "train ", "training", "distill"),
     "quantize or convert weights": ("quantiz", "convert ", "gguf", "awq", "merge ", "prune"),
     "install or upgrade software": ("install", "upgrade", "update sglang", "pip "),
-    "serve with another speculative method": ("eagle", "medusa", "ngram", "lookahead"),
+    "serve with a speculative method SGLang does not offer": ("medusa", "lookahead"),
 }
 # A drafter repo name is the target's name with a suffix like these.
 _DRAFTER_SUFFIX = re.compile(r"[-_.](dflash\d*|draft|drafter|spec|eagle3?)\b.*$", re.IGNORECASE)  # DFlash2 too
-_GOAL_FIELD = re.compile(r"\{[^{}]*\"repo_id\"[^{}]*\}")
+_GOAL_FIELD = re.compile(r"\{[^{}]*\"(?:repo_id|target)\"[^{}]*\}")
 
 
 @dataclass(frozen=True)
@@ -56,10 +57,12 @@ def _parsed_by_loop(prompt: str) -> Goal | None:
             data = json.loads(match.group(0))
             return Goal(
                 text=data.get("text") or _goal_line(prompt),
-                repo_id=data["repo_id"],
+                repo_id=data.get("repo_id"),
                 intents=tuple(data.get("intents") or ("deploy", "evaluate", "benchmark")),
+                target=data.get("target"),
+                algorithm=data.get("algorithm"),
             )
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, TypeError):
             continue
     return None
 
@@ -73,9 +76,9 @@ def understand(prompt: str) -> Understood:
             return Understood(
                 goal=None,
                 cannot_do=(
-                    f"the goal asks to {job} ('{hit.strip()}'): the playbook only downloads a DFlash drafter, checks it "
-                    "against its target, measures acceptance, benchmarks it against the autoregressive baseline and "
-                    "deploys it; use a model policy (--model) or do that step by hand"
+                    f"the goal asks to {job} ('{hit.strip()}'): the playbook only downloads a drafter (or uses MTP "
+                    "heads or n-gram), checks it against its target, measures acceptance, benchmarks it against the "
+                    "autoregressive baseline and deploys it; use a model policy (--model) or do that step by hand"
                 ),
             )
     goal = _parsed_by_loop(prompt)

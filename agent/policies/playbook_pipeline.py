@@ -1,10 +1,14 @@
 """The playbook's pipeline, written as one generator: it yields the tool calls it wants and receives their outcomes.
 
-    facts -> target on the host -> drafter config (Hub) -> disk (room made safely)
+    facts -> target on the host -> drafter config (Hub; settles the algorithm) -> disk (room made safely)
     -> download, detached; meanwhile the autoregressive baseline, config by config
     -> wait for the download (recovering by cause) -> drafter config (local)
-    -> DFlash on the allowed layouts: acceptance once, a sweep each, CUDA graphs off
-       when graphs-on loses at high load -> recommendation -> deploy or clean up
+    -> speculation on the allowed layouts at SGLang's defaults: acceptance once, a sweep each,
+       CUDA graphs off when graphs-on loses at high load -> a few tuned settings on the best layout
+    -> recommendation -> deploy or clean up
+
+MTP heads in the target and n-gram speculation need no drafter: the config read is
+the target's, and there is no disk check or download (the baseline runs first).
 
 Because it is a generator over outcomes, the same code runs again from the
 start on every model request (playbook.py replays it over the history), so it
@@ -22,6 +26,7 @@ from typing import Any
 
 from specops.agent.final import FinalAnswer
 from specops.agent.goal import Goal
+from specops.sglang_releases.facts import first_release_with, for_version
 from specops.tools.acceptance import AcceptanceResult
 from specops.tools.benchmark.models import BenchmarkResult
 from specops.tools.disk import DiskCheck
@@ -33,15 +38,16 @@ from specops.tools.download.models import (
     DownloadStatus,
     WaitDownloadResult,
 )
-from specops.tools.drafter_config import DrafterConfig, dflash_family
+from specops.tools.drafters import SPOKEN_NAMES, DrafterConfig, algorithm_of, family
 from specops.tools.errors import ErrorKind
 from specops.tools.facts import HostFacts
 from specops.tools.models_on_host import ModelOnHost, ModelsOnHost
+from specops.tools.sglang.config import SpeculativeAlgorithm
 from specops.tools.sglang.handle import RunningServer
 from specops.tools.sglang.status import ServerStatus
 from specops.tools.space import FreeableItem, FreeableList, FreeableSet, FreeSpaceResult
 
-from .playbook_configs import Candidate, autoregressive_candidates, dflash_candidates, rank_for_dflash
+from .playbook_configs import Candidate, autoregressive_candidates, rank_for_speculation, speculative_candidates
 from .playbook_goal import Understood, target_name_for
 from .playbook_history import Call, Outcome
 from .playbook_plan import Plan
@@ -55,7 +61,8 @@ from .playbook_recovery import (
     after_launch_failure,
 )
 from .playbook_settings import PlaybookSettings
-from .playbook_summary import Sweep, compare, comparison_lines, recommend
+from .playbook_summary import Sweep, compare, comparison_lines, recommend, tuning_lines
+from .playbook_tuning import settings_to_try
 
 Steps = Generator[list[Call], list[Outcome], Any]
 
@@ -136,33 +143,51 @@ class Stop(Exception):
         self.why = why
 
 
-def _refuse_what_sglang_cannot_serve(facts: HostFacts, drafter: DrafterConfig | None = None) -> None:
-    """Stop before anything changes on the host when its SGLang cannot serve the drafter at all: no DFLASH in this
-    release, or not the drafter's architecture. Found from host_facts and the drafter's config on the Hub, it
-    would otherwise surface only at the DFlash launch, after the download and the baselines."""
+def _upgrade(since: str | None) -> str:
+    how = f" (pip install -U 'sglang>={since}')" if since else ""
+    return f"upgrade SGLang on the host{how}, then run again. Nothing was downloaded or launched"
+
+
+def _refuse_what_sglang_cannot_serve(
+    facts: HostFacts, algorithm: SpeculativeAlgorithm | None, drafter: DrafterConfig | None = None
+) -> None:
+    """Stop before anything changes on the host when its SGLang cannot serve the drafter at all: not the algorithm
+    in this release, or not the drafter's architecture. Found from host_facts and the drafter's config on the Hub, it
+    would otherwise surface only at the speculative launch, after the download and the baselines."""
     support, version = facts.speculative, facts.sglang_version
-    if support is None:
+    if support is None or algorithm is None or version is None:
         return
-
-    def upgrade(since: str | None) -> str:
-        how = f" (pip install -U 'sglang>={since}')" if since else ""
-        return f"upgrade SGLang on the host{how}, then run again. Nothing was downloaded or launched"
-
-    if not support.dflash:
+    if algorithm is SpeculativeAlgorithm.DFLASH and not support.dflash:
         raise Stop(
             "failed",
             f"SGLang {version} on the host has no DFLASH speculative algorithm"
             f"{f' (first in SGLang {support.dflash_since})' if support.dflash_since else ''}: "
-            + upgrade(support.dflash_since),
+            + _upgrade(support.dflash_since),
         )
-    architectures = drafter.drafter.architectures if drafter is not None else []
-    if architectures and not set(architectures) & set(support.dflash_architectures):
-        family = dflash_family()
-        since = next((family[a] for a in architectures if a in family), None)
+    if algorithm.value not in support.algorithms:
+        since = first_release_with(algorithm.value)
         raise Stop(
             "failed",
-            f"SGLang {version} on the host does not serve {'/'.join(architectures)} under DFLASH (it serves "
-            f"{', '.join(support.dflash_architectures)}{f'; SGLang {since} does' if since else ''}): " + upgrade(since),
+            f"SGLang {version} on the host has no {algorithm.value} speculative algorithm"
+            f"{f' (first in SGLang {since})' if since else ''}: " + _upgrade(since),
+        )
+    architectures = drafter.drafter.architectures if drafter is not None and drafter.drafter is not None else []
+    known = family(algorithm) if algorithm is not SpeculativeAlgorithm.STANDALONE else {}
+    ours = [a for a in architectures if a in known]
+    if not ours:
+        return
+    release = for_version(version)
+    served = (
+        release.dflash_architectures
+        if algorithm is SpeculativeAlgorithm.DFLASH
+        else release.draft_architectures.get(algorithm.value, ())
+    )
+    if not set(ours) & set(served):
+        since = known[ours[0]]
+        raise Stop(
+            "failed",
+            f"SGLang {version} on the host does not serve {'/'.join(architectures)} under {algorithm.value} (it "
+            f"serves {', '.join(served) or 'none'}; SGLang {since} does): " + _upgrade(since),
         )
 
 
@@ -183,9 +208,11 @@ class Pipeline:
         self.ar_candidates: dict[str, Candidate] = {}
         self.spec_candidates: dict[str, Candidate] = {}
         self.levels = list(self.settings.levels)
-        self.crash_level: int | None = None  # the lowest level where a DFlash server died or hung
+        self.crash_level: int | None = None  # the lowest level where a speculative server died or hung
         self.hung: set[int] = set()  # pids of servers that hung under load: stopped without a long grace
         self.acceptance: AcceptanceResult | None = None
+        self.algorithm: SpeculativeAlgorithm | None = None  # settled by the drafter config
+        self.tuned: dict[str, str] = {}  # name of each tuned configuration -> why it was chosen
         self.download: DownloadHandle | None = None  # the current download
         self.download_state: DownloadState | None = None
         self.download_restarts = 0
@@ -251,19 +278,26 @@ class Pipeline:
 
     def _write_plan(self) -> None:
         repo = self.goal.repo_id
+        asked = self.goal.algorithm
+        spoken = SPOKEN_NAMES[SpeculativeAlgorithm(asked)] if asked else "speculation"
         p = self.plan
         # A few words each, as todowrite asks: the plan is sent again at the end of every request.
         p.add("facts", "Read the host's GPUs, disks, SGLang and servers")
         p.add("target", "Find the target model on the host")
-        p.add("drafter", f"Check {repo}'s config against the target")
-        p.add("disk", "Check the disk; free only what the rule allows")
-        p.add("download", f"Download {repo}")
+        if repo:
+            p.add("drafter", f"Check {repo}'s config against the target")
+            p.add("disk", "Check the disk; free only what the rule allows")
+            p.add("download", f"Download {repo}")
+        else:
+            p.add("drafter", f"Check the target for {spoken}")
         if self._benchmarking:
-            p.add("baseline", "Benchmark autoregressive layouts during the download")
-        p.add("dflash", "Launch DFlash where the host's SGLang allows")
+            p.add("baseline", "Benchmark autoregressive layouts" + (" during the download" if repo else ""))
+        p.add("speculative", f"Launch {spoken} where the host's SGLang allows")
         p.add("acceptance", "Measure acceptance length")
         if self._benchmarking:
-            p.add("dflash_bench", "Benchmark DFlash; CUDA graphs off if they lose")
+            p.add("spec_bench", f"Benchmark {spoken}; CUDA graphs off if they lose")
+            if self.settings.tune:
+                p.add("tune", "Try a few other speculative settings", "medium")
             p.add("compare", "Compare with the best baseline per concurrency", "medium")
         if self.u.wants("deploy"):
             p.add("deploy", "Leave the recommended configuration running", "medium")
@@ -273,18 +307,29 @@ class Pipeline:
     def _benchmarking(self) -> bool:
         return self.u.wants("benchmark", "compare", "deploy")
 
+    @property
+    def _asked(self) -> SpeculativeAlgorithm | None:
+        """The algorithm the goal names, or the one its drafter's name does (for the early refusal only)."""
+        if self.goal.algorithm:
+            return SpeculativeAlgorithm(self.goal.algorithm)
+        return SpeculativeAlgorithm.DFLASH if "dflash" in (self.goal.repo_id or "").lower() else None
+
     def _pipeline(self) -> Steps:
         self.plan.start("facts")
         facts = yield from self._facts()
         self.plan.start("target")
         target = yield from self._target(facts)
         self.plan.start("drafter")
-        hub_config = yield from self._drafter_config({"repo_id": self.goal.repo_id}, target)
-        _refuse_what_sglang_cannot_serve(facts, hub_config)
-        self.plan.start("disk")
-        target_dir = yield from self._make_room(f"~/models/{self.goal.repo_id.split('/')[-1]}")
-        self.plan.start("download")
-        yield from self._start_download(target_dir, self._download_method(facts))
+        repo = self.goal.repo_id
+        config = yield from self._drafter_config({"repo_id": repo} if repo else None, target)
+        _refuse_what_sglang_cannot_serve(facts, self.algorithm, config)
+        if repo:
+            self.plan.start("disk")
+            target_dir = yield from self._make_room(f"~/models/{repo.split('/')[-1]}")
+            self.plan.start("download")
+            yield from self._start_download(target_dir, self._download_method(facts))
+        else:
+            self.plan.complete("drafter")
         ar_candidates = autoregressive_candidates(
             target.path,
             facts.gpu_count,
@@ -298,25 +343,34 @@ class Pipeline:
                 if self.download_state == DownloadState.RUNNING:
                     yield from self._poll_download()
             self.plan.complete("baseline")
-        self.plan.start("download")
-        path = yield from self._finish_download()
-        self.plan.start("dflash")
-        config = yield from self._drafter_config({"path": path}, target)
+        drafter_path: str | None = None
+        if repo:
+            self.plan.start("download")
+            drafter_path = yield from self._finish_download()
+            self.plan.start("speculative")
+            config = yield from self._drafter_config({"path": drafter_path}, target)
+        else:
+            self.plan.start("speculative")
+        assert self.algorithm is not None, "the drafter config settles the algorithm"
         # As launched (what recovery changed, e.g. mem_fraction_static, carries over): the low-load and the
         # high-load winners first, then by peak.
         launched = [self.ar_candidates.get(c.name, c) for c in ar_candidates]
-        ranked = rank_for_dflash(launched, self.ar)
-        dp_attention = facts.speculative.dflash_with_dp_attention if facts.speculative else "refused"
-        yield from self._dflash(
-            dflash_candidates(
+        ranked = rank_for_speculation(launched, self.ar)
+        yield from self._speculative(
+            speculative_candidates(
                 ranked,
-                path,
-                config.block_size,
+                self.algorithm,
+                drafter_path,
                 max(self.levels),
-                layouts=self.settings.dflash_layouts,
-                dp_attention=dp_attention,
+                block_size=config.block_size if self.algorithm is SpeculativeAlgorithm.DFLASH else None,
+                layouts=self.settings.spec_layouts,
+                support=facts.speculative,
             )
         )
+        if self._benchmarking and self.settings.tune:
+            self.plan.start("tune")
+            yield from self._tune(config)
+            self.plan.complete("tune")
         if self._benchmarking:
             self.plan.start("compare")
             self.plan.complete("compare")
@@ -338,15 +392,21 @@ class Pipeline:
             raise Stop("failed", "SGLang is not installed for the host's python3: install it, then run again")
         link = facts.interconnect.interconnect if facts.interconnect else "unknown"
         self.done.append(f"host: {facts.gpu_count}x {facts.gpu_model} ({link}), SGLang {facts.sglang_version}")
-        _refuse_what_sglang_cannot_serve(facts)
+        _refuse_what_sglang_cannot_serve(facts, self._asked)
         return facts
 
     def _target(self, facts: HostFacts) -> Steps:
-        wanted = target_name_for(self.goal.repo_id)
+        repo = self.goal.repo_id
+        named = self.goal.target
+        wanted = named.split("/")[-1] if named else target_name_for(repo) if repo else None
+        if wanted is None and repo:
+            # The drafter's name names no target: its config or model card may (trained_for).
+            out = yield from self.look("read_drafter_config", drafter={"repo_id": repo}, **self._algorithm_arg)
+            if out.ok and (trained := out.value(DrafterConfig).target_model):
+                wanted = trained.split("/")[-1]
         out = yield from self.look("find_models")
-        models = (
-            [m for m in out.value(ModelsOnHost).models if "DFlashDraftModel" not in m.architectures] if out.ok else []
-        )
+        # Drafters on the host are not targets: every architecture a speculative worker loads as a drafter.
+        models = [m for m in out.value(ModelsOnHost).models if algorithm_of(m.architectures) is None] if out.ok else []
         if not out.ok:
             self.handled.append(f"find_models: {out.describe()}; looked at running servers instead")
 
@@ -355,51 +415,69 @@ class Pipeline:
 
         chosen: Target | None = None
         if wanted:
-            named = min((m for m in models if called(m, wanted)), key=lambda m: m.source != "directory", default=None)
-            chosen = Target.found(named) if named else None
-        if chosen is None:
+            found = min((m for m in models if called(m, wanted)), key=lambda m: m.source != "directory", default=None)
+            chosen = Target.found(found) if found else None
+        if chosen is None and named is None:
             served = [s.model_path for s in facts.serving if s.model_path]
             in_use = next((m for m in models if m.path in served), None)
             if in_use is not None:
                 chosen = Target.found(in_use)
             elif served:
                 chosen = Target(posixpath.basename(served[0]), served[0], moe=False)
-        if chosen is None and wanted is None:
-            itself = next((m for m in models if called(m, self.goal.repo_id.split("/")[-1])), None)
+        if chosen is None and wanted is None and repo:
+            itself = next((m for m in models if called(m, repo.split("/")[-1])), None)
             raise Stop(
                 "failed",
-                f"{self.goal.repo_id} is not a DFlash drafter: its name names no target model"
+                f"{repo} names no target model: not in its name, config or model card"
                 + (f", and it is itself a model on the host ({itself.path})" if itself else "")
-                + ". Name the drafter's repo (such as <target>-DFlash-...) in the goal",
+                + ". Name the target in the goal ('... for ORG/TARGET')",
             )
         if chosen is None:
             have = ", ".join(f"{m.name} ({m.path})" for m in models) or "none"
             raise Stop(
                 "failed",
-                f"no target model for {self.goal.repo_id} on the host"
+                f"no target model for {self.goal.subject} on the host"
                 f"{f' (looked for {wanted})' if wanted else ''}; models there: {have}. "
                 "Download the target model first, or name its path in the goal",
             )
         self.done.append(f"target: {chosen.name} at {chosen.path}")
         return chosen
 
-    def _drafter_config(self, drafter: dict[str, Any], target: Target) -> Steps:
-        out = yield from self.look("read_drafter_config", drafter=drafter, target={"path": target.path})
+    @property
+    def _algorithm_arg(self) -> dict[str, str]:
+        return {"algorithm": self.goal.algorithm} if self.goal.algorithm else {}
+
+    def _drafter_config(self, drafter: dict[str, Any] | None, target: Target) -> Steps:
+        """The drafter's config checked against the target (the target's own, for MTP heads and n-gram); it settles
+        the algorithm."""
+        args: dict[str, Any] = {"target": {"path": target.path}, **self._algorithm_arg}
+        if drafter is not None:
+            args["drafter"] = drafter
+        out = yield from self.look("read_drafter_config", **args)
+        where = "downloaded" if drafter and "path" in drafter else "on the Hub" if drafter else "(the target's own)"
         if not out.ok:
-            where = "downloaded" if "path" in drafter else "on the Hub"
             raise Stop(
                 "failed",
                 f"the drafter {where} cannot be used with {target.name}: {out.describe()} — {out.remedy}",
             )
         config = out.value(DrafterConfig)
-        self.done.append(f"drafter config ({'local' if 'path' in drafter else 'Hub'}): {config.summary}")
+        self.algorithm = config.algorithm
+        self.done.append(
+            f"drafter config ({'local' if drafter and 'path' in drafter else 'Hub' if drafter else 'target'}): {config.summary}"
+        )
         return config
+
+    @property
+    def _repo(self) -> str:
+        """The drafter repo being downloaded: the disk and download steps run only for a goal that names one."""
+        assert self.goal.repo_id is not None, "only a goal with a drafter repo downloads"
+        return self.goal.repo_id
 
     def _make_room(self, target_dir: str) -> Steps:
         """The directory to download into, after making sure it fits: another mount (not a RAM-backed tmpfs), or
         space freed by the deletion rule (specops' own, then what the user approved); else a stop that names what
         to free, what each frees, and the --allow-delete that would allow it."""
-        repo = self.goal.repo_id
+        repo = self._repo
         check = yield from self.look("check_disk", repo_id=repo, target=target_dir)
         if not check.ok:
             raise Stop("failed", f"could not size the download: {check.describe()} — {check.remedy}")
@@ -475,7 +553,7 @@ class Pipeline:
 
     def _start_download(self, target_dir: str, method: DownloadMethod) -> Steps:
         out = yield from self.call(
-            "start_download", repo_id=self.goal.repo_id, target_dir=target_dir, method=method, retry_backoff_s=10.0
+            "start_download", repo_id=self._repo, target_dir=target_dir, method=method, retry_backoff_s=10.0
         )
         if not out.ok:
             raise Stop("failed", f"the download could not start: {out.describe()} — {out.remedy}")
@@ -530,7 +608,7 @@ class Pipeline:
             yield from self._download_ended(waited.status)
         self.plan.complete("download")
         handle = self._download_handle
-        self.done.append(f"downloaded {self.goal.repo_id} to {handle.target_dir} ({handle.expected_human})")
+        self.done.append(f"downloaded {self._repo} to {handle.target_dir} ({handle.expected_human})")
         return handle.target_dir
 
     # -- servers --------------------------------------------------------------------------------------
@@ -661,7 +739,7 @@ class Pipeline:
                 self.plan.complete("acceptance")
             else:
                 self.handled.append(f"acceptance on {name}: {out.describe()}")
-            self.plan.start("dflash_bench" if self._benchmarking else "dflash")
+            self.plan.start("spec_bench" if self._benchmarking else "speculative")
         if self._benchmarking:
             levels = levels or self.levels
             levels = [c for c in levels if self.crash_level is None or c < self.crash_level] if speculative else levels
@@ -672,23 +750,27 @@ class Pipeline:
         yield from self._stop(server)
         return launched
 
-    def _dflash(self, candidates: list[Candidate]) -> Steps:
+    @property
+    def _spoken(self) -> str:
+        return SPOKEN_NAMES[self.algorithm] if self.algorithm else "speculation"
+
+    def _speculative(self, candidates: list[Candidate]) -> Steps:
         launched_any = False
         for candidate in candidates:
             launched = yield from self._measure(candidate, speculative=True, acceptance=self.acceptance is None)
             launched_any = launched_any or launched is not None
             if launched is not None and not self._benchmarking:
-                break  # acceptance only: one DFlash server is enough
+                break  # acceptance only: one speculative server is enough
             if launched is None and self.last_give_up in (ErrorKind.SGLANG_TOO_OLD, ErrorKind.UNSUPPORTED_FLAGS):
-                break  # the installed SGLang cannot run DFlash at all: the other layouts would fail the same way
+                break  # the installed SGLang cannot run it at all: the other layouts would fail the same way
         if not launched_any:
             raise Stop(
                 "partial" if self.ar else "failed",
-                "no DFlash server came up: " + (self.handled[-1] if self.handled else "no layout allowed"),
+                f"no {self._spoken} server came up: " + (self.handled[-1] if self.handled else "no layout allowed"),
             )
         if not self._benchmarking or not self.spec:
             return
-        # CUDA graphs off for the best graphs-on DFlash layout when it loses to the best baseline at the top level.
+        # CUDA graphs off for the best graphs-on layout when it loses to the best baseline at the top level.
         top = max(self.levels)
         graphs_on = {n: s for n, s in self.spec.items() if self.spec_candidates[n].config.get("cuda_graphs", True)}
         best_ar_top = max((s[top] for s in self.ar.values() if top in s), default=None)
@@ -707,9 +789,34 @@ class Pipeline:
                 if off.name not in self.spec:
                     yield from self._measure(off, speculative=True, levels=losing)
 
+    def _tune(self, config: DrafterConfig) -> Steps:
+        """A few other settings on the best speculative layout at SGLang's defaults (the one fastest at the lowest
+        level, where speculation pays most), chosen from the acceptance measured there; each over every level."""
+        at_defaults = {n: s for n, s in self.spec.items() if self.spec_candidates[n].config.get("cuda_graphs", True)}
+        if not at_defaults:
+            return
+        low = min(self.levels)
+        best = max(at_defaults, key=lambda n: (at_defaults[n].get(low, 0.0), max(at_defaults[n].values())))
+        base = self.spec_candidates[best]
+        accept = self.acceptance.overall.token_weighted if self.acceptance else None
+        tried = settings_to_try(self.algorithm or SpeculativeAlgorithm.DFLASH, config.sglang_defaults, accept)
+        for tuning in tried:
+            candidate = base.with_(**tuning.changes)
+            if candidate.name in self.spec:
+                continue
+            self.tuned[candidate.name] = tuning.why
+            levels = [c for c in self.levels if self.crash_level is None or c < self.crash_level]
+            yield from self._measure(candidate, speculative=True, levels=levels)
+        if self.tuned:
+            self.done.append(
+                f"tuned on {best} (SGLang's defaults: "
+                f"{config.sglang_defaults.label() if config.sglang_defaults else 'the drafter’s own'}): "
+                + "; ".join(f"{name}: {why}" for name, why in self.tuned.items())
+            )
+
     def _deploy(self) -> Steps:
         verdicts = compare(self.ar, self.spec)
-        choice = recommend(verdicts).deploy
+        choice = recommend(verdicts, self._spoken).deploy
         candidate = self.spec_candidates.get(choice) or self.ar_candidates.get(choice) if choice else None
         if candidate is None:
             self.unresolved.append("nothing to deploy: no configuration was measured")
@@ -746,16 +853,18 @@ class Pipeline:
                 f"acceptance length (overall): request mean {overall.request_mean:.2f}, "
                 f"token weighted {overall.token_weighted:.2f}"
             )
-        parts += comparison_lines(verdicts)
+        parts += comparison_lines(verdicts, self._spoken)
+        defaults = {n: s for n, s in self.spec.items() if n not in self.tuned}
+        parts += tuning_lines(defaults, {n: s for n, s in self.spec.items() if n in self.tuned})
         if self.handled:
             parts.append("what went wrong and how it was handled: " + " | ".join(self.handled))
         if self.servers_started and not self.left_running:
             parts.append("every server this run started was stopped")
-        recommendation = recommend(verdicts).text if (self.ar or self.spec) else None
+        recommendation = recommend(verdicts, self._spoken).text if (self.ar or self.spec) else None
         if recommendation and self.crash_level is not None:
             recommendation += (
-                f"; DFlash has no figures from C={self.crash_level} up (its server died or hung under "
-                f"load there), so DFlash is only recommended under C={self.crash_level}"
+                f"; {self._spoken} has no figures from C={self.crash_level} up (its server died or hung under "
+                f"load there), so {self._spoken} is only recommended under C={self.crash_level}"
             )
         return FinalAnswer(
             status=status,

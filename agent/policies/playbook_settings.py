@@ -1,11 +1,11 @@
 """The playbook's settings: how wide it measures (levels, layouts) and how long each benchmark level runs.
 
-The defaults are the full job (every autoregressive layout, DFlash on the three
-best, five concurrency levels). A narrower playbook is asked for in the policy
+The defaults are the full job (every autoregressive layout, speculative decoding
+on the three best, a few tuned settings on the best of those, five concurrency levels). A narrower playbook is asked for in the policy
 spec, so that it is recorded in the transcript's run_start with the policy:
 
     playbook                                   the defaults
-    playbook:levels=1,64;dflash_layouts=1      two levels, DFlash on the best layout only
+    playbook:levels=1,64;spec_layouts=1        two levels, speculation on the best layout only
 
 Eval scenarios use narrow settings to stay fast; the findings they check do not
 need the full sweep.
@@ -15,10 +15,11 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .playbook_configs import BENCHMARK_LEVELS, DFLASH_LAYOUTS
+from .playbook_configs import BENCHMARK_LEVELS, SPEC_LAYOUTS
 
 PLAYBOOK = "playbook"
 SPEC_SEPARATOR = ";"
+_RENAMED = {"dflash_layouts": "spec_layouts"}  # spelled so in the specs of runs recorded before other algorithms
 
 
 class PlaybookSettingsError(ValueError):
@@ -32,11 +33,16 @@ class PlaybookSettings(BaseModel):
     ar_layouts: int | None = Field(
         default=None, ge=1, description="At most this many autoregressive layouts (None: all)"
     )
-    dflash_layouts: int = Field(
-        default=DFLASH_LAYOUTS, ge=1, description="DFlash on this many of the best autoregressive layouts"
+    spec_layouts: int = Field(
+        default=SPEC_LAYOUTS, ge=1, description="Speculative decoding on this many of the best autoregressive layouts"
     )
     graphs_off_retry: bool = Field(
-        default=True, description="Try CUDA graphs off when graphs-on DFlash loses at the top level"
+        default=True, description="Try CUDA graphs off when graphs-on speculation loses at the top level"
+    )
+    tune: bool = Field(
+        default=True,
+        description="Measure a few other speculative settings (steps, top-k, draft tokens; DFlash's block) on the "
+        "best speculative layout, chosen by the acceptance measured at SGLang's defaults",
     )
     screen_below: float = Field(
         default=0.5,
@@ -106,7 +112,7 @@ def parse_playbook_spec(spec: str) -> PlaybookSettings:
     values: dict[str, object] = {}
     for pair in filter(None, (p.strip() for p in rest.split(SPEC_SEPARATOR))):
         key, eq, value = pair.partition("=")
-        key = key.strip()
+        key = _RENAMED.get(key.strip(), key.strip())
         if not eq or key not in PlaybookSettings.model_fields:
             raise PlaybookSettingsError(
                 f"playbook setting {pair!r}: expected key=value with key one of {', '.join(PlaybookSettings.model_fields)}"

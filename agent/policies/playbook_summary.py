@@ -36,14 +36,34 @@ def compare(ar: dict[str, Sweep], spec: dict[str, Sweep]) -> list[LevelVerdict]:
     return [LevelVerdict(c, _best(ar, c), _best(spec, c)) for c in levels]
 
 
-def comparison_lines(verdicts: list[LevelVerdict]) -> list[str]:
+def comparison_lines(verdicts: list[LevelVerdict], spoken: str = "DFlash") -> list[str]:
+    """One line per level; `spoken` is the algorithm as people name it (DFlash, EAGLE-3, MTP, n-gram...)."""
     lines = []
     for v in verdicts:
         ar = f"{v.best_ar[0]} {v.best_ar[1]:.1f} tok/s" if v.best_ar else "no autoregressive result"
-        spec = f"{v.best_spec[0]} {v.best_spec[1]:.1f} tok/s" if v.best_spec else "no DFlash result"
+        spec = f"{v.best_spec[0]} {v.best_spec[1]:.1f} tok/s" if v.best_spec else f"no {spoken} result"
         ratio = f" ({v.speedup:.2f}x)" if v.speedup is not None else ""
-        lines.append(f"C={v.concurrency}: DFlash best {spec} vs autoregressive best {ar}{ratio}")
+        lines.append(f"C={v.concurrency}: {spoken} best {spec} vs autoregressive best {ar}{ratio}")
     return lines
+
+
+def tuning_lines(defaults: dict[str, Sweep], tuned: dict[str, Sweep]) -> list[str]:
+    """What tuning gained over SGLang's default settings, per level: the best tuned setting against the best
+    configuration at the defaults, where both were measured."""
+    if not tuned or not defaults:
+        return []
+    gains = []
+    for level in sorted({c for sweep in tuned.values() for c in sweep}):
+        best_tuned, best_default = _best(tuned, level), _best(defaults, level)
+        if best_tuned is None or best_default is None or best_default[1] <= 0:
+            continue
+        gain = best_tuned[1] / best_default[1] - 1
+        gains.append(
+            f"C={level}: {best_tuned[0]} {best_tuned[1]:.1f} tok/s ({gain:+.0%})"
+            if gain > 0
+            else f"C={level}: the defaults stay best ({best_default[0]} {best_default[1]:.1f} tok/s)"
+        )
+    return ["tuning against SGLang's default settings: " + "; ".join(gains)] if gains else []
 
 
 @dataclass(frozen=True)
@@ -71,7 +91,7 @@ def _both(v: LevelVerdict) -> _Both | None:
     return _Both(v.concurrency, v.best_ar, v.best_spec, speedup)
 
 
-def recommend(verdicts: list[LevelVerdict]) -> Recommendation:
+def recommend(verdicts: list[LevelVerdict], spoken: str = "DFlash") -> Recommendation:
     both = [b for b in map(_both, verdicts) if b is not None]
     wins = [b.concurrency for b in both if b.speedup > 1.0]
     loses = [b.concurrency for b in both if b.speedup <= 1.0]
@@ -82,7 +102,7 @@ def recommend(verdicts: list[LevelVerdict]) -> Recommendation:
             return Recommendation("nothing was measured, so there is nothing to recommend", None, [], [])
         peak_at, (peak_name, peak_tok_s) = peak_ar
         return Recommendation(
-            f"no DFlash measurement to compare with: serve {peak_name} (peak {peak_tok_s:.1f} tok/s "
+            f"no {spoken} measurement to compare with: serve {peak_name} (peak {peak_tok_s:.1f} tok/s "
             f"at C={peak_at}) until the drafter can be measured",
             peak_name,
             [],
@@ -92,7 +112,7 @@ def recommend(verdicts: list[LevelVerdict]) -> Recommendation:
         assert peak_ar is not None, "a level with a speedup has an autoregressive result"
         peak_name = peak_ar[1][0]
         return Recommendation(
-            f"DFlash did not beat the best autoregressive configuration at any measured concurrency "
+            f"{spoken} did not beat the best autoregressive configuration at any measured concurrency "
             f"({', '.join(f'C={c}' for c in loses)}): serve {peak_name} without speculation",
             peak_name,
             [],
@@ -102,7 +122,7 @@ def recommend(verdicts: list[LevelVerdict]) -> Recommendation:
     if not loses:
         best = max(both, key=lambda b: b.spec[1])
         return Recommendation(
-            f"DFlash beats the best autoregressive configuration at every measured concurrency "
+            f"{spoken} beats the best autoregressive configuration at every measured concurrency "
             f"(up to C={both[-1].concurrency}): serve {best.spec[0]} for all loads measured",
             best.spec[0],
             wins,
@@ -113,11 +133,11 @@ def recommend(verdicts: list[LevelVerdict]) -> Recommendation:
     crossover = (
         f"between C={max(below)} and C={first_loss}"
         if below
-        else f"below C={first_loss} (mixed: DFlash wins again higher up)"
+        else f"below C={first_loss} (mixed: {spoken} wins again higher up)"
     )
     ar_high = next(b for b in both if b.concurrency == max(loses))
     text = (
-        f"serve {spec_at_low.spec[0]} (DFlash) for low load: it wins at {', '.join(f'C={c}' for c in wins)} "
+        f"serve {spec_at_low.spec[0]} ({spoken}) for low load: it wins at {', '.join(f'C={c}' for c in wins)} "
         f"({spec_at_low.speedup:.2f}x at C={spec_at_low.concurrency}); from C={first_loss} on the best autoregressive "
         f"configuration is faster ({ar_high.ar[0]}: {ar_high.ar[1]:.1f} vs {ar_high.spec[1]:.1f} tok/s at "
         f"C={ar_high.concurrency}), so serve {ar_high.ar[0]} for high-throughput load; the crossover lies {crossover}"

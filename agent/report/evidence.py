@@ -21,7 +21,7 @@ from specops.tools.acceptance import AcceptanceResult
 from specops.tools.benchmark.models import BenchmarkResult
 from specops.tools.disk import DiskCheck
 from specops.tools.download.models import DownloadHandle, DownloadStatus, WaitDownloadResult
-from specops.tools.drafter_config import DrafterConfig
+from specops.tools.drafters import DrafterConfig
 from specops.tools.facts import HostFacts
 from specops.tools.sglang.config import ServerConfig
 from specops.tools.sglang.handle import RunningServer

@@ -3,6 +3,10 @@
     tp8-ep4                  tensor parallel 8, expert parallel 4
     tp8-ep4+dflash           the same with a DFlash drafter
     tp8-ep4+dflash+no-graphs and CUDA graphs off
+    tp8-ep4+dflash-b8        DFlash with block size 8
+    tp8+eagle3-s3k1d4        EAGLE-3 with 3 steps, top-k 1, 4 draft tokens (the settings a launch set;
+    tp8+eagle3               none: SGLang's defaults)
+    tp1+ngram-d4             n-gram with 4 draft tokens
     pp8, tp8-dp8-dpattn      pipeline parallel; DP attention
 
 Two different configurations that would share a name (say, the same
@@ -16,7 +20,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from specops.tools.acceptance import CategoryAcceptance
-from specops.tools.sglang.config import ServerConfig
+from specops.tools.sglang.config import ServerConfig, SpeculativeAlgorithm
 
 from .schema import AcceptanceStat
 
@@ -37,8 +41,22 @@ def base_name(config: ServerConfig) -> str:
     if config.pp > 1:
         parts.append(f"pp{config.pp}")
     name = "-".join(parts)
-    if config.speculative_algorithm is not None:
-        name += "+" + config.speculative_algorithm.value.lower()
+    algorithm = config.speculative_algorithm
+    if algorithm is not None:
+        name += "+" + algorithm.value.lower()
+        if algorithm is SpeculativeAlgorithm.DFLASH:
+            name += f"-b{config.block_size}" if config.block_size else ""
+        else:
+            settings = [
+                f"{letter}{value}"
+                for letter, value in (
+                    ("s", config.speculative_num_steps),
+                    ("k", config.speculative_eagle_topk),
+                    ("d", config.block_size),
+                )
+                if value is not None
+            ]
+            name += "-" + "".join(settings) if settings else ""
     if not config.cuda_graphs:
         name += "+no-graphs"
     return name

@@ -100,6 +100,10 @@ class DrafterSection(BaseModel):
     sha: str | None = Field(description="The commit the download was pinned to")
     path: str | None = Field(description="Where it lies on the host (the download's target)")
     is_dflash: bool | None
+    algorithm: str | None = Field(default=None, description="The --speculative-algorithm that serves the drafter")
+    sglang_defaults: str | None = Field(
+        default=None, description="Steps, top-k and draft tokens SGLang uses when the launch passes none"
+    )
     block_size: int | None = Field(description="From the drafter's config (or SGLang's default when it has none)")
     block_size_from: str | None
     served_block_size: int | None = Field(description="speculative_num_draft_tokens of the launched server")

@@ -145,18 +145,21 @@ def drafter_section(evidence: Evidence) -> DrafterSection | None:
             summary=error.what,
         )
     config = latest_ok.value
-    repo, _, revision = config.drafter.source.partition("@")
+    # MTP heads and n-gram have no drafter of their own: the section names the algorithm and the target.
+    repo, _, revision = config.drafter.source.partition("@") if config.drafter else ("", "", "")
     is_repo = "/" in repo and not repo.startswith(("/", "~", "."))
-    handle = next((h.value for h in reversed(evidence.download_handles) if h.value.repo_id == repo), None)
-    if handle is None and not is_repo:
+    handle = next((h.value for h in reversed(evidence.download_handles) if repo and h.value.repo_id == repo), None)
+    if handle is None and repo and not is_repo:
         # Read from disk: the download that put it there names the repo.
         handle = next((h.value for h in reversed(evidence.download_handles) if h.value.target_dir == repo), None)
     return DrafterSection(
         repo_id=handle.repo_id if handle else (repo if is_repo else None),
         revision=handle.revision if handle else (revision or None),
         sha=handle.sha if handle else None,
-        path=handle.target_dir if handle else (None if is_repo else repo),
+        path=handle.target_dir if handle else (None if is_repo else repo or None),
         is_dflash=config.is_dflash,
+        algorithm=config.algorithm.value,
+        sglang_defaults=config.sglang_defaults.label() if config.sglang_defaults else None,
         block_size=config.block_size,
         block_size_from=config.block_size_from,
         served_block_size=served_block,

@@ -13,7 +13,7 @@ from .scripted import invoke_run
 
 pytestmark = pytest.mark.timeout(180)
 
-QUICK = "playbook:levels=1;ar_layouts=1;dflash_layouts=1;acceptance_prompts=4"
+QUICK = "playbook:levels=1;ar_layouts=1;spec_layouts=1;acceptance_prompts=4"
 
 
 def test_a_load_past_the_users_launch_wait_is_stopped_there_and_says_how_to_wait_longer(tmp_path):

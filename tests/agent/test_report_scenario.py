@@ -29,7 +29,7 @@ from specops.tools.download.models import (
     ExpectedFile,
     WaitDownloadResult,
 )
-from specops.tools.drafter_config import DrafterConfig, ModelConfigFacts
+from specops.tools.drafters import DrafterConfig, ModelConfigFacts
 from specops.tools.errors import ToolErrorRecord
 from specops.tools.facts import CliFacts, CpuFacts, GpuFacts, HostFacts, MemoryFacts
 from specops.tools.hosts import DetachedProcess

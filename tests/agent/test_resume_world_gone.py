@@ -22,7 +22,7 @@ from specops.cli.main import app
 pytestmark = pytest.mark.timeout(180)
 
 GOAL = "evaluate SubSir/Kimi-K2.6-DFlash-tmp-long"
-QUICK = "playbook:levels=1;ar_layouts=1;dflash_layouts=1;acceptance_prompts=4"
+QUICK = "playbook:levels=1;ar_layouts=1;spec_layouts=1;acceptance_prompts=4"
 
 
 def _run(runs_dir: Path, *extra: str) -> Path:

@@ -12,7 +12,7 @@ out of the paths. Record them again after a result type changes:
     specops run "deploy and benchmark SubSir/Kimi-K2.6-DFlash-tmp-long" --host sim:seed-ct200 \\
         --sim-fault full_disk --sim-fault crash_under_load:at_running=56 \\
         --allow-delete cache:Qwen/Qwen3-235B-A22B-Instruct-2507-FP8 \\
-        --model "playbook:levels=1,64;ar_layouts=1;dflash_layouts=1" --runs-dir /tmp/samples
+        --model "playbook:levels=1,64;ar_layouts=1;spec_layouts=1" --runs-dir /tmp/samples
     python -m tests.agent.tool_results /tmp/samples/<run-id>
 """
 

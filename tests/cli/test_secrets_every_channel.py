@@ -62,7 +62,7 @@ from .terminal import SPECOPS, run_on_a_terminal
 pytestmark = pytest.mark.timeout(150)
 
 REPO = "SubSir/Kimi-K2.6-DFlash-tmp-long"
-QUICK = "playbook:levels=1;ar_layouts=1;dflash_layouts=1;acceptance_prompts=4"
+QUICK = "playbook:levels=1;ar_layouts=1;spec_layouts=1;acceptance_prompts=4"
 HUB_TOKEN_VARIABLES = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_OIDC_RESOURCE", "HF_TOKEN_PATH", "OPENAI_API_KEY")
 
 

@@ -21,7 +21,8 @@ def _filled(template: str) -> str:
 def test_every_released_message_is_read_as_its_cause(version):
     release = load(version)
     for rule in release.launch_rules:
-        assert diagnose(f"ValueError: {_filled(rule.message)}").cause == "dflash_rule", rule.id
+        expected = "dflash_rule" if rule.algorithm == "DFLASH" else "speculative_rule"
+        assert diagnose(f"ValueError: {_filled(rule.message)}").cause == expected, rule.id
     lines = release.log_lines
     oom = diagnose(f"RuntimeError: {lines.out_of_memory}")
     assert oom.cause == "out_of_memory" and oom.memory == "pool_too_small"

@@ -7,8 +7,7 @@ import pytest
 from huggingface_hub.errors import EntryNotFoundError
 from pydantic import ValidationError
 
-from specops.tools import drafter_config
-from specops.tools.drafter_config import (
+from specops.tools.drafters import (
     ConfigNotFound,
     IncompatibleDrafter,
     NotADrafter,
@@ -17,6 +16,7 @@ from specops.tools.drafter_config import (
     config_target_model,
     read_drafter_config,
 )
+from specops.tools.drafters import sources as drafter_sources
 from specops.tools.hub import RepoNotFound
 
 from .worlds import ctx, host, world  # noqa: F401
@@ -162,14 +162,14 @@ def test_a_target_under_another_name_is_noted(ctx, world):  # noqa: F811
 
 
 def test_a_hub_model_card_that_is_missing_or_unreadable(ctx, monkeypatch):  # noqa: F811
-    real = drafter_config._hub_file  # noqa: SLF001 -- the seam where the Hub is read: a card that cannot be had
+    real = drafter_sources.hub_file  # the seam where the Hub is read: a card that cannot be had
 
     def without_card(repo_id, filename, *args):
         if filename == "README.md":
             raise EntryNotFoundError(f"{repo_id} has no {filename}")
         return real(repo_id, filename, *args)
 
-    monkeypatch.setattr(drafter_config, "_hub_file", without_card)
+    monkeypatch.setattr(drafter_sources, "hub_file", without_card)
     config = read(ctx, {"repo_id": "z-lab/Qwen3-8B-DFlash-b16"})
     assert config.target_model is None and not any("model card" in note for note in config.notes)
 
@@ -178,7 +178,7 @@ def test_a_hub_model_card_that_is_missing_or_unreadable(ctx, monkeypatch):  # no
             raise httpx.ConnectError("connection refused")
         return real(repo_id, filename, *args)
 
-    monkeypatch.setattr(drafter_config, "_hub_file", card_unreachable)
+    monkeypatch.setattr(drafter_sources, "hub_file", card_unreachable)
     config = read(ctx, {"repo_id": "z-lab/Qwen3-8B-DFlash-b16"})
     assert config.target_model is None and config.block_size == 16
     assert any("model card" in note and "connection refused" in note for note in config.notes)

@@ -86,10 +86,16 @@ class ServerConfig(BaseModel):
     speculative_algorithm: SpeculativeAlgorithm | None = None
     drafter_path: HostPath | None = Field(default=None, description="--speculative-draft-model-path")
     block_size: Annotated[int, Field(ge=1, le=256)] | None = Field(
-        default=None, description="--speculative-num-draft-tokens; DFLASH reads the drafter's block_size when unset"
+        default=None,
+        description="--speculative-num-draft-tokens: tokens verified per step (DFLASH: its block size, read from the "
+        "drafter when unset; EAGLE family: set with the two below or not at all)",
     )
-    speculative_num_steps: Annotated[int, Field(ge=1, le=64)] | None = None
-    speculative_eagle_topk: Annotated[int, Field(ge=1, le=64)] | None = None
+    speculative_num_steps: Annotated[int, Field(ge=1, le=64)] | None = Field(
+        default=None, description="--speculative-num-steps: draft steps per verify (EAGLE family, STANDALONE)"
+    )
+    speculative_eagle_topk: Annotated[int, Field(ge=1, le=64)] | None = Field(
+        default=None, description="--speculative-eagle-topk: branches per draft step (EAGLE family, STANDALONE)"
+    )
     port: Port = 30000
     host: BindHost = "127.0.0.1"
     enable_metrics: bool = False

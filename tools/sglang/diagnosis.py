@@ -24,6 +24,7 @@ LaunchCause = Literal[
     "out_of_memory",
     "port_in_use",
     "dflash_rule",
+    "speculative_rule",
     "cuda_graph_failure",
     "bad_drafter",
     "model_not_found",
@@ -62,7 +63,10 @@ def _release_messages(pick: Callable[[ReleaseFacts], list[str]]) -> str:
     return "|".join(sorted(_message_pattern(t) for t in texts))
 
 
-_DFLASH_RULES = _release_messages(lambda r: [rule.message for rule in r.launch_rules])
+_DFLASH_RULES = _release_messages(lambda r: [rule.message for rule in r.launch_rules if rule.algorithm == "DFLASH"])
+_OTHER_SPECULATIVE_RULES = _release_messages(
+    lambda r: [rule.message for rule in r.launch_rules if rule.algorithm != "DFLASH"]
+)
 _PORT_CHECK = _release_messages(lambda r: [(r.log_lines.port_in_use or "").split(" dist_init_port")[0]])
 _POOL_TOO_SMALL = _release_messages(lambda r: [r.log_lines.out_of_memory])
 _GRAPH_CAPTURE = _release_messages(lambda r: [r.log_lines.cuda_graph_capture_failed.split(":")[0]])
@@ -81,6 +85,12 @@ SIGNATURES: tuple[_Signature, ...] = (
         _DFLASH_RULES,
         "change the configuration to what DFLASH allows on this SGLang (the quoted line says which rule): pp=1, "
         "a draft model path, one block size; DP attention only on 0.5.23 and with enable_dp_lm_head",
+    ),
+    _sig(
+        "speculative_rule",
+        _OTHER_SPECULATIVE_RULES,
+        "change the configuration to what the speculative algorithm allows on this SGLang (the quoted line says "
+        "which rule): no DP attention for STANDALONE and NGRAM, top-k 1 on page sizes above 1 outside flashinfer",
     ),
     _sig(
         "bad_drafter",

@@ -27,9 +27,26 @@ def _sglang_says(release: ReleaseFacts, rule_id: str) -> str:
     return f' (SGLang {release.version}: "{rule.message}")' if rule else ""
 
 
+# Algorithms SGLang serves without DP attention, and the rule that says so (0.5.23: "Currently standalone
+# speculative decoding does not support dp attention.").
+_NO_DP_ATTENTION = {
+    SpeculativeAlgorithm.STANDALONE: "standalone_dp_attention",
+    SpeculativeAlgorithm.NGRAM: "ngram_dp_attention",
+}
+
+
 def check_rules(config: ServerConfig, release: ReleaseFacts) -> None:
     """SGLang's server-args rules for speculative decoding, as the installed release applies them."""
-    if config.speculative_algorithm is not SpeculativeAlgorithm.DFLASH:
+    algorithm = config.speculative_algorithm
+    rule_id = _NO_DP_ATTENTION.get(algorithm) if algorithm is not None else None
+    if rule_id is not None and config.enable_dp_attention and release.rule(rule_id) is not None:
+        assert algorithm is not None
+        raise SglangRuleViolation(
+            f"SGLang {release.version} refuses {algorithm.value} with DP attention{_sglang_says(release, rule_id)}",
+            remedy=f"serve {algorithm.value} on a layout without DP attention (tensor or expert parallel)",
+            details={"rule": rule_id, "version": release.version},
+        )
+    if algorithm is not SpeculativeAlgorithm.DFLASH:
         return
     if config.enable_dp_attention and release.rule("dflash_dp_attention") is not None:
         raise SglangRuleViolation(
