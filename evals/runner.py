@@ -130,7 +130,7 @@ def expected_cost(scenario: Scenario) -> float:
     if not scenario.expect.measures:
         return 1.0
     p = scenario.policy
-    layouts = (p.ar_layouts or 8) + p.spec_layouts
+    layouts = (p.ar_layouts or 8) + p.spec_layouts + (2 if p.tune else 0)  # tuning measures about two settings
     return 10.0 + layouts * len(p.levels) * (1.5 if scenario.host.over_ssh else 1.0)
 
 

@@ -111,6 +111,17 @@ class Expectation(BaseModel):
         default_factory=list,
         description="outcome: words that no launch_server call's argv may contain (e.g. '--speculative-algorithm')",
     )
+    algorithm: str | None = Field(
+        default=None,
+        description="algorithm_chosen: the --speculative-algorithm every speculative launch and the report name "
+        "(EAGLE3, NEXTN, STANDALONE, NGRAM, DFLASH)",
+    )
+    settings_tried: int | None = Field(
+        default=None,
+        ge=1,
+        description="settings_tried: at least this many speculative settings benchmarked, SGLang's defaults among "
+        "them, with the report saying what tuning gained",
+    )
 
 
 class Scenario(BaseModel):

@@ -7,7 +7,7 @@ from rich.table import Table
 
 from .results import EvalReport
 
-# Short column heads, so that eleven graders fit a terminal.
+# Short column heads, so that fourteen graders fit a terminal.
 SHORT = {
     "outcome": "outcome",
     "plan_first": "plan",
@@ -17,6 +17,9 @@ SHORT = {
     "no_question_asked": "no-ask",
     "numbers_match_truth": "numbers",
     "best_baseline_per_concurrency": "baseline",
+    "algorithm_chosen": "algo",
+    "settings_tried": "tuned",
+    "recommendation_follows_measurements": "advice",
     "no_repeated_failure": "no-loop",
     "budgets_respected": "budget",
     "host_left_clean": "clean",
@@ -26,7 +29,8 @@ SHORT = {
 def render(report: EvalReport, console: Console) -> None:
     graders = list(dict.fromkeys(g for r in report.results for g in r.graders))
     table = Table(title=f"specops eval: {report.policy}", show_lines=False)
-    table.add_column("scenario")
+    # The scenario's name whole: with fourteen graders a narrow terminal would otherwise fold it.
+    table.add_column("scenario", no_wrap=True, min_width=max((len(r.run) for r in report.results), default=8))
     for g in graders:
         table.add_column(SHORT.get(g, g), justify="center")
     table.add_column("steps", justify="right")

@@ -211,6 +211,7 @@ class Pipeline:
         self.crash_level: int | None = None  # the lowest level where a speculative server died or hung
         self.hung: set[int] = set()  # pids of servers that hung under load: stopped without a long grace
         self.acceptance: AcceptanceResult | None = None
+        self.acceptance_tried = False  # measured once: a failed measurement is not repeated on every layout
         self.algorithm: SpeculativeAlgorithm | None = None  # settled by the drafter config
         self.tuned: dict[str, str] = {}  # name of each tuned configuration -> why it was chosen
         self.download: DownloadHandle | None = None  # the current download
@@ -732,6 +733,7 @@ class Pipeline:
             return None
         name = launched.name
         if acceptance:
+            self.acceptance_tried = True
             self.plan.start("acceptance")
             out = yield from self.call("acceptance", port=server.port, **self.settings.acceptance_args)
             if out.ok:
@@ -757,7 +759,7 @@ class Pipeline:
     def _speculative(self, candidates: list[Candidate]) -> Steps:
         launched_any = False
         for candidate in candidates:
-            launched = yield from self._measure(candidate, speculative=True, acceptance=self.acceptance is None)
+            launched = yield from self._measure(candidate, speculative=True, acceptance=not self.acceptance_tried)
             launched_any = launched_any or launched is not None
             if launched is not None and not self._benchmarking:
                 break  # acceptance only: one speculative server is enough

@@ -20,6 +20,7 @@ from .schema import AcceptanceSection, LevelComparison, Report
 from .sections import acceptance_sections, configs_tried, drafter_section, host_section, left_running, run_section
 from .servers import ServerTimeline
 from .timing import time_spent
+from .tuning import tuning_section
 
 
 def build_report(events: Sequence[Event], final: FinalAnswer | None, *, status: str) -> Report:
@@ -48,6 +49,7 @@ def build_report(events: Sequence[Event], final: FinalAnswer | None, *, status: 
         exchanges=evidence.exchanges,
     )
     latest_acceptance = acceptance[-1] if acceptance else None
+    configs = configs_tried(evidence, names)
     for section in acceptance:
         if section.warning:
             notes.append(f"acceptance on {section.config}: {section.warning}")
@@ -55,13 +57,14 @@ def build_report(events: Sequence[Event], final: FinalAnswer | None, *, status: 
         run=run_section(evidence, final, status),
         host=host_section(evidence),
         drafter=drafter_section(evidence),
-        configs=configs_tried(evidence, names),
+        configs=configs,
         acceptance=latest_acceptance,
         acceptance_runs=acceptance,
         benchmarks=rows,
         comparison=comparisons,
         crossover=crossover,
         recommendation=recommendation,
+        tuning=tuning_section(configs, rows),
         failures=failures,
         timing=time_spent(evidence),
         left_running=running,

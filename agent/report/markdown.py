@@ -101,7 +101,7 @@ def _drafter(report: Report) -> list[str]:
             ["algorithm", d.algorithm or ("DFLASH" if d.is_dflash else None)],
             ["SGLang defaults", d.sglang_defaults],
             ["block size", f"{d.block_size} (from {d.block_size_from})" if d.block_size else None],
-            ["served block size", d.served_block_size],
+            ["served draft tokens", d.served_block_size],
             ["draft layers", d.draft_layers],
             ["target layer ids", d.target_layer_ids],
             ["target", d.target],
@@ -244,6 +244,26 @@ def _recommendation(report: Report) -> list[str]:
     return lines
 
 
+def _tuning(report: Report) -> list[str]:
+    tuning = report.tuning
+    if tuning is None:
+        return []
+    lines = [
+        "## Tuning against SGLang's default settings",
+        "",
+        f"{tuning.algorithm} at settings other than SGLang's defaults: {', '.join(tuning.tuned)}.",
+        "",
+    ]
+    lines += _table(
+        ["concurrency", "at SGLang's defaults", "tok/s", "fastest of any setting", "tok/s", "gain"],
+        [
+            [f"C={t.concurrency}", t.defaults_config, t.defaults_tok_s, t.best_config, t.best_tok_s, f"{t.gain:+.0%}"]
+            for t in tuning.levels
+        ],
+    )
+    return lines
+
+
 def _stat_row(s: AcceptanceStat) -> list[object]:
     return [
         stat_label(s),
@@ -345,6 +365,7 @@ def render_markdown(report: Report, *, latency_plot: bool = False) -> str:
         _throughput,
         _comparison,
         _recommendation,
+        _tuning,
         _acceptance,
         _failures,
         _timing,

@@ -130,6 +130,13 @@ class ConfigTried(BaseModel):
     cuda_graphs: bool
     drafter_path: str | None
     block_size: int | None
+    num_steps: int | None = Field(default=None, description="--speculative-num-steps as launched; None: not set")
+    eagle_topk: int | None = Field(default=None, description="--speculative-eagle-topk as launched; None: not set")
+    sglang_defaults: bool | None = Field(
+        default=None,
+        description="Speculative at SGLang's default settings: no steps, top-k or draft tokens set (DFLASH: the "
+        "drafter's block size); None: not speculative",
+    )
     port: int
     launched: bool
     failure_cause: str | None = Field(
@@ -361,6 +368,27 @@ class CritiqueAnswers(BaseModel):
     recommendation_per_load: str
 
 
+class TuningLevel(BaseModel):
+    model_config = _CONFIG
+
+    concurrency: int
+    defaults_config: str = Field(description="The fastest configuration at SGLang's default speculative settings")
+    defaults_tok_s: float
+    best_config: str = Field(description="The fastest speculative configuration of any setting")
+    best_tok_s: float
+    gain: float = Field(description="best_tok_s / defaults_tok_s - 1: what tuning gained at this level")
+
+
+class TuningSection(BaseModel):
+    """What measuring other speculative settings gained over SGLang's defaults, per concurrency."""
+
+    model_config = _CONFIG
+
+    algorithm: str
+    tuned: list[str] = Field(description="Configurations measured at settings other than SGLang's defaults")
+    levels: list[TuningLevel]
+
+
 class Report(BaseModel):
     model_config = _CONFIG
 
@@ -377,6 +405,9 @@ class Report(BaseModel):
     comparison: list[LevelComparison]
     crossover: Crossover
     recommendation: Recommendation
+    tuning: TuningSection | None = Field(
+        default=None, description="None: no setting other than SGLang's defaults was measured"
+    )
     failures: list[Failure]
     timing: Timing
     left_running: LeftRunning

@@ -174,10 +174,19 @@ def drafter_section(evidence: Evidence) -> DrafterSection | None:
 
 
 def configs_tried(evidence: Evidence, names: ConfigNames) -> list[ConfigTried]:
+    drafter_block = evidence.drafter_configs[-1].value.block_size if evidence.drafter_configs else None
     tried = []
     for launch in evidence.launches:
         c = launch.config
         error = launch.error
+        algorithm = c.speculative_algorithm
+        at_defaults = (
+            None
+            if algorithm is None
+            else c.block_size in (None, drafter_block)
+            if algorithm.value == "DFLASH"
+            else c.block_size is None and c.speculative_num_steps is None and c.speculative_eagle_topk is None
+        )
         tried.append(
             ConfigTried(
                 name=names.name(c),
@@ -191,6 +200,9 @@ def configs_tried(evidence: Evidence, names: ConfigNames) -> list[ConfigTried]:
                 cuda_graphs=c.cuda_graphs,
                 drafter_path=c.drafter_path,
                 block_size=launch.server.info.block_size if launch.server else c.block_size,
+                num_steps=c.speculative_num_steps,
+                eagle_topk=c.speculative_eagle_topk,
+                sglang_defaults=at_defaults,
                 port=c.port,
                 launched=launch.server is not None,
                 failure_cause=(str(error.details.get("cause") or error.kind)) if error else None,

@@ -6,6 +6,7 @@ GRADERS   every deterministic grader, in the order tables show them
 from __future__ import annotations
 
 from ._base import Grader, Verdict
+from .algorithm_chosen import AlgorithmChosen
 from .best_baseline import BestBaselinePerConcurrency
 from .budgets import BudgetsRespected
 from .disk_checked import DiskCheckedBeforeDownload
@@ -16,6 +17,8 @@ from .nothing_deleted import NothingUnallowedDeleted
 from .numbers_match_truth import NumbersMatchTruth
 from .outcome import ExpectedOutcome
 from .plan_first import PlanFirst
+from .recommendation_follows import RecommendationFollowsMeasurements
+from .settings_tried import SettingsTried
 from .todos_closed import TodosClosed
 
 GRADERS: tuple[type[Grader], ...] = (
@@ -27,6 +30,9 @@ GRADERS: tuple[type[Grader], ...] = (
     NoQuestionAsked,
     NumbersMatchTruth,
     BestBaselinePerConcurrency,
+    AlgorithmChosen,
+    SettingsTried,
+    RecommendationFollowsMeasurements,
     NoRepeatedFailure,
     BudgetsRespected,
     HostLeftClean,

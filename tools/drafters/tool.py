@@ -86,7 +86,9 @@ class DrafterConfig(BaseModel):
         description="None: no separate draft model (MTP heads in the target, n-gram)"
     )
     target: ModelConfigFacts | None
-    sglang_version: str = Field(description="The SGLang release whose rules and defaults were applied")
+    sglang_version: str | None = Field(
+        description="The SGLang release whose rules and defaults were applied; None in a record from before"
+    )
     sglang_defaults: DraftSettings | None = Field(
         description="Steps, top-k and draft tokens SGLang uses when the launch passes none; None: the release has "
         "no such choice"
@@ -118,6 +120,20 @@ class DrafterConfig(BaseModel):
     @property
     def is_dflash(self) -> bool:
         return self.algorithm is Algorithm.DFLASH
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_an_older_record(cls, data: Any) -> Any:
+        """A transcript recorded when specops knew only DFlash says `is_dflash` and no algorithm: read it as DFLASH."""
+        if isinstance(data, dict) and "algorithm" not in data and data.get("is_dflash"):
+            data = {k: v for k, v in data.items() if k != "is_dflash"}
+            data.update(
+                algorithm=Algorithm.DFLASH.value,
+                identified_by="is_dflash, in a record from before specops read other algorithms",
+                sglang_version=None,
+                sglang_defaults=None,
+            )
+        return data
 
 
 def drafter_config_view(config: DrafterConfig) -> dict[str, Any]:
