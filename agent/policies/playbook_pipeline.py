@@ -296,9 +296,7 @@ class Pipeline:
         p.add("speculative", f"Launch {spoken} where the host's SGLang allows")
         p.add("acceptance", "Measure acceptance length")
         if self._benchmarking:
-            p.add("spec_bench", f"Benchmark {spoken}; CUDA graphs off if they lose")
-            if self.settings.tune:
-                p.add("tune", "Try a few other speculative settings", "medium")
+            p.add("spec_bench", f"Benchmark {spoken}" + ("; tune its settings" if self.settings.tune else ""))
             p.add("compare", "Compare with the best baseline per concurrency", "medium")
         if self.u.wants("deploy"):
             p.add("deploy", "Leave the recommended configuration running", "medium")
@@ -369,9 +367,7 @@ class Pipeline:
             )
         )
         if self._benchmarking and self.settings.tune:
-            self.plan.start("tune")
-            yield from self._tune(config)
-            self.plan.complete("tune")
+            yield from self._tune(config)  # under spec_bench: a few more sweeps, not a step of its own
         if self._benchmarking:
             self.plan.start("compare")
             self.plan.complete("compare")

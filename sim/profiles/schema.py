@@ -139,7 +139,11 @@ class ParallelConfig(_Strict):
 
 
 class SpeculativeConfig(_Strict):
-    """Speculative decoding on top of one parallel configuration."""
+    """Speculative decoding on top of one parallel configuration, stated at one setting of its knobs.
+
+    `throughput` and `accept_length` hold at (num_steps, topk, num_draft_tokens); a launch at other settings is
+    served through sim/serving/performance.py's settings model (a modelled mapping, see there).
+    """
 
     name: str
     algorithm: str = Field(description="SGLang's --speculative-algorithm value, upper case")
@@ -158,6 +162,35 @@ class SpeculativeConfig(_Strict):
         "empty think block); None: thinking makes no difference to this drafter",
     )
     accept_spread: float = Field(default=0.35, ge=0, description="Std-dev of per-request acceptance length")
+    drafter: str | None = Field(
+        default=None,
+        description="Hub repo id of the draft model the figures are for (None: none, NGRAM, or the target's own "
+        "MTP layers under NEXTN)",
+    )
+    num_steps: int | None = Field(
+        default=None,
+        ge=1,
+        description="--speculative-num-steps the figures hold at; None: what SGLang chooses when it is not given "
+        "(the release's automatic choice by target architecture; NGRAM: draft tokens // topk; DFLASH: 1)",
+    )
+    topk: int | None = Field(
+        default=None,
+        ge=1,
+        description="--speculative-eagle-topk (NGRAM: --speculative-ngram-max-bfs-breadth) the figures hold at; "
+        "None: SGLang's choice",
+    )
+    num_draft_tokens: int | None = Field(
+        default=None,
+        ge=1,
+        description="--speculative-num-draft-tokens the figures hold at (DFLASH: the block size); None: SGLang's "
+        "choice (DFLASH: its default block size, 16)",
+    )
+    draft_cost: float | None = Field(
+        default=None,
+        ge=0,
+        description="What one draft pass costs, as a fraction of the target's decode step at the same batch; "
+        "None: the algorithm's default in sim/serving/performance.py (DRAFT_COST)",
+    )
     provenance: Provenance
     note: str = ""
 
@@ -189,9 +222,24 @@ class TargetModel(_Strict):
     kv_mib_per_token: float = Field(description="KV cache per token, summed over GPUs")
     cuda_graph_mib: int = Field(default=2048, description="Per-GPU memory CUDA graph capture takes")
     activation_mib: int = Field(default=3072, description="Per-GPU workspace outside the static pool")
+    architecture: str | None = Field(
+        default=None,
+        description="hf_config.architectures[0] of the checkpoint, as SGLang reads it: decides its automatic "
+        "speculative settings (and, where no repo id tells, which target a launch loaded); None: unknown, "
+        "so every speculative config of this target states its settings",
+    )
+    verify_knee_tokens: float = Field(
+        default=256,
+        gt=0,
+        description="Tokens one forward pass of the target takes (all requests of the batch together) before it "
+        "turns from memory-bound to compute-bound: the roofline knee the speculative settings model prices a "
+        "verify pass of concurrency x draft tokens with (modelled)",
+    )
 
 
 class ServingSpec(_Strict):
+    """How fast the host serves one target model: its autoregressive layouts and speculative configs."""
+
     target: TargetModel
     configs: list[ParallelConfig]
     speculative: list[SpeculativeConfig] = []
@@ -204,6 +252,15 @@ class ServingSpec(_Strict):
         for s in self.speculative:
             if s.base not in names:
                 raise ValueError(f"speculative config {s.name}: unknown base {s.base!r}")
+        if len({s.name for s in self.speculative}) != len(self.speculative):
+            raise ValueError("speculative config names must be unique")
+        if self.target.architecture is None:
+            for s in self.speculative:
+                if s.algorithm not in ("DFLASH", "NGRAM") and s.num_steps is None:
+                    raise ValueError(
+                        f"speculative config {s.name}: the target's architecture is not stated, so SGLang's "
+                        "automatic settings are unknown: state num_steps, topk and num_draft_tokens"
+                    )
         return self
 
     def config(self, name: str) -> ParallelConfig:
@@ -255,7 +312,12 @@ class Profile(_Strict):
     software: SoftwareSpec
     network: NetworkSpec
     models: list[HostModel] = []
-    serving: ServingSpec
+    serving: ServingSpec = Field(description="The primary target: the model the host is there to serve")
+    additional_serving: list[ServingSpec] = Field(
+        default=[],
+        description="Other targets the host serves, each with its own layouts and speculative configs; a launch "
+        "is served by the spec of the model it loads (sim/serving/launch.py)",
+    )
     sim: SimSettings = SimSettings()
 
     @model_validator(mode="after")
@@ -265,7 +327,20 @@ class Profile(_Strict):
             raise ValueError("a profile needs a / mount")
         if len(set(points)) != len(points):
             raise ValueError("mount points must be unique")
+        repos = [s.target.repo_id for s in self.serving_specs]
+        if len(set(repos)) != len(repos):
+            raise ValueError("each target is served by one serving spec: repo ids must be unique")
         return self
+
+    @property
+    def serving_specs(self) -> tuple[ServingSpec, ...]:
+        """Every target's serving spec, the primary first."""
+        return (self.serving, *self.additional_serving)
+
+    def serving_for(self, repo_id: str) -> ServingSpec | None:
+        """The serving spec of the target with this Hub repo id (case-insensitive, as the Hub is); None: none."""
+        wanted = repo_id.strip("/").lower()
+        return next((s for s in self.serving_specs if s.target.repo_id.lower() == wanted), None)
 
     def mount(self, mount_point: str) -> MountSpec:
         for m in self.mounts:

@@ -340,7 +340,7 @@ class Engine:
         ]
         if self.model.speculative and self._interval_verify:
             accept = self._interval_tokens / self._interval_verify
-            rate = (accept - 1) / (self.model.block_size - 1)
+            rate = (accept - 1) / (self.model.block_size - 1) if self.model.block_size > 1 else 0.0
             self.stats.last_accept_length = accept
             self.stats.last_accept_rate = rate
             # SGLang adds each logged interval to its lifetime totals, and only then.

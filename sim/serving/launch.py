@@ -1,10 +1,12 @@
 """`python -m sglang.launch_server` on a sim host: check, load, serve, as SGLang does.
 
 The host's stub `sglang/launch_server.py` calls `main(sys.argv[1:], root)`. It
-parses the arguments as the host's SGLang version would, applies the DFlash and
-memory rules, takes the virtual port, loads for profile.serving.target.load_seconds
-/ load_time_scale with SGLang's log lines, then serves over real HTTP on a loopback
-port recorded in the port registry, until SIGTERM/SIGINT.
+parses the arguments as the host's SGLang version would, picks the profile's serving
+spec of the model it loads (targets.py), applies the speculative rules (DFLASH, the
+EAGLE family, NGRAM: speculative.py) and the memory rules, takes the virtual port,
+loads for that target's load_seconds / load_time_scale with SGLang's log lines, then
+serves over real HTTP on a loopback port recorded in the port registry, until
+SIGTERM/SIGINT.
 
 The HTTP port is bound when uvicorn starts, after the model has loaded (neither
 0.5.10.post1, 0.5.11 nor 0.5.23 binds it earlier), so a taken port costs a whole
@@ -21,7 +23,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,9 +31,10 @@ from aiohttp import web
 
 from ...sglang_releases.facts import LATEST, for_version
 from ..faults import CrashUnderLoad, CudaGraphDrafter, FaultName, LoadHang, OutOfMemory, ServerCrashAtStart, SlowLoad
+from ..profiles.schema import ServingSpec
 from ..world import gpu_registry, ports
 from ..world.state import WorldState
-from .checkpoint import Checkpoint, load_checkpoint
+from .checkpoint import GIB, Checkpoint, load_checkpoint
 from .engine import Engine
 from .errors import SGLANG_SRC, LaunchError, scheduler_traceback
 from .http_api import ServerState, build_app
@@ -45,7 +48,19 @@ from .memory import (
 )
 from .performance import Launch, PerformanceModel, build_performance_model
 from .server_args import ServerArgs, parse_server_args
-from .speculative import SpeculativeSettings, check_dflash_args, check_dflash_drafter
+from .spec_settings import canonical_algorithm
+from .speculative import (
+    EAGLE_FAMILY,
+    SpeculativeSettings,
+    check_dflash_args,
+    check_dflash_drafter,
+    check_eagle_args,
+    check_eagle_drafter,
+    check_ngram_args,
+    mtp_architecture,
+    mtp_drafter,
+)
+from .targets import choose_target
 
 # Fractions of the load time at which each phase begins.
 PHASE_DISTRIBUTED = 0.02
@@ -65,7 +80,7 @@ class _Prepared:
 
     args: ServerArgs
     target: Checkpoint
-    drafter: Checkpoint | None
+    drafter: Checkpoint | None  # None: no draft model (NGRAM, or none given)
     spec: SpeculativeSettings | None
     context_length: int
     model: PerformanceModel
@@ -118,13 +133,14 @@ class Launcher:
         self.elapsed = 0.0  # load fraction reached
         self.stop_event: asyncio.Event | None = None
         self.runner: web.AppRunner | None = None
+        self.serving: ServingSpec = self.world.profile.serving  # the loaded model's, once _prepare knows it
 
     # ------------------------------------------------------------------ helpers
     @property
     def load_seconds(self) -> float:
         slow = self.world.fault(FaultName.SLOW_LOAD)
         factor = slow.factor if isinstance(slow, SlowLoad) else 1.0
-        return factor * self.world.profile.serving.target.load_seconds / self.world.load_time_scale
+        return factor * self.serving.target.load_seconds / self.world.load_time_scale
 
     async def _advance(self, fraction: float) -> None:
         """Sleep until `fraction` of the load time has passed; crash or hang there if a fault says so."""
@@ -245,10 +261,8 @@ class Launcher:
     def _prepare(self) -> _Prepared:
         """Everything settled before the load: arguments, checkpoints, speculative rules, performance and memory."""
         args = self._parse_args()
-        target = load_checkpoint(
-            args.model_path, self.layout, self.world.byte_scale, self.world.profile.serving.target.weights_gib
-        )
-        spec, drafter = self._speculative(args)
+        target = self._load_target(args)
+        spec, drafter = self._speculative(args, target)
         self._fill_defaults(args, spec)
         context_length = args.context_length or target.context_length
         dump = ", ".join(f"{k}={v!r}" for k, v in args.model_dump().items())
@@ -281,10 +295,48 @@ class Launcher:
         self.log.set_level(args.log_level)
         return args
 
-    def _speculative(self, args: ServerArgs) -> tuple[SpeculativeSettings | None, Checkpoint | None]:
-        """The DFlash settings (None without DFlash) and the draft checkpoint (None without one)."""
+    def _load_target(self, args: ServerArgs) -> Checkpoint:
+        """The target's checkpoint, and the serving spec of that model (self.serving)."""
+        target = load_checkpoint(args.model_path, self.layout, self.world.byte_scale, None)
+        choice = choose_target(self.world.profile, args.model_path, target, self.layout)
+        self.serving = choice.serving
+        if len(self.world.profile.serving_specs) > 1:
+            self._note(f"[sim] serving {choice.serving.target.repo_id}: {choice.how}")
+        if not target.shard_count:  # no weight files: the profile's figure
+            target = replace(target, weight_bytes=int(self.serving.target.weights_gib * GIB))
+        return target
+
+    def _note(self, line: str) -> None:
+        """The simulator's own notes go to the world's log, never the host's: nothing of it shows through."""
+        with open(self.layout.sim_dir / SIMULATOR_LOG, "a", encoding="utf-8") as notes:
+            notes.write(f"{' '.join(self.argv)}: {line}\n")
+
+    def _speculative(
+        self, args: ServerArgs, target: Checkpoint
+    ) -> tuple[SpeculativeSettings | None, Checkpoint | None]:
+        """The resolved speculative settings (None without speculation, or for an algorithm the simulator serves
+        at the base speed) and the draft checkpoint (None without one)."""
         spec: SpeculativeSettings | None = None
         drafter: Checkpoint | None = None
+        algorithm = (
+            canonical_algorithm(args.speculative_algorithm, self.release) if args.speculative_algorithm else None
+        )
+        if algorithm in EAGLE_FAMILY:
+            if args.speculative_draft_model_path:  # its config is read first (0.5.23: to resolve the alias)
+                drafter = load_checkpoint(args.speculative_draft_model_path, self.layout, self.world.byte_scale, None)
+            spec = check_eagle_args(args, target, self.release)
+            if spec.mtp:
+                drafter = mtp_drafter(target, self.release)
+            elif drafter is None:
+                # No draft path on a target without MTP: SGLang's draft worker builds its model config from the
+                # target's own path, so it loads the whole target again as its draft.
+                drafter = target
+            elif mtp_architecture(drafter.architecture, self.release) is not None:
+                # A draft path to an MTP checkpoint (the target's own, say): its config is mapped to the NextN class
+                drafter, spec.mtp = mtp_drafter(drafter, self.release), True
+            return spec, drafter
+        if algorithm == "NGRAM":
+            return check_ngram_args(args, self.release), None
         if args.speculative_algorithm == "DFLASH":
             if args.speculative_draft_model_path:
                 try:
@@ -317,15 +369,19 @@ class Launcher:
                 bool(args.speculative_algorithm),
             )
         if spec is not None:
-            args.speculative_num_draft_tokens = spec.block_size
-            args.speculative_dflash_block_size = spec.block_size
-            args.speculative_num_steps = 1
-            args.speculative_eagle_topk = 1
+            args.speculative_algorithm = spec.algorithm
+            args.speculative_num_draft_tokens = spec.num_draft_tokens
+            if spec.algorithm == "DFLASH":
+                args.speculative_dflash_block_size = spec.block_size
+            args.speculative_num_steps = spec.num_steps
+            args.speculative_eagle_topk = spec.topk
+            if spec.draft_model_path is not None:
+                args.speculative_draft_model_path = spec.draft_model_path
             args.max_running_requests = spec.max_running_requests
             if args.cuda_graph_max_bs > (args.max_running_requests or args.cuda_graph_max_bs):
                 args.cuda_graph_max_bs = args.max_running_requests
         if args.random_seed is None:
-            args.random_seed = 42 if spec is None else 0
+            args.random_seed = 0 if spec is not None and spec.algorithm == "DFLASH" else 42
         if args.served_model_name is None:
             args.served_model_name = args.model_path
         if args.tokenizer_path is None:
@@ -349,18 +405,20 @@ class Launcher:
             dp_attention=args.enable_dp_attention,
             cuda_graphs=args.cuda_graphs,
             speculative_algorithm=args.speculative_algorithm,
+            speculative_num_steps=spec.num_steps if spec else None,
+            speculative_eagle_topk=spec.topk if spec else None,
+            speculative_num_draft_tokens=spec.num_draft_tokens if spec else None,
         )
         model = build_performance_model(
-            self.world.profile.serving,
+            self.serving,
             launch,
             spec.block_size if spec else (args.speculative_num_draft_tokens or 1),
             collapsed=graph_fault is not None and graph_fault.mode == "collapse",
+            release=self.release,
         )
-        # The simulator's own notes (an uncalibrated layout) go to the world's log, never the host's:
-        # nothing of the simulator shows through the simulated host.
-        if model.choice.warnings:
-            with open(self.layout.sim_dir / SIMULATOR_LOG, "a", encoding="utf-8") as notes:
-                notes.writelines(f"{' '.join(self.argv)}: {w}\n" for w in model.choice.warnings)
+        # The simulator's own notes (an uncalibrated layout) go to the world's log, never the host's.
+        for warning in model.choice.warnings:
+            self._note(warning)
         return model, graph_fault
 
     def _plan_memory(
@@ -370,7 +428,7 @@ class Launcher:
         profile = self.world.profile
         oom = self.world.fault(FaultName.OUT_OF_MEMORY)
         draft_layers = int(drafter.config.get("num_hidden_layers", 0)) if drafter else 0
-        kv_per_token = profile.serving.target.kv_mib_per_token
+        kv_per_token = self.serving.target.kv_mib_per_token
         draft_kv = (
             kv_per_token * draft_layers / target.num_hidden_layers if drafter and target.num_hidden_layers else 0.0
         )
@@ -387,7 +445,7 @@ class Launcher:
                 tp=args.tp_size,
                 pp=args.pp_size,
                 cuda_graphs=args.cuda_graphs,
-                cuda_graph_mib=profile.serving.target.cuda_graph_mib,
+                cuda_graph_mib=self.serving.target.cuda_graph_mib,
                 kv_mib_per_token=kv_per_token,
                 draft_kv_mib_per_token=draft_kv,
                 max_total_tokens=args.max_total_tokens,
@@ -422,6 +480,10 @@ class Launcher:
         self.log.scheduler(
             f"KV Cache is allocated. #tokens: {plan.max_total_tokens}, KV size: {plan.kv_mib / 1024:.2f} GB"
         )
+        if p.drafter is not None and p.spec is not None and p.spec.algorithm != "DFLASH":
+            # The EAGLE worker binds the target's embedding and LM head into its draft as it allocates the draft's
+            # pools, then captures the draft's graphs: where a draft of the wrong kind or width fails.
+            check_eagle_drafter(p.spec, p.drafter, p.target, self.release)
         held = plan.weights_mib + plan.drafter_mib + plan.kv_mib + 512
         self._register_gpus(p.args, held)
         self.log.scheduler(f"Memory pool end. avail mem={plan.avail_gib(held):.2f} GB")
@@ -434,7 +496,7 @@ class Launcher:
         """The checkpoint shards' progress bar; out of memory part-way when the plan says it does not fit."""
         gpu_mib = self.world.profile.gpus.memory_mib
         oom_at = None
-        if p.plan_error is not None and "CUDA out of memory" in p.plan_error.text:
+        if p.plan_error is not None and "CUDA out of memory" in p.plan_error.text and not self._draft_ooms(p):
             oom_at = PHASE_WEIGHTS + (PHASE_WEIGHTS_END - PHASE_WEIGHTS) * max(
                 min((gpu_mib - p.foreign) / max(weights_mib, 1), 0.99), 0.05
             )
@@ -457,18 +519,28 @@ class Launcher:
                 f"{int((shards - i) / rate % 60):02d}, {rate:5.2f}it/s]"
             )
 
+    def _draft_ooms(self, p: _Prepared) -> bool:
+        """The plan's CUDA OOM comes from the draft model: the target's weights alone fit."""
+        if p.plan_error is None or "CUDA out of memory" not in p.plan_error.text or p.drafter is None:
+            return False
+        weights_mib = p.target.weight_gib * 1024 / p.args.gpus
+        return weights_mib <= self.world.profile.gpus.memory_mib - p.foreign
+
     async def _load_drafter(self, p: _Prepared, weights_mib: float, free_gib: float) -> None:
-        """The draft model's load (DFlash checks it against the target here); nothing without speculation."""
+        """The draft model's load (checked against the target here, as SGLang's workers do); nothing without one."""
         if p.drafter is not None:
             await self._advance(PHASE_DRAFTER_END)
-            if p.spec is not None:
+            if self._draft_ooms(p):
+                assert p.plan_error is not None
+                raise p.plan_error
+            if p.spec is not None and p.spec.algorithm == "DFLASH":
                 check_dflash_drafter(p.drafter, p.target, self.release)
             draft_mib = p.drafter.weight_gib * 1024 / p.args.tp_size
             self.log.scheduler(
                 f"Load weight end. type={p.drafter.architecture}, dtype=torch.bfloat16, "
                 f"avail mem={free_gib - (weights_mib + draft_mib) / 1024:.2f} GB, mem usage={draft_mib / 1024:.2f} GB."
             )
-        elif p.spec is not None:
+        elif p.spec is not None and p.spec.algorithm == "DFLASH":
             await self._advance(PHASE_DRAFTER_END)
             load_checkpoint(p.args.speculative_draft_model_path or "", self.layout, self.world.byte_scale, None)
 

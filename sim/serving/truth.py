@@ -1,16 +1,18 @@
 """What a server the simulator runs should measure: the truth evals and accuracy benchmarks compare with.
 
 Throughput: the profile's curve for the configuration the simulator chooses for a
-launch (performance.py), at the tokens per verify step the sweep's prompts get: a
-speculative curve is stated at the mean acceptance over prompt kinds, a sweep of
-one kind gains that kind's (random token ids are chat to the simulator, its lowest
-acceptance). A drafter whose CUDA graphs collapsed accepts nothing: one token per
-verify step at the speculative step's cost.
+launch (performance.py), at the launch's speculative settings (the settings model,
+spec_settings.py; a Launch without them: the stated ones, DFLASH at `block_size`),
+at the tokens per verify step the sweep's prompts get: a speculative step time
+holds at the mean acceptance over prompt kinds, a sweep of one kind gains that
+kind's (random token ids are chat to the simulator, its lowest acceptance). A
+drafter whose CUDA graphs collapsed accepts nothing: one token per verify step at
+the speculative step's cost.
 
 Acceptance of a benchmark level: what sum(completion_tokens) / sum(spec_verify_ct)
 over that level's requests comes to in expectation. Not the profile's mean itself:
-each request draws its own tau (mean accept_length[kind], std accept_spread,
-clipped to [1, block_size]), a token-weighted ratio of requests of equal length is
+each request draws its own tau (mean accept_length[kind] at the launch's settings,
+std accept_spread, clipped to [1, depth + 1]), a token-weighted ratio of requests of equal length is
 T / E[steps], so it sits at the harmonic side of the tau spread; and a request's
 last verify step is cut at max_tokens, costing a whole step for part of its tokens.
 Both are real (SGLang measures the same way); this computes them exactly.
@@ -21,6 +23,7 @@ from __future__ import annotations
 import math
 from statistics import NormalDist
 
+from ...sglang_releases.facts import ReleaseFacts
 from ..profiles.schema import PromptKind, ServingSpec
 from .performance import Launch, build_performance_model
 
@@ -35,20 +38,22 @@ def modelled_tok_s(
     block_size: int = 1,
     prompt_kind: PromptKind = "chat",
     collapsed: bool = False,
+    release: ReleaseFacts | None = None,
 ) -> float:
-    model = build_performance_model(serving, launch, block_size, collapsed=collapsed)
+    model = build_performance_model(serving, launch, block_size, collapsed=collapsed, release=release)
     tok_s = model.step_time.throughput(concurrency)
-    speculative = model.choice.speculative
-    if speculative is None:
+    mean = model.mean_accept_length
+    if model.accept_length is None or mean is None:
         return tok_s
     if collapsed:
-        return tok_s / speculative.mean_accept_length
-    return tok_s * speculative.accept_length[prompt_kind] / speculative.mean_accept_length
+        return tok_s / mean
+    return tok_s * model.accept_length[prompt_kind] / mean
 
 
 def expected_verify_steps(tau: float, block_size: int, output_tokens: int) -> float:
     """E[verify steps] for one request of exactly `output_tokens` tokens whose steps give 1 + Binomial(block_size - 1,
-    p) tokens, p = (tau - 1) / (block_size - 1); the step that reaches the length counts whole (the engine's rule)."""
+    p) tokens, p = (tau - 1) / (block_size - 1); the step that reaches the length counts whole (the engine's rule).
+    `block_size` is the most tokens a step gives (PerformanceModel.max_tokens_per_step)."""
     drafts = block_size - 1
     p = 0.0 if drafts <= 0 else min(max((tau - 1.0) / drafts, 0.0), 1.0)
     gains = [math.comb(drafts, k) * p**k * (1 - p) ** (drafts - k) for k in range(drafts + 1)]  # P(1 + k tokens)
@@ -66,23 +71,25 @@ def level_accept_length(
     output_tokens: int,
     prompt_kind: PromptKind = "chat",
     collapsed: bool = False,
+    release: ReleaseFacts | None = None,
 ) -> float | None:
     """The expected token-weighted acceptance of a level whose requests each make `output_tokens` tokens (ignore_eos)
     from prompts of `prompt_kind`; None when the launch is not speculative."""
-    model = build_performance_model(serving, launch, block_size, collapsed=collapsed)
+    model = build_performance_model(serving, launch, block_size, collapsed=collapsed, release=release)
     if not model.speculative or model.accept_length is None:
         return None
     if collapsed:
         return 1.0
-    mean, spread, top = model.accept_length[prompt_kind], model.accept_spread, float(model.block_size)
+    most = model.max_tokens_per_step
+    mean, spread, top = model.accept_length[prompt_kind], model.accept_spread, float(most)
     if spread <= 0:
-        return output_tokens / expected_verify_steps(min(max(mean, 1.0), top), model.block_size, output_tokens)
+        return output_tokens / expected_verify_steps(min(max(mean, 1.0), top), most, output_tokens)
     normal = NormalDist(mean, spread)
     edges = [mean + spread * (-5 + 10 * i / _QUADRATURE_POINTS) for i in range(_QUADRATURE_POINTS + 1)]
     steps = 0.0
     for low, high in zip(edges, edges[1:], strict=False):
         weight = normal.cdf(high) - normal.cdf(low)
         tau = min(max((low + high) / 2, 1.0), top)  # the sampler clips tau to [1, block_size]
-        steps += weight * expected_verify_steps(tau, model.block_size, output_tokens)
+        steps += weight * expected_verify_steps(tau, most, output_tokens)
     # The tails beyond +-5 std-devs (below 1e-6) are left out; renormalise over what was summed.
     return output_tokens * (normal.cdf(edges[-1]) - normal.cdf(edges[0])) / steps

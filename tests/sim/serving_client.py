@@ -15,11 +15,13 @@ import time
 import aiohttp
 
 
-async def _stream(session: aiohttp.ClientSession, url: str, prompt: str, state: dict, idx: int) -> None:
+async def _stream(
+    session: aiohttp.ClientSession, url: str, prompt: str, state: dict, idx: int, max_new_tokens: int = 200000
+) -> None:
     body = {
         "text": prompt,
         "stream": True,
-        "sampling_params": {"max_new_tokens": 200000, "ignore_eos": True, "temperature": 0},
+        "sampling_params": {"max_new_tokens": max_new_tokens, "ignore_eos": True, "temperature": 0},
     }
     last = 0
     async with session.post(url, json=body) as resp:
@@ -40,9 +42,9 @@ async def _stream(session: aiohttp.ClientSession, url: str, prompt: str, state: 
 
 
 async def measure_throughput(
-    base_url: str, concurrency: int, window_s: float, prompts: list[str]
+    base_url: str, concurrency: int, window_s: float, prompts: list[str], max_new_tokens: int = 200000
 ) -> tuple[float, float]:
-    """(tok/s, tokens per chunk) over the steady-state window."""
+    """(tok/s, tokens per chunk) over the steady-state window; `max_new_tokens` must fit the model's context."""
     state = {
         "c": concurrency,
         "started": set(),
@@ -55,7 +57,9 @@ async def measure_throughput(
     connector = aiohttp.TCPConnector(limit=0)
     async with aiohttp.ClientSession(connector=connector, read_bufsize=2**20) as session:
         tasks = [
-            asyncio.create_task(_stream(session, f"{base_url}/generate", prompts[i % len(prompts)], state, i))
+            asyncio.create_task(
+                _stream(session, f"{base_url}/generate", prompts[i % len(prompts)], state, i, max_new_tokens)
+            )
             for i in range(concurrency)
         ]
         await asyncio.wait_for(state["open"].wait(), timeout=30)

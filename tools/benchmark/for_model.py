@@ -29,7 +29,7 @@ def benchmark_view(result: BenchmarkResult) -> dict[str, Any]:
         "speculative": result.speculative_algorithm,
         "columns": " ".join(columns),
         "levels": [_row(level, speculative) for level in result.levels],
-        "best": {"tok_s": result.best_output_tok_s, "at_C": result.best_at_concurrency},
+        "best": {"tok_s": _tenth(result.best_output_tok_s), "at_C": result.best_at_concurrency},
         "warnings": _warnings(result),
     }
 
@@ -51,8 +51,8 @@ def _warnings(result: BenchmarkResult) -> list[str]:
 def _row(level: LevelResult, speculative: bool) -> list[Any]:
     return [
         level.concurrency,
-        level.output_tok_s,
-        list(level.output_tok_s_ci95) if level.output_tok_s_ci95 else None,
+        _tenth(level.output_tok_s),
+        [_tenth(x) for x in level.output_tok_s_ci95] if level.output_tok_s_ci95 else None,
         _ms(level.ttft, "p50_ms"),
         _ms(level.ttft, "p99_ms"),
         _ms(level.tpot, "p50_ms"),
@@ -62,6 +62,12 @@ def _row(level: LevelResult, speculative: bool) -> list[Any]:
         level.requests_failed,
         _flags(level),
     ]
+
+
+def _tenth(value: float | None) -> float | None:
+    """Throughput to a tenth of a token a second: what a planner compares; the thirteen digits after it are noise
+    (and a dozen sweeps' worth of them in every request). The report keeps every digit."""
+    return round(value, 1) if value is not None else None
 
 
 def _ms(summary: LatencySummary | None, field: str) -> float | None:

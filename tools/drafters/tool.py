@@ -59,15 +59,9 @@ class IncompatibleDrafter(ToolError):
 class ReadDrafterConfigArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    drafter: ModelSource | None = Field(
-        default=None, description="The draft model; none for the target's own MTP heads (NEXTN) or n-gram (NGRAM)"
-    )
-    target: ModelSource | None = Field(
-        default=None, description="The model it drafts for; without it nothing is cross-checked"
-    )
-    algorithm: SpeculativeAlgorithm | None = Field(
-        default=None, description="The algorithm the goal asks for (MTP is NEXTN); None: settled from the configs"
-    )
+    drafter: ModelSource | None = Field(default=None, description="None for NEXTN (MTP heads) or NGRAM")
+    target: ModelSource | None = Field(default=None, description="The model it drafts for: checked against it")
+    algorithm: SpeculativeAlgorithm | None = Field(default=None, description="As the goal asks; None: from the configs")
 
     @model_validator(mode="after")
     def _something_to_read(self) -> ReadDrafterConfigArgs:
@@ -137,20 +131,12 @@ class DrafterConfig(BaseModel):
 
 
 def drafter_config_view(config: DrafterConfig) -> dict[str, Any]:
-    """The algorithm, the settings a launch derives and what was checked; the figures the summary states and where
-    each setting came from stay in the transcript."""
+    """The algorithm, the settings a launch derives and what was checked; the figures the summary states (the model
+    it was trained for among them), the layer ids the checks name and where each setting came from stay in the
+    transcript."""
     shown = config.model_dump(
         mode="json",
-        include={
-            "algorithm",
-            "sglang_defaults",
-            "block_size",
-            "target_layer_ids",
-            "target_model",
-            "checks",
-            "notes",
-            "summary",
-        },
+        include={"algorithm", "sglang_defaults", "block_size", "checks", "notes", "summary"},
         exclude_none=True,
     )
     if config.drafter is not None:  # the target is the caller's; its checks say how it fits
@@ -226,10 +212,8 @@ def _settle(
 
 @tool("read_drafter_config", mutates=False, view=drafter_config_view)
 def read_drafter_config(ctx: ToolContext, args: ReadDrafterConfigArgs) -> DrafterConfig:
-    """The drafter's config (host disk or Hub) and the speculative algorithm it needs (DFLASH, EAGLE3, EAGLE,
-    NEXTN for MTP heads, STANDALONE, NGRAM), the model it was trained for, its settings and SGLang's defaults for
-    them; checked against the target when one is given. NotADrafter and IncompatibleDrafter say what SGLang would do.
-    """
+    """The drafter's config (host disk or Hub): the algorithm it needs, the model it was trained for, its settings
+    and SGLang's defaults; checked against the target. NotADrafter, IncompatibleDrafter: what SGLang would do."""
     endpoint = host_hub_endpoint(ctx.host)
     notes: list[str] = []
     release = _host_release(ctx, notes)

@@ -38,7 +38,8 @@ Size = Annotated[int, Field(ge=1, le=1024)]
 
 
 class SpeculativeAlgorithm(StrEnum):
-    """`--speculative-algorithm` values SGLang knows (NEXTN is EAGLE under another name)."""
+    # --speculative-algorithm values (NEXTN is EAGLE under another name: MTP heads). A comment, not a docstring: a
+    # docstring would be sent in every tool schema that names the enum.
 
     DFLASH = "DFLASH"
     EAGLE = "EAGLE"
@@ -72,11 +73,11 @@ class ServerConfig(BaseModel):
     enable_dp_attention: bool = False
     enable_dp_lm_head: bool = Field(
         default=False,
-        description="--enable-dp-lm-head: SGLang 0.5.23 needs it for DFLASH with DP attention",
+        description="DFLASH with DP attention needs it on SGLang 0.5.23",
     )
     cuda_graphs: bool = Field(default=True, description="False passes --disable-cuda-graph")
     cuda_graph_max_bs: Annotated[int, Field(ge=1, le=4096)] | None = Field(
-        default=None, description="CUDA-graph batch cap (the flag is spelled per release)"
+        default=None, description="CUDA-graph batch cap"
     )
     disable_cuda_graph_padding: bool = False
     mem_fraction_static: Annotated[float, Field(gt=0, le=1)] | None = None
@@ -86,16 +87,11 @@ class ServerConfig(BaseModel):
     speculative_algorithm: SpeculativeAlgorithm | None = None
     drafter_path: HostPath | None = Field(default=None, description="--speculative-draft-model-path")
     block_size: Annotated[int, Field(ge=1, le=256)] | None = Field(
-        default=None,
-        description="--speculative-num-draft-tokens: tokens verified per step (DFLASH: its block size, read from the "
-        "drafter when unset; EAGLE family: set with the two below or not at all)",
+        default=None, description="--speculative-num-draft-tokens (DFLASH, unset: the drafter's block)"
     )
-    speculative_num_steps: Annotated[int, Field(ge=1, le=64)] | None = Field(
-        default=None, description="--speculative-num-steps: draft steps per verify (EAGLE family, STANDALONE)"
-    )
-    speculative_eagle_topk: Annotated[int, Field(ge=1, le=64)] | None = Field(
-        default=None, description="--speculative-eagle-topk: branches per draft step (EAGLE family, STANDALONE)"
-    )
+    # EAGLE family and STANDALONE: set all three (with block_size) or none (SGLang's defaults).
+    speculative_num_steps: Annotated[int, Field(ge=1, le=64)] | None = None
+    speculative_eagle_topk: Annotated[int, Field(ge=1, le=64)] | None = None
     port: Port = 30000
     host: BindHost = "127.0.0.1"
     enable_metrics: bool = False
