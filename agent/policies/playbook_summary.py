@@ -119,12 +119,23 @@ def recommend(verdicts: list[LevelVerdict], spoken: str = "DFlash") -> Recommend
             loses,
         )
     spec_at_low = next(b for b in both if b.concurrency == wins[0])
+    winning = [b for b in both if b.concurrency in wins]
     if not loses:
-        best = max(both, key=lambda b: b.spec[1])
+        groups = _fastest_by_level(winning)
+        if len(groups) == 1:
+            return Recommendation(
+                f"{spoken} beats the best autoregressive configuration at every measured concurrency "
+                f"(up to C={both[-1].concurrency}): serve {groups[0][0]} for all loads measured",
+                groups[0][0],
+                wins,
+                [],
+            )
+        # Tuned settings: the fastest speculative setting differs by load. One server: the one fastest at most levels.
+        most = max(groups, key=lambda g: len(g[1]))[0]
         return Recommendation(
             f"{spoken} beats the best autoregressive configuration at every measured concurrency "
-            f"(up to C={both[-1].concurrency}): serve {best.spec[0]} for all loads measured",
-            best.spec[0],
+            f"(up to C={both[-1].concurrency}); the fastest setting depends on the load: {_serve_each(groups)}",
+            most,
             wins,
             [],
         )
@@ -136,10 +147,31 @@ def recommend(verdicts: list[LevelVerdict], spoken: str = "DFlash") -> Recommend
         else f"below C={first_loss} (mixed: {spoken} wins again higher up)"
     )
     ar_high = next(b for b in both if b.concurrency == max(loses))
+    groups = _fastest_by_level(winning)
+    serve_low = (
+        f"serve {spec_at_low.spec[0]} ({spoken}) for low load: it wins at {', '.join(f'C={c}' for c in wins)}"
+        if len(groups) == 1
+        else f"{spoken} wins at {', '.join(f'C={c}' for c in wins)}, the fastest setting by load: {_serve_each(groups)}"
+    )
     text = (
-        f"serve {spec_at_low.spec[0]} ({spoken}) for low load: it wins at {', '.join(f'C={c}' for c in wins)} "
+        f"{serve_low} "
         f"({spec_at_low.speedup:.2f}x at C={spec_at_low.concurrency}); from C={first_loss} on the best autoregressive "
         f"configuration is faster ({ar_high.ar[0]}: {ar_high.ar[1]:.1f} vs {ar_high.spec[1]:.1f} tok/s at "
         f"C={ar_high.concurrency}), so serve {ar_high.ar[0]} for high-throughput load; the crossover lies {crossover}"
     )
     return Recommendation(text, spec_at_low.spec[0], wins, loses)
+
+
+def _fastest_by_level(levels: list[_Both]) -> list[tuple[str, list[int]]]:
+    """The fastest speculative configuration at each level, neighbouring levels with the same one grouped."""
+    groups: list[tuple[str, list[int]]] = []
+    for b in levels:
+        if groups and groups[-1][0] == b.spec[0]:
+            groups[-1][1].append(b.concurrency)
+        else:
+            groups.append((b.spec[0], [b.concurrency]))
+    return groups
+
+
+def _serve_each(groups: list[tuple[str, list[int]]]) -> str:
+    return ", ".join(f"serve {name} at {', '.join(f'C={c}' for c in levels)}" for name, levels in groups)

@@ -130,6 +130,7 @@ class ConfigTried(BaseModel):
     cuda_graphs: bool
     drafter_path: str | None
     block_size: int | None
+    model_path: str | None = Field(default=None, description="The target model the server loaded")
     num_steps: int | None = Field(default=None, description="--speculative-num-steps as launched; None: not set")
     eagle_topk: int | None = Field(default=None, description="--speculative-eagle-topk as launched; None: not set")
     sglang_defaults: bool | None = Field(

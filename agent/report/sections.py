@@ -200,6 +200,7 @@ def configs_tried(evidence: Evidence, names: ConfigNames) -> list[ConfigTried]:
                 cuda_graphs=c.cuda_graphs,
                 drafter_path=c.drafter_path,
                 block_size=launch.server.info.block_size if launch.server else c.block_size,
+                model_path=c.model_path,
                 num_steps=c.speculative_num_steps,
                 eagle_topk=c.speculative_eagle_topk,
                 sglang_defaults=at_defaults,

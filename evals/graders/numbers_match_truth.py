@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from specops.agent.report.schema import BenchmarkRow, ConfigTried, Report
 from specops.sim.faults import CudaGraphDrafter, parse_fault
 from specops.sim.profiles import load_profile
-from specops.sim.profiles.schema import ServingSpec
+from specops.sim.profiles.schema import Profile, ServingSpec
 from specops.sim.serving.performance import Launch, build_performance_model
 from specops.sim.serving.truth import level_accept_length, modelled_tok_s
 from specops.tools.acceptance import AcceptanceResult
@@ -57,13 +57,27 @@ def eos_truncated(mean_accept: float, completion_tokens: int | None, answers: in
 class Truth:
     """What the simulated host should measure: its profile (read once) and whether a drafter's graphs collapse."""
 
-    serving: ServingSpec
+    profile: Profile
     graphs_collapse: bool  # a CudaGraphDrafter fault in collapse mode
 
     @classmethod
     def of(cls, profile_name: str, faults: list[str]) -> Truth:
         graph_fault = next((f for f in map(parse_fault, faults) if isinstance(f, CudaGraphDrafter)), None)
-        return cls(load_profile(profile_name).serving, graph_fault is not None and graph_fault.mode == "collapse")
+        return cls(load_profile(profile_name), graph_fault is not None and graph_fault.mode == "collapse")
+
+    @property
+    def serving(self) -> ServingSpec:
+        """The primary target's spec."""
+        return self.profile.serving
+
+    def serving_of(self, config: ConfigTried) -> ServingSpec:
+        """The spec of the target `config` loaded: the profile's model laid down where its path ends (a sim host's
+        paths lie under the world's root), else the primary target (as the simulator picks it)."""
+        path = (config.model_path or "").rstrip("/")
+        for model in self.profile.models:
+            if path.endswith("/" + model.path.strip("/")):
+                return self.profile.serving_for(model.repo_id) or self.profile.serving
+        return self.profile.serving
 
     def _launch(self, config: ConfigTried) -> tuple[Launch, bool]:
         """The launch a report's `config` made, and whether its drafter's CUDA graphs collapsed."""
@@ -76,13 +90,16 @@ class Truth:
             dp_attention=config.dp_attention,
             cuda_graphs=config.cuda_graphs,
             speculative_algorithm=config.algorithm if spec else None,
+            # Settings the launch passed; those it left to SGLang are the profile's stated ones.
+            speculative_num_steps=config.num_steps if spec else None,
+            speculative_eagle_topk=config.eagle_topk if spec else None,
         )
         return launch, bool(spec and config.cuda_graphs and self.graphs_collapse)
 
     def tok_s(self, config: ConfigTried, concurrency: int) -> float:
         """The profile's tok/s for a report's `config` at `concurrency` (the playbook sweeps random ids: chat)."""
         launch, collapsed = self._launch(config)
-        return modelled_tok_s(self.serving, launch, concurrency, block_size=config.block_size or 1, collapsed=collapsed)
+        return modelled_tok_s(self.serving_of(config), launch, concurrency, block_size=config.block_size or 1, collapsed=collapsed)
 
     def row_errors(self, report: Report) -> list[tuple[float, float, BenchmarkRow]]:
         """(relative error, truth tok/s, row) for each report row with a truth: a launched configuration's level
@@ -102,7 +119,7 @@ class Truth:
         the simulator; each request makes `output_tokens`), and the per-request spread; None: not speculative."""
         launch, collapsed = self._launch(config)
         truth = level_accept_length(
-            self.serving,
+            self.serving_of(config),
             launch,
             block_size=config.block_size or 1,
             output_tokens=output_tokens,
@@ -110,12 +127,12 @@ class Truth:
         )
         if truth is None:
             return None
-        return truth, build_performance_model(self.serving, launch, config.block_size or 1).accept_spread
+        return truth, build_performance_model(self.serving_of(config), launch, config.block_size or 1).accept_spread
 
     def acceptance(self, config: ConfigTried) -> float | None:
         """The profile's mean accept length for `config` (1.0 when its graphs collapsed); None: not speculative."""
         launch, collapsed = self._launch(config)
-        speculative = build_performance_model(self.serving, launch, config.block_size or 1).choice.speculative
+        speculative = build_performance_model(self.serving_of(config), launch, config.block_size or 1).choice.speculative
         if speculative is None:
             return None
         return 1.0 if collapsed else speculative.mean_accept_length
