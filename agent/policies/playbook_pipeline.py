@@ -396,11 +396,14 @@ class Pipeline:
         repo = self.goal.repo_id
         named = self.goal.target
         wanted = named.split("/")[-1] if named else target_name_for(repo) if repo else None
+        unread: str | None = None  # why the drafter's own config could not name its target
         if wanted is None and repo:
             # The drafter's name names no target: its config or model card may (trained_for).
             out = yield from self.look("read_drafter_config", drafter={"repo_id": repo}, **self._algorithm_arg)
             if out.ok and (trained := out.value(DrafterConfig).target_model):
                 wanted = trained.split("/")[-1]
+            elif not out.ok:
+                unread = f"{out.describe()} — {out.remedy}"
         out = yield from self.look("find_models")
         # Drafters on the host are not targets: every architecture a speculative worker loads as a drafter.
         models = [m for m in out.value(ModelsOnHost).models if algorithm_of(m.architectures) is None] if out.ok else []
@@ -425,9 +428,9 @@ class Pipeline:
             itself = next((m for m in models if called(m, repo.split("/")[-1])), None)
             raise Stop(
                 "failed",
-                f"{repo} names no target model: not in its name, config or model card"
-                + (f", and it is itself a model on the host ({itself.path})" if itself else "")
-                + ". Name the target in the goal ('... for ORG/TARGET')",
+                (unread or f"{repo} names no target model: not in its name, config or model card")
+                + (f"; {repo} is itself a model on the host ({itself.path})" if itself else "")
+                + ". Name the drafter and its target in the goal ('ORG/DRAFTER for ORG/TARGET')",
             )
         if chosen is None:
             have = ", ".join(f"{m.name} ({m.path})" for m in models) or "none"

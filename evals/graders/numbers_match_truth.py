@@ -99,7 +99,9 @@ class Truth:
     def tok_s(self, config: ConfigTried, concurrency: int) -> float:
         """The profile's tok/s for a report's `config` at `concurrency` (the playbook sweeps random ids: chat)."""
         launch, collapsed = self._launch(config)
-        return modelled_tok_s(self.serving_of(config), launch, concurrency, block_size=config.block_size or 1, collapsed=collapsed)
+        return modelled_tok_s(
+            self.serving_of(config), launch, concurrency, block_size=config.block_size or 1, collapsed=collapsed
+        )
 
     def row_errors(self, report: Report) -> list[tuple[float, float, BenchmarkRow]]:
         """(relative error, truth tok/s, row) for each report row with a truth: a launched configuration's level
@@ -132,7 +134,9 @@ class Truth:
     def acceptance(self, config: ConfigTried) -> float | None:
         """The profile's mean accept length for `config` (1.0 when its graphs collapsed); None: not speculative."""
         launch, collapsed = self._launch(config)
-        speculative = build_performance_model(self.serving_of(config), launch, config.block_size or 1).choice.speculative
+        speculative = build_performance_model(
+            self.serving_of(config), launch, config.block_size or 1
+        ).choice.speculative
         if speculative is None:
             return None
         return 1.0 if collapsed else speculative.mean_accept_length
