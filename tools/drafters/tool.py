@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ...sglang_releases.facts import LATEST, ReleaseFacts, load
 from ..context import ToolContext
-from ..errors import ErrorKind, ToolError
+from ..errors import ErrorKind, InvalidToolInput, ToolError
 from ..hub import host_hub_endpoint
 from ..registry import tool
 from ..sglang.capabilities import read_capabilities
@@ -167,15 +167,13 @@ def _not_a_drafter(drafter: ModelConfigFacts, asked: Algorithm | None) -> NotADr
     )
 
 
-def _settle(
-    asked: Algorithm | None, drafter: ModelConfigFacts | None, target_config: dict[str, Any] | None
-) -> tuple[Algorithm, str]:
+def _settle(asked: Algorithm | None, drafter: ModelConfigFacts | None) -> tuple[Algorithm, str]:
     """The algorithm and the evidence for it; NotADrafter when the drafter cannot serve what was asked."""
     if asked is Algorithm.NGRAM:
         return asked, "asked for n-gram speculation: no draft model, proposals come from the text itself"
     if drafter is None:
         if asked not in (None, Algorithm.NEXTN, Algorithm.EAGLE):
-            raise ToolError(
+            raise InvalidToolInput(
                 f"{asked.value if asked else ''} needs a draft model and none was given",
                 remedy="pass the drafter (a repo id or a path on the host)",
             )
@@ -189,8 +187,6 @@ def _settle(
             )
         raise _not_a_drafter(drafter, asked)
     algorithm, architecture = found
-    if algorithm is Algorithm.NEXTN:
-        algorithm = Algorithm.NEXTN if asked in (None, Algorithm.NEXTN) else algorithm
     compatible = asked in (None, algorithm) or {asked, algorithm} <= {
         Algorithm.EAGLE,
         Algorithm.EAGLE3,
@@ -227,7 +223,7 @@ def read_drafter_config(ctx: ToolContext, args: ReadDrafterConfigArgs) -> Drafte
     if args.target is not None:
         target_config, target_weights = read_config(ctx, args.target, endpoint)
         target = model_facts(args.target.label(), target_config, target_weights)
-    algorithm, why = _settle(args.algorithm, drafter, target_config)
+    algorithm, why = _settle(args.algorithm, drafter)
     if algorithm is Algorithm.NGRAM and drafter is not None:
         notes.append(f"n-gram speculation uses no draft model: {drafter.source} is not used")
         drafter, drafter_config = None, {}
@@ -291,7 +287,7 @@ def read_drafter_config(ctx: ToolContext, args: ReadDrafterConfigArgs) -> Drafte
             check_eagle(eagle, drafter, target, fit)
     elif algorithm is Algorithm.NEXTN:
         if target is None or target_config is None:
-            raise ToolError(
+            raise InvalidToolInput(
                 "MTP drafts with the target's own heads: the target is needed to check them",
                 remedy="pass the target (its path on the host or its repo id)",
             )
