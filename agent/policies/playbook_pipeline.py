@@ -791,17 +791,22 @@ class Pipeline:
                     yield from self._measure(off, speculative=True, levels=losing)
 
     def _tune(self, config: DrafterConfig) -> Steps:
-        """A few other settings on the best speculative layout at SGLang's defaults (the one fastest at the lowest
-        level, where speculation pays most), chosen from the acceptance measured there; each over every level."""
-        at_defaults = {n: s for n, s in self.spec.items() if self.spec_candidates[n].config.get("cuda_graphs", True)}
+        """A few other settings, chosen from the acceptance measured at SGLang's defaults: those for low load on the
+        speculative layout fastest at the lowest level, those for high load on the one fastest at the top level;
+        each over every level."""
+        at_defaults = dict(self.spec)  # nothing is tuned yet: every speculative sweep so far is at the defaults
         if not at_defaults:
             return
-        low = min(self.levels)
-        best = max(at_defaults, key=lambda n: (at_defaults[n].get(low, 0.0), max(at_defaults[n].values())))
-        base = self.spec_candidates[best]
+        low, top = min(self.levels), max(self.levels)
+        graphs_on = {n: s for n, s in at_defaults.items() if self.spec_candidates[n].config.get("cuda_graphs", True)}
+        best_low = max(
+            graphs_on or at_defaults, key=lambda n: (at_defaults[n].get(low, 0.0), max(at_defaults[n].values()))
+        )
+        best_top = max(at_defaults, key=lambda n: (at_defaults[n].get(top, 0.0), max(at_defaults[n].values())))
         accept = self.acceptance.overall.token_weighted if self.acceptance else None
         tried = settings_to_try(self.algorithm or SpeculativeAlgorithm.DFLASH, config.sglang_defaults, accept)
         for tuning in tried:
+            base = self.spec_candidates[best_top if tuning.high_load else best_low]
             candidate = base.with_(**tuning.changes)
             if candidate.name in self.spec:
                 continue
@@ -809,8 +814,9 @@ class Pipeline:
             levels = [c for c in self.levels if self.crash_level is None or c < self.crash_level]
             yield from self._measure(candidate, speculative=True, levels=levels)
         if self.tuned:
+            on = best_low if best_low == best_top else f"{best_low} (low load) and {best_top} (high load)"
             self.done.append(
-                f"tuned on {best} (SGLang's defaults: "
+                f"tuned on {on} (SGLang's defaults: "
                 f"{config.sglang_defaults.label() if config.sglang_defaults else 'the drafter’s own'}): "
                 + "; ".join(f"{name}: {why}" for name, why in self.tuned.items())
             )

@@ -12,8 +12,9 @@ drafts get: `(accept_length - 1) / steps` is the share of draft steps accepted.
   every rejected draft token costs a real token's work. The same idea gives n-gram a
   third of its draft tokens and DFlash half its block.
 
-Each is measured over every level against the best autoregressive configuration at
-that level; the recommendation then says which setting to serve at which load.
+A setting for low load is tried on the speculative layout fastest at the lowest level,
+one for high load on the layout (CUDA graphs on or off) fastest at the top level. Each
+is measured over every level against the best autoregressive configuration at that level; the recommendation then says which setting to serve at which load.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ class Tuning:
 
     changes: dict[str, Any]
     why: str
+    high_load: bool = False  # tried on the layout fastest at the top level, not the one fastest at the lowest
 
 
 def _chain(steps: int, topk: int, draft_tokens: int) -> dict[str, Any]:
@@ -78,12 +80,17 @@ def settings_to_try(
                 Tuning(
                     _chain(shorter, 1, shorter + 1),
                     f"{shorter + 1} tokens per verify instead of {tokens}: a cheaper verify step for high load",
+                    high_load=True,
                 )
             )
     elif algorithm is SpeculativeAlgorithm.NGRAM and tokens >= 6:
         fewer = tokens // 3
         found.append(
-            Tuning({"block_size": fewer}, f"{fewer} draft tokens instead of {tokens}: a cheaper verify for high load")
+            Tuning(
+                {"block_size": fewer},
+                f"{fewer} draft tokens instead of {tokens}: a cheaper verify for high load",
+                high_load=True,
+            )
         )
     elif algorithm is SpeculativeAlgorithm.DFLASH and tokens >= 8:
         half = tokens // 2
