@@ -13,6 +13,7 @@ from .critique import answer_critique
 from .evidence import gather_evidence
 from .failures import list_failures
 from .naming import ConfigNames
+from .pareto import pareto_points
 from .payoff import payoff_warning
 from .recommendation import recommend
 from .rows import benchmark_rows
@@ -64,6 +65,7 @@ def build_report(events: Sequence[Event], final: FinalAnswer | None, *, status: 
         comparison=comparisons,
         crossover=crossover,
         recommendation=recommendation,
+        pareto=pareto_points(rows, configs),
         tuning=tuning_section(configs, rows),
         failures=failures,
         timing=time_spent(evidence),

@@ -354,7 +354,27 @@ def _flags_and_notes(report: Report) -> list[str]:
     return lines
 
 
-def render_markdown(report: Report, *, latency_plot: bool = False) -> str:
+def _pareto(report: Report) -> list[str]:
+    if not report.pareto:
+        return []
+    lines = [
+        "## Throughput per GPU against speed per user",
+        "",
+        "Each kind's frontier: no other measured level of that kind is faster per GPU and per user at once.",
+        "",
+    ]
+    edge = sorted((p for p in report.pareto if p.on_frontier), key=lambda p: (p.speculative, -p.tok_s_per_user))
+    lines += _table(
+        ["configuration", "C", "speculative", "GPUs", "tok/s per user", "tok/s per GPU"],
+        [
+            [p.config, p.concurrency, p.speculative, p.gpus, f"{p.tok_s_per_user:.1f}", f"{p.tok_s_per_gpu:.1f}"]
+            for p in edge
+        ],
+    )
+    return lines
+
+
+def render_markdown(report: Report, *, latency_plot: bool = False, pareto_plot: bool = False) -> str:
     lines: list[str] = []
     for part in (
         _run,
@@ -365,6 +385,7 @@ def render_markdown(report: Report, *, latency_plot: bool = False) -> str:
         _throughput,
         _comparison,
         _recommendation,
+        _pareto,
         _tuning,
         _acceptance,
         _failures,
@@ -375,4 +396,6 @@ def render_markdown(report: Report, *, latency_plot: bool = False) -> str:
         lines += part(report)
         if part is _throughput and latency_plot:
             lines += ["![latency](latency.png)", ""]
+        if part is _pareto and pareto_plot:
+            lines += ["![pareto](pareto.png)", ""]
     return "\n".join(lines).rstrip() + "\n"

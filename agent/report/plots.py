@@ -1,4 +1,5 @@
-"""The report's plots, as PNG files: throughput vs concurrency, latency percentiles, acceptance per category.
+"""The report's plots, as PNG files: throughput vs concurrency, latency percentiles, acceptance per category, and
+the throughput/interactivity frontier.
 
 Figures are drawn with matplotlib's object API on the Agg canvas: no pyplot,
 no global state, nothing that needs a display.
@@ -13,7 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .naming import acceptance_rows, stat_label
-from .schema import AcceptanceSection, BenchmarkRow
+from .pareto import frontier
+from .schema import AcceptanceSection, BenchmarkRow, ParetoPoint
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -150,4 +152,32 @@ def plot_acceptance(acceptance: AcceptanceSection, path: Path) -> Path:
     axes.axhline(1.0, color="grey", linewidth=0.8)
     axes.set_title(f"Acceptance on {acceptance.config} (95% intervals)")
     axes.legend(fontsize="small")
+    return _save(figure, path)
+
+
+def plot_pareto(points: Sequence[ParetoPoint], path: Path) -> Path:
+    """Every measured level as a point (tok/s per user, tok/s per GPU); each kind's frontier as a line."""
+    figure = _new_figure(figsize=(8, 5), layout="constrained")
+    axes = figure.add_subplot()
+    for speculative, marker, style, label in ((False, "o", "-", "autoregressive"), (True, "^", "--", "speculative")):
+        mine = [p for p in points if p.speculative == speculative]
+        if not mine:
+            continue
+        axes.scatter([p.tok_s_per_user for p in mine], [p.tok_s_per_gpu for p in mine], marker=marker, alpha=0.35)
+        edge = frontier(points, speculative=speculative)
+        axes.plot(
+            [p.tok_s_per_user for p in edge],
+            [p.tok_s_per_gpu for p in edge],
+            marker=marker,
+            linestyle=style,
+            label=f"{label} frontier",
+        )
+        for p in edge:
+            axes.annotate(f"{p.config} C={p.concurrency}", (p.tok_s_per_user, p.tok_s_per_gpu), fontsize="x-small")
+    axes.set_xlabel("output tokens / s per user (interactivity)")
+    axes.set_ylabel("output tokens / s per GPU (throughput)")
+    axes.set_title("Throughput per GPU against speed per user (dashed: speculative)")
+    axes.grid(True, alpha=0.3)
+    if points:
+        axes.legend(fontsize="small")
     return _save(figure, path)

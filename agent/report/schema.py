@@ -369,6 +369,20 @@ class CritiqueAnswers(BaseModel):
     recommendation_per_load: str
 
 
+class ParetoPoint(BaseModel):
+    """One configuration at one level on the throughput/interactivity plane."""
+
+    model_config = _CONFIG
+
+    config: str
+    concurrency: int
+    speculative: bool
+    gpus: int = Field(description="GPUs the server holds")
+    tok_s_per_gpu: float = Field(description="Aggregate output tok/s over the server's GPUs")
+    tok_s_per_user: float = Field(description="Aggregate output tok/s over the requests in flight")
+    on_frontier: bool = Field(description="No point of its kind (speculative or not) is better on both axes")
+
+
 class TuningLevel(BaseModel):
     model_config = _CONFIG
 
@@ -406,6 +420,9 @@ class Report(BaseModel):
     comparison: list[LevelComparison]
     crossover: Crossover
     recommendation: Recommendation
+    pareto: list[ParetoPoint] = Field(
+        default_factory=list, description="Every measured level on the tok/s-per-GPU against tok/s-per-user plane"
+    )
     tuning: TuningSection | None = Field(
         default=None, description="None: no setting other than SGLang's defaults was measured"
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 
 import jsonschema
@@ -86,7 +87,7 @@ def test_markdown_renders_every_section_with_its_tables(written):
 
 def test_plots_are_written_and_hold_an_image(written):
     _, paths = written
-    for kind in ("throughput", "latency", "acceptance"):
+    for kind in ("throughput", "latency", "acceptance", "pareto"):
         image = imread(paths[kind])
         assert image.ndim == 3 and image.shape[0] > 300 and image.shape[1] > 600, kind
         assert image.std() > 0.05, f"{kind}.png is blank"
@@ -103,7 +104,26 @@ def test_without_latency_or_acceptance_data_only_the_throughput_plot_is_written(
     ]
     t.tool("benchmark", {"port": 30000, "levels": [1, 32]}, result.model_copy(update={"levels": bare}))
     paths = write_report(tmp_path, build_report(t.events, None, status="completed"))
-    assert set(paths) == {"json", "markdown", "throughput"}
+    assert set(paths) == {"json", "markdown", "throughput", "pareto", "csv"}
     assert imread(paths["throughput"]).std() > 0.05
     assert not (tmp_path / "latency.png").exists() and not (tmp_path / "acceptance.png").exists()
     assert "No acceptance eval was run." in paths["markdown"].read_text(encoding="utf-8")
+
+
+def test_benchmarks_csv_holds_every_row_with_its_interval_split(written):
+    report, paths = written
+    with paths["csv"].open(encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == len(report.benchmarks) and rows
+    first, row = report.benchmarks[0], rows[0]
+    assert row["config"] == first.config and float(row["output_tok_s"]) == pytest.approx(first.output_tok_s)
+    assert "output_tok_s_ci95_low" in row and "output_tok_s_ci95" not in row
+    assert row["seqs"] == " ".join(map(str, first.seqs))
+
+
+def test_markdown_has_the_frontier_and_its_plot(written):
+    report, paths = written
+    text = paths["markdown"].read_text(encoding="utf-8")
+    assert "## Throughput per GPU against speed per user" in text and "![pareto](pareto.png)" in text
+    assert any(p.on_frontier and p.speculative for p in report.pareto)
+    assert any(p.on_frontier and not p.speculative for p in report.pareto)
