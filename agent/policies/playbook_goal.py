@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 
 from specops.agent.goal import Goal, GoalRefused, Intent, parse_goal
+from specops.tools.sglang.config import SpeculativeAlgorithm
 
 # Work outside the playbook's pipeline, by the words a goal would use for it.
 _OUT_OF_SCOPE: dict[str, tuple[str, ...]] = {
@@ -60,7 +61,8 @@ def _parsed_by_loop(prompt: str) -> Goal | None:
                 repo_id=data.get("repo_id"),
                 intents=tuple(data.get("intents") or ("deploy", "evaluate", "benchmark")),
                 target=data.get("target"),
-                algorithm=data.get("algorithm"),
+                # Only an algorithm SGLang knows: anything else is as if the goal named none.
+                algorithm=data.get("algorithm") if data.get("algorithm") in set(SpeculativeAlgorithm) else None,
             )
         except (ValueError, TypeError):
             continue
@@ -87,6 +89,8 @@ def understand(prompt: str) -> Understood:
             goal = parse_goal(text)
         except GoalRefused as exc:
             return Understood(goal=None, cannot_do=str(exc))
+    if goal.repo_id is None and goal.target is None:
+        return Understood(goal=None, cannot_do="the goal names neither a drafter repo nor a target model")
     return Understood(goal=goal)
 
 

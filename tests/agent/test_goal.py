@@ -119,3 +119,32 @@ def test_a_refused_goal_writes_nothing_and_opens_no_host(tmp_path):
             "benchmark org/x`id`", host="ssh://root@127.0.0.1:1", policy="test", options=RunOptions(runs_dir=tmp_path)
         )
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "repo", "target", "algorithm"),
+    [
+        ("deploy and benchmark lightseekorg/kimi-k2.6-eagle3.1-mla", "lightseekorg/kimi-k2.6-eagle3.1-mla", None, None),
+        ("benchmark MTP on deepseek-ai/DeepSeek-V3", None, "deepseek-ai/DeepSeek-V3", "NEXTN"),
+        (
+            "deploy and benchmark Qwen/Qwen3-0.6B as a standalone drafter for Qwen/Qwen3-32B",
+            "Qwen/Qwen3-0.6B",
+            "Qwen/Qwen3-32B",
+            "STANDALONE",
+        ),
+        ("benchmark n-gram speculation on Kimi-K2.6", None, "Kimi-K2.6", "NGRAM"),
+        ("benchmark ngram on Kimi-K2.6.", None, "Kimi-K2.6", "NGRAM"),
+        ("serve org/drafter with EAGLE-3", "org/drafter", None, "EAGLE3"),
+        ("multi-token prediction on deepseek-ai/DeepSeek-V3", None, "deepseek-ai/DeepSeek-V3", "NEXTN"),
+        # A word inside a repo id is its name, not a request.
+        ("deploy SubSir/Kimi-K2.6-DFlash-tmp-long", "SubSir/Kimi-K2.6-DFlash-tmp-long", None, None),
+    ],
+)
+def test_the_algorithm_and_the_target_a_goal_names(text, repo, target, algorithm):
+    goal = parse_goal(text)
+    assert (goal.repo_id, goal.target, goal.algorithm) == (repo, target, algorithm)
+
+
+def test_an_algorithm_without_a_drafter_needs_a_target():
+    with pytest.raises(GoalRefused, match="names no target model"):
+        parse_goal("benchmark n-gram speculation")

@@ -398,3 +398,14 @@ def test_one_low_level_shows_no_trend_and_screen_below_0_turns_the_screen_off():
     two_levels = PlaybookSettings(levels=(1, 128))
     assert _pp8_levels_at_shares({1: 0.3}, two_levels) == [1, 128]
     assert _pp8_levels_at_shares({1: 0.1, 32: 0.1, 64: 0.1}, PlaybookSettings(screen_below=0)) == [1, 32, 64, 128, 256]
+
+
+def test_the_loops_parsed_goal_is_taken_only_with_a_known_algorithm_and_something_to_work_on():
+    named = understand(
+        'Goal: x\n{"repo_id": null, "target": "Kimi-K2.6", "algorithm": "NGRAM", "intents": ["benchmark"]}'
+    )
+    assert named.goal is not None and named.goal.algorithm == "NGRAM" and named.goal.target == "Kimi-K2.6"
+    unknown = understand('Goal: x\n{"repo_id": "org/drafter", "algorithm": "WHATEVER"}')
+    assert unknown.goal is not None and unknown.goal.algorithm is None
+    nothing = understand('Goal: x\n{"repo_id": null, "target": null}')
+    assert nothing.goal is None and "neither a drafter repo nor a target" in str(nothing.cannot_do)
