@@ -38,7 +38,7 @@ from specops.tools.download.models import (
     DownloadStatus,
     WaitDownloadResult,
 )
-from specops.tools.drafters import SPOKEN_NAMES, DrafterConfig, algorithm_of, family
+from specops.tools.drafters import SPOKEN_NAMES, DrafterConfig, algorithm_of, family, served_by
 from specops.tools.errors import ErrorKind
 from specops.tools.facts import HostFacts
 from specops.tools.models_on_host import ModelOnHost, ModelsOnHost
@@ -176,12 +176,7 @@ def _refuse_what_sglang_cannot_serve(
     ours = [a for a in architectures if a in known]
     if not ours:
         return
-    release = for_version(version)
-    served = (
-        release.dflash_architectures
-        if algorithm is SpeculativeAlgorithm.DFLASH
-        else release.draft_architectures.get(algorithm.value, ())
-    )
+    served = served_by(for_version(version), algorithm)
     if not set(ours) & set(served):
         since = known[ours[0]]
         raise Stop(

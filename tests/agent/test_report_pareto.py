@@ -7,62 +7,21 @@ import pytest
 from specops.agent.report.pareto import frontier, pareto_points
 from specops.agent.report.schema import BenchmarkRow, ConfigTried
 
+from ..evals.evidence_builder import bench_row, config_tried
 
-def config(
-    name: str, *, tp: int = 8, dp: int = 1, dp_attention: bool = False, speculative: bool = False
-) -> ConfigTried:
-    return ConfigTried(
-        name=name,
-        speculative=speculative,
-        algorithm="EAGLE3" if speculative else None,
-        tp=tp,
-        ep=1,
-        dp=dp,
-        pp=1,
-        dp_attention=dp_attention,
-        cuda_graphs=True,
-        drafter_path=None,
-        block_size=None,
-        port=30000,
-        launched=True,
-        failure_cause=None,
-        failure=None,
-        ready_after_s=10.0,
-        seq=1,
-    )
+
+def config(name: str, *, dp: int = 1, dp_attention: bool = False, speculative: bool = False) -> ConfigTried:
+    return config_tried(name, speculative=speculative).model_copy(update={"dp": dp, "dp_attention": dp_attention})
 
 
 def row(name: str, concurrency: int, tok_s: float, *, speculative: bool = False, failed: int = 0) -> BenchmarkRow:
-    return BenchmarkRow(
-        config=name,
-        speculative=speculative,
-        concurrency=concurrency,
-        achieved_concurrency=float(concurrency),
-        output_tok_s=tok_s,
-        output_tok_s_ci95=None,
-        samples=1,
-        requests=10,
-        requests_failed=failed,
-        ttft_ms_p50=None,
-        ttft_ms_p90=None,
-        ttft_ms_p99=None,
-        itl_ms_p50=None,
-        itl_ms_p90=None,
-        itl_ms_p99=None,
-        tpot_ms_p50=None,
-        inter_chunk_gap_ms_p50=None,
-        e2e_ms_p50=None,
-        tokens_per_chunk=None,
-        accept_length=None,
-        client_limited=None,
-        seqs=[1],
-    )
+    return bench_row(name, concurrency, tok_s, speculative=speculative).model_copy(update={"requests_failed": failed})
 
 
 CONFIGS = [
     config("tp8"),
     config("tp8-dp8-dpattn", dp=8, dp_attention=True),
-    config("tp4-dp2", tp=4, dp=2),
+    config_tried("tp4-dp2", tp=4).model_copy(update={"dp": 2}),
     config("tp8+eagle3", speculative=True),
 ]
 

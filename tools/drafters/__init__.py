@@ -1,7 +1,7 @@
 """Drafters: reading a draft model's config, settling the speculative algorithm it needs, checking it fits."""
 
 from .defaults import DraftSettings, sglang_defaults
-from .families import DFLASH_ARCHITECTURE, SPOKEN_NAMES, algorithm_of, dflash_family, family
+from .families import DFLASH_ARCHITECTURE, SPOKEN_NAMES, algorithm_of, dflash_family, family, served_by
 from .model_facts import ModelConfigFacts
 from .sources import ConfigNotFound, ModelSource
 from .tool import DrafterConfig, IncompatibleDrafter, NotADrafter, ReadDrafterConfigArgs, read_drafter_config
@@ -24,5 +24,6 @@ __all__ = [
     "dflash_family",
     "family",
     "read_drafter_config",
+    "served_by",
     "sglang_defaults",
 ]

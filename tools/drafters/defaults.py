@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ...sglang_releases.facts import ReleaseFacts
 from ..sglang.config import SpeculativeAlgorithm
+from .dflash import SGLANG_DEFAULT_BLOCK_SIZE
 
 
 class DraftSettings(BaseModel):
@@ -31,7 +32,7 @@ def sglang_defaults(
 ) -> DraftSettings | None:
     """None where the release has no such choice (an algorithm it predates)."""
     if algorithm is SpeculativeAlgorithm.DFLASH:
-        return DraftSettings(num_steps=1, eagle_topk=1, num_draft_tokens=block_size or 16)
+        return DraftSettings(num_steps=1, eagle_topk=1, num_draft_tokens=block_size or SGLANG_DEFAULT_BLOCK_SIZE)
     if algorithm is SpeculativeAlgorithm.NGRAM:
         ngram = release.ngram_defaults
         if ngram.num_draft_tokens is None or ngram.eagle_topk is None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 
-from ...sglang_releases.facts import load, modelled_versions
+from ...sglang_releases.facts import ReleaseFacts, load, modelled_versions
 from ..sglang.config import SpeculativeAlgorithm
 
 DFLASH_ARCHITECTURE = "DFlashDraftModel"
@@ -23,17 +23,18 @@ SPOKEN_NAMES = {
 }
 
 
+def served_by(release: ReleaseFacts, algorithm: SpeculativeAlgorithm) -> tuple[str, ...]:
+    """The draft architectures `release` loads under `algorithm`."""
+    if algorithm is SpeculativeAlgorithm.DFLASH:
+        return release.dflash_architectures
+    return release.draft_architectures.get(algorithm.value, ())
+
+
 @functools.cache
 def _first_releases(algorithm: SpeculativeAlgorithm) -> dict[str, str]:
     first: dict[str, str] = {}
     for version in modelled_versions():
-        release = load(version)
-        names = (
-            release.dflash_architectures
-            if algorithm is SpeculativeAlgorithm.DFLASH
-            else release.draft_architectures.get(algorithm.value, ())
-        )
-        for name in names:
+        for name in served_by(load(version), algorithm):
             first.setdefault(name, version)
     return first
 

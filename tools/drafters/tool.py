@@ -33,9 +33,9 @@ from ..registry import tool
 from ..sglang.capabilities import read_capabilities
 from ..sglang.config import SpeculativeAlgorithm
 from .defaults import DraftSettings, sglang_defaults
-from .dflash import check_dflash, dflash_notes, layer_ids_problem, read_dflash
+from .dflash import SGLANG_DEFAULT_BLOCK_SIZE, check_dflash, dflash_notes, layer_ids_problem, read_dflash
 from .eagle import check_eagle, eagle_notes, read_eagle
-from .families import DFLASH_ARCHITECTURE, SPOKEN_NAMES, algorithm_of, family
+from .families import DFLASH_ARCHITECTURE, SPOKEN_NAMES, algorithm_of, family, served_by
 from .fit import Fit
 from .model_facts import ModelConfigFacts, model_facts
 from .mtp import check_mtp_in_target
@@ -237,11 +237,7 @@ def read_drafter_config(ctx: ToolContext, args: ReadDrafterConfigArgs) -> Drafte
             target_model, target_model_source = trained_for(ctx, args.drafter, drafter_config, endpoint, fit.notes)
         architecture = next((a for a in drafter.architectures if a in family(algorithm)), None)
         if architecture is not None:
-            served_here = (
-                release.dflash_architectures
-                if algorithm is Algorithm.DFLASH
-                else release.draft_architectures.get(algorithm.value, ())
-            )
+            served_here = served_by(release, algorithm)
             if architecture not in served_here:
                 fit.notes.append(
                     f"{architecture} is served under {algorithm.value} from SGLang {family(algorithm)[architecture]}; "
@@ -265,7 +261,7 @@ def read_drafter_config(ctx: ToolContext, args: ReadDrafterConfigArgs) -> Drafte
                 details={"target_layer_ids": fields.target_layer_ids},
             )
         extra = {
-            "block_size": fields.block_size or 16,
+            "block_size": fields.block_size or SGLANG_DEFAULT_BLOCK_SIZE,
             "block_size_from": fields.block_size_from if fields.block_size is not None else "sglang_default",
             "target_layer_ids": fields.target_layer_ids,
             "target_layer_ids_from": fields.target_layer_ids_from,
