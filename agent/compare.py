@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from specops.transcripts import read_transcript
 
-from .report.comparison import compare_levels, find_crossover
+from .report.comparison import bracketing_levels, compare_levels, find_crossover
 from .report.evidence import gather_evidence
 from .report.naming import ConfigNames
 from .report.rows import benchmark_rows
@@ -55,7 +55,7 @@ def compare_run(transcript_path: Path) -> CompareResult:
     levels = compare_levels(rows)
     return CompareResult(
         levels=levels,
-        crossover=find_crossover(levels),
+        crossover=find_crossover(levels, bracketing_levels(rows)),
         configurations=list(dict.fromkeys(r.config for r in rows)),
         notes=notes,
     )

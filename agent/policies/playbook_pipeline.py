@@ -26,6 +26,7 @@ from typing import Any
 
 from specops.agent.final import FinalAnswer
 from specops.agent.goal import Goal
+from specops.agent.report.bracketing import BRACKET_FACTOR, octave_levels, unbracketed
 from specops.sglang_releases.facts import first_release_with, for_version
 from specops.tools.acceptance import AcceptanceResult
 from specops.tools.benchmark.models import BenchmarkResult
@@ -184,6 +185,12 @@ def _refuse_what_sglang_cannot_serve(
             f"SGLang {version} on the host does not serve {'/'.join(architectures)} under {algorithm.value} (it "
             f"serves {', '.join(served) or 'none'}; SGLang {since} does): " + _upgrade(since),
         )
+
+
+def _fastest(sweeps: dict[str, Sweep], level: int) -> tuple[str, float] | None:
+    """The configuration fastest at `level` and its tok/s; None where none was measured there."""
+    here = [(name, sweep[level]) for name, sweep in sweeps.items() if sweep.get(level, 0.0) > 0]
+    return max(here, key=lambda item: item[1], default=None)
 
 
 class Pipeline:
@@ -363,6 +370,8 @@ class Pipeline:
         )
         if self._benchmarking and self.settings.tune:
             yield from self._tune(config)  # under spec_bench: a few more sweeps, not a step of its own
+        if self._benchmarking and self.settings.bracket:
+            yield from self._bracket()
         if self._benchmarking:
             self.plan.start("compare")
             self.plan.complete("compare")
@@ -740,8 +749,9 @@ class Pipeline:
             levels = levels or self.levels
             levels = [c for c in levels if self.crash_level is None or c < self.crash_level] if speculative else levels
             sweep = (yield from self._sweep(server, name, levels, screened=screened)) if levels else {}
-            if sweep:
-                (self.spec if speculative else self.ar)[name] = sweep
+            if sweep:  # a configuration measured again (at levels bracketing the crossover) keeps its first levels
+                sweeps = self.spec if speculative else self.ar
+                sweeps[name] = {**sweeps.get(name, {}), **sweep}
                 (self.spec_candidates if speculative else self.ar_candidates)[name] = launched
         yield from self._stop(server)
         return launched
@@ -814,6 +824,25 @@ class Pipeline:
                 f"tuned on {on} (SGLang's defaults: "
                 f"{config.sglang_defaults.label() if config.sglang_defaults else 'the drafter’s own'}): "
                 + "; ".join(f"{name}: {why}" for name, why in self.tuned.items())
+            )
+
+    def _bracket(self) -> Steps:
+        """Where the winner changes between two levels far apart, the octaves between them (report/bracketing.py),
+        on the fastest speculative and the fastest baseline configuration at the two ends."""
+        fastest_ar = {c: f for c in self.levels if (f := _fastest(self.ar, c))}
+        fastest_spec = {c: f for c in self.levels if (f := _fastest(self.spec, c))}
+        speedup = {c: fastest_spec[c][1] / fastest_ar[c][1] for c in fastest_ar.keys() & fastest_spec.keys()}
+        for low, high in unbracketed(list(speedup.items())):
+            spec_side, ar_side = (low, high) if speedup[low] > 1 else (high, low)
+            spec_name, ar_name = fastest_spec[spec_side][0], fastest_ar[ar_side][0]
+            levels = [c for c in octave_levels(low, high) if self.crash_level is None or c < self.crash_level]
+            if not levels:
+                continue
+            yield from self._measure(self.ar_candidates[ar_name], speculative=False, levels=levels)
+            yield from self._measure(self.spec_candidates[spec_name], speculative=True, levels=levels)
+            self.done.append(
+                f"measured C={', '.join(map(str, levels))} on {spec_name} and {ar_name}: the winner changed between "
+                f"C={low} and C={high}, now bracketed within a factor of {BRACKET_FACTOR}"
             )
 
     def _deploy(self) -> Steps:

@@ -44,6 +44,11 @@ class PlaybookSettings(BaseModel):
         description="Measure a few other speculative settings (steps, top-k, draft tokens; DFlash's block) on the "
         "best speculative layout, chosen by the acceptance measured at SGLang's defaults",
     )
+    bracket: bool = Field(
+        default=True,
+        description="Where the winner changes between two levels more than 2x apart, measure the octaves between "
+        "on the fastest configuration of each kind",
+    )
     screen_below: float = Field(
         default=0.5,
         ge=0.0,

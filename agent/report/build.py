@@ -8,7 +8,7 @@ from specops.agent.final import FinalAnswer
 from specops.transcripts import Event
 
 from .claims import check_claims
-from .comparison import compare_levels, find_crossover
+from .comparison import bracketing_levels, compare_levels, find_crossover
 from .critique import answer_critique
 from .evidence import gather_evidence
 from .failures import list_failures
@@ -33,7 +33,7 @@ def build_report(events: Sequence[Event], final: FinalAnswer | None, *, status: 
     timeline = ServerTimeline(evidence, names)
     rows = benchmark_rows(evidence, timeline, notes)
     comparisons = compare_levels(rows)
-    crossover = find_crossover(comparisons)
+    crossover = find_crossover(comparisons, bracketing_levels(rows))
     recommendation = recommend(rows, final.recommendation if final else None)
     acceptance = [_with_payoff(section, comparisons) for section in acceptance_sections(evidence, timeline)]
     failures = list_failures(evidence)

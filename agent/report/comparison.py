@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from .bracketing import BRACKET_FACTOR, added_levels, octave_levels
 from .schema import BenchmarkRow, Crossing, Crossover, Interval, LevelComparison
 
 CROSSOVER_METHOD = (
@@ -97,7 +98,34 @@ def _interpolate(c0: int, s0: float, c1: int, s1: float) -> float:
     return 2 ** (x0 + t * (x1 - x0))
 
 
-def find_crossover(comparisons: Sequence[LevelComparison]) -> Crossover:
+def bracketing_levels(rows: Sequence[BenchmarkRow]) -> list[int]:
+    """The levels of `rows` measured only to bracket a change of winner (bracketing.py)."""
+    configs: dict[int, set[str]] = {}
+    for row in rows:
+        configs.setdefault(row.concurrency, set()).add(row.config)
+    return added_levels({level: len(names) for level, names in configs.items()})
+
+
+def _bracket_words(crossing: Crossing, comparisons: Sequence[LevelComparison], added: Sequence[int]) -> str:
+    """How closely the measured levels bracket one change of winner, and which levels were added to do so."""
+    low, high = crossing.between
+    if high > BRACKET_FACTOR * low:
+        more = ", ".join(f"C={c}" for c in octave_levels(low, high))
+        return f"; not bracketed within a factor of {BRACKET_FACTOR} (measure {more} to find it)"
+    if low not in added and high not in added:
+        return ""
+    on = sorted(
+        {n for c in comparisons if c.concurrency in added for n in (c.best_speculative, c.best_autoregressive) if n}
+    )
+    return (
+        f"; {', '.join(f'C={c}' for c in added)} {'was' if len(added) == 1 else 'were'} added (on {' and '.join(on)}) "
+        f"because the winner changed between levels further apart: the change is bracketed within a factor of "
+        f"{BRACKET_FACTOR}"
+    )
+
+
+def find_crossover(comparisons: Sequence[LevelComparison], added: Sequence[int] = ()) -> Crossover:
+    """The crossover; `added` are the levels measured only to bracket a change of winner (bracketing_levels)."""
     known = [(c.concurrency, c.speedup) for c in comparisons if c.speedup is not None]
     crossings = []
     for (c0, s0), (c1, s1) in zip(known, known[1:], strict=False):
@@ -125,7 +153,7 @@ def find_crossover(comparisons: Sequence[LevelComparison]) -> Crossover:
         statement = (
             f"speculation beats the best autoregressive configuration up to C={stops.between[0]} and loses from "
             f"C={stops.between[1]}: the speedup crosses 1 at about C={stops.concurrency:g} (interpolated)"
-        )
+        ) + _bracket_words(stops, comparisons, added)
         if len(crossings) > 1:
             statement += "; the winner changes more than once: " + ", ".join(
                 f"{c.direction.replace('_', ' ')} near C={c.concurrency:g}" for c in crossings
@@ -143,6 +171,7 @@ def find_crossover(comparisons: Sequence[LevelComparison]) -> Crossover:
             between=stops.between,
             crossings=crossings,
             statement=statement,
+            added_levels=list(added),
             method=CROSSOVER_METHOD,
         )
     if crossings:
@@ -152,9 +181,11 @@ def find_crossover(comparisons: Sequence[LevelComparison]) -> Crossover:
             concurrency=None,
             between=None,
             crossings=crossings,
+            added_levels=list(added),
             method=CROSSOVER_METHOD,
             statement=f"speculation loses at low load and wins from C={first.between[1]} "
-            f"(crossing near C={first.concurrency:g}); it does not stop paying within C={lo}..{hi}",
+            f"(crossing near C={first.concurrency:g}){_bracket_words(first, comparisons, added)}; it does not stop "
+            f"paying within C={lo}..{hi}",
         )
     if all(s > 1 for _, s in known):
         return Crossover(

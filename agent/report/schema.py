@@ -256,6 +256,11 @@ class Crossover(BaseModel):
     concurrency: float | None = Field(description="Where speculation stops paying, interpolated (between_levels only)")
     between: tuple[int, int] | None
     crossings: list[Crossing] = Field(description="Every change of winner, in concurrency order")
+    added_levels: list[int] = Field(
+        default_factory=list,
+        description="Levels measured only to bracket a change of winner within a factor of 2, on the fastest "
+        "configuration of each kind",
+    )
     statement: str
     method: str
 

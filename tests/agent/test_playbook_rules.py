@@ -409,3 +409,20 @@ def test_the_loops_parsed_goal_is_taken_only_with_a_known_algorithm_and_somethin
     assert unknown.goal is not None and unknown.goal.algorithm is None
     nothing = understand('Goal: x\n{"repo_id": null, "target": null}')
     assert nothing.goal is None and "neither a drafter repo nor a target" in str(nothing.cannot_do)
+
+
+def test_a_change_of_winner_between_levels_far_apart_is_bracketed_on_the_fastest_of_each_kind():
+    # Speculation twice as fast at C=1 and half as fast from C=32: the change lies somewhere in 1..32.
+    def share(config: dict[str, Any], c: int) -> float:
+        if not config.get("speculative_algorithm"):
+            return 1.0
+        return 2.0 if c < 8 else 0.5
+
+    calls, final = drive(_bench_by_layout(share))
+    levels = _levels_benchmarked(calls)
+    bracketed = {name: lv for name, lv in levels.items() if 2 in lv}
+    assert len(bracketed) == 2 and all(lv[-4:] == [2, 4, 8, 16] for lv in bracketed.values())
+    assert sum("+" in name for name in bracketed) == 1  # one speculative, one autoregressive configuration
+    assert "the winner changed between C=1 and C=32, now bracketed within a factor of 2" in final["summary"]
+    calls, _ = drive(_bench_by_layout(share), settings=PlaybookSettings(bracket=False))
+    assert not any(2 in lv for lv in _levels_benchmarked(calls).values())
