@@ -86,6 +86,8 @@ class _Transient(Exception):
 # A finished request's draft counts under each release's meta_info names: 0.5.23, 0.5.11, 0.5.10.post1.
 ACCEPTED_DRAFT_KEYS = ("spec_num_correct_drafts", "spec_accepted_drafts", "spec_accept_token_num")
 PROPOSED_DRAFT_KEYS = ("spec_num_proposed_drafts", "spec_proposed_drafts", "spec_draft_token_num")
+# Per request, verify steps by the number of drafts they accepted (index k: k drafts): 0.5.12 on, 0.5.10-0.5.11.
+HISTOGRAM_KEYS = ("spec_correct_drafts_histogram", "spec_accept_histogram")
 
 
 class SpecCounts(BaseModel):
@@ -97,6 +99,7 @@ class SpecCounts(BaseModel):
     verify_ct: int = Field(gt=0)
     accepted_drafts: int | None = None
     proposed_drafts: int | None = None
+    histogram: tuple[int, ...] | None = Field(None, description="Verify steps that accepted k drafts, at index k")
 
     @property
     def accept_length(self) -> float:
@@ -112,12 +115,31 @@ def spec_counts(meta: dict[str, Any]) -> SpecCounts | None:
     def first(keys: tuple[str, ...]) -> int | None:
         return next((int(meta[k]) for k in keys if isinstance(meta.get(k), (int, float))), None)
 
+    histogram = next((meta[k] for k in HISTOGRAM_KEYS if isinstance(meta.get(k), list)), None)
     return SpecCounts(
         completion_tokens=int(meta["completion_tokens"]),
         verify_ct=int(verify),
         accepted_drafts=first(ACCEPTED_DRAFT_KEYS),
         proposed_drafts=first(PROPOSED_DRAFT_KEYS),
+        histogram=tuple(int(n) for n in histogram) if histogram else None,
     )
+
+
+def pooled_histogram(rows: list[SpecCounts]) -> list[int] | None:
+    """Verify steps by drafts accepted, summed over requests; None unless every request reported one."""
+    if not rows or any(r.histogram is None for r in rows):
+        return None
+    pooled = [0] * max(len(r.histogram or ()) for r in rows)
+    for r in rows:
+        for k, steps in enumerate(r.histogram or ()):
+            pooled[k] += steps
+    return pooled
+
+
+def position_accept_rates(histogram: list[int]) -> list[float]:
+    """Per draft position k = 1, 2, ...: the share of verify steps that accepted at least k drafts."""
+    steps = sum(histogram)
+    return [sum(histogram[k:]) / steps for k in range(1, len(histogram))] if steps else []
 
 
 class AcceptanceArgs(BaseModel):
@@ -187,6 +209,12 @@ class CategoryAcceptance(BaseModel):
         None, description="sum(accepted drafts) / sum(proposed drafts) from the release's own meta_info counts"
     )
     no_verify: int = Field(0, description="Replies without speculative fields (no verify step): not in the figures")
+    histogram: list[int] | None = Field(
+        None, description="Verify steps that accepted k drafts, at index k, over every request (where reported)"
+    )
+    position_accept_rate: list[float] | None = Field(
+        None, description="Per draft position 1, 2, ...: the share of verify steps that accepted at least that many"
+    )
 
 
 class AcceptanceResult(BaseModel):
@@ -230,6 +258,7 @@ def _summary(
     rate = (
         sum(a or 0 for a, _ in drafts) / proposed if proposed and all(a is not None and p for a, p in drafts) else None
     )
+    histogram = pooled_histogram(rows)
     return CategoryAcceptance(
         category=category,
         thinking=thinking,
@@ -245,6 +274,8 @@ def _summary(
         max_request=max(per_request),
         draft_accept_rate=rate,
         no_verify=no_verify,
+        histogram=histogram,
+        position_accept_rate=[round(r, 4) for r in position_accept_rates(histogram)] if histogram else None,
     )
 
 

@@ -32,6 +32,7 @@ from ..hub import host_hub_endpoint
 from ..registry import tool
 from ..sglang.capabilities import read_capabilities
 from ..sglang.config import SpeculativeAlgorithm
+from .card_acceptance import CardAcceptance, card_acceptance
 from .defaults import DraftSettings, sglang_defaults
 from .dflash import SGLANG_DEFAULT_BLOCK_SIZE, check_dflash, dflash_notes, layer_ids_problem, read_dflash
 from .eagle import check_eagle, eagle_notes, read_eagle
@@ -41,7 +42,7 @@ from .model_facts import ModelConfigFacts, model_facts
 from .mtp import check_mtp_in_target
 from .sources import ModelSource, read_config
 from .standalone import check_standalone
-from .trained_for import TargetModelSource, names_the_same_model, trained_for
+from .trained_for import TargetModelSource, names_the_same_model, read_card, trained_for
 
 Algorithm = SpeculativeAlgorithm
 # The algorithms that run a separate draft model the goal names.
@@ -106,6 +107,9 @@ class DrafterConfig(BaseModel):
     )
     target_model_source: TargetModelSource | None = Field(
         default=None, description="config: a key of config.json; model_card: base_model in README.md's front matter"
+    )
+    card_acceptance: CardAcceptance | None = Field(
+        default=None, description="Acceptance length per dataset as the drafter's model card states it"
     )
     checks: list[str] = Field(description="What was checked against the target and held")
     notes: list[str]
@@ -232,9 +236,12 @@ def read_drafter_config(ctx: ToolContext, args: ReadDrafterConfigArgs) -> Drafte
     extra: dict[str, Any] = {}
     target_model: str | None = None
     target_model_source: TargetModelSource | None = None
+    stated: CardAcceptance | None = None
     if drafter is not None and args.drafter is not None:
+        card = read_card(ctx, args.drafter, endpoint, fit.notes)
+        stated = card_acceptance(card) if card else None
         if algorithm is not Algorithm.STANDALONE:
-            target_model, target_model_source = trained_for(ctx, args.drafter, drafter_config, endpoint, fit.notes)
+            target_model, target_model_source = trained_for(drafter_config, card, fit.notes)
         architecture = next((a for a in drafter.architectures if a in family(algorithm)), None)
         if architecture is not None:
             served_here = served_by(release, algorithm)
@@ -329,6 +336,7 @@ def read_drafter_config(ctx: ToolContext, args: ReadDrafterConfigArgs) -> Drafte
         draft_layers=drafter.num_hidden_layers if drafter else None,
         target_model=target_model,
         target_model_source=target_model_source,
+        card_acceptance=stated,
         checks=fit.checks,
         notes=fit.notes,
         summary=_summary(algorithm, drafter, target, target_model, extra, defaults, fit),

@@ -62,19 +62,23 @@ def config_target_model(config: dict[str, Any]) -> str | None:
     return None
 
 
-def trained_for(
-    ctx: ToolContext, source: ModelSource, config: dict[str, Any], endpoint: str, notes: list[str]
-) -> tuple[str | None, TargetModelSource | None]:
-    """The drafter's target model from its config, else from its model card (read only then)."""
-    named = config_target_model(config)
-    if named is not None:
-        return named, "config"
+def read_card(ctx: ToolContext, source: ModelSource, endpoint: str, notes: list[str]) -> str | None:
+    """The model card's text (Hub or host disk); None when there is none or it could not be read (said in notes)."""
     if source.repo_id is not None:
         card, problem = card_from_hub(source.repo_id, source.revision, endpoint, ctx.hub_token)
         if problem:
             notes.append(problem)
-    else:
-        card = card_from_disk(ctx.host, ctx.resolve(str(source.path)))
+        return card
+    return card_from_disk(ctx.host, ctx.resolve(str(source.path)))
+
+
+def trained_for(
+    config: dict[str, Any], card: str | None, notes: list[str]
+) -> tuple[str | None, TargetModelSource | None]:
+    """The drafter's target model from its config, else from its model card."""
+    named = config_target_model(config)
+    if named is not None:
+        return named, "config"
     bases = card_base_models(card) if card else []
     if not bases:
         return None, None
@@ -96,4 +100,11 @@ def names_the_same_model(named: str, target: ModelSource) -> bool:
     return named.lower() == given.lower() or name(named) == name(given)
 
 
-__all__ = ["MODEL_CARD", "card_base_models", "config_target_model", "names_the_same_model", "trained_for"]
+__all__ = [
+    "MODEL_CARD",
+    "card_base_models",
+    "config_target_model",
+    "names_the_same_model",
+    "read_card",
+    "trained_for",
+]
