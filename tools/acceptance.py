@@ -1,7 +1,11 @@
-"""The `acceptance` tool: acceptance length of a running speculative server, per prompt category.
+"""The `acceptance` tool: acceptance length of a running speculative server, per dataset.
 
-Each prompt of the shipped sets (prompts/acceptance: math, code, chat) goes to
-the native `/generate` at temperature 0; SGLang's `meta_info` gives per request
+The prompts are the standard datasets drafters' model cards report on (GSM8K,
+MATH-500, HumanEval, MBPP, MT-Bench first turns), fetched on the GPU host from the
+Hub and formatted as z-lab/dflash's benchmark does (tools/datasets); a dataset the
+host cannot fetch is replaced by the shipped prompt set of its kind
+(prompts/acceptance: math, code, chat, the offline fallback), and the result says
+so. Each prompt goes to the native `/generate` at temperature 0; SGLang's `meta_info` gives per request
 `completion_tokens` and `spec_verify_ct` (tokens gained per verify step include
 the bonus token, so tau >= 1). Reported per category and overall, both ways the
 literature averages (acceptance_intervals.py): request mean and token weighted,
@@ -32,7 +36,7 @@ import httpx
 import tenacity
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from specops.prompts.acceptance import CATEGORIES, Category, load_prompt_set
+from specops.prompts.acceptance import Category, load_prompt_set
 
 from .acceptance_intervals import (
     BOOTSTRAP_RESAMPLES,
@@ -41,6 +45,7 @@ from .acceptance_intervals import (
 )
 from .chat_template import ChatTemplate, ChatTemplateError, read_chat_template
 from .context import ToolContext
+from .datasets import DATASET_NAMES, load_standard_prompts, standard_dataset
 from .errors import ErrorKind, ToolError
 from .hosts import PortNotListening
 from .inputs import Port
@@ -54,6 +59,8 @@ from .sglang.server_http import (  # /server_info first, /get_server_info as fal
 DEFAULT_MIN_USEFUL_ACCEPT_LENGTH = 1.5
 _TRANSIENT_STATUS = (429, 500, 502, 503, 504)
 Thinking = Literal["auto", "raw", "on", "off", "both"]
+# The standard datasets (fetched on the host) and the shipped offline sets.
+PromptSetName = Literal["gsm8k", "math500", "humaneval", "mbpp", "mt-bench", "math", "code", "chat"]
 ThinkingMode = Literal["on", "off"]
 
 
@@ -146,8 +153,12 @@ class AcceptanceArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     port: Port = 30000
-    categories: list[Category] = Field(default_factory=lambda: list(CATEGORIES), min_length=1)
-    prompts_per_category: int | None = Field(None, ge=2, le=10_000, description="Use the first N prompts of each set")
+    categories: list[PromptSetName] = Field(
+        default_factory=lambda: list[PromptSetName](DATASET_NAMES),
+        min_length=1,
+        description="Standard datasets (fetched on the host) or shipped sets",
+    )
+    prompts_per_category: int | None = Field(None, ge=2, le=10_000, description="First N prompts of each")
     max_new_tokens: int = Field(1024, ge=16, le=65536)
     ignore_eos: bool = Field(False, description="True: every answer runs to max_new_tokens (long, uniform samples)")
     concurrency: int = Field(8, ge=1, le=256, description="Eval requests in flight at once")
@@ -169,7 +180,7 @@ class AcceptanceArgs(BaseModel):
 
     @field_validator("categories")
     @classmethod
-    def _unique(cls, value: list[Category]) -> list[Category]:
+    def _unique(cls, value: list[PromptSetName]) -> list[PromptSetName]:
         if len(set(value)) != len(value):
             raise ValueError(f"categories repeat: {value}")
         return value
@@ -191,7 +202,7 @@ class AcceptanceArgs(BaseModel):
 class CategoryAcceptance(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    category: str = Field(description="math, code, chat or overall")
+    category: str = Field(description="The dataset (gsm8k, ...) or shipped set (math, code, chat), or overall")
     thinking: ThinkingMode | None = Field(
         None, description="on / off: rendered with the chat template so; None: raw text"
     )
@@ -368,8 +379,59 @@ def _text(args: AcceptanceArgs, template: ChatTemplate | None, mode: ThinkingMod
     return template.render(prompt, thinking=mode == "on")
 
 
+class PromptSource(BaseModel):
+    """One set of prompts the eval sends: a standard dataset as fetched on the host, or a shipped set."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    label: str = Field(description="The name figures are labelled with: the dataset repo, or the shipped set")
+    prompts: list[str]
+    described: str = Field(description="Where the prompts come from, for the method line")
+
+
+def _shipped(category: Category, count: int | None) -> PromptSource:
+    shipped = load_prompt_set(category)
+    prompts = shipped.prompts[:count]
+    return PromptSource(
+        label=shipped.name,
+        prompts=prompts,
+        described=f"{shipped.name} (shipped with specops, original prompts in the style of the public benchmarks, "
+        f"{len(prompts)} prompts)",
+    )
+
+
+def prompt_sources(ctx: ToolContext, args: AcceptanceArgs, notes: list[str]) -> dict[str, PromptSource]:
+    """The prompts per set asked for: each standard dataset fetched on the host, or in its place (with a note) the
+    shipped set of its kind; the shipped sets asked for by name."""
+    asked_datasets = [c for c in args.categories if c in DATASET_NAMES]
+    loaded = load_standard_prompts(ctx, asked_datasets, args.prompts_per_category) if asked_datasets else None
+    if loaded is None:  # only shipped sets asked for
+        return {name: _shipped(name, args.prompts_per_category) for name in args.categories}  # type: ignore[arg-type]
+    fetched = loaded.by_name()
+    stand_ins = {f.name: standard_dataset(f.name).category for f in loaded.failures}
+    for failure in loaded.failures:
+        notes.append(
+            f"{failure.name}: {failure.error.what}; measured on the shipped {stand_ins[failure.name]} set instead "
+            "(the offline fallback): its figures do not compare with a model card's"
+        )
+    sources: dict[str, PromptSource] = {}
+    for name in args.categories:
+        if name in fetched:
+            d = fetched[name]
+            sources[name] = PromptSource(
+                label=f"{d.repo_id} ({d.config + ', ' if d.config else ''}{d.split})",
+                prompts=d.prompts,
+                described=d.source,
+            )
+        else:
+            shipped: Category = stand_ins.get(name) or name  # type: ignore[assignment]
+            if shipped not in sources:
+                sources[shipped] = _shipped(shipped, args.prompts_per_category)
+    return sources
+
+
 def _method(
-    args: AcceptanceArgs, sets: dict[Category, str], template: ChatTemplate | None, modes: list[ThinkingMode | None]
+    args: AcceptanceArgs, sets: dict[str, PromptSource], template: ChatTemplate | None, modes: list[ThinkingMode | None]
 ) -> str:
     if modes != [None] and template is not None:
         both = " and ".join(f"thinking {m}" for m in modes)
@@ -379,8 +441,8 @@ def _method(
     else:
         template_text = f"template {args.prompt_template!r}"
     return (
-        f"Prompt sets {', '.join(sets.values())} (prompts/acceptance, original prompts in the style of "
-        f"GSM8K/MATH, HumanEval/MBPP and MT-Bench/Alpaca), {template_text}, sent to native /generate at temperature 0, "
+        f"Prompts: {'; '.join(s.described for s in sets.values())}; {template_text}, sent to native /generate at "
+        "temperature 0, "
         f"max_new_tokens {args.max_new_tokens}, ignore_eos {args.ignore_eos}, {args.concurrency} in flight; one warm-up "
         f"request discarded{', /flush_cache before the eval' if args.flush_cache else ''}. Per request tau = "
         "meta_info.completion_tokens / meta_info.spec_verify_ct (accepted drafts + the bonus token per verify step); "
@@ -390,7 +452,8 @@ def _method(
         "spec_draft_token_num, as the release names them). "
         "Request mean = mean of per-request tau, 95% Student-t interval; token weighted = sum(completion_tokens) / "
         f"sum(spec_verify_ct), 95% percentile bootstrap over requests ({BOOTSTRAP_RESAMPLES} resamples). Overall pools "
-        "every request, so categories weigh by their number of prompts."
+        "every request, so datasets weigh by their number of prompts. Per draft position: the share of verify steps "
+        "that accepted at least that many drafts (SGLang's per-request spec_correct_drafts_histogram, where reported)."
     )
 
 
@@ -434,11 +497,11 @@ def acceptance_view(result: AcceptanceResult) -> dict[str, Any]:
 
 @tool("acceptance", mutates=False, view=acceptance_view)
 def measure_acceptance(ctx: ToolContext, args: AcceptanceArgs) -> AcceptanceResult:
-    """Acceptance length (tau) of the speculative server on `port` per category (math, code, chat) and overall,
-    request mean and token weighted with 95% intervals, and a warning when tau is too low to pay off. Thinking on
-    and off are measured apart for a reasoning model.
+    """Acceptance length (tau) of the speculative server on `port` per dataset and overall, request mean and token
+    weighted with 95% intervals, and a warning when tau is too low to pay off. Thinking on and off apart.
     """
-    sets = {c: load_prompt_set(c) for c in args.categories}
+    notes: list[str] = []
+    sets = prompt_sources(ctx, args, notes)
     try:
         with ctx.host.forward(args.port) as (address, local_port):
             base_url = f"http://{address}:{local_port}"
@@ -453,7 +516,7 @@ def measure_acceptance(ctx: ToolContext, args: AcceptanceArgs) -> AcceptanceResu
                 ((mode, c), _text(args, template, mode, p))
                 for mode in modes
                 for c, s in sets.items()
-                for p in s.prompts[: args.prompts_per_category]
+                for p in s.prompts
             ]
             warmup = _text(args, template, modes[0], "Hello.")
             after, results, errors = asyncio.run(_evaluate(base_url, args, warmup, jobs))
@@ -492,7 +555,6 @@ def measure_acceptance(ctx: ToolContext, args: AcceptanceArgs) -> AcceptanceResu
             remedy="check the server log; a drafter that rejects requests (grammar, logprobs) or crashes under load cannot be measured",
             details={"errors": errors[:10]},
         )
-    notes = []
     if sum(no_verify.values()):
         notes.append(
             f"{sum(no_verify.values())} replies carried no speculative fields (no verify step, e.g. an answer "
@@ -501,14 +563,14 @@ def measure_acceptance(ctx: ToolContext, args: AcceptanceArgs) -> AcceptanceResu
     empty = [key for key, r in rows.items() if not r]
     for mode, category in empty:
         notes.append(f"{category}{f' (thinking {mode})' if mode else ''}: no request with a verify step, left out")
-    names = {c: s.name for c, s in sets.items()}
+    names = {c: s.label for c, s in sets.items()}
     categories = [
         _summary(c, names[c], rows[(m, c)], m, no_verify[(m, c)]) for m in modes for c in sets if rows[(m, c)]
     ]
     overalls = [
         _summary(
             "overall",
-            " + ".join(names.values()),
+            " + ".join(sets),
             [row for c in sets for row in rows[(m, c)]],
             m,
             sum(no_verify[(m, c)] for c in sets),
@@ -548,6 +610,6 @@ def measure_acceptance(ctx: ToolContext, args: AcceptanceArgs) -> AcceptanceResu
         no_verify_requests=sum(no_verify.values()),
         notes=notes,
         server_avg_accept_length=float(server_tau) if server_tau is not None else None,
-        method=_method(args, names, template, modes),
+        method=_method(args, sets, template, modes),
         warning=warning,
     )

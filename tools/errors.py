@@ -33,6 +33,8 @@ class ErrorKind(StrEnum):
     BENCH_SERVING_UNAVAILABLE = "bench_serving_unavailable"
     BENCHMARK_CLIENT_FAILED = "benchmark_client_failed"
     CONFIG_NOT_FOUND = "config_not_found"
+    DATASET_UNAVAILABLE = "dataset_unavailable"
+    DATASET_UNREADABLE = "dataset_unreadable"
     HOST_COMMAND_FAILED = "host_command_failed"
     HOST_UNAVAILABLE = "host_unavailable"
     HUB_UNAVAILABLE = "hub_unavailable"

@@ -66,11 +66,11 @@ class PlaybookSettings(BaseModel):
     bench_output_len: int = Field(default=64, ge=2)
     # SGLang warms the server up at launch; the steady window excludes the ramp, so no per-level warm-up.
     bench_warmup_requests: int = Field(default=0, ge=0)
-    acceptance_prompts: int = Field(default=8, ge=1, le=64, description="Prompts per category for acceptance")
+    acceptance_prompts: int = Field(default=8, ge=2, le=64, description="Prompts per dataset for acceptance")
     acceptance_max_new_tokens: int = Field(default=256, ge=16)
-    # Every prompt at once (8 per category, 3 categories, thinking on and off): a request's acceptance does not
-    # depend on what else is in the batch, so the eval takes one round instead of six.
-    acceptance_concurrency: int = Field(default=48, ge=1, le=256, description="Acceptance requests in flight at once")
+    # Every prompt at once (8 per dataset, 5 datasets, thinking on and off): a request's acceptance does not
+    # depend on what else is in the batch, so the eval takes one round instead of ten.
+    acceptance_concurrency: int = Field(default=80, ge=1, le=256, description="Acceptance requests in flight at once")
 
     @field_validator("levels")
     @classmethod

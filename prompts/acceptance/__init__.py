@@ -1,4 +1,10 @@
-"""Prompt sets for the acceptance-length eval: math, code and chat, one JSON file per category.
+"""The shipped prompt sets for the acceptance-length eval (math, code, chat): the offline fallback.
+
+Acceptance is measured first on the standard datasets drafters' model cards
+report on (GSM8K, MATH-500, HumanEval, MBPP, MT-Bench), which the GPU host
+fetches from the Hugging Face Hub (specops.tools.datasets). These sets stand in
+when the host cannot reach the Hub or a dataset fails to load: they ship with
+the code and need no network.
 
 Each file states its source and license next to the prompts. The sets are
 original text written for specops in the style of the public benchmarks the

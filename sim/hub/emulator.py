@@ -1,14 +1,20 @@
 """The Hub emulator: an aiohttp server speaking the part of the Hub API huggingface_hub uses.
 
-Endpoints (models only; the emulator has no datasets or spaces):
+Endpoints, for models and, under the Hub's dataset routes, for datasets (no spaces):
 - GET  /api/models/{org}/{name}[/revision/{rev}]   model info (`blobs=true`: sizes and hashes)
 - GET  /api/models/{org}/{name}/tree/{rev}[/{path}] tree listing, `recursive`, `expand`, cursor pages
 - POST /api/models/{org}/{name}/paths-info/{rev}   entries for given paths
 - GET  /api/models/{org}/{name}/refs               branches
 - HEAD/GET /{org}/{name}/resolve/{rev}/{path}      file metadata / bytes, Range supported
+- the same under /api/datasets/{org}/{name}/... (dataset info, tree, paths-info, refs)
+  and HEAD/GET /datasets/{org}/{name}/resolve/{rev}/{path}
 - GET  /api/whoami-v2                              token check
+Model repos and dataset repos are two namespaces, as on the Hub: the emulator
+serves `fixtures` (model repos) on the model routes and `datasets` (dataset repos,
+by default the shipped ones: fixtures.load_dataset_fixtures) on the dataset routes.
 Tokens follow the rule in tokens.py. Faults (specops.sim.faults) are applied here;
 their counters (requests throttled, downloads cut) live as long as the emulator.
+GatedRepo and MissingRepo name a repo id and apply in both namespaces.
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ from ..faults import (
 )
 from . import errors, listing
 from .bandwidth import SharedLink, stored_bytes_per_second
-from .fixtures import FixtureRepo, FixtureRevision
+from .fixtures import FixtureRepo, FixtureRevision, RepoType, load_dataset_fixtures
 from .tokens import Caller, bearer_token, classify, user_name
 from .transfer import send_file
 
@@ -56,6 +62,7 @@ class HubRequest(BaseModel):
 
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+RepoHandler = Callable[[web.Request, RepoType], Awaitable[web.StreamResponse]]
 
 
 class HubEmulator:
@@ -63,12 +70,14 @@ class HubEmulator:
         self,
         fixtures: dict[str, FixtureRepo],
         *,
+        datasets: dict[str, FixtureRepo] | None = None,
         faults: Iterable[Fault] = (),
         byte_scale: int = 1024,
         time_scale: float = 1.0,
         download_mb_s: float = 1000.0,
     ) -> None:
         self.fixtures = fixtures
+        self.datasets = load_dataset_fixtures() if datasets is None else datasets
         self.faults: list[Fault] = list(faults)
         self.byte_scale = byte_scale
         self.time_scale = time_scale
@@ -103,21 +112,34 @@ class HubEmulator:
     def app(self) -> web.Application:
         app = web.Application(middlewares=[self._log_and_throttle])
         repo = "/{org}/{name}"
-        app.add_routes(
-            [
-                web.get("/api/whoami-v2", self._whoami),
-                web.get(f"/api/models{repo}", self._model_info),
-                web.get(f"/api/models{repo}/revision/{{rev}}", self._model_info),
-                web.get(f"/api/models{repo}/tree/{{rev}}", self._tree),
-                web.get(f"/api/models{repo}/tree/{{rev}}/{{path:.+}}", self._tree),
-                web.post(f"/api/models{repo}/paths-info/{{rev}}", self._paths_info),
-                web.get(f"/api/models{repo}/refs", self._refs),
-                # A HEAD route is added with each GET route by aiohttp.
-                web.get(f"{repo}/resolve/{{rev}}/{{path:.+}}", self._resolve),
-                web.get("/api/models/{name}", self._single_name_repo),
-            ]
+        routes = [web.get("/api/whoami-v2", self._whoami)]
+        namespaces: tuple[tuple[RepoType, str, str], ...] = (
+            ("dataset", "/api/datasets", "/datasets"),
+            ("model", "/api/models", ""),
         )
+        for repo_type, api, files in namespaces:
+            routes += [
+                web.get(f"{api}{repo}", self._typed(repo_type, self._repo_info)),
+                web.get(f"{api}{repo}/revision/{{rev}}", self._typed(repo_type, self._repo_info)),
+                web.get(f"{api}{repo}/tree/{{rev}}", self._typed(repo_type, self._tree)),
+                web.get(f"{api}{repo}/tree/{{rev}}/{{path:.+}}", self._typed(repo_type, self._tree)),
+                web.post(f"{api}{repo}/paths-info/{{rev}}", self._typed(repo_type, self._paths_info)),
+                web.get(f"{api}{repo}/refs", self._typed(repo_type, self._refs)),
+                # A HEAD route is added with each GET route by aiohttp.
+                web.get(f"{files}{repo}/resolve/{{rev}}/{{path:.+}}", self._typed(repo_type, self._resolve)),
+                web.get(f"{api}/{{name}}", self._single_name_repo),
+            ]
+        app.add_routes(routes)
         return app
+
+    @staticmethod
+    def _typed(repo_type: RepoType, handler: RepoHandler) -> Handler:
+        """`handler` for the routes of one namespace (model or dataset repos)."""
+
+        async def typed(request: web.Request) -> web.StreamResponse:
+            return await handler(request, repo_type)
+
+        return typed
 
     # ------------------------------------------------------------------ middleware
 
@@ -164,13 +186,14 @@ class HubEmulator:
     def _is_missing(self, repo_id: str) -> bool:
         return any(isinstance(f, MissingRepo) and f.repo_id == repo_id for f in self.faults)
 
-    def _find(self, request: web.Request) -> tuple[FixtureRepo, FixtureRevision] | web.Response:
+    def _find(self, request: web.Request, repo_type: RepoType) -> tuple[FixtureRepo, FixtureRevision] | web.Response:
         """The repo and revision a request names, or the error the Hub answers."""
         caller = self._caller(request)
         if caller is Caller.INVALID:
             return errors.invalid_credentials()
         repo_id = f"{request.match_info['org']}/{request.match_info['name']}"
-        repo = self.fixtures.get(repo_id)
+        repos = self.datasets if repo_type == "dataset" else self.fixtures
+        repo = repos.get(repo_id)
         if repo is None or self._is_missing(repo_id):
             return errors.repo_not_found(authenticated=caller is not Caller.ANONYMOUS)
         rev = request.match_info.get("rev")
@@ -203,14 +226,14 @@ class HubEmulator:
         # Canonical one-part names (gpt2) exist on the real Hub; none among the fixtures.
         return errors.repo_not_found(authenticated=self._caller(request) is not Caller.ANONYMOUS)
 
-    async def _model_info(self, request: web.Request) -> web.Response:
-        found = self._find(request)
+    async def _repo_info(self, request: web.Request, repo_type: RepoType) -> web.Response:
+        found = self._find(request, repo_type)
         if isinstance(found, web.Response):
             return found
         repo, revision = found
         blobs = request.query.get("blobs", "").lower() in ("1", "true")
         info = await asyncio.to_thread(
-            listing.model_info,
+            listing.dataset_info if repo.repo_type == "dataset" else listing.model_info,
             repo,
             revision,
             gated=self._is_gated(repo),
@@ -219,8 +242,8 @@ class HubEmulator:
         )
         return web.json_response(info)
 
-    async def _refs(self, request: web.Request) -> web.Response:
-        found = self._find(request)
+    async def _refs(self, request: web.Request, repo_type: RepoType) -> web.Response:
+        found = self._find(request, repo_type)
         if isinstance(found, web.Response):
             return found
         repo, _ = found
@@ -229,8 +252,8 @@ class HubEmulator:
         ]
         return web.json_response({"branches": branches, "converts": [], "tags": []})
 
-    async def _tree(self, request: web.Request) -> web.Response:
-        found = self._find(request)
+    async def _tree(self, request: web.Request, repo_type: RepoType) -> web.Response:
+        found = self._find(request, repo_type)
         if isinstance(found, web.Response):
             return found
         _, revision = found
@@ -255,8 +278,8 @@ class HubEmulator:
             headers["Link"] = f'<{next_url}>; rel="next"'
         return web.json_response(page, headers=headers)
 
-    async def _paths_info(self, request: web.Request) -> web.Response:
-        found = self._find(request)
+    async def _paths_info(self, request: web.Request, repo_type: RepoType) -> web.Response:
+        found = self._find(request, repo_type)
         if isinstance(found, web.Response):
             return found
         _, revision = found
@@ -268,17 +291,17 @@ class HubEmulator:
         )
         return web.json_response(entries)
 
-    async def _resolve(self, request: web.Request) -> web.StreamResponse:
-        found = self._find(request)
+    async def _resolve(self, request: web.Request, repo_type: RepoType) -> web.StreamResponse:
+        found = self._find(request, repo_type)
         if isinstance(found, web.Response):
             return found
         repo, revision = found
         caller = self._caller(request)
         if self._is_gated(repo):
             if caller is Caller.ANONYMOUS:
-                return errors.gated_anonymous(repo.repo_id)
+                return errors.gated_anonymous(repo.repo_id, repo.repo_type)
             if caller is not Caller.GRANTED_USER:
-                return errors.gated_not_granted(repo.repo_id)
+                return errors.gated_not_granted(repo.repo_id, repo.repo_type)
         path = request.match_info["path"]
         try:
             f = revision.file(path)
@@ -292,7 +315,8 @@ class HubEmulator:
             revision,
             byte_scale=self.byte_scale,
             link=self.link,
-            cut_after_fraction=self._claim_cut(request, f.is_lfs),
+            # Cuts are for generated weight files: a dataset's small parquet never uses one up.
+            cut_after_fraction=self._claim_cut(request, f.is_lfs and f.content is None),
         )
 
     def _claim_cut(self, request: web.Request, is_lfs: bool) -> float | None:

@@ -37,20 +37,21 @@ def entry_not_found(path: str) -> web.Response:
     return hub_error(404, f"Entry not found: {path}", "EntryNotFound")
 
 
-def gated_anonymous(repo_id: str) -> web.Response:
+def gated_anonymous(repo_id: str, repo_type: str = "model") -> web.Response:
     return hub_error(
         401,
-        f"Access to model {repo_id} is restricted. You must have access to it and be authenticated to access it. "
+        f"Access to {repo_type} {repo_id} is restricted. You must have access to it and be authenticated to access it. "
         "Please log in.",
         "GatedRepo",
     )
 
 
-def gated_not_granted(repo_id: str) -> web.Response:
+def gated_not_granted(repo_id: str, repo_type: str = "model") -> web.Response:
+    page = f"datasets/{repo_id}" if repo_type == "dataset" else repo_id
     return hub_error(
         403,
-        f"Access to model {repo_id} is restricted and you are not in the authorized list. "
-        f"Visit https://huggingface.co/{repo_id} to ask for access.",
+        f"Access to {repo_type} {repo_id} is restricted and you are not in the authorized list. "
+        f"Visit https://huggingface.co/{page} to ask for access.",
         "GatedRepo",
     )
 

@@ -1,4 +1,4 @@
-"""The JSON the Hub answers about repos: model info, tree entries, paths-info entries.
+"""The JSON the Hub answers about repos: model info, dataset info, tree entries, paths-info entries.
 
 Sizes are the declared (modelled) ones, so a listing shows a 4.97 GB shard as
 4.97 GB whatever the world's byte_scale; hashes are those of the stored bytes,
@@ -86,10 +86,7 @@ def _config_summary(revision: FixtureRevision) -> dict[str, Any] | None:
     return {k: config[k] for k in ("architectures", "model_type") if k in config}
 
 
-def model_info(
-    repo: FixtureRepo, revision: FixtureRevision, *, gated: bool, files_metadata: bool, byte_scale: int
-) -> dict[str, Any]:
-    org, _, _name = repo.repo_id.partition("/")
+def _siblings(revision: FixtureRevision, *, files_metadata: bool, byte_scale: int) -> list[dict[str, Any]]:
     siblings = []
     for f in revision.files:
         sibling: dict[str, Any] = {"rfilename": f.path}
@@ -103,6 +100,14 @@ def model_info(
                     "pointerSize": len(f.pointer(byte_scale)),
                 }
         siblings.append(sibling)
+    return siblings
+
+
+def model_info(
+    repo: FixtureRepo, revision: FixtureRevision, *, gated: bool, files_metadata: bool, byte_scale: int
+) -> dict[str, Any]:
+    org, _, _name = repo.repo_id.partition("/")
+    siblings = _siblings(revision, files_metadata=files_metadata, byte_scale=byte_scale)
     info: dict[str, Any] = {
         "_id": hashlib.sha1(repo.repo_id.encode()).hexdigest()[:24],
         "id": repo.repo_id,
@@ -126,3 +131,27 @@ def model_info(
     if config is not None:
         info["config"] = config
     return info
+
+
+def dataset_info(
+    repo: FixtureRepo, revision: FixtureRevision, *, gated: bool, files_metadata: bool, byte_scale: int
+) -> dict[str, Any]:
+    """What GET /api/datasets/{repo_id} answers: the fields huggingface_hub's DatasetInfo reads."""
+    org, _, _name = repo.repo_id.partition("/")
+    formats = sorted({f.path.rsplit(".", 1)[-1] for f in revision.files if f.path.endswith((".parquet", ".jsonl"))})
+    return {
+        "_id": hashlib.sha1(f"dataset:{repo.repo_id}".encode()).hexdigest()[:24],
+        "id": repo.repo_id,
+        "author": org,
+        "sha": revision.sha,
+        "lastModified": repo.last_modified,
+        "createdAt": min(r.date for r in repo.revisions),
+        "private": False,
+        "disabled": False,
+        "gated": "manual" if gated else False,
+        "downloads": 0,
+        "likes": 0,
+        "tags": [f"format:{'json' if f == 'jsonl' else f}" for f in formats],
+        "siblings": _siblings(revision, files_metadata=files_metadata, byte_scale=byte_scale),
+        "usedStorage": revision.total_size(),
+    }

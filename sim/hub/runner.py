@@ -22,6 +22,7 @@ class HubEmulatorThread:
         self,
         fixtures: dict[str, FixtureRepo],
         *,
+        datasets: dict[str, FixtureRepo] | None = None,
         faults: Iterable[Fault] = (),
         byte_scale: int = 1024,
         time_scale: float = 1.0,
@@ -30,7 +31,12 @@ class HubEmulatorThread:
         port: int = 0,
     ) -> None:
         self.emulator = HubEmulator(
-            fixtures, faults=faults, byte_scale=byte_scale, time_scale=time_scale, download_mb_s=download_mb_s
+            fixtures,
+            datasets=datasets,
+            faults=faults,
+            byte_scale=byte_scale,
+            time_scale=time_scale,
+            download_mb_s=download_mb_s,
         )
         self._host, self._port = host, port
         self._loop = asyncio.new_event_loop()
