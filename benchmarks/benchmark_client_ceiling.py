@@ -9,9 +9,12 @@ in the same run:
    this is a lower bound of the client's true ceiling; the server's own CPU share is
    printed beside it to show which side was the limit. A few rounds, the clients
    alternating, and the median: one round lasts seconds and the peer's varies widely.
-Printed: both clients' figures and the ratio ours / peer of the median ingest ceilings.
-Our client is one asyncio process (one core at most); GuideLLM spreads its requests
-over several worker processes, so on a machine with spare cores it can ingest more.
+Printed: both clients' figures beside their targets, and the ratio ours / peer of the
+median ingest ceilings (target RATIO_TARGET). Our client runs with its default worker
+count (stream_client.default_workers: on a 2-core machine one process, the other core
+being the server's), reading each response in blocks; GuideLLM spreads its requests
+over several worker processes. Timing targets: our TTFT p50 within TTFT_TOLERANCE and
+tok/s within TOK_S_TOLERANCE of the known schedule.
 
 Same definitions for both, so the figures compare:
 - tok/s: server-counted output tokens (usage) / first dispatch .. last response
@@ -58,6 +61,8 @@ CEILING_CONCURRENCY, CEILING_OUTPUT, CEILING_REQUESTS = 32, 4000, 64
 # A ceiling run lasts seconds and the peer's varies by tens of percent between runs: take the median of a few.
 CEILING_ROUNDS = 3
 PROMPT_TOKENS = 64
+RATIO_TARGET = 1.5  # ours / GuideLLM, median ingest ceilings
+TTFT_TOLERANCE, TOK_S_TOLERANCE = 0.03, 0.01  # our timing error against the known schedule
 
 
 class ClientFigures(BaseModel):
@@ -70,7 +75,9 @@ class ClientFigures(BaseModel):
     tok_s: float
     ttft_p50_ms: float
     itl_p50_ms: float
-    client_cpu: float | None  # CPU seconds / duration; None where the client does not report it
+    client_cpu: float | None  # CPU seconds / duration, all its processes; None where the client does not report it
+    workers: int | None = None  # our client's worker processes (its default for the level)
+    event_loop: str | None = None
     server_cpu: float | None = None  # the reference server's CPU seconds / duration over the same run
     warnings: list[str] = []
 
@@ -148,6 +155,8 @@ def ours(port: int, concurrency: int, output: int, requests: int) -> ClientFigur
         ttft_p50_ms=level.ttft.p50_ms,
         itl_p50_ms=itl.p50_ms,
         client_cpu=level.client.cpu_fraction if level.client else None,
+        workers=len(raw["levels"][0].get("workers") or []) or 1,
+        event_loop=raw.get("event_loop"),
         warnings=level.errors,
     )
 
@@ -272,6 +281,10 @@ def error(measured: float, known: float) -> str:
     return f"{100 * (measured / known - 1):+6.1f}%"
 
 
+def verdict(measured: float, known: float, tolerance: float) -> str:
+    return "ok" if abs(measured / known - 1) <= tolerance else "OFF"
+
+
 def share(fraction: float | None) -> str:
     return f"{fraction:>6.0%}" if fraction is not None else "   n/a"
 
@@ -295,12 +308,21 @@ def print_results(results: dict[str, dict[str, list[ClientFigures]]], peer_error
             f"{name:<10}{f.completed:>6}{f.tok_s:>9.0f}{error(f.tok_s, ideal_tok_s):>8}{f.ttft_p50_ms:>10.2f}"
             f"{error(f.ttft_p50_ms, TTFT_MS):>8}{f.itl_p50_ms:>9.3f}{error(f.itl_p50_ms, CHUNK_MS):>8}"
         )
+    if "specops" in results["timing"]:
+        (f,) = results["timing"]["specops"]
+        print(
+            f"specops targets: tok/s {error(f.tok_s, ideal_tok_s).strip()} (within +-{100 * TOK_S_TOLERANCE:g}%: "
+            f"{verdict(f.tok_s, ideal_tok_s, TOK_S_TOLERANCE)}), TTFT p50 {error(f.ttft_p50_ms, TTFT_MS).strip()} "
+            f"(within +-{100 * TTFT_TOLERANCE:g}%: {verdict(f.ttft_p50_ms, TTFT_MS, TTFT_TOLERANCE)}); "
+            f"{f.workers} worker process(es), {f.event_loop} loop"
+        )
     print(
         f"\ningest ceiling: the server streams as fast as it can; C={CEILING_CONCURRENCY}, "
         f"{CEILING_OUTPUT} tokens per request, {CEILING_REQUESTS} requests; {CEILING_ROUNDS} rounds, clients alternating"
     )
     print(
         f"{'client':<10}{'round':>6}{'done':>6}{'tokens':>9}{'seconds':>9}{'tok/s':>9}{'client CPU':>12}{'server CPU':>12}"
+        f"{'workers':>9}"
     )
     for round_index in range(CEILING_ROUNDS):
         for name, rounds in results["ceiling"].items():
@@ -308,9 +330,12 @@ def print_results(results: dict[str, dict[str, list[ClientFigures]]], peer_error
                 f = rounds[round_index]
                 print(
                     f"{name:<10}{round_index + 1:>6}{f.completed:>6}{f.output_tokens:>9}{f.duration_s:>9.2f}{f.tok_s:>9.0f}"
-                    f"{share(f.client_cpu):>12}{share(f.server_cpu):>12}"
+                    f"{share(f.client_cpu):>12}{share(f.server_cpu):>12}{f.workers or 'n/a':>9}"
                 )
-    print(f"(CPU: seconds / run duration; 100% = one core of this machine's {os.cpu_count()})")
+    print(
+        f"(CPU: seconds / run duration, all of a client's processes; 100% = one core of this machine's "
+        f"{os.cpu_count()}; client + server near {100 * (os.cpu_count() or 1)}%: the machine, not a client, was the limit)"
+    )
     ceilings = {name: median([f.tok_s for f in rounds]) for name, rounds in results["ceiling"].items()}
     for name, tok_s in ceilings.items():
         print(f"{name} ingest ceiling, median of {len(results['ceiling'][name])}: {tok_s:.0f} tok/s")
@@ -319,9 +344,10 @@ def print_results(results: dict[str, dict[str, list[ClientFigures]]], peer_error
             o.tok_s / g.tok_s
             for o, g in zip(results["ceiling"]["specops"], results["ceiling"]["guidellm"], strict=False)
         ]
+        ratio = ceilings["specops"] / ceilings["guidellm"]
         print(
-            f"ratio specops / guidellm ingest ceiling: {ceilings['specops'] / ceilings['guidellm']:.2f} "
-            f"(per round {min(ratios):.2f} .. {max(ratios):.2f})"
+            f"ratio specops / guidellm ingest ceiling: {ratio:.2f} (per round {min(ratios):.2f} .. {max(ratios):.2f}); "
+            f"target >= {RATIO_TARGET:g}: {'ok' if ratio >= RATIO_TARGET else 'OFF'}"
         )
     for mode, by_client in results.items():
         for name, rounds in by_client.items():

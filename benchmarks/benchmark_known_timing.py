@@ -13,7 +13,9 @@ is inside it. Figures drift on a busy machine: run it with the machine otherwise
 1. closed-loop levels C = 1 and 8, two rounds of OUTPUT-token answers: TTFT,
    inter-chunk gap, ITL per token, TPOT, and tok/s against the schedule's ideal;
 2. timed levels at C = 4 (0.5 s): cut (4,000-token answers, every stream decoding:
-   the schedule's decode rate), drain and window (window against drain).
+   the schedule's decode rate), drain and window (window against drain);
+3. the C = 8 level again with the client's requests split over WORKERS processes
+   (stream_client.py's `workers`), TTFT and tok/s beside the same targets.
 
     .venv/bin/python benchmarks/benchmark_known_timing.py [--repeat N]
 """
@@ -31,6 +33,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from specops.tools.benchmark import BenchmarkArgs, run_benchmark  # noqa: E402
+from specops.tools.benchmark.statistics import level_result  # noqa: E402
+from specops.tools.benchmark.sweep import client_config, run_client, server_url  # noqa: E402
 from specops.tools.context import ToolContext  # noqa: E402
 from specops.tools.hosts import LocalHost  # noqa: E402
 
@@ -38,6 +42,7 @@ REFERENCE_SERVER = ROOT / "tools" / "benchmark" / "reference_server.py"
 TTFT_MS, CHUNK_MS, PER_CHUNK, OUTPUT = 40.0, 8.0, 4, 160
 LEVELS = [1, 8]
 TIMED_C, TIMED_S, CUT_OUTPUT = 4, 0.5, 4000
+WORKERS = 2
 
 
 def free_port() -> int:
@@ -122,6 +127,19 @@ def run_once(ctx: ToolContext, port: int) -> None:
     row("cut: TTFT p50 (ms)", cut.ttft.p50_ms, TTFT_MS, abs_=4)
     row("cut: output tok/s (all decoding)", cut.output_tok_s, TIMED_C * PER_CHUNK / (CHUNK_MS / 1e3), rel=0.08)
     row("window: output tok/s vs drain's", windowed.output_tok_s, drained.output_tok_s, rel=0.05)
+
+    args = BenchmarkArgs(port=port, levels=[LEVELS[-1]], output_len=OUTPUT, rounds=2)
+    with server_url(ctx.host, args.port, args.client) as url:
+        raw = run_client(ctx, args, {**client_config(args, url), "workers": WORKERS})
+    level = level_result(raw["levels"][0])
+    header(
+        f"C={level.concurrency} over {len(raw['levels'][0]['workers'])} worker processes: {level.requests_completed} "
+        f"requests (client CPU {level.client.cpu_fraction:.0%} all processes, timer lag p99 "
+        f"{level.client.loop_lag_p99_ms:.2f} ms)"
+    )
+    row("TTFT p50 (ms)", level.ttft.p50_ms, TTFT_MS, abs_=4)
+    row("inter-chunk gap p50 (ms)", level.inter_chunk_gap.p50_ms, CHUNK_MS, rel=0.1)
+    row("output tok/s", level.output_tok_s, OUTPUT * level.concurrency / (TTFT_MS / 1e3 + decode_s), rel=0.08)
 
 
 def main() -> None:

@@ -32,6 +32,8 @@ import pytest
 
 from specops.tools.benchmark import BenchmarkArgs, ServerNotReachable, run_benchmark
 from specops.tools.benchmark.reference_server import __file__ as REFERENCE_SERVER
+from specops.tools.benchmark.statistics import level_result
+from specops.tools.benchmark.sweep import client_config, run_client, server_url
 from specops.tools.context import ToolContext
 from specops.tools.hosts import LocalHost
 
@@ -171,3 +173,21 @@ def test_a_timed_level_is_cut_at_its_end_drained_or_ended_with_its_window(ctx, r
     # benchmarks/benchmark_known_timing.py prints how closely): 12 busy processes on 2 cores left it passing.
     assert windowed.output_tok_s == pytest.approx(drained.output_tok_s, rel=0.25)
     assert cut.output_tok_s == pytest.approx(drained.output_tok_s, rel=0.25)
+
+
+def test_worker_processes_on_the_host_count_the_same_tokens_with_the_same_definitions(ctx, reference):  # noqa: F811
+    """The client uploaded to the host splits the level over two processes (spawned by the host's python3): the
+    merged level counts what one process counts, and the schedule's bounds hold for both processes' requests."""
+    args = BenchmarkArgs(port=reference, levels=[8], output_len=OUTPUT, rounds=2)
+    with server_url(ctx.host, args.port, args.client) as url:
+        raw = run_client(ctx, args, {**client_config(args, url), "workers": 2})
+    raw_level = raw["levels"][0]
+    assert [w["concurrency"] for w in raw_level["workers"]] == [4, 4]
+    assert sum(w["requests"] for w in raw_level["workers"]) == 16
+    level = level_result(raw_level)
+    assert level.requests_completed == 16 and level.requests_failed == 0 and level.requests_cut == 0
+    assert level.total_output_tokens == OUTPUT * 16 and level.tokens_per_chunk == PER_CHUNK
+    assert level.inter_chunk_gap.samples == 16 * (CHUNKS - 1)
+    assert level.output_tok_s_overall == pytest.approx(level.total_output_tokens / level.duration_s, rel=1e-9)
+    assert 0 < level.achieved_concurrency <= 8 + 1e-6
+    assert level.ttft.p50_ms >= TTFT_MS - SLACK_MS and level.e2e.p50_ms >= E2E_MIN_MS - SLACK_MS

@@ -3,7 +3,9 @@
     python3 reference_server.py --port 18000 --ttft-ms 40 --chunk-ms 8 --tokens-per-chunk 4
 
 Speaks OpenAI `/v1/completions` (SSE, `stream_options.include_usage` honoured,
-`continuous_usage_stats` too), `/v1/models` and `/health`; nothing else. Every request
+`continuous_usage_stats` too), `/v1/models` and `/health`; with `--metrics`, also
+`/metrics` with SGLang's load gauges (`sglang:num_running_reqs`: the streams in
+progress, `sglang:num_queue_reqs`: 0, `sglang:token_usage`: running / 100); nothing else. Every request
 waits `ttft-ms`, then sends one chunk every `chunk-ms` carrying
 `tokens-per-chunk` tokens until `max_tokens`; chunk k is due at start + ttft +
 k * chunk (a fixed schedule, so a late write does not push the rest back).
@@ -20,8 +22,10 @@ import time
 
 
 class ReferenceServer:
-    def __init__(self, ttft_s: float, chunk_s: float, tokens_per_chunk: int, model: str) -> None:
+    def __init__(self, ttft_s: float, chunk_s: float, tokens_per_chunk: int, model: str, metrics: bool = False) -> None:
         self.ttft_s, self.chunk_s, self.tokens_per_chunk, self.model = ttft_s, chunk_s, tokens_per_chunk, model
+        self.metrics = metrics
+        self.running = 0  # streams in progress
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -44,7 +48,13 @@ class ReferenceServer:
                 elif path == "/v1/models":
                     self._json(writer, 200, {"object": "list", "data": [{"id": self.model, "object": "model"}]})
                 elif path == "/v1/completions" and method == "POST" and body.get("stream"):
-                    await self._stream(writer, body)
+                    self.running += 1
+                    try:
+                        await self._stream(writer, body)
+                    finally:
+                        self.running -= 1
+                elif path == "/metrics" and self.metrics:
+                    self._metrics(writer)
                 else:
                     self._json(writer, 404, {"error": f"no route {method} {path}"})
                 await writer.drain()
@@ -52,6 +62,21 @@ class ReferenceServer:
             pass
         finally:
             writer.close()
+
+    def _metrics(self, writer: asyncio.StreamWriter) -> None:
+        labels = f'{{model_name="{self.model}",engine_type="unified",tp_rank="0",pp_rank="0"}}'
+        lines = []
+        for name, value in (
+            ("sglang:num_running_reqs", self.running),
+            ("sglang:num_queue_reqs", 0),
+            ("sglang:token_usage", round(self.running / 100, 4)),
+        ):
+            lines += [f"# HELP {name} {name}", f"# TYPE {name} gauge", f"{name}{labels} {value}"]
+        data = ("\n".join(lines) + "\n").encode()
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: %d\r\n\r\n" % len(data)
+            + data
+        )
 
     @staticmethod
     def _json(writer: asyncio.StreamWriter, status: int, payload: dict) -> None:
@@ -73,6 +98,8 @@ class ReferenceServer:
             delay = due - time.perf_counter()
             if delay > 0:
                 await asyncio.sleep(delay)
+            if writer.is_closing():  # the client went away (a cut request): stop, as a server aborts it
+                return
             n = min(self.tokens_per_chunk, total - sent)
             sent += n
             k += 1
@@ -114,8 +141,10 @@ def main() -> None:
     parser.add_argument("--chunk-ms", type=float, default=8.0)
     parser.add_argument("--tokens-per-chunk", type=int, default=1)
     parser.add_argument("--model", default="reference")
+    parser.add_argument("--metrics", action="store_true", help="Serve /metrics with SGLang's load gauges")
     a = parser.parse_args()
-    asyncio.run(serve(a.port, ReferenceServer(a.ttft_ms / 1e3, a.chunk_ms / 1e3, a.tokens_per_chunk, a.model)))
+    server = ReferenceServer(a.ttft_ms / 1e3, a.chunk_ms / 1e3, a.tokens_per_chunk, a.model, a.metrics)
+    asyncio.run(serve(a.port, server))
 
 
 if __name__ == "__main__":
