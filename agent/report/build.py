@@ -7,15 +7,18 @@ from collections.abc import Sequence
 from specops.agent.final import FinalAnswer
 from specops.transcripts import Event
 
+from .card import beside_card
 from .claims import check_claims
 from .comparison import bracketing_levels, compare_levels, find_crossover
 from .critique import answer_critique
 from .evidence import gather_evidence
 from .failures import list_failures
+from .goodput import goodput_targets_used
 from .naming import ConfigNames
 from .pareto import pareto_points
 from .payoff import payoff_warning
 from .recommendation import recommend
+from .requests import request_rows
 from .rows import benchmark_rows
 from .schema import AcceptanceSection, LevelComparison, Report
 from .sections import acceptance_sections, configs_tried, drafter_section, host_section, left_running, run_section
@@ -35,7 +38,10 @@ def build_report(events: Sequence[Event], final: FinalAnswer | None, *, status: 
     comparisons = compare_levels(rows)
     crossover = find_crossover(comparisons, bracketing_levels(rows))
     recommendation = recommend(rows, final.recommendation if final else None)
-    acceptance = [_with_payoff(section, comparisons) for section in acceptance_sections(evidence, timeline)]
+    stated = evidence.drafter_configs[-1].value.card_acceptance if evidence.drafter_configs else None
+    acceptance = [
+        beside_card(_with_payoff(section, comparisons), stated) for section in acceptance_sections(evidence, timeline)
+    ]
     failures = list_failures(evidence)
     running = left_running(evidence, timeline, final)
     flags = check_claims(
@@ -74,6 +80,9 @@ def build_report(events: Sequence[Event], final: FinalAnswer | None, *, status: 
         flags=flags,
         critique=answer_critique(rows, comparisons, latest_acceptance, recommendation),
         notes=notes,
+        # Goodput (goodput.py) and every request (requests.py, for requests.jsonl).
+        goodput_targets=goodput_targets_used(evidence, notes),
+        requests=request_rows(evidence, timeline),
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from .deletions import describe as describe_deletion
+from .goodput import goodput_markdown
 from .naming import acceptance_rows, stat_label
 from .schema import AcceptanceStat, Interval, Report
 
@@ -276,16 +277,34 @@ def _stat_row(s: AcceptanceStat) -> list[object]:
     ]
 
 
+def _positions(stats: list[AcceptanceStat]) -> list[str]:
+    """Per draft position, the share of verify steps accepting at least that many drafts, for each overall figure."""
+    lines = [
+        f"- {stat_label(s)}: " + ", ".join(f"{k}: {rate:.0%}" for k, rate in enumerate(s.position_accept_rate, 1))
+        for s in stats
+        if s.position_accept_rate
+    ]
+    if not lines:
+        return []
+    return ["Per draft position, the share of verify steps that accepted at least that many drafts:", "", *lines, ""]
+
+
 def _acceptance(report: Report) -> list[str]:
     lines = ["## Acceptance length", ""]
     if not report.acceptance_runs:
         return lines + ["No acceptance eval was run.", ""]
     for a in report.acceptance_runs:
         lines += [f"### On {a.config} (block size {a.block_size if a.block_size is not None else 'unknown'})", ""]
+        stats = acceptance_rows(a)
+        carded = a.card_label is not None
         lines += _table(
-            ["category", "prompt set", "prompts", "request mean", "95%", "token weighted", "95%"],
-            [_stat_row(s) for s in acceptance_rows(a)],
+            ["dataset", "prompt set", "prompts", "request mean", "95%", "token weighted", "95%"]
+            + (["model card"] if carded else []),
+            [_stat_row(s) + ([s.card] if carded else []) for s in stats],
         )
+        if carded:
+            lines += [f"Model card: the drafter's card states {a.card_label!r} per dataset (its own settings).", ""]
+        lines += _positions([s for s in stats if s.category == "overall"])
         lines += [f"Method: {a.method}", ""]
         if a.server_avg_accept_length is not None:
             lines += [f"The server's own running average: {a.server_avg_accept_length:.2f}.", ""]
@@ -383,6 +402,7 @@ def render_markdown(report: Report, *, latency_plot: bool = False, pareto_plot: 
         _drafter,
         _configs,
         _throughput,
+        goodput_markdown,
         _comparison,
         _recommendation,
         _pareto,

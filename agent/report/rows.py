@@ -6,7 +6,9 @@ the Student-t interval of that mean. A single sweep has an interval only when
 its level reports one (`output_tok_s_ci95`); otherwise the spread is unknown
 and the row says so (None) rather than pretending to a precision it lacks.
 A level the server died in (`valid` False) measured the failure, not the
-configuration: it is left out, with a note.
+configuration: it is left out, with a note. Goodput averages only the sweeps
+judged against the report's targets (goodput.py); the server's load is the mean
+of the sweeps that sampled it, its KV-cache use the highest.
 """
 
 from __future__ import annotations
@@ -16,9 +18,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from specops.tools.acceptance_intervals import t975
+from specops.tools.benchmark.goodput import GoodputTargets
 from specops.tools.benchmark.models import LatencySummary, LevelResult
 
 from .evidence import Evidence
+from .goodput import report_targets
 from .schema import BenchmarkRow, Interval
 from .servers import ServerTimeline
 
@@ -27,11 +31,13 @@ from .servers import ServerTimeline
 class _Sample:
     seq: int
     level: LevelResult
+    targets: GoodputTargets | None = None  # what the sweep judged goodput against
 
 
 def benchmark_rows(evidence: Evidence, timeline: ServerTimeline, notes: list[str]) -> list[BenchmarkRow]:
     groups: dict[tuple[str, int], list[_Sample]] = {}
     speculative: dict[str, bool] = {}
+    targets = report_targets(evidence)
     for parsed in evidence.benchmarks:
         result = parsed.value
         served = timeline.at(result.port, parsed.call_seq, result.speculative_algorithm)
@@ -49,10 +55,11 @@ def benchmark_rows(evidence: Evidence, timeline: ServerTimeline, notes: list[str
                     f"({'; '.join(level.errors[:2]) or 'no error given'}); left out of the table"
                 )
                 continue
-            groups.setdefault((served.config, level.concurrency), []).append(_Sample(parsed.seq, level))
+            sample = _Sample(parsed.seq, level, result.goodput_targets)
+            groups.setdefault((served.config, level.concurrency), []).append(sample)
     order = list(dict.fromkeys(config for config, _ in groups))
     return [
-        _row(config, speculative[config], concurrency, groups[(config, concurrency)])
+        _row(config, speculative[config], concurrency, groups[(config, concurrency)], targets)
         for config in order
         for concurrency in sorted(c for name, c in groups if name == config)
     ]
@@ -77,7 +84,26 @@ def throughput_interval(samples: list[float], reported: Interval | None) -> Inte
     return reported
 
 
-def _row(config: str, speculative: bool, concurrency: int, samples: list[_Sample]) -> BenchmarkRow:
+def _goodput_and_load(samples: list[_Sample], targets: GoodputTargets | None) -> dict[str, float | int | None]:
+    """The row's goodput (over the sweeps judged against the report's targets) and the server's load."""
+    judged = [s.level for s in samples if targets is not None and s.targets == targets]
+    judged = [level for level in judged if level.goodput_tok_s is not None]
+    counted = sum(level.requests_completed + level.requests_failed for level in judged)
+    loads = [s.level.server_metrics for s in samples if s.level.server_metrics is not None]
+    usage = [load.token_usage_max for load in loads if load.token_usage_max is not None]
+    return {
+        "goodput_tok_s": _mean([level.goodput_tok_s for level in judged]),
+        "good_fraction": sum(level.good_requests or 0 for level in judged) / counted if counted else None,
+        "requests_judged": counted if judged else None,
+        "server_running_mean": _mean([load.running_mean for load in loads]),
+        "server_queued_mean": _mean([load.queued_mean for load in loads]),
+        "server_token_usage_max": max(usage) if usage else None,
+    }
+
+
+def _row(
+    config: str, speculative: bool, concurrency: int, samples: list[_Sample], targets: GoodputTargets | None = None
+) -> BenchmarkRow:
     levels = [s.level for s in samples]
     tok_s = [level.output_tok_s for level in levels]
     # A level model that reports its own interval (newer benchmark tool) is used when there is one sweep.
@@ -109,4 +135,5 @@ def _row(config: str, speculative: bool, concurrency: int, samples: list[_Sample
         client_limited=any(limited) if limited else None,
         unstable=any(unstable) if unstable else None,
         seqs=[s.seq for s in samples],
+        **_goodput_and_load(samples, targets),
     )

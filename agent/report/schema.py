@@ -161,6 +161,13 @@ class AcceptanceStat(BaseModel):
     request_mean_ci95: Interval | None
     token_weighted: float = Field(description="sum(completion_tokens) / sum(spec_verify_ct)")
     token_weighted_ci95: Interval | None
+    histogram: list[int] | None = Field(
+        None, description="Verify steps that accepted k drafts, at index k (where the server reports it)"
+    )
+    position_accept_rate: list[float] | None = Field(
+        None, description="Per draft position 1, 2, ...: the share of verify steps that accepted at least that many"
+    )
+    card: float | None = Field(None, description="The drafter's model card's figure for this dataset, as stated")
 
 
 class AcceptanceSection(BaseModel):
@@ -173,6 +180,9 @@ class AcceptanceSection(BaseModel):
         default_factory=list, description="The overall figure of each thinking mode (empty: raw text only)"
     )
     prompt_counts: dict[str, int]
+    card_label: str | None = Field(
+        None, description="What the drafter's model card calls the figures set beside the measured ones (card)"
+    )
     method: str = Field(description="Prompt sets, decoding, formula and intervals, in words")
     block_size: int | None
     server_avg_accept_length: float | None
@@ -218,6 +228,61 @@ class BenchmarkRow(BaseModel):
         None, description="The level's throughput interval was wider than +-10%: the figure moved while measured"
     )
     seqs: list[int] = Field(description="Transcript seq of each benchmark result that contributed")
+    goodput_tok_s: float | None = Field(
+        None,
+        description="Output tok/s of requests that met the report's goodput_targets (mean over the sweeps judged "
+        "against them); the level's steady window as output_tok_s is, requests cut at a timed level's end taken at "
+        "the completed ones' good share. None: not measured (no per-request timings) or judged against other targets",
+    )
+    good_fraction: float | None = Field(
+        None, description="Good requests / (completed + failed), pooled over those sweeps; cut requests not judged"
+    )
+    requests_judged: int | None = Field(
+        None,
+        description="The requests goodput was judged on (completed + failed, over those sweeps): a timed level that "
+        "cuts most of its requests judges few",
+    )
+    server_running_mean: float | None = Field(
+        None, description="Mean requests the server ran (its num_running_reqs gauge, sampled during the level)"
+    )
+    server_queued_mean: float | None = Field(None, description="Mean requests waiting in the server's queue")
+    server_token_usage_max: float | None = Field(
+        None, description="Highest share of the KV-cache token pool in use during the level (0-1)"
+    )
+
+
+class GoodputTargetsUsed(BaseModel):
+    """The latency targets the benchmark rows' goodput was judged against."""
+
+    model_config = _CONFIG
+
+    ttft_ms: float = Field(description="A good request's time to first token is at most this (modelled time)")
+    tpot_ms: float = Field(description="A good request's time per output token after the first is at most this")
+    method: str = Field(description="What goodput and the good fraction are, in words")
+
+
+RequestStatus = Literal["ok", "cut", "failed"]
+
+
+class RequestRow(BaseModel):
+    """One request of one benchmark level: a line of requests.jsonl (not in report.json). Seconds, modelled time."""
+
+    model_config = _CONFIG
+
+    config: str = Field(description="The configuration measured (see configs)")
+    concurrency: int = Field(description="The level's requested concurrency")
+    seq: int = Field(description="Transcript seq of the benchmark result")
+    level_valid: bool = Field(description="False: the server died or hung during the level")
+    index: int = Field(description="The request's place in the level, in the order the client issued them")
+    start_s: float = Field(description="When it was sent, from the level's first dispatch")
+    scheduled_s: float | None = Field(description="Open loop: when it was due; None: a closed-loop level")
+    ttft_s: float | None
+    e2e_s: float | None = Field(description="To the end of its stream (a cut one: to the cut; failed: to the failure)")
+    tpot_s: float | None = Field(description="(e2e - ttft) / (tokens - 1) of a completed request of two tokens or more")
+    output_tokens: int | None
+    status: RequestStatus = Field(description="ok: the server finished it; cut: the client stopped it; failed")
+    good: bool = Field(description="Completed within the goodput targets")
+    spec_verify_ct: int | None
 
 
 class LevelComparison(BaseModel):
@@ -438,3 +503,11 @@ class Report(BaseModel):
     flags: list[Flag] = Field(description="The policy's claims that the evidence contradicts or does not support")
     critique: CritiqueAnswers
     notes: list[str] = Field(description="Evidence that could not be read, and other caveats")
+    goodput_targets: GoodputTargetsUsed | None = Field(
+        default=None, description="The targets the benchmark rows' goodput was judged against; None: none judged"
+    )
+    requests: list[RequestRow] = Field(
+        default_factory=list,
+        exclude=True,
+        description="Every benchmarked request; written to requests.jsonl, left out of report.json",
+    )

@@ -225,6 +225,8 @@ def _stat(c: CategoryAcceptance) -> AcceptanceStat:
         request_mean_ci95=c.request_mean_ci95,
         token_weighted=c.token_weighted,
         token_weighted_ci95=c.token_weighted_ci95,
+        histogram=c.histogram,
+        position_accept_rate=c.position_accept_rate,
     )
 
 

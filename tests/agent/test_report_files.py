@@ -104,7 +104,7 @@ def test_without_latency_or_acceptance_data_only_the_throughput_plot_is_written(
     ]
     t.tool("benchmark", {"port": 30000, "levels": [1, 32]}, result.model_copy(update={"levels": bare}))
     paths = write_report(tmp_path, build_report(t.events, None, status="completed"))
-    assert set(paths) == {"json", "markdown", "throughput", "pareto", "csv"}
+    assert set(paths) == {"json", "markdown", "throughput", "pareto", "csv", "requests"}
     assert imread(paths["throughput"]).std() > 0.05
     assert not (tmp_path / "latency.png").exists() and not (tmp_path / "acceptance.png").exists()
     assert "No acceptance eval was run." in paths["markdown"].read_text(encoding="utf-8")

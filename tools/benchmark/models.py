@@ -8,11 +8,13 @@ decoding a chunk holds several tokens, so the two differ by the tokens per chunk
 
 from __future__ import annotations
 
+from collections.abc import Sized
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..inputs import Concurrency, Port
+from .goodput import DEFAULT_GOODPUT_TARGETS, GoodputTargets
 
 PromptSource = Literal["random", "math", "code", "chat", "acceptance-mix"]
 Api = Literal["auto", "sglang", "openai"]
@@ -128,6 +130,73 @@ class ServerFailure(BaseModel):
     log_path: str | None = Field(None, description="The server's log on the host (from its launch record)")
 
 
+class ServerMetricsSummary(BaseModel):
+    """The server's own load during a level, from its Prometheus gauges sampled by the client (server_metrics.py):
+    a plain mean over the samples (taken at a steady pace) and the highest sample. None: no sample had that gauge."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    samples: int = Field(description="Samples of /metrics taken during the level")
+    running_mean: float | None = Field(description="Requests the server was running (sglang:num_running_reqs)")
+    running_max: float | None
+    queued_mean: float | None = Field(description="Requests waiting in the server's queue (sglang:num_queue_reqs)")
+    queued_max: float | None
+    token_usage_mean: float | None = Field(description="Share of the KV-cache token pool in use, 0-1 (token_usage)")
+    token_usage_max: float | None
+
+
+RequestStatus = Literal["ok", "cut", "failed"]
+# One letter per request in LevelRequests.status.
+STATUS_LETTERS: dict[str, tuple[RequestStatus, bool]] = {
+    "g": ("ok", True),
+    "o": ("ok", False),
+    "c": ("cut", False),
+    "f": ("failed", False),
+}
+
+
+class LevelRequests(BaseModel):
+    """Every measured request of a level, column by column (one entry per request, in the order the client issued
+    them: the index is the position). Kept for the report's requests.jsonl and left out of the model's view; columns
+    keep the tool's result compact. Seconds of modelled time, to 0.1 ms."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    start_s: list[float] = Field(description="When the request was sent, from the level's first dispatch")
+    scheduled_s: list[float | None] | None = Field(
+        None, description="Open loop: when the request was due to be sent; None: a closed-loop level"
+    )
+    ttft_s: list[float | None] = Field(description="First streamed chunk carrying output; None: nothing streamed")
+    e2e_s: list[float | None] = Field(
+        description="Start to the end of the stream (for a cut request: to the cut; failed: to the failure)"
+    )
+    output_tokens: list[int | None] = Field(description="The server's count; None: it gave none")
+    status: str = Field(
+        description="One letter per request: g completed and good (met the goodput targets), o completed and not "
+        "good, c cut by the client at the level's end, f failed"
+    )
+    spec_verify_ct: list[int | None] | None = Field(
+        None, description="The server's verify steps per request (meta_info); None: no request carried one"
+    )
+
+    @model_validator(mode="after")
+    def _one_entry_per_request(self) -> LevelRequests:
+        n = len(self.start_s)
+        columns: list[Sized | None] = [
+            self.ttft_s,
+            self.e2e_s,
+            self.output_tokens,
+            self.status,
+            self.scheduled_s,
+            self.spec_verify_ct,
+        ]
+        if any(c is not None and len(c) != n for c in columns):
+            raise ValueError("every column of a level's requests has one entry per request")
+        if set(self.status) - set(STATUS_LETTERS):
+            raise ValueError(f"request status letters are {''.join(STATUS_LETTERS)}")
+        return self
+
+
 class LevelResult(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -201,6 +270,27 @@ class LevelResult(BaseModel):
         default_factory=list,
         description="This level's warnings, each with what to do (also in the result's, as 'C=N: ...')",
     )
+    goodput_tok_s: float | None = Field(
+        None,
+        description="Output tok/s of good requests (completed within the result's goodput_targets): output_tok_s x "
+        "(tokens good requests streamed in output_tok_s's window / tokens all completed requests streamed in it), "
+        "the window being the steady window, or the whole level when output_tok_s is the overall figure. With no "
+        "cut request this is exactly good requests' tokens in the window / the window; requests cut at a timed "
+        "level's end cannot be judged and are taken to be good in the completed ones' share. None: no completed "
+        "request, or no per-request timings (sglang.bench_serving)",
+    )
+    good_requests: int | None = Field(None, description="Completed requests that met both goodput targets")
+    good_fraction: float | None = Field(
+        None,
+        description="good_requests / (completed + failed): a failed request is not good; cut ones are not judged. "
+        "None: nothing to judge",
+    )
+    server_metrics: ServerMetricsSummary | None = Field(
+        None, description="The server's running/queued requests and KV-cache use over the level; None: not sampled"
+    )
+    requests: LevelRequests | None = Field(
+        None, description="Every request of the level (for the report's requests.jsonl; not in the model's view)"
+    )
 
 
 class BenchmarkResult(BaseModel):
@@ -232,4 +322,8 @@ class BenchmarkResult(BaseModel):
     warnings: list[str]
     time_scale: float = Field(
         1.0, description="A simulated host's speed-up over the host it models; figures are already converted (1: real)"
+    )
+    goodput_targets: GoodputTargets = Field(
+        DEFAULT_GOODPUT_TARGETS,
+        description="The latency targets the levels' goodput was judged against (modelled time)",
     )

@@ -23,6 +23,11 @@ Definitions (the ones SGLang's bench_serving and vLLM use, named so a reader can
   else the level's difference of the counters sglang:generation_tokens_total / spec_verify_calls_total
   (read just before and after its measured requests); never the server's lifetime average, which
   mixes earlier work in (it is kept apart as accept_length_lifetime).
+- goodput (goodput.py's targets, judged in modelled time): a request is good when it completed with
+  TTFT and TPOT within the targets; goodput tok/s = the level's output tok/s x the share of the
+  completed requests' tokens in the same window (steady, else the whole level) that good requests
+  streamed: good tokens / window exactly when nothing was cut, and cut requests, which cannot be
+  judged, taken at the completed ones' share; good fraction = good / (completed + failed).
 Percentiles interpolate linearly between order statistics (numpy's default).
 
 The throughput's 95% interval is a batch-means interval: the steady window is cut into
@@ -43,7 +48,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..acceptance_intervals import request_mean_interval
-from .models import ClientLoad, LatencySummary, LevelResult
+from .goodput import DEFAULT_GOODPUT_TARGETS, GoodputTargets, meets, request_tpot_s
+from .models import ClientLoad, LatencySummary, LevelRequests, LevelResult
+from .server_metrics import summarize_server_metrics
 
 MAX_ERRORS_KEPT = 5
 # A steady window shorter than this share of the level is too thin to stand for it.
@@ -53,6 +60,7 @@ CLIENT_CPU_LIMIT = 0.85
 CLIENT_LAG_LIMIT_MS = 5.0
 STEADY_BATCHES = 8
 UNSTABLE_HALF_WIDTH = 0.10
+REQUEST_LOG_DIGITS = 4  # per-request times kept to 0.1 ms: finer than any latency compared, and short
 
 
 def percentile(sorted_values: Sequence[float], q: float) -> float:
@@ -158,11 +166,9 @@ def _first_tokens_in(requests: Sequence[dict[str, Any]], start: float, end: floa
     return min(max([start, *firsts]), end)
 
 
-def steady_tok_s(
-    requests: Sequence[dict[str, Any]], duration: float
-) -> tuple[float, float, tuple[float, float] | None] | None:
-    """(tok/s, window seconds, 95% interval) over the steady window, from per-chunk token counts; None when
-    unknown or too thin."""
+def steady_bounds(requests: Sequence[dict[str, Any]], duration: float) -> tuple[float, float] | None:
+    """(start, end) of the window output tok/s is taken over: the steady window from when its requests all have
+    their first token; None when per-chunk counts are unknown or the window is too thin."""
     # Per-chunk counts must add up to the server's own count, or they cannot place tokens in time.
     if not requests or any(r["chunk_tokens"] is None or sum(r["chunk_tokens"]) != r["output_tokens"] for r in requests):
         return None
@@ -172,6 +178,23 @@ def steady_tok_s(
     start, end = _first_tokens_in(requests, *window), window[1]
     if end - start < MIN_STEADY_SHARE * duration:
         return None
+    return start, end
+
+
+def steady_tok_s(
+    requests: Sequence[dict[str, Any]], duration: float
+) -> tuple[float, float, tuple[float, float] | None] | None:
+    """(tok/s, window seconds, 95% interval) over the steady window, from per-chunk token counts; None when
+    unknown or too thin."""
+    bounds = steady_bounds(requests, duration)
+    return window_tok_s(requests, bounds) if bounds is not None else None
+
+
+def window_tok_s(
+    requests: Sequence[dict[str, Any]], bounds: tuple[float, float]
+) -> tuple[float, float, tuple[float, float] | None]:
+    """(tok/s, window seconds, 95% interval) over `bounds` (steady_bounds)."""
+    start, end = bounds
     spans = _token_spans(requests)
     tok_s = sum(n for _, arrival, n in spans if start < arrival <= end) / (end - start)
     interval = batch_means_interval(spans, start, end)
@@ -180,6 +203,65 @@ def steady_tok_s(
         half = (interval[1] - interval[0]) / 2
         interval = (max(0.0, tok_s - half), tok_s + half)
     return tok_s, end - start, interval
+
+
+def tokens_in(request: dict[str, Any], bounds: tuple[float, float] | None) -> int:
+    """The tokens `request` streamed inside `bounds` (start, end]; all it streamed when bounds is None."""
+    if bounds is None:
+        return int(request["output_tokens"] or 0)
+    start, end = bounds
+    arrivals = (request["start_s"] + t for t in request["chunk_s"])
+    return sum(n for t, n in zip(arrivals, request["chunk_tokens"] or [], strict=False) if start < t <= end)
+
+
+def is_good(request: dict[str, Any], targets: GoodputTargets) -> bool:
+    """A completed request's TTFT and TPOT against the targets (times as given: convert to modelled time first)."""
+    if not request["chunk_s"]:
+        return False
+    ttft = request["chunk_s"][0]
+    e2e = request["end_s"] - request["start_s"]
+    return meets(ttft, request_tpot_s(ttft, e2e, int(request["output_tokens"])), targets)
+
+
+def level_goodput(
+    ok: Sequence[dict[str, Any]],
+    good: Sequence[bool],
+    tok_s: float,
+    bounds: tuple[float, float] | None,
+) -> float | None:
+    """output tok/s x the share of the completed requests' tokens in the window (bounds; the whole level when None)
+    that good ones streamed; None with no completed request. Without cut requests: good tokens in the window / the
+    window exactly, since then tok/s is the completed requests' tokens over it."""
+    if not ok:
+        return None
+    in_window = [tokens_in(r, bounds) for r in ok]
+    if bounds is not None and not sum(in_window):  # the completed requests streamed nothing in the window
+        in_window = [tokens_in(r, None) for r in ok]
+    judged = sum(in_window)
+    if judged <= 0:
+        return None
+    return tok_s * sum(n for n, g in zip(in_window, good, strict=True) if g) / judged
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, REQUEST_LOG_DIGITS)
+
+
+def request_log(requests: Sequence[dict[str, Any]], letters: Sequence[str]) -> LevelRequests:
+    """The level's requests as LevelRequests columns (`letters`: each one's status letter)."""
+    verify = [r.get("spec_verify_ct") for r in requests]
+    scheduled = [r.get("scheduled_s") for r in requests]
+    return LevelRequests(
+        start_s=[round(r["start_s"], REQUEST_LOG_DIGITS) for r in requests],
+        scheduled_s=[_rounded(s) for s in scheduled] if any(s is not None for s in scheduled) else None,
+        ttft_s=[_rounded(r["chunk_s"][0]) if r["chunk_s"] else None for r in requests],
+        e2e_s=[_rounded(r["end_s"] - r["start_s"]) if r["end_s"] is not None else None for r in requests],
+        output_tokens=[r["output_tokens"] for r in requests],
+        status="".join(letters),
+        spec_verify_ct=[int(v) if v is not None else None for v in verify]
+        if any(v is not None for v in verify)
+        else None,
+    )
 
 
 def level_acceptance(
@@ -211,6 +293,7 @@ def _in_modelled_time(raw: dict[str, Any], time_scale: float) -> dict[str, Any]:
             "start_s": request["start_s"] * time_scale,
             "end_s": None if request["end_s"] is None else request["end_s"] * time_scale,
             "chunk_s": [t * time_scale for t in request["chunk_s"]],
+            **({"scheduled_s": request["scheduled_s"] * time_scale} if request.get("scheduled_s") is not None else {}),
         }
 
     return {
@@ -220,33 +303,44 @@ def _in_modelled_time(raw: dict[str, Any], time_scale: float) -> dict[str, Any]:
     }
 
 
-def level_result(raw: dict[str, Any], *, time_scale: float = 1.0) -> LevelResult:
+def level_result(
+    raw: dict[str, Any], *, time_scale: float = 1.0, targets: GoodputTargets = DEFAULT_GOODPUT_TARGETS
+) -> LevelResult:
     """Aggregate one level of stream_client output.
 
     `time_scale` > 1 (a simulated host running faster than the host it models)
     turns measured times into modelled ones: durations multiply, rates divide.
     The client's own load (CPU share, timer lag) stays in wall-clock terms.
+    `targets`: the latency targets a request must meet to count in the goodput
+    (goodput.py), judged in modelled time.
     """
     raw = _in_modelled_time(raw, time_scale) if time_scale != 1.0 else raw
-    requests = raw["requests"]
-    # One pass: completed (ok), cut by the client at the level's end (cut), or failed.
+    # One pass: completed (ok), cut by the client at the level's end (cut), or failed; each request's status
+    # letter (LevelRequests.status) is set once the completed ones are judged.
     ok: list[dict[str, Any]] = []
     cut: list[dict[str, Any]] = []
     failed: list[dict[str, Any]] = []
-    for r in requests:
+    requests: list[dict[str, Any]] = []  # as classified (a cut one that streamed nothing holds 0 tokens)
+    letters: list[str] = []
+    for r in raw["requests"]:
         if r["error"] is not None:
             failed.append(r)
+            letter = "f"
         elif r.get("cut"):
             # A cut request that had streamed nothing holds no tokens: count it as 0, not unknown.
-            cut.append(
-                r
-                if r["chunk_s"]
-                else {**r, "output_tokens": r["output_tokens"] or 0, "chunk_tokens": r["chunk_tokens"] or []}
-            )
+            if not r["chunk_s"]:
+                r = {**r, "output_tokens": r["output_tokens"] or 0, "chunk_tokens": r["chunk_tokens"] or []}
+            cut.append(r)
+            letter = "c"
         elif r["output_tokens"] is not None:
             ok.append(r)
+            letter = "g" if is_good(r, targets) else "o"
         else:
             failed.append(r)
+            letter = "f"
+        requests.append(r)
+        letters.append(letter)
+    good = [letter == "g" for letter in letters if letter in "go"]
     streamed = ok + [r for r in cut if r["chunk_s"]]
     errors = [r["error"] or "no token count from the server (no usage in the stream)" for r in failed]
     duration = float(raw["duration_s"])
@@ -270,16 +364,20 @@ def level_result(raw: dict[str, Any], *, time_scale: float = 1.0) -> LevelResult
             itl.extend(itl_per_token(r["chunk_s"], r["chunk_tokens"]))
     output_tokens = sum(r["output_tokens"] or 0 for r in streamed)
     overall_tok_s = output_tokens / duration if duration > 0 else 0.0
-    steady = steady_tok_s(ok + cut, duration) if not failed else None
+    bounds = steady_bounds(ok + cut, duration) if not failed else None
+    steady = window_tok_s(ok + cut, bounds) if bounds is not None else None
     in_flight_s = sum(r["end_s"] - r["start_s"] for r in ok + cut if r["end_s"] is not None)
     wall = duration / time_scale
     cpu_fraction = float(raw.get("client_cpu_s", 0.0)) / wall if wall > 0 else 0.0
+    # With worker processes client_cpu_s sums them all; the busiest one is the one that falls behind first.
+    busiest = float(raw.get("client_cpu_busiest_s", raw.get("client_cpu_s", 0.0))) / wall if wall > 0 else 0.0
     lag_p99 = float(raw.get("loop_lag_ms", {}).get("p99", 0.0))
     states = (raw.get("server_info") or {}).get("internal_states") or [{}]
     lifetime = states[0].get("avg_spec_accept_length") if states and isinstance(states[0], dict) else None
     acceptance = level_acceptance(ok, raw.get("counters"), cut=len(cut))
     interval = steady[2] if steady else None
     figure = steady[0] if steady else overall_tok_s
+    judged = len(ok) + len(failed)
     return LevelResult(
         concurrency=int(raw["concurrency"]),
         achieved_concurrency=in_flight_s / duration if duration > 0 else 0.0,
@@ -311,6 +409,11 @@ def level_result(raw: dict[str, Any], *, time_scale: float = 1.0) -> LevelResult
         client=ClientLoad(
             cpu_fraction=round(cpu_fraction, 4),
             loop_lag_p99_ms=round(lag_p99, 3),
-            limited=cpu_fraction > CLIENT_CPU_LIMIT or lag_p99 > CLIENT_LAG_LIMIT_MS,
+            limited=busiest > CLIENT_CPU_LIMIT or lag_p99 > CLIENT_LAG_LIMIT_MS,
         ),
+        goodput_tok_s=level_goodput(ok, good, figure, bounds),
+        good_requests=sum(good),
+        good_fraction=sum(good) / judged if judged else None,
+        server_metrics=summarize_server_metrics(raw.get("server_metrics")),
+        requests=request_log(requests, letters),
     )

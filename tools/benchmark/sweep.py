@@ -35,6 +35,7 @@ from ..simulated import simulated_scales, time_scale_note
 from .bench_serving import run_bench_serving
 from .errors import BenchmarkClientFailed, ServerNotReachable
 from .for_model import benchmark_view
+from .goodput import DEFAULT_GOODPUT_TARGETS, GoodputTargets, goodput_method
 from .models import BenchmarkArgs, BenchmarkResult, LevelResult, ServerFailure
 from .statistics import level_result
 
@@ -455,6 +456,14 @@ def run_benchmark(ctx: ToolContext, args: BenchmarkArgs) -> BenchmarkResult:
     its 95% interval, TTFT and TPOT, accept length and failures. A level the server died or hung in is marked
     not valid, with the cause from the server's log and a remedy; the sweep stops there.
     """
+    return run_sweep(ctx, args)
+
+
+def run_sweep(
+    ctx: ToolContext, args: BenchmarkArgs, *, targets: GoodputTargets = DEFAULT_GOODPUT_TARGETS
+) -> BenchmarkResult:
+    """The benchmark tool's work (the registry's tools take (ctx, args) only): `targets` are the latency targets
+    each level's goodput is judged against (goodput.py)."""
     started = time.time()
     if args.client == "bench_serving":
         checked = run_bench_serving(
@@ -477,7 +486,7 @@ def run_benchmark(ctx: ToolContext, args: BenchmarkArgs) -> BenchmarkResult:
     cap = info.get("max_running_requests") if isinstance(info.get("max_running_requests"), int) else None
     levels = []
     for raw_level in raw["levels"]:
-        level = level_result(raw_level, time_scale=scale)
+        level = level_result(raw_level, time_scale=scale, targets=targets)
         health = raw_level.get("server_health") or {}
         if health.get("ok") is False:
             said = f"GET {health.get('path') or '/'}: {health.get('error') or health.get('status')}"
@@ -503,9 +512,10 @@ def run_benchmark(ctx: ToolContext, args: BenchmarkArgs) -> BenchmarkResult:
         best_output_tok_s=best.output_tok_s,
         best_at_concurrency=best.concurrency,
         levels_not_run=list(args.levels[len(levels) :]),
-        method=_method(args, raw["api"], prompts) + time_scale_note(scale),
+        method=_method(args, raw["api"], prompts) + goodput_method(targets) + time_scale_note(scale),
         warnings=_warnings(args, raw, levels) + _not_run_warning(args.levels[len(levels) :], levels),
         time_scale=scale,
+        goodput_targets=targets,
     )
 
 
