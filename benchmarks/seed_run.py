@@ -5,22 +5,24 @@ terminal display is not timed) RUNS times and prints, from each run's transcript
 wall time, time inside tools (the host doing the work, tools that overlap each
 other counted once), time waiting on the policy, and what is left, the
 harness's own time (planning the next step, recording, the report), also per
-model request. Then, from its report.json, how far the reported tok/s lie from
-the simulator's truth (the eval grader's Truth): median and worst level, for
-autoregressive and speculative rows apart.
+model request; the quick run's time scale and how it was chosen (the world's
+calibration, sim/world/calibration.py). Then, from its report.json, every
+benchmark level's tok/s beside the simulator's truth (the eval grader's Truth)
+and its error against the TARGET, and a summary per kind (autoregressive,
+speculative).
 
-    .venv/bin/python benchmarks/seed_run.py [RUNS]
+    .venv/bin/python benchmarks/seed_run.py [RUNS] [--keep DIR]
 """
 
 from __future__ import annotations
 
-import json
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from specops.agent.report.schema import Report
 from specops.agent.run import RunOptions, run_goal
 from specops.evals.graders.numbers_match_truth import Truth
 from specops.transcripts import read_transcript
@@ -29,6 +31,7 @@ GOAL = "deploy and benchmark SubSir/Kimi-K2.6-DFlash-tmp-long"
 PROFILE = "seed-ct200"
 FAULTS = ("full_disk", "broken_cli")
 APPROVED = ("cache:Qwen/Qwen3-235B-A22B-Instruct-2507-FP8",)  # the README's --allow-delete
+TARGET = 0.03  # every level within 3% of the truth (issue 15, item 7)
 
 
 def _merged_seconds(spans: list[tuple[float, float]]) -> float:
@@ -41,27 +44,34 @@ def _merged_seconds(spans: list[tuple[float, float]]) -> float:
     return total
 
 
-def accuracy(report: dict) -> str:
-    """Reported tok/s against the profile's truth: median and worst relative error, autoregressive and speculative."""
-    parts = []
+def accuracy(report: Report) -> tuple[list[str], int, int]:
+    """One line per benchmark level (tok/s, truth, error, whether within TARGET), a summary line per kind; and
+    (levels within TARGET, levels)."""
     rows = Truth.of(PROFILE, list(FAULTS)).row_errors(report)
+    lines = [f"    {'config':<28}{'C':>5}{'tok/s':>10}{'truth':>10}{'error':>9}  target ±{TARGET:.0%}"]
+    for rel, truth, row in sorted(rows, key=lambda r: (r[2].speculative, r[2].config, r[2].concurrency)):
+        verdict = "ok" if abs(rel) <= TARGET else "MISS"
+        busy = " (client busy)" if row.client_limited else ""
+        lines.append(
+            f"    {row.config:<28}{row.concurrency:>5}{row.output_tok_s:>10.1f}{truth:>10.1f}{rel:>+9.1%}  "
+            f"{verdict}{busy}"
+        )
     for speculative in (False, True):
         errors = sorted(
-            (rel, f"{row['config']} C={row['concurrency']}")
-            for rel, _, row in rows
-            if row["speculative"] == speculative
+            (rel, f"{row.config} C={row.concurrency}") for rel, _, row in rows if row.speculative == speculative
         )
         if errors:
             worst = max(errors, key=lambda e: abs(e[0]))
-            parts.append(
-                f"{'speculative' if speculative else 'autoregressive'} {len(errors)} levels: median "
+            lines.append(
+                f"  {'speculative' if speculative else 'autoregressive'} {len(errors)} levels: median "
                 f"{statistics.median(e for e, _ in errors):+.1%}, range {errors[0][0]:+.1%} to "
                 f"{errors[-1][0]:+.1%}, worst {worst[1]}"
             )
-    return "; ".join(parts)
+    within = sum(1 for rel, _, _ in rows if abs(rel) <= TARGET)
+    return lines, within, len(rows)
 
 
-def one_run(root: Path, index: int) -> None:
+def one_run(root: Path, index: int) -> bool:
     started = time.perf_counter()
     outcome = run_goal(
         GOAL,
@@ -86,14 +96,28 @@ def one_run(root: Path, index: int) -> None:
         f"run {index}: {outcome.status}, wall {wall:.1f} s: tools {in_tools:.1f} s, policy {in_policy:.2f} s, "
         f"harness {harness:.1f} s over {requests} model requests ({1000 * harness / max(requests, 1):.0f} ms per step)"
     )
-    print(f"  tok/s vs the profile's truth: {accuracy(json.loads((outcome.run_dir / 'report.json').read_text()))}")
+    opened = next((e.host for e in events if e.type == "host_opened"), None)
+    sim = opened.sim if opened is not None else {}
+    print(f"  time scale {sim.get('time_scale')}: {sim.get('time_scale_choice') or 'given'}")
+    report = Report.model_validate_json((outcome.run_dir / "report.json").read_text())
+    lines, within, total = accuracy(report)
+    print(f"  tok/s vs the profile's truth, {within} of {total} levels within {TARGET:.0%}:")
+    print("\n".join(lines))
+    return within == total
 
 
 def main() -> None:
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 1
+    argv = sys.argv[1:]
+    keep = None
+    if "--keep" in argv:
+        at = argv.index("--keep")
+        keep = Path(argv[at + 1])
+        del argv[at : at + 2]
+    runs = int(argv[0]) if argv else 1
     with tempfile.TemporaryDirectory() as tmp:
-        for index in range(runs):
-            one_run(Path(tmp), index)
+        root = keep or Path(tmp)
+        results = [one_run(root, index) for index in range(runs)]
+    print(f"{sum(results)} of {runs} runs had every level within {TARGET:.0%} of the truth")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,19 @@ clock. When the event loop is late (busy writing streams), the engine runs every
 step that is due at once before yielding, so the token rate follows the model
 and not the machine's speed; a request's stream then carries all the tokens made
 since its last write in one chunk (as SGLang's detokenizer does when it falls
-behind). What a machine sustains is measured by benchmarks/serving_simulator_ceiling.py.
+behind). What a machine sustains is measured by benchmarks/serving_simulator_ceiling.py
+(and at a quick run's start by sim/world/calibration.py, which picks the time scale).
+
+As in SGLang, the prefill pass samples a request's first token: a request of N
+tokens has its first at the end of its prefill and the other N - 1 from decode
+(or verify) steps. A request that arrives while the engine is idle is admitted at
+the moment the server received it (GenerationRequest.arrived, stamped by the HTTP
+layer), not when this task next runs: the server's own handling of the request
+is this machine's time, which the time scale must not multiply into modelled
+time. Within a step, the streams of requests that finished in it are woken after
+the others, so a request's last chunk never arrives before the chunks its
+batch-mates made in the same step (a client that closes its measuring window at
+the first finished request then counts that whole step).
 """
 
 from __future__ import annotations
@@ -22,6 +34,10 @@ from ..profiles.schema import PromptKind
 from .performance import AcceptanceSampler, PerformanceModel
 
 MAX_CATCH_UP_STEPS = 2000  # per loop turn, so a long stall cannot freeze the loop
+# asyncio's timers fire late by a fraction of a millisecond (epoll's timeout is rounded up to whole milliseconds):
+# waking this much early keeps steps on their modelled times on average, where late wake-ups would add up to
+# dead time at every request's end, which the time scale multiplies.
+TIMER_SLACK_S = 0.0003
 
 
 @dataclass
@@ -243,13 +259,19 @@ class Engine:
     def _join_prefilled(self, now: float) -> None:
         ready = [r for r in self.prefilling if r.prefill_done_at <= now]
         if ready:
+            wall = time.monotonic()
             for r in ready:
                 self.prefilling.remove(r)
-                if r.limit <= 0:  # max_new_tokens 0: done at prefill, no decode (so no verify) step
-                    r.finish_reason, r.finished_at = "length", time.monotonic()
+                if r.limit >= 1:  # the prefill pass samples the first token (no verify step)
+                    r.generated = 1
+                    r.first_token_at = wall
+                    self._interval_tokens += 1  # the decode log's tokens are the requests' (completion_tokens)
+                if r.generated >= r.limit:  # max_new_tokens 0 or 1 (or an EOS at once): done at prefill
+                    r.finish_reason = "length" if r.generated >= r.max_new_tokens else "stop"
+                    r.finished_at = wall
                     self.stats.finished_total += 1
                     self.stats.count_finished(r)
-                    r.notify()
+                r.notify()
             ready = [r for r in ready if not r.finished]
             self.running.extend(ready)
             if self._on_running is not None:
@@ -263,7 +285,8 @@ class Engine:
                 await self._wakeup.wait()
                 if self.stalled:
                     continue
-                self._clock = max(self._clock, loop.time())
+                # From when the server received the first waiting request: its own handling is not modelled time.
+                self._clock = max(self._clock, min((r.arrived for r in self.waiting), default=loop.time()))
             now = loop.time()
             self._clock = max(self._clock, now - 1.0)  # never owe more than a second after idling
             self._admit(self._clock)
@@ -271,12 +294,12 @@ class Engine:
             if not self.running:
                 due = min(r.prefill_done_at for r in self.prefilling) if self.prefilling else now
                 self._clock = max(self._clock, due)
-                await asyncio.sleep(max(due - now, 0))
+                await asyncio.sleep(max(due - now - TIMER_SLACK_S, 0))
                 continue
             step = self.model.step_time(len(self.running)) / self.time_scale
             end = self._clock + step
-            if end > now:
-                await asyncio.sleep(end - now)
+            if end > now + TIMER_SLACK_S:
+                await asyncio.sleep(end - now - TIMER_SLACK_S)
             # Run every step that is due by now (at least one), then yield.
             for _ in range(MAX_CATCH_UP_STEPS):
                 self._clock = end
@@ -310,6 +333,9 @@ class Engine:
                 r.finish_reason = "length" if r.generated >= r.max_new_tokens else "stop"
                 r.finished_at = wall
                 finished.append(r)
+            else:
+                r.notify()
+        for r in finished:  # their streams are woken last: a last chunk follows its batch-mates' chunks
             r.notify()
         self._interval_tokens += tokens
         if self.model.speculative:

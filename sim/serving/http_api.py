@@ -13,6 +13,8 @@ write, so a speculative step that accepts several tokens arrives as one chunk.
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import json
 import math
 import random
@@ -38,6 +40,10 @@ LOAD_SECTIONS = frozenset({"core", "memory", "spec", "lora", "disagg", "queues",
 # /v1/loads answers {timestamp, version, accelerator, num_accelerators, loads} from 0.5.23 (LoadSnapshot.to_dict);
 # 0.5.10/0.5.11 answer {timestamp, version, dp_rank_count, loads, aggregate} (their v1_loads.py).
 LOADS_SNAPSHOT_SINCE = (0, 5, 23)
+# When the server received the request being handled (time.monotonic(), set as its handler starts): a request is
+# admitted from then, so the server's own handling of it (reading, parsing, preparing the stream) is not scaled
+# into modelled time (engine.py).
+RECEIVED: contextvars.ContextVar[float | None] = contextvars.ContextVar("received", default=None)
 
 
 @dataclass
@@ -148,6 +154,7 @@ class Api:
             sampler=engine.model.sampler(kind, material, thinking_off=thinking_switched_off(prompt_text)),
             stop_after=stop_after,
             block_size=engine.model.block_size,
+            arrived=RECEIVED.get() or time.monotonic(),
         )
 
     def _meta_info(self, r: GenerationRequest) -> dict[str, Any]:
@@ -228,6 +235,8 @@ class Api:
         try:
             while True:
                 new, done = await r.next_update()
+                if done:
+                    await asyncio.sleep(0)  # the batch-mates woken in this turn write their chunks first
                 if new or done:
                     for payload in chunk(start, start + new, done):
                         await resp.write(_sse(payload))
@@ -784,6 +793,7 @@ def build_app(state: ServerState) -> web.Application:
     async def errors_and_auth(
         request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
     ) -> web.StreamResponse:
+        RECEIVED.set(time.monotonic())
         if state.api_key and request.path not in ("/health", "/metrics"):
             if request.headers.get("Authorization") != f"Bearer {state.api_key}":
                 return web.json_response({"error": "Unauthorized"}, status=401)

@@ -13,9 +13,11 @@ Acceptance of a benchmark level: what sum(completion_tokens) / sum(spec_verify_c
 over that level's requests comes to in expectation. Not the profile's mean itself:
 each request draws its own tau (mean accept_length[kind] at the launch's settings,
 std accept_spread, clipped to [1, depth + 1]), a token-weighted ratio of requests of equal length is
-T / E[steps], so it sits at the harmonic side of the tau spread; and a request's
-last verify step is cut at max_tokens, costing a whole step for part of its tokens.
-Both are real (SGLang measures the same way); this computes them exactly.
+T / E[steps], so it sits at the harmonic side of the tau spread; a request's
+last verify step is cut at max_tokens, costing a whole step for part of its tokens;
+and its first token comes from the prefill, no verify step (T tokens over the
+steps that make T - 1). All are real (SGLang measures the same way); this computes
+them exactly.
 """
 
 from __future__ import annotations
@@ -82,14 +84,17 @@ def level_accept_length(
         return 1.0
     most = model.max_tokens_per_step
     mean, spread, top = model.accept_length[prompt_kind], model.accept_spread, float(most)
+    decoded = output_tokens - 1  # the prefill gives the first token
+    if decoded <= 0:
+        return None  # done at prefill: no verify step, no acceptance of its own
     if spread <= 0:
-        return output_tokens / expected_verify_steps(min(max(mean, 1.0), top), most, output_tokens)
+        return output_tokens / expected_verify_steps(min(max(mean, 1.0), top), most, decoded)
     normal = NormalDist(mean, spread)
     edges = [mean + spread * (-5 + 10 * i / _QUADRATURE_POINTS) for i in range(_QUADRATURE_POINTS + 1)]
     steps = 0.0
     for low, high in zip(edges, edges[1:], strict=False):
         weight = normal.cdf(high) - normal.cdf(low)
         tau = min(max((low + high) / 2, 1.0), top)  # the sampler clips tau to [1, block_size]
-        steps += weight * expected_verify_steps(tau, most, output_tokens)
+        steps += weight * expected_verify_steps(tau, most, decoded)
     # The tails beyond +-5 std-devs (below 1e-6) are left out; renormalise over what was summed.
     return output_tokens * (normal.cdf(edges[-1]) - normal.cdf(edges[0])) / steps

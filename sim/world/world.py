@@ -7,12 +7,14 @@ the world stops those that are still up, so nothing outlives it.
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import signal
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from ..faults import Fault
 from ..host.build import build_host
@@ -21,11 +23,14 @@ from ..hub.fixtures import load_fixtures
 from ..hub.runner import HubEmulatorThread
 from ..profiles import load_profile
 from ..profiles.schema import Profile
+from .calibration import calibrated_time_scale
 from .gpu_registry import live_holdings
 from .layout import SIM_HOST_PREFIX, WorldLayout
 from .ports import read_entry
 from .processes import pid_alive
 from .state import WorldState
+
+log = logging.getLogger(__name__)
 
 
 class SimWorld:
@@ -38,10 +43,15 @@ class SimWorld:
 
     @classmethod
     def start_fast(cls, profile: Profile | str, **kwargs) -> SimWorld:
-        """A world at the profile's quick-run scales (serving and loading), unless given."""
+        """A world at the quick-run scales, unless given: serving as fast as this machine keeps up with, measured
+        now (calibration.py: at most the profile's fast_time_scale), loading at the profile's fast_load_time_scale.
+        The choice and its measurement are kept in world.json and the world's summary."""
         if isinstance(profile, str):
             profile = load_profile(profile)
-        kwargs.setdefault("time_scale", profile.sim.fast_time_scale)
+        if kwargs.get("time_scale") is None:
+            choice = calibrated_time_scale(profile)
+            kwargs["time_scale"] = choice.time_scale
+            kwargs["time_scale_choice"] = {**choice.facts(), "text": choice.describe()}
         kwargs.setdefault("load_time_scale", profile.sim.fast_load_time_scale)
         return cls.start(profile, **kwargs)
 
@@ -55,11 +65,13 @@ class SimWorld:
         time_scale: float | None = None,
         load_time_scale: float | None = None,
         mount_backing: dict[str, Path] | None = None,
+        time_scale_choice: dict[str, Any] | None = None,
     ) -> SimWorld:
         """Build a sim host for `profile` and start its Hub emulator.
 
         `root` defaults to a new temporary directory, removed again on close;
-        a given root must be empty or absent and is kept.
+        a given root must be empty or absent and is kept. `time_scale_choice`: how `time_scale` was chosen
+        (start_fast's calibration), kept in world.json.
         """
         if isinstance(profile, str):
             profile = load_profile(profile)
@@ -97,6 +109,10 @@ class SimWorld:
             if owns_root:
                 shutil.rmtree(root, ignore_errors=True)
             raise
+        if time_scale_choice is not None:
+            state.time_scale_choice = time_scale_choice
+            state.save()
+            log.info("sim world time scale %gx: %s", state.time_scale, time_scale_choice.get("text", ""))
         return cls(state, hub, owns_root=owns_root)
 
     @classmethod
@@ -161,6 +177,11 @@ class SimWorld:
             "home": str(self.layout.home),
             "faults": [f.name.value for f in self.state.faults],
             "time_scale": self.state.time_scale,
+            **(
+                {"time_scale_choice": self.state.time_scale_choice["text"], "calibration": self.state.time_scale_choice}
+                if self.state.time_scale_choice
+                else {}
+            ),
             "load_time_scale": self.state.load_time_scale,
             "byte_scale": self.state.byte_scale,
             "pid": os.getpid(),
