@@ -69,6 +69,10 @@ ADVANCED: dict[str, tuple[str, ...]] = {
         "seed",
         "request_timeout_s",
         "timeout_s",
+        "rates",
+        "arrival",
+        "ttft_target_ms",
+        "tpot_target_ms",
     ),
     "ShellArgs": ("cwd", "timeout_s"),
 }

@@ -43,6 +43,12 @@ def benchmark_rows(evidence: Evidence, timeline: ServerTimeline, notes: list[str
         served = timeline.at(result.port, parsed.call_seq, result.speculative_algorithm)
         speculative[served.config] = served.speculative or result.speculative_algorithm is not None
         for level in result.levels:
+            if level.arrival_rate_per_s is not None:
+                notes.append(
+                    f"seq {parsed.seq}: {served.config} at {level.arrival_rate_per_s:g} requests/s (open loop) is in "
+                    "the transcript, not in the table of closed-loop levels"
+                )
+                continue
             if not level.valid:
                 notes.append(
                     f"seq {parsed.seq}: {served.config} at C={level.concurrency} is not valid "

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from pydantic import ValidationError
 
+from specops.tools.benchmark import BenchmarkArgs
 from specops.tools.benchmark.for_model import benchmark_view
 from specops.tools.benchmark.goodput import DEFAULT_GOODPUT_TARGETS, GoodputTargets, meets
 from specops.tools.benchmark.models import BenchmarkResult, LevelRequests
@@ -178,3 +180,17 @@ def test_a_level_request_log_has_one_entry_per_request():
         LevelRequests(start_s=[0.0, 1.0], ttft_s=[0.1], e2e_s=[1.0, 1.0], output_tokens=[3, 3], status="gg")
     with pytest.raises(ValueError, match="status letters"):
         LevelRequests(start_s=[0.0], ttft_s=[0.1], e2e_s=[1.0], output_tokens=[3], status="x")
+
+
+def test_open_loop_and_goodput_arguments_are_checked_before_anything_runs():
+    args = BenchmarkArgs(levels=[64], rates=[0.5, 2.0], duration_s=30, ttft_target_ms=500)
+    assert args.goodput_targets.ttft_ms == 500 and args.goodput_targets.tpot_ms == DEFAULT_GOODPUT_TARGETS.tpot_ms
+    for bad in (
+        {"levels": [64], "rates": [1.0]},  # arrivals go on until a count or a duration
+        {"levels": [32, 64], "rates": [1.0], "duration_s": 10},  # one cap, not levels
+        {"levels": [64], "rates": [0.0], "duration_s": 10},
+        {"levels": [64], "rates": [1.0], "requests_per_level": 8, "client": "bench_serving"},
+        {"levels": [1], "tpot_target_ms": 0},
+    ):
+        with pytest.raises(ValidationError):
+            BenchmarkArgs(**bad)

@@ -133,3 +133,31 @@ def test_a_timed_level_ends_with_its_steady_window(sim_world):
             f"C={level.concurrency}: {level.output_tok_s:.1f} vs {expected:.1f}"
         )
         assert level.requests_cut > 0 and level.requests_failed == 0
+
+
+def test_open_loop_rates_arrive_on_the_clock_and_goodput_is_judged_against_the_targets_given(sim_world):
+    # Modelled requests/s: the tool turns them into the host's clock at its time scale, and back.
+    args = BenchmarkArgs(
+        levels=[64],
+        rates=[4.0, 8.0],
+        arrival="constant",
+        requests_per_level=12,
+        input_len=128,
+        output_len=32,
+        warmup_requests=0,
+        tpot_target_ms=1.0,  # no answer streams a token a millisecond: none is good
+    )
+    with reach(sim_world, "sim") as host:
+        server = launch(host, str(sim_world.layout.home), "logs/sglang-ep4-open.log", "--max-running-requests", "256")
+        try:
+            result = run_benchmark(ToolContext.for_host(host), args)
+        finally:
+            host.stop(server)
+    assert [level.arrival_rate_per_s for level in result.levels] == [pytest.approx(4.0), pytest.approx(8.0)]
+    for level in result.levels:
+        assert level.requests_completed == 12 and level.requests_failed == 0 and level.steady_window_s is None
+        # 12 arrivals a constant 1/rate apart: the last is sent 11 gaps after the first (modelled seconds).
+        starts = sorted(level.requests.start_s)
+        assert starts[-1] - starts[0] == pytest.approx(11 / level.arrival_rate_per_s, rel=0.05)
+        assert level.good_requests == 0 and level.goodput_tok_s == 0.0
+    assert result.goodput_targets.tpot_ms == 1.0 and "Open loop, constant arrivals at 4, 8 requests/s" in result.method

@@ -50,7 +50,7 @@ def _warnings(result: BenchmarkResult) -> list[str]:
 
 def _row(level: LevelResult, speculative: bool) -> list[Any]:
     return [
-        level.concurrency,
+        f"{level.arrival_rate_per_s:g}/s" if level.arrival_rate_per_s is not None else level.concurrency,
         _tenth(level.output_tok_s),
         [_tenth(x) for x in level.output_tok_s_ci95] if level.output_tok_s_ci95 else None,
         _ms(level.ttft, "p50_ms"),

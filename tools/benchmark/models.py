@@ -22,6 +22,7 @@ ClientPlace = Literal["host", "local", "bench_serving"]
 LevelEnd = Literal["window", "drain", "cut"]
 AcceptSource = Literal["meta_info", "metrics_counters"]
 ServerState = Literal["died", "not_answering"]
+Arrival = Literal["poisson", "constant"]
 
 
 class BenchmarkArgs(BaseModel):
@@ -70,6 +71,42 @@ class BenchmarkArgs(BaseModel):
     seed: int = Field(1, ge=0)
     request_timeout_s: float = Field(600.0, gt=0, le=24 * 3600)
     timeout_s: float = Field(3600.0, ge=10, le=48 * 3600, description="Bound on the whole sweep")
+    rates: list[float] | None = Field(
+        None,
+        min_length=1,
+        max_length=32,
+        description="Open loop instead of closed: request rates (req/s), one level each, arriving on the clock "
+        "whatever is in flight; levels then holds one value, the cap on requests in flight",
+    )
+    arrival: Arrival = Field("poisson", description="Open loop: poisson (exponential gaps, seeded) or constant gaps")
+    ttft_target_ms: float = Field(
+        DEFAULT_GOODPUT_TARGETS.ttft_ms,
+        gt=0,
+        description="Goodput: a good request's time to first token is at most this",
+    )
+    tpot_target_ms: float = Field(
+        DEFAULT_GOODPUT_TARGETS.tpot_ms,
+        gt=0,
+        description="Goodput: a good request's time per output token at most this",
+    )
+
+    @property
+    def goodput_targets(self) -> GoodputTargets:
+        return GoodputTargets(ttft_ms=self.ttft_target_ms, tpot_ms=self.tpot_target_ms)
+
+    @model_validator(mode="after")
+    def _open_loop(self) -> BenchmarkArgs:
+        if self.rates is None:
+            return self
+        if any(r <= 0 for r in self.rates):
+            raise ValueError(f"rates must be positive requests per second, got {self.rates}")
+        if self.duration_s is None and self.requests_per_level is None:
+            raise ValueError("open-loop rates need duration_s or requests_per_level (arrivals go on until then)")
+        if len(self.levels) != 1:
+            raise ValueError("with rates, levels holds one value: the cap on requests in flight")
+        if self.client == "bench_serving":
+            raise ValueError("open-loop rates run on our client (client host or local), not sglang.bench_serving")
+        return self
 
     @model_validator(mode="after")
     def _one_stop_rule(self) -> BenchmarkArgs:
@@ -200,7 +237,10 @@ class LevelRequests(BaseModel):
 class LevelResult(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    concurrency: int = Field(description="Requested: requests kept in flight")
+    concurrency: int = Field(description="Requested: requests kept in flight (open loop: the cap, else the peak)")
+    arrival_rate_per_s: float | None = Field(
+        None, description="Open loop: the request rate asked (req/s), arrivals on the clock; None: closed loop"
+    )
     achieved_concurrency: float = Field(description="Measured: sum of request latencies / level duration")
     requests_completed: int
     requests_cut: int = Field(

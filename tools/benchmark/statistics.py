@@ -364,7 +364,9 @@ def level_result(
             itl.extend(itl_per_token(r["chunk_s"], r["chunk_tokens"]))
     output_tokens = sum(r["output_tokens"] or 0 for r in streamed)
     overall_tok_s = output_tokens / duration if duration > 0 else 0.0
-    bounds = steady_bounds(ok + cut, duration) if not failed else None
+    # Open loop holds no concurrency: its figure is the whole level's (tokens / first dispatch .. last response).
+    open_loop = (raw.get("rate") or {}).get("per_s")
+    bounds = steady_bounds(ok + cut, duration) if not failed and open_loop is None else None
     steady = window_tok_s(ok + cut, bounds) if bounds is not None else None
     in_flight_s = sum(r["end_s"] - r["start_s"] for r in ok + cut if r["end_s"] is not None)
     wall = duration / time_scale
@@ -380,6 +382,7 @@ def level_result(
     judged = len(ok) + len(failed)
     return LevelResult(
         concurrency=int(raw["concurrency"]),
+        arrival_rate_per_s=float(open_loop) / time_scale if open_loop is not None else None,
         achieved_concurrency=in_flight_s / duration if duration > 0 else 0.0,
         requests_completed=len(ok),
         requests_cut=len(cut),

@@ -85,7 +85,8 @@ def prompt_config(args: BenchmarkArgs) -> tuple[dict[str, Any], str]:
     return {"kind": "texts", "texts": texts}, " + ".join(f"{s.name} (prompts/acceptance)" for s in sets)
 
 
-def client_config(args: BenchmarkArgs, base_url: str) -> dict[str, Any]:
+def client_config(args: BenchmarkArgs, base_url: str, time_scale: float = 1.0) -> dict[str, Any]:
+    """The client's input; `time_scale` turns open-loop rates (modelled requests/s) into the host's wall clock."""
     prompts, _ = prompt_config(args)
     return {
         "base_url": base_url,
@@ -96,7 +97,9 @@ def client_config(args: BenchmarkArgs, base_url: str) -> dict[str, Any]:
         "ignore_eos": args.ignore_eos,
         "temperature": args.temperature,
         "request_timeout_s": args.request_timeout_s,
-        "levels": [
+        "levels": _open_levels(args, time_scale)
+        if args.rates
+        else [
             {
                 "concurrency": c,
                 "num_requests": args.requests_at(c),
@@ -108,6 +111,22 @@ def client_config(args: BenchmarkArgs, base_url: str) -> dict[str, Any]:
             for c in args.levels
         ],
     }
+
+
+def _open_levels(args: BenchmarkArgs, time_scale: float) -> list[dict[str, Any]]:
+    """One open-loop level per rate: arrivals on the clock (seeded), at most levels[0] in flight."""
+    return [
+        {
+            "rate": {"kind": args.arrival, "per_s": rate * time_scale, "seed": args.seed},
+            "max_concurrency": args.levels[0],
+            "num_requests": args.requests_per_level,
+            "duration_s": args.duration_s,
+            "end": args.end,
+            "warmup_requests": args.warmup_requests,
+            "flush_cache": args.flush_cache,
+        }
+        for rate in args.rates or []
+    ]
 
 
 def _upload_client(ctx: ToolContext) -> str:
@@ -418,8 +437,15 @@ def _method(args: BenchmarkArgs, api: str, prompts: str) -> str:
     where = (
         "on the host (python3, standard library client)" if args.client == "host" else "here, through a port forward"
     )
+    loop = (
+        f"Open loop, {args.arrival} arrivals at {', '.join(f'{r:g}' for r in args.rates)} requests/s (one level each, "
+        f"seed {args.seed}), at most {args.levels[0]} in flight, {per_level}; a level's tok/s is over the whole level "
+        "(no concurrency is held)"
+        if args.rates
+        else f"Closed loop, C requests in flight, {per_level}, levels {args.levels}"
+    )
     return (
-        f"Closed loop, C requests in flight, {per_level}, levels {args.levels}; prompts: {prompts}; "
+        f"{loop}; prompts: {prompts}; "
         f"max_tokens {args.output_len}, ignore_eos {args.ignore_eos}, temperature {args.temperature:g}, streamed over "
         f"{'native /generate' if api == 'sglang' else '/v1/completions'}. {args.warmup_requests} warm-up request(s) per "
         f"level are excluded{'; /flush_cache before each level' if args.flush_cache else ''}. Output tokens are the "
@@ -452,11 +478,11 @@ def _accept_method(api: str) -> str:
 
 @tool("benchmark", mutates=False, view=benchmark_view)  # the model sees a per-level table (for_model.py)
 def run_benchmark(ctx: ToolContext, args: BenchmarkArgs) -> BenchmarkResult:
-    """Closed-loop concurrency sweep against the server on `port`, the client on the host: per level tok/s with
-    its 95% interval, TTFT and TPOT, accept length and failures. A level the server died or hung in is marked
-    not valid, with the cause from the server's log and a remedy; the sweep stops there.
+    """Closed-loop concurrency sweep (or open-loop `rates`) against the server on `port`, the client on the host:
+    per level tok/s with its 95% interval, TTFT and TPOT, accept length and failures. A level the server died or
+    hung in is marked not valid, with the cause from the server's log and a remedy; the sweep stops there.
     """
-    return run_sweep(ctx, args)
+    return run_sweep(ctx, args, targets=args.goodput_targets)
 
 
 def run_sweep(
@@ -473,15 +499,15 @@ def run_sweep(
             mark_failed=lambda level, failure, cap: failed_level(level, failure, args.port, cap),
         )
         return _bench_serving_warnings(args, checked)
+    scale = simulated_scales(ctx.host).time_scale
     try:
         with server_url(ctx.host, args.port, args.client) as url:
-            raw = run_client(ctx, args, client_config(args, url))
+            raw = run_client(ctx, args, client_config(args, url, scale))
     except ConnectionDropped as exc:
         raise HostUnavailable(
             f"the connection to {ctx.host.spec} dropped during the benchmark and did not come back: {exc}",
             remedy="check the host is reachable, then run the benchmark again",
         ) from None
-    scale = simulated_scales(ctx.host).time_scale
     info = raw.get("server_info") or {}
     cap = info.get("max_running_requests") if isinstance(info.get("max_running_requests"), int) else None
     levels = []
@@ -511,7 +537,7 @@ def run_sweep(
         levels=levels,
         best_output_tok_s=best.output_tok_s,
         best_at_concurrency=best.concurrency,
-        levels_not_run=list(args.levels[len(levels) :]),
+        levels_not_run=[] if args.rates else list(args.levels[len(levels) :]),
         method=_method(args, raw["api"], prompts) + goodput_method(targets) + time_scale_note(scale),
         warnings=_warnings(args, raw, levels) + _not_run_warning(args.levels[len(levels) :], levels),
         time_scale=scale,
