@@ -14,6 +14,7 @@ class FaultName(StrEnum):
     BROKEN_CLI = "broken_cli"
     GATED_REPO = "gated_repo"
     MISSING_REPO = "missing_repo"
+    DATASETS_MISSING = "datasets_missing"
     HUB_THROTTLE = "hub_throttle"
     SLOW_DOWNLOAD = "slow_download"
     DOWNLOAD_CUT = "download_cut"

@@ -47,6 +47,17 @@ class MissingRepo(_Fault):
     repo_id: str
 
 
+class DatasetsMissing(_Fault):
+    """The Hub serves no dataset repo (404 RepoNotFound on the dataset routes; with `repo_id`, that one only), so
+    the standard datasets cannot be fetched; model repos are served as usual. Read by the Hub emulator."""
+
+    name: Literal[FaultName.DATASETS_MISSING] = FaultName.DATASETS_MISSING
+    repo_id: str | None = Field(default=None, description="The one dataset repo missing; None: every dataset repo")
+
+    def covers(self, repo_id: str) -> bool:
+        return self.repo_id is None or self.repo_id == repo_id
+
+
 class HubThrottle(_Fault):
     """The first `requests` Hub requests get 429 with Retry-After. Read by the Hub emulator."""
 
@@ -161,6 +172,7 @@ Fault = Annotated[
     | BrokenCli
     | GatedRepo
     | MissingRepo
+    | DatasetsMissing
     | HubThrottle
     | SlowDownload
     | DownloadCut

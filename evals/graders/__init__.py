@@ -6,9 +6,11 @@ GRADERS   every deterministic grader, in the order tables show them
 from __future__ import annotations
 
 from ._base import Grader, Verdict
+from .acceptance_per_dataset import AcceptancePerDataset
 from .algorithm_chosen import AlgorithmChosen
 from .best_baseline import BestBaselinePerConcurrency
 from .budgets import BudgetsRespected
+from .crossover_bracketed import CrossoverBracketed
 from .disk_checked import DiskCheckedBeforeDownload
 from .host_left_clean import HostLeftClean
 from .no_question import NoQuestionAsked
@@ -32,6 +34,8 @@ GRADERS: tuple[type[Grader], ...] = (
     BestBaselinePerConcurrency,
     AlgorithmChosen,
     SettingsTried,
+    AcceptancePerDataset,
+    CrossoverBracketed,
     RecommendationFollowsMeasurements,
     NoRepeatedFailure,
     BudgetsRespected,

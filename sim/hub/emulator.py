@@ -14,7 +14,8 @@ serves `fixtures` (model repos) on the model routes and `datasets` (dataset repo
 by default the shipped ones: fixtures.load_dataset_fixtures) on the dataset routes.
 Tokens follow the rule in tokens.py. Faults (specops.sim.faults) are applied here;
 their counters (requests throttled, downloads cut) live as long as the emulator.
-GatedRepo and MissingRepo name a repo id and apply in both namespaces.
+GatedRepo and MissingRepo name a repo id and apply in both namespaces; DatasetsMissing
+applies to dataset repos only.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from aiohttp import web
 from pydantic import BaseModel
 
 from ..faults import (
+    DatasetsMissing,
     DownloadCut,
     Fault,
     FaultName,
@@ -183,8 +185,12 @@ class HubEmulator:
     def _is_gated(self, repo: FixtureRepo) -> bool:
         return repo.gated or any(isinstance(f, GatedRepo) and f.repo_id == repo.repo_id for f in self.faults)
 
-    def _is_missing(self, repo_id: str) -> bool:
-        return any(isinstance(f, MissingRepo) and f.repo_id == repo_id for f in self.faults)
+    def _is_missing(self, repo_id: str, repo_type: RepoType) -> bool:
+        return any(
+            (isinstance(f, MissingRepo) and f.repo_id == repo_id)
+            or (isinstance(f, DatasetsMissing) and repo_type == "dataset" and f.covers(repo_id))
+            for f in self.faults
+        )
 
     def _find(self, request: web.Request, repo_type: RepoType) -> tuple[FixtureRepo, FixtureRevision] | web.Response:
         """The repo and revision a request names, or the error the Hub answers."""
@@ -194,7 +200,7 @@ class HubEmulator:
         repo_id = f"{request.match_info['org']}/{request.match_info['name']}"
         repos = self.datasets if repo_type == "dataset" else self.fixtures
         repo = repos.get(repo_id)
-        if repo is None or self._is_missing(repo_id):
+        if repo is None or self._is_missing(repo_id, repo_type):
             return errors.repo_not_found(authenticated=caller is not Caller.ANONYMOUS)
         rev = request.match_info.get("rev")
         try:
