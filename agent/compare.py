@@ -26,8 +26,8 @@ from .report.servers import ServerTimeline
 
 COMPARE_TOOL = "compare"
 COMPARE_DESCRIPTION = (
-    "Per concurrency, this run's best speculative against its best autoregressive benchmark: the speedup with its "
-    "95% interval, the report's verdict, and the crossover. Runs nothing on the host."
+    "Per concurrency, this run's best speculative against its best autoregressive benchmark: speedup, 95% interval, "
+    "verdict and crossover, as the report will say. Runs nothing on the host."
 )
 TIE_RULE = "a level is a tie when the speedup's 95% interval includes 1 (or cannot be bounded)"
 

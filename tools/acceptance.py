@@ -169,8 +169,7 @@ class AcceptanceArgs(BaseModel):
     )
     thinking: Thinking = Field(
         "auto",
-        description="auto: on and off when the chat template has a thinking switch, else raw (prompt_template only); "
-        "on / off / both: through the chat template",
+        description="auto: on and off where the chat template switches thinking, else raw text",
     )
     break_even_accept_length: float | None = Field(
         None, ge=1.0, le=64.0, description="The tau the drafter needs to beat the baseline (e.g. from TPOT ratios)"
@@ -400,6 +399,11 @@ def _shipped(category: Category, count: int | None) -> PromptSource:
     )
 
 
+def _named(name: str, what: str) -> str:
+    """`what` led by the dataset's name once (the datasets' errors already start with it)."""
+    return what if what.startswith(f"{name}:") else f"{name}: {what}"
+
+
 def prompt_sources(ctx: ToolContext, args: AcceptanceArgs, notes: list[str]) -> dict[str, PromptSource]:
     """The prompts per set asked for: each standard dataset fetched on the host, or in its place (with a note) the
     shipped set of its kind; the shipped sets asked for by name."""
@@ -411,7 +415,7 @@ def prompt_sources(ctx: ToolContext, args: AcceptanceArgs, notes: list[str]) -> 
     stand_ins = {f.name: standard_dataset(f.name).category for f in loaded.failures}
     for failure in loaded.failures:
         notes.append(
-            f"{failure.name}: {failure.error.what}; measured on the shipped {stand_ins[failure.name]} set instead "
+            f"{_named(failure.name, failure.error.what)}; measured on the shipped {stand_ins[failure.name]} set instead "
             "(the offline fallback): its figures do not compare with a model card's"
         )
     sources: dict[str, PromptSource] = {}
@@ -469,10 +473,16 @@ ACCEPTANCE_COLUMNS = (
 
 
 def acceptance_view(result: AcceptanceResult) -> dict[str, Any]:
-    """Each category as a row of the figures compared (per-request extremes and counts stay in the transcript)."""
+    """Each dataset as a row of the figures compared, to two decimals (per-request extremes, counts, histograms and
+    every digit stay in the transcript)."""
+
+    def rounded(value: Any) -> Any:
+        if isinstance(value, float):
+            return round(value, 2)
+        return [rounded(v) for v in value] if isinstance(value, tuple | list) else value
 
     def row(c: CategoryAcceptance) -> list[Any]:
-        return [getattr(c, column) for column in ACCEPTANCE_COLUMNS]
+        return [rounded(getattr(c, column)) for column in ACCEPTANCE_COLUMNS]
 
     shown = result.model_dump(
         mode="json",
@@ -497,8 +507,8 @@ def acceptance_view(result: AcceptanceResult) -> dict[str, Any]:
 
 @tool("acceptance", mutates=False, view=acceptance_view)
 def measure_acceptance(ctx: ToolContext, args: AcceptanceArgs) -> AcceptanceResult:
-    """Acceptance length (tau) of the speculative server on `port` per dataset and overall, request mean and token
-    weighted with 95% intervals, and a warning when tau is too low to pay off. Thinking on and off apart.
+    """Acceptance length (tau) of the speculative server on `port` per dataset and overall (request mean and token
+    weighted, 95% intervals; thinking on and off apart); warns when tau is too low to pay off.
     """
     notes: list[str] = []
     sets = prompt_sources(ctx, args, notes)

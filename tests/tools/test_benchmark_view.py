@@ -59,7 +59,7 @@ def test_a_row_per_level_with_flags_and_each_warning_kind_once():
     assert rows[3]["flags"].startswith("INVALID: the server died") and "failures" in rows[3]["flags"]
     busy = [w for w in view["warnings"] if "client was busy" in w]
     assert len(busy) == 1 and busy[0].startswith("C=64, C=256: the client was busy (CPU 41%")
-    assert "levels not run: C=1024" in view["warnings"] and view["best"] == {"tok_s": 1280.0, "at_C": 256}
+    assert "levels not run: C=1024" in view["warnings"] and "best" not in view  # the rows show it
 
 
 def test_an_autoregressive_sweep_has_no_accept_column():

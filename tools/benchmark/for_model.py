@@ -29,7 +29,6 @@ def benchmark_view(result: BenchmarkResult) -> dict[str, Any]:
         "speculative": result.speculative_algorithm,
         "columns": " ".join(columns),
         "levels": [_row(level, speculative) for level in result.levels],
-        "best": {"tok_s": _tenth(result.best_output_tok_s), "at_C": result.best_at_concurrency},
         "warnings": _warnings(result),
     }
 

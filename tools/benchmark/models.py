@@ -34,7 +34,7 @@ class BenchmarkArgs(BaseModel):
     levels: list[Concurrency] = Field(min_length=1, max_length=32, description="Concurrency levels, run in this order")
     prompts: PromptSource = Field(
         "random",
-        description="random: input_len random token ids, new per level (no prefix-cache hits); or a prompt set",
+        description="random: input_len token ids, new per level (no prefix-cache hits); or a prompt set",
     )
     input_len: int = Field(512, ge=1, le=1_000_000, description="Prompt tokens, for random prompts")
     output_len: int = Field(256, ge=1, le=1_000_000, description="max_tokens per request")

@@ -187,9 +187,12 @@ def _warnings(args: BenchmarkArgs, raw: dict[str, Any], levels: list[LevelResult
             "higher max_running_requests if its memory allows"
         )
     notes.extend(level_notes(levels))
-    if info.get("speculative_algorithm") and any(level.accept_length is None for level in levels if level.valid):
+    # A timed level whose requests were all cut has none (SGLang reports spec_verify_ct when a request finishes):
+    # said only when no level has one, as the acceptance tool measures it anyway.
+    valid = [level for level in levels if level.valid]
+    if info.get("speculative_algorithm") and valid and all(level.accept_length is None for level in valid):
         notes.append(
-            "some levels have no accept length of their own (no spec_verify_ct, no /metrics counters): "
+            "the levels have no accept length of their own (no spec_verify_ct, no /metrics counters): "
             "api='sglang', enable_metrics, or the acceptance tool give it"
         )
     if args.flush_cache and any(level.cache_flushed is None for level in levels if level.valid):
@@ -252,8 +255,8 @@ def _busy_client_remedy(args: BenchmarkArgs, concurrency: int) -> str:
     if args.client == "local":
         where = "the client on the host (client='host', the default), not through the port forward"
     else:
-        where = f"C={concurrency} and up alone, nothing else running, or client='bench_serving'"
-    return f"TTFT/ITL are upper bounds (throughput holds); to measure them: {where}"
+        where = f"C={concurrency} and up alone, or client='bench_serving'"
+    return f"TTFT/ITL are upper bounds, throughput holds; measure them: {where}"
 
 
 def acceptance_warning(level: LevelResult, speculative: bool = True) -> str | None:
@@ -480,7 +483,7 @@ def _accept_method(api: str) -> str:
 def run_benchmark(ctx: ToolContext, args: BenchmarkArgs) -> BenchmarkResult:
     """Closed-loop concurrency sweep (or open-loop `rates`) against the server on `port`, the client on the host:
     per level tok/s with its 95% interval, TTFT and TPOT, accept length and failures. A level the server died or
-    hung in is marked not valid, with the cause from the server's log and a remedy; the sweep stops there.
+    hung in is marked invalid, with the cause and a remedy; the sweep stops there.
     """
     return run_sweep(ctx, args, targets=args.goodput_targets)
 

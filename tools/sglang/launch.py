@@ -66,9 +66,9 @@ class LaunchArgs(BaseModel):
 def launch_server(ctx: ToolContext, args: LaunchArgs) -> RunningServer:
     """Launch SGLang detached with this configuration and return once it is ready, with its id (s1, ...).
 
-    Refused before anything starts when the host's SGLang would refuse it (host_facts' `speculative` says what
-    each algorithm allows). A failed launch answers launch_failed with its cause (out_of_memory, port_in_use,
-    crash, ...), the log lines that show it and a remedy; nothing is left running.
+    Refused before anything starts when the host's SGLang would refuse it (see host_facts' `speculative`). A
+    failed launch answers launch_failed with its cause (out_of_memory, port_in_use, crash, ...), the log lines
+    that show it and a remedy; nothing is left running.
     """
     config = args.config
     caps = read_capabilities(ctx.host, python=args.python)

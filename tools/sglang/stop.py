@@ -128,7 +128,10 @@ def _target(ctx: ToolContext, args: StopArgs) -> tuple[DetachedProcess, int | No
 
 
 def stop_view(result: StopResult) -> dict[str, object]:
-    """What a planner checks after a stop; `was_running` only when it had already died."""
+    """What a planner checks after a stop: one word when all went as meant; else the port, the GPUs and
+    `was_running` (only when it had already died)."""
+    if result.port_free and result.gpu_released and result.was_running:
+        return {"stopped": result.server}
     return {
         "server": result.server,
         "port_free": result.port_free,
