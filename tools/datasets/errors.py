@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from ..download.causes import cause_in, clean
+from ..download.models import DownloadCause
 from ..errors import ErrorKind, ToolError
 
 OFFLINE_FALLBACK = "or measure on the shipped prompt sets (math, code, chat: the offline fallback)"
@@ -47,31 +49,25 @@ class DatasetsIncomplete(DatasetError):
     """Some of the datasets asked for did not load (raised on request: StandardPrompts.raise_for_failures)."""
 
 
-# What huggingface_hub prints (the `hf` CLI's one-line errors, the library's exception names), 0.x to 2.x.
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+# How a download's output reads (the `hf` CLI's one-line errors, the library's exceptions, 0.x to 2.x) is the
+# download tool's knowledge (tools/download/causes.py); a dataset adds only the ways a host fails to reach the Hub
+# at all (no name resolution, offline mode, a proxy or TLS failure) and a refused token.
 _UNREACHABLE = re.compile(
-    r"Connection refused|ConnectError|ConnectTimeout|Name or service not known|Temporary failure in name resolution"
-    r"|nodename nor servname|Network is unreachable|No route to host|Local entry not found|LocalEntryNotFoundError"
-    r"|offline mode|HF_HUB_OFFLINE|Max retries exceeded|ProxyError|SSLError|CERTIFICATE_VERIFY_FAILED"
-    r"|5[0-9][0-9] Server Error|Bad Gateway|Service Unavailable|Gateway Timeout"
+    r"Name or service not known|Temporary failure in name resolution|nodename nor servname|Network is unreachable"
+    r"|No route to host|Local entry not found|LocalEntryNotFoundError|offline mode|HF_HUB_OFFLINE|ProxyError"
+    r"|SSLError|CERTIFICATE_VERIFY_FAILED"
 )
+_BAD_TOKEN = re.compile(r"Invalid credentials|Invalid user token|401 Client Error: Unauthorized for url: \S+/whoami")
+# Unlike a model download (causes.py), a 401 on a dataset the catalog names is read as "not found": the datasets
+# are public, and the Hub answers 401 for a repo that does not exist to a caller without a token.
 _GATED = re.compile(
     r"GatedRepoError|requires approval|is restricted|Cannot access gated repo|403 Forbidden|403 Client Error"
 )
-_BAD_TOKEN = re.compile(r"Invalid credentials|Invalid user token|401 Client Error: Unauthorized for url: \S+/whoami")
 _NOT_FOUND = re.compile(
     r"RepositoryNotFoundError|RevisionNotFoundError|EntryNotFoundError|Repository Not Found|Entry not found"
-    r"|(Dataset|Repository|Model) '[^']+' not found|(File|Revision) not found in (dataset|repository)"
+    r"|(Dataset|Repository) '[^']+' not found|(File|Revision) not found in (dataset|repository)"
     r"|Revision not found|Invalid rev id|404 Client Error|401 Client Error"
 )
-_CLI_UNUSABLE = re.compile(
-    r"Usage: (hf|huggingface-cli)\b|Main commands:|no longer works|(hf|huggingface-cli|python3): not found"
-    r"|(hf|huggingface-cli|python3): command not found|No such command 'download'|No module named '?huggingface_hub"
-)
-
-
-def clean(text: str) -> str:
-    return _ANSI.sub("", text).replace("\r", "\n")
 
 
 def last_error_line(text: str) -> str:
@@ -85,7 +81,7 @@ def last_error_line(text: str) -> str:
 
 def cli_unusable(output: str, exit_code: int | None) -> bool:
     """The download command is not there or does not download (help text, a stub, no such program)."""
-    return exit_code == 127 or bool(_CLI_UNUSABLE.search(clean(output)))
+    return cause_in(clean(output), exit_code) is DownloadCause.CLI_UNUSABLE
 
 
 def download_error(
@@ -114,7 +110,7 @@ def download_error(
             remedy=f"check the Hub token the run uses (or run without one: these datasets are public), {OFFLINE_FALLBACK}",
             details=details,
         )
-    if _UNREACHABLE.search(text):
+    if _UNREACHABLE.search(text) or cause_in(text, exit_code) in (DownloadCause.PARTIAL, DownloadCause.THROTTLED):
         return DatasetHubUnreachable(
             f"{what}: the Hub does not answer the host ({evidence})",
             remedy=f"check the host's network, proxy and HF_ENDPOINT (and that HF_HUB_OFFLINE is unset), {OFFLINE_FALLBACK}",
