@@ -33,9 +33,14 @@ def accept(
     host: Annotated[str, typer.Option(help="local, ssh://user@host[:port], an inventory name, or sim:/path")] = "local",
     port: Annotated[int, typer.Option(help="The server's port on the host")] = 30000,
     category: Annotated[
-        list[str] | None, typer.Option("--category", help="math, code, chat (repeatable; default all)")
+        list[str] | None,
+        typer.Option(
+            "--category",
+            help="gsm8k, math500, humaneval, mbpp, mt-bench (fetched on the host), or the shipped math, code, chat "
+            "(repeatable; default the five datasets)",
+        ),
     ] = None,
-    prompts_per_category: Annotated[int | None, typer.Option(help="Use the first N prompts of each set")] = None,
+    prompts_per_category: Annotated[int | None, typer.Option(help="Use the first N prompts of each")] = None,
     max_new_tokens: Annotated[int, typer.Option(help="Tokens per answer")] = 1024,
     ignore_eos: Annotated[bool, typer.Option(help="Run every answer to max_new_tokens")] = False,
     concurrency: Annotated[int, typer.Option(help="Requests in flight")] = 8,
@@ -53,7 +58,7 @@ def accept(
     ] = "auto",
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON")] = False,
 ) -> None:
-    """Acceptance length per category and overall: request mean and token weighted, with 95% intervals."""
+    """Acceptance length per dataset and overall: request mean and token weighted, with 95% intervals."""
     fields = {"categories": category} if category else {}
     args = tool_args(
         AcceptanceArgs,
@@ -76,7 +81,7 @@ def accept(
         f"{result.host} port {result.port}  {result.speculative_algorithm} block {result.block_size}  "
         f"server {result.server_version}"
     )
-    typer.echo(f"{'category':<22} {'n':>4} {'request mean':>12} {'95% (t)':>14} {'token wtd':>10} {'95% (boot)':>14}")
+    typer.echo(f"{'dataset':<22} {'n':>4} {'request mean':>12} {'95% (t)':>14} {'token wtd':>10} {'95% (boot)':>14}")
     for row in acceptance_rows(result):
         typer.echo(
             f"{stat_label(row):<22} {row.prompts:>4} {row.request_mean:>12.3f} {_ci(row.request_mean_ci95):>14} "
