@@ -35,6 +35,8 @@ class ErrorKind(StrEnum):
     CONFIG_NOT_FOUND = "config_not_found"
     DATASET_UNAVAILABLE = "dataset_unavailable"
     DATASET_UNREADABLE = "dataset_unreadable"
+    GATEWAY_FAILED = "gateway_failed"
+    GATEWAY_NOT_INSTALLED = "gateway_not_installed"
     HOST_COMMAND_FAILED = "host_command_failed"
     HOST_UNAVAILABLE = "host_unavailable"
     HUB_UNAVAILABLE = "hub_unavailable"
