@@ -68,7 +68,7 @@ def sweep(ctx: ToolContext, name: str, options: argparse.Namespace) -> list:
         print(f"{name}: sweep took {time.monotonic() - started:.1f} s")
         return levels
     finally:
-        stop_server(ctx, StopArgs(server=server))
+        stop_server(ctx, StopArgs(server=server.id))
 
 
 def main() -> None:

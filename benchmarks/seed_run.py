@@ -7,8 +7,8 @@ other counted once), time waiting on the policy, and what is left, the
 harness's own time (planning the next step, recording, the report), also per
 model request; the quick run's time scale and how it was chosen (the world's
 calibration, sim/world/calibration.py). Then, from its report.json, every
-benchmark level's tok/s beside the simulator's truth (the eval grader's Truth)
-and its error against the TARGET, and a summary per kind (autoregressive,
+benchmark level's tok/s beside the simulator's truth (the eval grader's Truth: a
+speculative level's at the acceptance its own requests drew, replayed) and its error against the TARGET, and a summary per kind (autoregressive,
 speculative).
 
     .venv/bin/python benchmarks/seed_run.py [RUNS] [--keep DIR]
@@ -24,8 +24,9 @@ from pathlib import Path
 
 from specops.agent.report.schema import Report
 from specops.agent.run import RunOptions, run_goal
-from specops.evals.graders.numbers_match_truth import Truth
+from specops.evals.graders.numbers_match_truth import BenchmarkSweep, Truth, benchmark_sweeps
 from specops.transcripts import read_transcript
+from specops.transcripts.pairs import pair_tool_calls
 
 GOAL = "deploy and benchmark SubSir/Kimi-K2.6-DFlash-tmp-long"
 PROFILE = "seed-ct200"
@@ -44,10 +45,11 @@ def _merged_seconds(spans: list[tuple[float, float]]) -> float:
     return total
 
 
-def accuracy(report: Report) -> tuple[list[str], int, int]:
+def accuracy(report: Report, sweeps: dict[int, BenchmarkSweep]) -> tuple[list[str], int, int]:
     """One line per benchmark level (tok/s, truth, error, whether within TARGET), a summary line per kind; and
-    (levels within TARGET, levels)."""
-    rows = Truth.of(PROFILE, list(FAULTS)).row_errors(report)
+    (levels within TARGET, levels). `sweeps`: the run's benchmark calls, for a speculative level's own acceptance
+    (the grader's truth)."""
+    rows = Truth.of(PROFILE, list(FAULTS)).row_errors(report, sweeps)
     lines = [f"    {'config':<28}{'C':>5}{'tok/s':>10}{'truth':>10}{'error':>9}  target ±{TARGET:.0%}"]
     for rel, truth, row in sorted(rows, key=lambda r: (r[2].speculative, r[2].config, r[2].concurrency)):
         verdict = "ok" if abs(rel) <= TARGET else "MISS"
@@ -100,7 +102,7 @@ def one_run(root: Path, index: int) -> bool:
     sim = opened.sim if opened is not None else {}
     print(f"  time scale {sim.get('time_scale')}: {sim.get('time_scale_choice') or 'given'}")
     report = Report.model_validate_json((outcome.run_dir / "report.json").read_text())
-    lines, within, total = accuracy(report)
+    lines, within, total = accuracy(report, benchmark_sweeps(pair_tool_calls(events)))
     print(f"  tok/s vs the profile's truth, {within} of {total} levels within {TARGET:.0%}:")
     print("\n".join(lines))
     return within == total

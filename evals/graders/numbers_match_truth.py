@@ -8,27 +8,51 @@ back is left out (the server died or hung under load). The median error over the
 levels must be within the tolerance and the worst level within twice it, except a
 level measured under the truth where the benchmark tool flagged its own client as
 busy (a shared machine): a busy client measures less, never more. Acceptance is
-compared with the profile's mean lowered for answers that end at EOS (see
-eos_truncated), and each speculative benchmark level's own acceptance with what
+compared with the profile's accept lengths of the eval's categories' prompt kinds,
+token-weighted and lowered for answers that end at EOS (see eos_truncated; the
+mean over kinds where a category's kind is unknown), and each speculative benchmark level's own acceptance with what
 that level should measure (sim/serving/truth.py level_accept_length) within 0.05,
 or four standard errors where a short level's few requests are noisier. The report's flags are the policy's own figures that
 the evidence contradicts or does not support: any flag on a figure fails too.
+
+A speculative level's throughput truth is the step rate the profile gives at its
+concurrency times the tokens per verify step that level's own requests got. Each
+request accepts per its own tau (spread 0.35 around chat's 3.55: 10%), so a level
+of one request at a time, or of 32, gains several per cent off the mean, which is
+what the simulator serves and what the benchmark must measure. The simulator
+seeds each greedy request's draws from its seed and prompt, so the grader replays
+them (truth.replayed_verify_steps) for the prompts the benchmark client sent
+(random ids: its own rule, from the call's seed and the level's place in the
+sweep) up to the tokens each request streamed: the level's decode tokens over
+those steps. The replay checks itself against the verify steps the server
+reported for the level's finished requests; where it cannot be made (text
+prompts, sampling, no per-request record, a mismatch: another server seed) the
+truth is the kind's mean acceptance. Only the acceptance comes from the level:
+the step rate is the profile's, so a throughput measured off it still fails.
 """
 
 from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Any, cast
+
+from pydantic import ValidationError
 
 from specops.agent.report.schema import BenchmarkRow, ConfigTried, Report
 from specops.sim.faults import CudaGraphDrafter, parse_fault
 from specops.sim.profiles import load_profile
-from specops.sim.profiles.schema import Profile, ServingSpec
-from specops.sim.serving.performance import Launch, build_performance_model
-from specops.sim.serving.truth import level_accept_length, modelled_tok_s
-from specops.tools.acceptance import AcceptanceResult
-from specops.tools.benchmark.models import BenchmarkResult
+from specops.sim.profiles.schema import Profile, PromptKind, ServingSpec
+from specops.sim.serving.performance import Launch, build_performance_model, default_random_seed, ids_prompt_text
+from specops.sim.serving.truth import level_accept_length, modelled_tok_s, replayed_verify_steps
+from specops.tools.acceptance import AcceptanceResult, CategoryAcceptance
+from specops.tools.benchmark import stream_client
+from specops.tools.benchmark.models import BenchmarkArgs, BenchmarkResult, LevelResult
+from specops.tools.benchmark.sweep import prompt_config
+from specops.transcripts.pairs import ToolPair
 
 from ..evidence import RunEvidence
 from ._base import Grader, Verdict
@@ -37,6 +61,18 @@ from ._base import Grader, Verdict
 OUTLIER_FACTOR = 2.0
 # A benchmark level's own acceptance (counter differences over its requests) against the truth of that level.
 LEVEL_ACCEPTANCE_TOLERANCE = 0.05
+# The prompt kind (sim/serving/prompt_kind.py) of each acceptance category's prompts: the simulator classifies
+# each prompt by its words, and a dataset's prompts are its kind (the word problems of gsm8k read as math).
+CATEGORY_KIND: dict[str, PromptKind] = {
+    "gsm8k": "math",
+    "math500": "math",
+    "math": "math",
+    "humaneval": "code",
+    "mbpp": "code",
+    "code": "code",
+    "mt-bench": "chat",
+    "chat": "chat",
+}
 
 
 def eos_truncated(mean_accept: float, completion_tokens: int | None, answers: int | None) -> float:
@@ -51,6 +87,48 @@ def eos_truncated(mean_accept: float, completion_tokens: int | None, answers: in
     if not completion_tokens or not answers or mean_accept <= 0:
         return mean_accept
     return completion_tokens / (completion_tokens / mean_accept + answers / 2)
+
+
+@dataclass(frozen=True)
+class BenchmarkSweep:
+    """One benchmark call: what it asked and what it measured."""
+
+    args: BenchmarkArgs
+    result: BenchmarkResult
+
+    def level(self, concurrency: int) -> tuple[int, LevelResult] | None:
+        """The level at `concurrency` and its place in the sweep (what the client's prompts are drawn from)."""
+        if self.args.rates:
+            return None
+        for level in self.result.levels:
+            if level.concurrency == concurrency and concurrency in self.args.levels:
+                return self.args.levels.index(concurrency), level
+        return None
+
+    def prompt_ids(self, level_index: int, index: int) -> list[int] | None:
+        """The token ids the benchmark client sent as the level's `index`-th request (its own rule); None: text."""
+        prompts, _ = prompt_config(self.args)
+        if prompts.get("kind") != "random_ids":
+            return None
+        client = cast(Any, SimpleNamespace(config={"prompts": prompts}))
+        ids = stream_client.Client.prompt(client, level_index, index)
+        return ids if isinstance(ids, list) else None
+
+
+def benchmark_sweeps(steps: Iterable[ToolPair]) -> dict[int, BenchmarkSweep]:
+    """Each benchmark call that gave a result, by its result's transcript seq (what report rows cite)."""
+    sweeps: dict[int, BenchmarkSweep] = {}
+    for step in steps:
+        if step.tool != "benchmark" or step.result is None:
+            continue
+        result = step.result_as(BenchmarkResult)
+        try:
+            args = BenchmarkArgs.model_validate(step.call.args)
+        except ValidationError:
+            continue
+        if result is not None:
+            sweeps[step.result.seq] = BenchmarkSweep(args, result)
+    return sweeps
 
 
 @dataclass(frozen=True)
@@ -96,23 +174,71 @@ class Truth:
         )
         return launch, bool(spec and config.cuda_graphs and self.graphs_collapse)
 
-    def tok_s(self, config: ConfigTried, concurrency: int) -> float:
-        """The profile's tok/s for a report's `config` at `concurrency` (the playbook sweeps random ids: chat)."""
+    def tok_s(self, config: ConfigTried, concurrency: int, tokens_per_step: float | None = None) -> float:
+        """The profile's tok/s for a report's `config` at `concurrency`: at the tokens per verify step given (a
+        level's own, level_tokens_per_step), else the kind's mean (the playbook sweeps random ids: chat)."""
         launch, collapsed = self._launch(config)
         return modelled_tok_s(
-            self.serving_of(config), launch, concurrency, block_size=config.block_size or 1, collapsed=collapsed
+            self.serving_of(config),
+            launch,
+            concurrency,
+            block_size=config.block_size or 1,
+            collapsed=collapsed,
+            tokens_per_step=tokens_per_step,
         )
 
-    def row_errors(self, report: Report) -> list[tuple[float, float, BenchmarkRow]]:
+    def level_tokens_per_step(self, config: ConfigTried, concurrency: int, sweep: BenchmarkSweep) -> float | None:
+        """The decode tokens per verify step the requests of `sweep`'s level at `concurrency` got, replayed from the
+        simulator's seeded draws (module doc); None when it cannot be replayed or the replay disagrees with a verify
+        count the server reported."""
+        launch, collapsed = self._launch(config)
+        found = sweep.level(concurrency)
+        if not config.speculative or collapsed or found is None or sweep.args.temperature != 0.0:
+            return None
+        level_index, level = found
+        records = level.requests
+        if records is None:
+            return None
+        model = build_performance_model(self.serving_of(config), launch, config.block_size or 1)
+        seed = default_random_seed((config.algorithm or "").upper())  # the playbook leaves --random-seed unset
+        reported = records.spec_verify_ct or [None] * len(records.status)
+        tokens = steps = 0
+        for index, (out, status, verify) in enumerate(
+            zip(records.output_tokens, records.status, reported, strict=True)
+        ):
+            if status == "f" or not out:
+                continue
+            ids = sweep.prompt_ids(level_index, index)
+            if ids is None:
+                return None
+            replayed = replayed_verify_steps(model, ids_prompt_text(ids), out, random_seed=seed)
+            if replayed is None or (verify is not None and verify != replayed):
+                return None
+            tokens, steps = tokens + out - 1, steps + replayed
+        return tokens / steps if steps else None
+
+    def row_truth(self, config: ConfigTried, row: BenchmarkRow, sweeps: Mapping[int, BenchmarkSweep]) -> float:
+        """A row's truth: the mean over its sweeps of each level's (a row's tok/s is their mean)."""
+        truths = []
+        for seq in row.seqs:
+            sweep = sweeps.get(seq)
+            per_step = self.level_tokens_per_step(config, row.concurrency, sweep) if sweep is not None else None
+            truths.append(self.tok_s(config, row.concurrency, per_step))
+        return sum(truths) / len(truths) if truths else self.tok_s(config, row.concurrency)
+
+    def row_errors(
+        self, report: Report, sweeps: Mapping[int, BenchmarkSweep] | None = None
+    ) -> list[tuple[float, float, BenchmarkRow]]:
         """(relative error, truth tok/s, row) for each report row with a truth: a launched configuration's level
-        where no request failed and tokens came back (where the server died or hung says nothing of its speed)."""
+        where no request failed and tokens came back (where the server died or hung says nothing of its speed).
+        `sweeps` (benchmark_sweeps): the benchmark calls the rows cite, for a speculative level's own acceptance."""
         configs = launched_configs(report)
         errors = []
         for row in report.benchmarks:
             config = configs.get(row.config)
             if config is None or row.requests_failed or row.output_tok_s <= 0:
                 continue
-            truth = self.tok_s(config, row.concurrency)
+            truth = self.row_truth(config, row, sweeps or {})
             errors.append((row.output_tok_s / truth - 1, truth, row))
         return errors
 
@@ -130,6 +256,28 @@ class Truth:
         if truth is None:
             return None
         return truth, build_performance_model(self.serving_of(config), launch, config.block_size or 1).accept_spread
+
+    def acceptance_of_mix(self, config: ConfigTried, categories: list[CategoryAcceptance]) -> float | None:
+        """What an acceptance eval over these categories should measure overall, token-weighted: each category at
+        its prompt kind's accept length (at the launch's settings, the thinking-off table where it was off),
+        EOS-truncated over its own answers (eos_truncated); None when a category's kind is unknown or the launch
+        is not speculative (or collapsed: acceptance()'s 1.0 holds)."""
+        launch, collapsed = self._launch(config)
+        model = build_performance_model(self.serving_of(config), launch, config.block_size or 1)
+        if collapsed or model.accept_length is None or not categories:
+            return None
+        tokens = steps = 0.0
+        for category in categories:
+            kind = CATEGORY_KIND.get(category.category)
+            if kind is None or not category.completion_tokens:
+                return None
+            table = model.accept_length
+            if category.thinking == "off" and model.accept_length_thinking_off:
+                table = model.accept_length_thinking_off
+            accept = eos_truncated(table[kind], category.completion_tokens, category.prompts)
+            tokens += category.completion_tokens
+            steps += category.completion_tokens / accept
+        return tokens / steps if steps else None
 
     def acceptance(self, config: ConfigTried) -> float | None:
         """The profile's mean accept length for `config` (1.0 when its graphs collapsed); None: not speculative."""
@@ -194,13 +342,13 @@ def level_acceptance_errors(truth: Truth, report: Report, sweeps: dict[int, _Swe
     return out
 
 
-def _acceptance_counts(evidence: RunEvidence) -> tuple[int | None, int | None]:
-    """Completion tokens and answers behind the reported overall acceptance, from the acceptance tool's own result."""
+def _acceptance_result(evidence: RunEvidence) -> AcceptanceResult | None:
+    """The acceptance tool's last result: the counts behind the reported overall acceptance, and its categories."""
     for step in reversed(evidence.steps_of("acceptance")):
         result = step.result_as(AcceptanceResult)
         if result is not None:
-            return result.overall.completion_tokens, result.overall.prompts
-    return None, None
+            return result
+    return None
 
 
 @dataclass
@@ -226,7 +374,7 @@ class NumbersMatchTruth(Grader):
         configs = launched_configs(report)
         errors: list[tuple[float, str]] = []
         outliers_allowed: list[tuple[float, str]] = []  # under truth at a level the tool flagged client-limited
-        for rel, truth, row in sim_truth.row_errors(report):
+        for rel, truth, row in sim_truth.row_errors(report, benchmark_sweeps(evidence.steps)):
             item = (abs(rel), f"{row.config} C={row.concurrency}: {row.output_tok_s:.1f} vs {truth:.1f} tok/s")
             errors.append(item)
             if rel < 0 and row.client_limited:
@@ -254,9 +402,24 @@ class NumbersMatchTruth(Grader):
             config = configs.get(acceptance.config)
             accept_truth = sim_truth.acceptance(config) if config else None
             measured = acceptance.overall.token_weighted
-            if accept_truth is not None and accept_truth > 1.0:
-                counted = _acceptance_counts(evidence)
-                accept_truth = eos_truncated(accept_truth, *counted)
+            if config is not None and accept_truth is not None and accept_truth > 1.0:
+                result = _acceptance_result(evidence)
+                mix = (
+                    sim_truth.acceptance_of_mix(
+                        config, [c for c in result.categories if c.thinking == result.overall.thinking]
+                    )
+                    if result is not None
+                    else None
+                )
+                accept_truth = (
+                    mix
+                    if mix is not None
+                    else eos_truncated(
+                        accept_truth,
+                        result.overall.completion_tokens if result is not None else None,
+                        result.overall.prompts if result is not None else None,
+                    )
+                )
             if accept_truth is not None and abs(measured - accept_truth) > expect.acceptance_tolerance:
                 return Verdict.fail(
                     f"acceptance {measured:.2f} vs the profile's {accept_truth:.2f} (EOS-truncated; "

@@ -6,7 +6,10 @@ clock. When the event loop is late (busy writing streams), the engine runs every
 step that is due at once before yielding, so the token rate follows the model
 and not the machine's speed; a request's stream then carries all the tokens made
 since its last write in one chunk (as SGLang's detokenizer does when it falls
-behind). What a machine sustains is measured by benchmarks/serving_simulator_ceiling.py
+behind). Except when the batch grows past the most it has run since the engine
+was idle (a level opening: a burst of requests the server is slow to accept, which
+is this machine's time): then the owed steps are dropped, so each new request's
+first token is followed by a full step (_joined_on_time). What a machine sustains is measured by benchmarks/serving_simulator_ceiling.py
 (and at a quick run's start by sim/world/calibration.py, which picks the time scale).
 
 As in SGLang, the prefill pass samples a request's first token: a request of N
@@ -176,6 +179,7 @@ class Engine:
         self._wakeup = asyncio.Event()
         self._task: asyncio.Task | None = None
         self._clock = 0.0
+        self._peak_running = 0  # the most requests running since the engine was last idle
         self._steps = 0
         self._interval_tokens = 0
         self._interval_verify = 0
@@ -256,8 +260,11 @@ class Engine:
                 f"#queue-req: {len(self.waiting)},"
             )
 
-    def _join_prefilled(self, now: float) -> None:
+    def _join_prefilled(self, now: float) -> bool:
+        """Prefilled requests join the running batch with their first token; True when the batch grew past the
+        most it has run since the engine was last idle (a level opening, not a finished request's replacement)."""
         ready = [r for r in self.prefilling if r.prefill_done_at <= now]
+        grew = False
         if ready:
             wall = time.monotonic()
             for r in ready:
@@ -274,8 +281,24 @@ class Engine:
                 r.notify()
             ready = [r for r in ready if not r.finished]
             self.running.extend(ready)
+            if len(self.running) > self._peak_running:
+                self._peak_running, grew = len(self.running), True
             if self._on_running is not None:
                 self._on_running(len(self.running))
+        return grew
+
+    def _joined_on_time(self, grew: bool, loop: asyncio.AbstractEventLoop) -> None:
+        """Drop the steps owed when the batch grew past its peak (a burst of arrivals opening a level).
+
+        The server's handling of a burst of requests is this machine's time: while it accepts them the loop falls
+        behind, and catching up would run the owed steps at once, after which the last request's first token (made
+        on the late clock, delivered now) would be followed by its next step sooner than a step's time: a client
+        whose window opens at that first token would count steps made before it. So the clock moves to now: every
+        request of the grown batch sees its first token, then a full step. A replacement (the batch at or below its
+        peak) keeps the catch-up: the running requests' token rate follows the model, not this machine.
+        """
+        if grew:
+            self._clock = max(self._clock, loop.time())
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
@@ -285,12 +308,13 @@ class Engine:
                 await self._wakeup.wait()
                 if self.stalled:
                     continue
+                self._peak_running = 0
                 # From when the server received the first waiting request: its own handling is not modelled time.
                 self._clock = max(self._clock, min((r.arrived for r in self.waiting), default=loop.time()))
             now = loop.time()
             self._clock = max(self._clock, now - 1.0)  # never owe more than a second after idling
             self._admit(self._clock)
-            self._join_prefilled(self._clock)
+            self._joined_on_time(self._join_prefilled(self._clock), loop)
             if not self.running:
                 due = min(r.prefill_done_at for r in self.prefilling) if self.prefilling else now
                 self._clock = max(self._clock, due)
@@ -307,7 +331,7 @@ class Engine:
                 if self.stalled or not self.running:
                     break
                 self._admit(self._clock)
-                self._join_prefilled(self._clock)
+                self._joined_on_time(self._join_prefilled(self._clock), loop)
                 end = self._clock + self.model.step_time(len(self.running)) / self.time_scale
                 if end > loop.time():
                     break

@@ -30,6 +30,7 @@ from aiohttp import web
 from ...sglang_releases.facts import LATEST, ReleaseFacts, for_version
 from .engine import Engine, GenerationRequest
 from .metrics import render_metrics
+from .performance import ids_prompt_text, sampler_seed_material
 from .prompt_kind import classify_prompt, thinking_switched_off
 from .tokenizer import count_chat_tokens, count_text_tokens, message_text, synthetic_ids, synthetic_text
 
@@ -137,9 +138,7 @@ class Api:
         temperature = float(params.get("temperature", 1.0) if params.get("temperature") is not None else 1.0)
         greedy = temperature == 0.0 or params.get("top_k") == 1
         self._counter += 1
-        material: list[object] = [s.random_seed, prompt_text, temperature]
-        if not greedy:
-            material.append(self._counter)
+        material = sampler_seed_material(s.random_seed, prompt_text, temperature, None if greedy else self._counter)
         kind = classify_prompt(prompt_text)
         stop_after = None
         if not params.get("ignore_eos"):
@@ -541,7 +540,7 @@ class Api:
         reqs = []
         for item in items:
             if isinstance(item, list):
-                prompt_text, n = " ".join(map(str, item)), max(len(item), 1)
+                prompt_text, n = ids_prompt_text(item), max(len(item), 1)
             else:
                 prompt_text, n = str(item), count_text_tokens(str(item))
             reqs.append(self._new_request(prompt_text, n, params, 128))
@@ -623,7 +622,7 @@ class Api:
         prompt = body.get("prompt")
         if isinstance(prompt, list):
             if prompt and isinstance(prompt[0], int):
-                prompt_text, n = " ".join(map(str, prompt)), len(prompt)
+                prompt_text, n = ids_prompt_text(prompt), len(prompt)
             else:
                 prompt_text = "".join(map(str, prompt))
                 n = count_text_tokens(prompt_text)

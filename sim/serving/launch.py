@@ -46,7 +46,7 @@ from .memory import (
     default_mem_fraction_static,
     plan_memory,
 )
-from .performance import Launch, PerformanceModel, build_performance_model
+from .performance import Launch, PerformanceModel, build_performance_model, default_random_seed
 from .server_args import ServerArgs, parse_server_args
 from .spec_settings import canonical_algorithm
 from .speculative import (
@@ -381,7 +381,7 @@ class Launcher:
             if args.cuda_graph_max_bs > (args.max_running_requests or args.cuda_graph_max_bs):
                 args.cuda_graph_max_bs = args.max_running_requests
         if args.random_seed is None:
-            args.random_seed = 0 if spec is not None and spec.algorithm == "DFLASH" else 42
+            args.random_seed = default_random_seed(spec.algorithm if spec is not None else None)
         if args.served_model_name is None:
             args.served_model_name = args.model_path
         if args.tokenizer_path is None:

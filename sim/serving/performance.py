@@ -251,6 +251,27 @@ class SpeculativeStepTime:
         return n * self.tokens_per_step / self(n)
 
 
+def default_random_seed(speculative_algorithm: str | None) -> int:
+    """SGLang's --random-seed when the launch gives none, as the simulator resolves it (DFLASH: 0, else 42)."""
+    return 0 if speculative_algorithm == "DFLASH" else 42
+
+
+def ids_prompt_text(ids: Sequence[int]) -> str:
+    """The prompt text a request of token ids is to the simulator (what seeds its sampler and picks its kind)."""
+    return " ".join(map(str, ids))
+
+
+def sampler_seed_material(
+    random_seed: int, prompt_text: str, temperature: float, request_counter: int | None = None
+) -> list[object]:
+    """What seeds a request's acceptance (and natural answer length): greedy decoding of one prompt is the same every
+    time; a sampled request adds the server's request counter, so it differs from the last."""
+    material: list[object] = [random_seed, prompt_text, temperature]
+    if request_counter is not None:
+        material.append(request_counter)
+    return material
+
+
 class AcceptanceSampler:
     """Tokens gained per verify step for one request: 1 + Binomial(max_tokens - 1, p)."""
 

@@ -9,6 +9,15 @@ kind's (random token ids are chat to the simulator, its lowest acceptance). A
 drafter whose CUDA graphs collapsed accepts nothing: one token per verify step at
 the speculative step's cost.
 
+A benchmark level's own tokens per step. Each request accepts per its own tau, so a
+level of a few requests (C=1: one at a time; C=32: 1/sqrt(32) of the 10% spread)
+gains several per cent more or less than the kind's mean: real, and what the
+simulator serves. The draws are seeded from the server's seed and the prompt
+(greedy decoding), so replayed_verify_steps gives the exact steps each request
+took to make the tokens it streamed: the level's decode tokens (its first from
+the prefill left out: a level's window opens once every request has it) over
+those steps are the tokens per step its window saw, to put in modelled_tok_s.
+
 Acceptance of a benchmark level: what sum(completion_tokens) / sum(spec_verify_ct)
 over that level's requests comes to in expectation. Not the profile's mean itself:
 each request draws its own tau (mean accept_length[kind] at the launch's settings,
@@ -27,7 +36,8 @@ from statistics import NormalDist
 
 from ...sglang_releases.facts import ReleaseFacts
 from ..profiles.schema import PromptKind, ServingSpec
-from .performance import Launch, build_performance_model
+from .performance import Launch, PerformanceModel, build_performance_model, sampler_seed_material
+from .prompt_kind import classify_prompt, thinking_switched_off
 
 _QUADRATURE_POINTS = 81  # tau nodes over +-5 std-devs: far below the 0.005 the tests resolve
 
@@ -41,7 +51,11 @@ def modelled_tok_s(
     prompt_kind: PromptKind = "chat",
     collapsed: bool = False,
     release: ReleaseFacts | None = None,
+    tokens_per_step: float | None = None,
 ) -> float:
+    """Output tok/s of `concurrency` requests decoding together: the step rate at that batch times the tokens a
+    verify step gives each request, the mean accept length of `prompt_kind`, or `tokens_per_step` when the
+    requests' own are known (replayed_verify_steps)."""
     model = build_performance_model(serving, launch, block_size, collapsed=collapsed, release=release)
     tok_s = model.step_time.throughput(concurrency)
     mean = model.mean_accept_length
@@ -49,7 +63,32 @@ def modelled_tok_s(
         return tok_s
     if collapsed:
         return tok_s / mean
-    return tok_s * model.accept_length[prompt_kind] / mean
+    per_step = tokens_per_step if tokens_per_step is not None else model.accept_length[prompt_kind]
+    return tok_s * per_step / mean
+
+
+def replayed_verify_steps(
+    model: PerformanceModel, prompt_text: str, output_tokens: int, *, random_seed: int, temperature: float = 0.0
+) -> int | None:
+    """The verify steps the engine runs for a greedy request of `prompt_text` to make its first `output_tokens`
+    tokens (the first from the prefill; the step that reaches the count cut there, as the engine cuts it at
+    max_new_tokens). Exact, not expected: the sampler is seeded from the server's seed and the prompt
+    (performance.sampler_seed_material), so replaying it gives the draws the server made. None: not
+    speculative, or sampled (temperature > 0: the server's request counter seeds it too)."""
+    if temperature != 0.0:
+        return None
+    sampler = model.sampler(
+        classify_prompt(prompt_text),
+        sampler_seed_material(random_seed, prompt_text, temperature),
+        thinking_off=thinking_switched_off(prompt_text),
+    )
+    if sampler is None:
+        return None
+    made, steps = min(output_tokens, 1), 0
+    while made < output_tokens:
+        made += min(sampler.draw(), output_tokens - made)
+        steps += 1
+    return steps
 
 
 def expected_verify_steps(tau: float, block_size: int, output_tokens: int) -> float:
