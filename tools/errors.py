@@ -42,6 +42,7 @@ class ErrorKind(StrEnum):
     HUB_UNAVAILABLE = "hub_unavailable"
     INCOMPATIBLE_DRAFTER = "incompatible_drafter"
     INVALID_ARGUMENTS = "invalid_arguments"
+    INVALID_HOST_GROUP = "invalid_host_group"
     INVALID_INPUT = "invalid_input"
     LAUNCH_FAILED = "launch_failed"
     NO_CHAT_TEMPLATE = "no_chat_template"

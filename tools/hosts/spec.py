@@ -181,7 +181,7 @@ def _parse_ssh_url(spec: str) -> SshTarget:
     return SshTarget(hostname=hostname, user=user, port=port)
 
 
-def _inventory_path(inventory: str | Path | None) -> Path | None:
+def find_inventory(inventory: str | Path | None) -> Path | None:
     if inventory is not None:
         return Path(inventory).expanduser()
     if os.environ.get(INVENTORY_ENV):
@@ -195,7 +195,7 @@ def _named_spec(
 ) -> SshSpec:
     if not _NAME.match(name):  # its characters are checked: it starts with '.' or '-'
         raise _refused(name, 0, f"{_SPECS}; a host name starts with a letter, a digit or '_'")
-    inventory_path = _inventory_path(inventory)
+    inventory_path = find_inventory(inventory)
     if inventory_path is not None:
         entry = _inventory_entry(inventory_path, name)
         if entry is not None:
