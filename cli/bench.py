@@ -101,7 +101,12 @@ def bench(
     levels: Annotated[
         str, typer.Option(help="Concurrency levels, comma separated (e.g. 1,8,32)", callback=_check_levels)
     ] = "1,8,32,64",
-    prompts: Annotated[str, typer.Option(help="random, math, code, chat or acceptance-mix")] = "random",
+    prompts: Annotated[
+        str,
+        typer.Option(
+            help="random; gsm8k, math500, humaneval, mbpp or mt-bench (fetched on the host); math, code, chat or acceptance-mix"
+        ),
+    ] = "random",
     input_len: Annotated[int, typer.Option(help="Prompt tokens (random prompts)")] = 512,
     output_len: Annotated[int, typer.Option(help="Output tokens per request")] = 256,
     rounds: Annotated[int, typer.Option(help="Requests per level = rounds x concurrency")] = 3,

@@ -161,3 +161,17 @@ def test_open_loop_rates_arrive_on_the_clock_and_goodput_is_judged_against_the_t
         assert starts[-1] - starts[0] == pytest.approx(11 / level.arrival_rate_per_s, rel=0.05)
         assert level.good_requests == 0 and level.goodput_tok_s == 0.0
     assert result.goodput_targets.tpot_ms == 1.0 and "Open loop, constant arrivals at 4, 8 requests/s" in result.method
+
+
+def test_a_standard_dataset_fetched_on_the_host_is_the_benchmarks_prompts(sim_world):
+    args = BenchmarkArgs(levels=[4], prompts="mt-bench", output_len=32, requests_per_level=8, warmup_requests=0)
+    with reach(sim_world, "sim") as host:
+        server = launch(host, str(sim_world.layout.home), "logs/sglang-ep4-dataset.log", "--max-running-requests", "64")
+        try:
+            result = run_benchmark(ToolContext.for_host(host), args)
+        finally:
+            host.stop(server)
+    [level] = result.levels
+    assert level.requests_completed == 8 and level.requests_failed == 0
+    assert result.prompts.startswith("HuggingFaceH4/mt_bench_prompts (MT-Bench, split train)")
+    assert "raw text (no chat template)" in result.prompts and result.input_len is None

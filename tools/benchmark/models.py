@@ -16,7 +16,10 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from ..inputs import Concurrency, Port
 from .goodput import DEFAULT_GOODPUT_TARGETS, GoodputTargets
 
-PromptSource = Literal["random", "math", "code", "chat", "acceptance-mix"]
+# random token ids; a standard dataset fetched on the host (tools/datasets); a shipped prompt set, or all three.
+PromptSource = Literal[
+    "random", "gsm8k", "math500", "humaneval", "mbpp", "mt-bench", "math", "code", "chat", "acceptance-mix"
+]
 Api = Literal["auto", "sglang", "openai"]
 ClientPlace = Literal["host", "local", "bench_serving"]
 LevelEnd = Literal["window", "drain", "cut"]
@@ -34,7 +37,7 @@ class BenchmarkArgs(BaseModel):
     levels: list[Concurrency] = Field(min_length=1, max_length=32, description="Concurrency levels, run in this order")
     prompts: PromptSource = Field(
         "random",
-        description="random: input_len token ids, new per level (no prefix-cache hits); or a prompt set",
+        description="random: input_len token ids, new per level (no prefix-cache hits); or a dataset's prompts",
     )
     input_len: int = Field(512, ge=1, le=1_000_000, description="Prompt tokens, for random prompts")
     output_len: int = Field(256, ge=1, le=1_000_000, description="max_tokens per request")
@@ -116,6 +119,8 @@ class BenchmarkArgs(BaseModel):
             raise ValueError(f"levels repeat a concurrency: {self.levels}")
         if self.client == "bench_serving" and self.duration_s is not None:
             raise ValueError("sglang.bench_serving runs a request count, not a duration")
+        if self.client == "bench_serving" and self.prompts != "random":
+            raise ValueError("sglang.bench_serving runs random token ids here; prompt sets run on our client")
         return self
 
     def requests_at(self, concurrency: int) -> int | None:

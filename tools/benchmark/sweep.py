@@ -26,6 +26,7 @@ from specops.prompts.acceptance import CATEGORIES, load_prompt_set
 
 from ..acceptance import DEFAULT_MIN_USEFUL_ACCEPT_LENGTH
 from ..context import ToolContext
+from ..datasets import DATASET_NAMES, DatasetPrompts, load_standard_dataset
 from ..errors import HostUnavailable
 from ..hosts import ConnectionDropped, DetachedProcess, Host, HostError, LocalHost, PortNotListening
 from ..registry import tool
@@ -67,13 +68,16 @@ def server_url(host: Host, port: int, where: str) -> Iterator[str]:
         ) from None
 
 
-def prompt_config(args: BenchmarkArgs) -> tuple[dict[str, Any], str]:
-    """The client's prompt settings, and how the result names them."""
+def prompt_config(args: BenchmarkArgs, dataset: DatasetPrompts | None = None) -> tuple[dict[str, Any], str]:
+    """The client's prompt settings, and how the result names them; `dataset`: the standard dataset args.prompts
+    names, as fetched on the host (fetch_dataset)."""
     if args.prompts == "random":
         return (
             {"kind": "random_ids", "input_len": args.input_len, "seed": args.seed},
             f"random token ids, exactly {args.input_len} per prompt, new at every level (seed {args.seed})",
         )
+    if dataset is not None:
+        return {"kind": "texts", "texts": dataset.prompts}, f"{dataset.source}; sent as raw text (no chat template)"
     categories = CATEGORIES if args.prompts == "acceptance-mix" else (args.prompts,)
     sets = [load_prompt_set(c) for c in categories]
     # Interleaved, so that any prefix of the requests mixes the categories evenly.
@@ -85,9 +89,17 @@ def prompt_config(args: BenchmarkArgs) -> tuple[dict[str, Any], str]:
     return {"kind": "texts", "texts": texts}, " + ".join(f"{s.name} (prompts/acceptance)" for s in sets)
 
 
-def client_config(args: BenchmarkArgs, base_url: str, time_scale: float = 1.0) -> dict[str, Any]:
+def fetch_dataset(ctx: ToolContext, args: BenchmarkArgs) -> DatasetPrompts | None:
+    """The standard dataset args.prompts names, fetched and read on the host (its usual sample count of rows);
+    None for random ids or a shipped set. A dataset the host cannot fetch is its typed error (tools/datasets)."""
+    return load_standard_dataset(ctx, args.prompts) if args.prompts in DATASET_NAMES else None
+
+
+def client_config(
+    args: BenchmarkArgs, base_url: str, time_scale: float = 1.0, dataset: DatasetPrompts | None = None
+) -> dict[str, Any]:
     """The client's input; `time_scale` turns open-loop rates (modelled requests/s) into the host's wall clock."""
-    prompts, _ = prompt_config(args)
+    prompts, _ = prompt_config(args, dataset)
     return {
         "base_url": base_url,
         "api": args.api,
@@ -503,9 +515,10 @@ def run_sweep(
         )
         return _bench_serving_warnings(args, checked)
     scale = simulated_scales(ctx.host).time_scale
+    dataset = fetch_dataset(ctx, args)
     try:
         with server_url(ctx.host, args.port, args.client) as url:
-            raw = run_client(ctx, args, client_config(args, url, scale))
+            raw = run_client(ctx, args, client_config(args, url, scale, dataset))
     except ConnectionDropped as exc:
         raise HostUnavailable(
             f"the connection to {ctx.host.spec} dropped during the benchmark and did not come back: {exc}",
@@ -523,7 +536,7 @@ def run_sweep(
         speculative = bool(info.get("speculative_algorithm"))
         levels.append(level.model_copy(update={"warnings": level_warnings(args, level, speculative)}))
     best = max([level for level in levels if level.valid] or levels, key=lambda level: level.output_tok_s)
-    _, prompts = prompt_config(args)
+    _, prompts = prompt_config(args, dataset)
     return BenchmarkResult(
         host=ctx.host.spec,
         port=args.port,

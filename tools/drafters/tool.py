@@ -213,7 +213,7 @@ def _settle(asked: Algorithm | None, drafter: ModelConfigFacts | None) -> tuple[
 @tool("read_drafter_config", mutates=False, view=drafter_config_view)
 def read_drafter_config(ctx: ToolContext, args: ReadDrafterConfigArgs) -> DrafterConfig:
     """The drafter's config (host disk or Hub): the algorithm it needs, the model it was trained for, its settings
-    and SGLang's defaults; checked against the target. NotADrafter, IncompatibleDrafter: what SGLang would do."""
+    and SGLang's defaults; checked against the target as SGLang would."""
     endpoint = host_hub_endpoint(ctx.host)
     notes: list[str] = []
     release = _host_release(ctx, notes)
