@@ -62,7 +62,11 @@ def test_bench_levels_are_refused_naming_the_flag(levels, words):
         (["bench", "--port", "abc"], "--port: should be a valid integer"),
         (["bench", "--rounds", "0"], "--rounds: should be greater than or equal to 1 (got 0)"),
         (["bench", "--requests", "5", "--duration", "3"], "give --requests or --duration, not both"),
-        (["accept", "--category", "poetry"], "--category item 1: should be 'math', 'code' or 'chat' (got 'poetry')"),
+        (
+            ["accept", "--category", "poetry"],
+            "--category item 1: should be 'gsm8k', 'math500', 'humaneval', 'mbpp', 'mt-bench', 'math', 'code' or "
+            "'chat' (got 'poetry')",
+        ),
         (["accept", "--concurrency", "0"], "--concurrency: should be greater than or equal to 1 (got 0)"),
         (["bench", "--levls", "1"], "No such option: --levls"),
         (["eval", "--repeat", "0"], "--repeat: should be greater than or equal to 1"),
