@@ -194,8 +194,3 @@ def test_open_loop_and_goodput_arguments_are_checked_before_anything_runs():
     ):
         with pytest.raises(ValidationError):
             BenchmarkArgs(**bad)
-
-
-def test_sglang_bench_serving_is_refused_prompt_sets_it_would_not_send():
-    with pytest.raises(ValidationError):
-        BenchmarkArgs(levels=[1], prompts="gsm8k", client="bench_serving", requests_per_level=4)

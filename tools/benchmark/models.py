@@ -119,8 +119,6 @@ class BenchmarkArgs(BaseModel):
             raise ValueError(f"levels repeat a concurrency: {self.levels}")
         if self.client == "bench_serving" and self.duration_s is not None:
             raise ValueError("sglang.bench_serving runs a request count, not a duration")
-        if self.client == "bench_serving" and self.prompts != "random":
-            raise ValueError("sglang.bench_serving runs random token ids here; prompt sets run on our client")
         return self
 
     def requests_at(self, concurrency: int) -> int | None:
