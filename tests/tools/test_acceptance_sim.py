@@ -9,8 +9,6 @@ the standard datasets as the host fetches them from the Hub emulator (its fixtur
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from specops.prompts.acceptance import CATEGORIES, load_prompt_set
@@ -20,7 +18,7 @@ from specops.tools.acceptance import AcceptanceArgs, NotSpeculative, measure_acc
 from specops.tools.context import ToolContext
 from specops.tools.datasets import DATASET_NAMES, STANDARD_DATASETS, load_standard_prompts, standard_dataset
 
-from .worlds import BACKENDS, reach, start_world
+from .worlds import BACKENDS, reach, start_world, wait_until_ready
 
 pytestmark = pytest.mark.timeout(120)
 TIME_SCALE = 50.0
@@ -53,11 +51,7 @@ def _launch(host, home: str, *extra: str):
         ],
         log_path="logs/sglang.log",
     )
-    deadline = time.monotonic() + 30
-    while "The server is fired up and ready to roll!" not in host.tail("logs/sglang.log", 200):
-        assert host.is_running(server) and time.monotonic() < deadline, host.tail("logs/sglang.log", 60)
-        time.sleep(0.05)
-    return server
+    return wait_until_ready(host, server, "logs/sglang.log")
 
 
 @pytest.fixture(scope="module")

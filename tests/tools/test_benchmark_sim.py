@@ -10,8 +10,6 @@ steady window (the ramp at a level's start, ~1 request per 2 ms, is left out).
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from specops.sim.profiles import load_profile
@@ -20,7 +18,7 @@ from specops.tools.benchmark import BenchmarkArgs, run_benchmark
 from specops.tools.benchmark.sweep import client_config, run_client, server_url
 from specops.tools.context import ToolContext
 
-from .worlds import reach, start_world
+from .worlds import reach, start_world, wait_until_ready
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.serial]
 
@@ -56,11 +54,7 @@ def launch(host, home: str, log: str, *extra: str, port: int = 30000):
         ],
         log_path=log,
     )
-    deadline = time.monotonic() + 30
-    while "The server is fired up and ready to roll!" not in host.tail(log, 200):
-        assert host.is_running(server) and time.monotonic() < deadline, host.tail(log, 60)
-        time.sleep(0.05)
-    return server
+    return wait_until_ready(host, server, log)
 
 
 @pytest.fixture(scope="module")

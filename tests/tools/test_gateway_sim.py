@@ -10,8 +10,6 @@ URL nothing answers at is gateway_failed naming that worker, with no router left
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from specops.tools.benchmark import BenchmarkArgs, run_benchmark
@@ -29,7 +27,7 @@ from specops.tools.gateway import (
 from specops.tools.hosts import PortNotListening
 from specops.tools.sglang.server_http import get_text, parse_metrics
 
-from .worlds import reach, start_world
+from .worlds import reach, start_world, wait_until_ready
 
 pytest.importorskip("sglang_router", reason="needs sglang-router (the `test` extra installs it)")
 pytestmark = [pytest.mark.timeout(180), pytest.mark.serial]
@@ -61,11 +59,7 @@ def launch(host, port: int, mem_fraction: str):
         ],
         log_path=log,
     )
-    deadline = time.monotonic() + 60
-    while "The server is fired up and ready to roll!" not in host.tail(log, 200):
-        assert host.is_running(server) and time.monotonic() < deadline, host.tail(log, 60)
-        time.sleep(0.05)
-    return server
+    return wait_until_ready(host, server, log, timeout_s=60)
 
 
 @pytest.fixture(scope="module")

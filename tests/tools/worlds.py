@@ -11,6 +11,7 @@ on sim:, ssh:// and local. Tests that need faults start their own world with
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -18,7 +19,7 @@ import pytest
 
 from specops.sim.world.world import SimWorld
 from specops.tools.context import ToolContext
-from specops.tools.hosts import Host, LocalHost, open_host
+from specops.tools.hosts import DetachedProcess, Host, LocalHost, open_host
 
 from .sshd import require_sshd
 
@@ -83,3 +84,15 @@ def host(request, world) -> Iterator[Host]:
 @pytest.fixture(scope="module")
 def ctx(host) -> ToolContext:
     return ToolContext.for_host(host)
+
+
+SGLANG_READY = "The server is fired up and ready to roll!"
+
+
+def wait_until_ready(host: Host, server: DetachedProcess, log: str, timeout_s: float = 30) -> DetachedProcess:
+    """`server` once its log says SGLang is ready; fails with the log's tail if it exits or takes too long."""
+    deadline = time.monotonic() + timeout_s
+    while SGLANG_READY not in host.tail(log, 200):
+        assert host.is_running(server) and time.monotonic() < deadline, host.tail(log, 60)
+        time.sleep(0.05)
+    return server
