@@ -126,7 +126,8 @@ def chunks_within(request: dict) -> bool:
 def test_the_default_worker_count_grows_with_concurrency_and_cores_but_not_past_them():
     assert stream_client.default_workers(1, cpus=64) == 1
     assert stream_client.default_workers(8, cpus=64) == 1
-    assert stream_client.default_workers(32, cpus=2) == 1  # two cores: one for the client, one for the server
+    assert stream_client.default_workers(32, cpus=2) == 2  # two cores: two, each stamping half a step's chunks
+    assert stream_client.default_workers(32, cpus=1) == 1
     assert stream_client.default_workers(32, cpus=16) == 4
     assert stream_client.default_workers(512, cpus=128) == stream_client.MAX_WORKERS
     client = stream_client.Client({"base_url": "http://127.0.0.1:1", "workers": 8})
@@ -153,7 +154,10 @@ def test_several_workers_give_the_output_of_one_with_the_same_totals(server):
         assert all(r["error"] is None and r["finished"] and not r["cut"] for r in requests)
         assert sum(r["output_tokens"] for r in requests) == 12 * OUTPUT
         assert all(sum(r["chunk_tokens"]) == OUTPUT and len(r["chunk_s"]) == OUTPUT // PER_CHUNK for r in requests)
-        assert [r["start_s"] for r in requests] == sorted(r["start_s"] for r in requests)
+        # In the order they were issued (their prompts' order): two processes can start consecutive ones a hair
+        # apart in the other order, never further.
+        starts = [r["start_s"] for r in requests]
+        assert all(later > earlier - 0.01 for earlier, later in zip(starts, starts[1:], strict=False))
         assert sum(w["requests"] for w in level["workers"]) == 12
         assert sum(w["concurrency"] for w in level["workers"]) == 4
         # The client's load is every process's: the sum, and the busiest one alone.
@@ -331,3 +335,34 @@ def test_a_cut_heard_late_drops_the_chunks_read_after_it():
     assert record.output_tokens == 8 and not record.finished
     record.trim(11.0)  # nothing after it: unchanged
     assert record.output_tokens == 8 and record.chunk_times == [10.1, 10.2]
+
+
+def test_a_trimmed_record_keeps_the_verify_count_of_its_last_kept_chunk():
+    """A grader replays a record's verify steps from its tokens: a count from a dropped chunk would disagree."""
+    record = stream_client.Record(10.0)
+    record.chunk_times, record.chunk_tokens, record.chunk_verify = [10.1, 10.2, 10.3], [1, 4, 3], [0, 1, 2]
+    record.output_tokens, record.verify_ct = 8, 2
+    record.trim(10.25)
+    assert record.output_tokens == 5 and record.verify_ct == 1 and record.chunk_verify == [0, 1]
+
+
+def _request(start: float, chunks: list[float], end: float | None, cut: bool = False) -> dict:
+    return {"start_s": start, "chunk_s": [c - start for c in chunks], "end_s": end, "cut": cut}
+
+
+def test_chunks_of_the_steps_at_a_window_s_edges_are_placed_as_one_process_reads_them():
+    """Two requests, steps every 100 ms: the second's first token comes at 0.105 (the window opens there), but the
+    first's chunk of that same step was stamped later by its process (0.107); the first finishes at 0.605 (the
+    window closes), but the second's chunk of that step was stamped after (0.607)."""
+    a = _request(0.0, [0.005, 0.107, 0.205, 0.305, 0.405, 0.505, 0.6049], 0.605)
+    b = _request(0.001, [0.105, 0.205, 0.305, 0.405, 0.505, 0.607], 0.61, cut=True)
+    assert stream_client.align_edges([a, b], read_until=0.62) == 2  # a's at 0.107, b's at 0.607
+    arrivals_a = [a["start_s"] + c for c in a["chunk_s"]]
+    arrivals_b = [b["start_s"] + c for c in b["chunk_s"]]
+    assert arrivals_a[1] <= 0.105 and arrivals_a[2:] == pytest.approx([0.205, 0.305, 0.405, 0.505, 0.6049])
+    assert 0.105 - 1e-6 < arrivals_b[-1] <= 0.605 and arrivals_b[:-1] == pytest.approx(
+        [0.105, 0.205, 0.305, 0.405, 0.505]
+    )
+    # Within (start, end]: five steps of each, as one process reading in the server's order counts them.
+    inside = sum(1 for t in arrivals_a + arrivals_b if 0.105 < t <= 0.605)
+    assert inside == 10

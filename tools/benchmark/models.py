@@ -149,6 +149,11 @@ class ClientLoad(BaseModel):
     cpu_fraction: float = Field(description="Client CPU seconds / level wall seconds (1.0 = one core saturated)")
     loop_lag_p99_ms: float = Field(description="How late a 5 ms timer fired, p99: the client's scheduling delay")
     limited: bool = Field(description="True when the client was busy enough to distort the figures")
+    edge_aligned_chunks: int = Field(
+        default=0,
+        description="Chunks that worker processes read within half a step after the window's edges, placed at them "
+        "as one process reading the step in order would have (stream_client.align_edges)",
+    )
 
 
 class ServerFailure(BaseModel):

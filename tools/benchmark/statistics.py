@@ -413,6 +413,7 @@ def level_result(
             cpu_fraction=round(cpu_fraction, 4),
             loop_lag_p99_ms=round(lag_p99, 3),
             limited=busiest > CLIENT_CPU_LIMIT or lag_p99 > CLIENT_LAG_LIMIT_MS,
+            edge_aligned_chunks=int(raw.get("edge_aligned_chunks", 0)),
         ),
         goodput_tok_s=level_goodput(ok, good, figure, bounds),
         good_requests=sum(good),

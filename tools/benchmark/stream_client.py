@@ -39,10 +39,15 @@ wave has its first token (so the burst of prefills at the level's start does not
 eat the window) and then issues no more requests. How the level ends (`end`):
 - `window` (the default): when the first request finishes after that, the level's
   concurrency is no longer held, so the steady window the throughput is taken over
-  (statistics.py) has closed; the requests still running are cut there (in every
-  worker: chunks another process read after that moment, before it heard of the
-  cut, are dropped, so every chunk the window counts was read before the cut and
-  the figure is the one a full drain gives, without waiting out the slowest requests);
+  (statistics.py) has closed; the requests still running are cut there, and the
+  figure is the one a full drain gives, without waiting out the slowest requests.
+  With workers, the server sends a step's chunks to every process at once, and one
+  scheduled a little later stamps them a little later: the window's edges fall on
+  such steps, so a worker that hears of the cut reads on for half a step (at most
+  EDGE_GRACE_MAX_S) and drops what it read after that, and the parent places the
+  chunks read within half a step after either edge at it (align_edges), as one
+  process reading them in the server's order would have (each edge otherwise
+  gained or lost up to half a step: 3-4% of a speculative level's window);
 - `drain`: every request still running finishes (its latency counts too);
 - `cut`: at the duration's end, as GuideLLM does with its max seconds. It needs
   a client that keeps up: a client behind on its reads loses the tokens the
@@ -135,6 +140,9 @@ _METRIC_LINE = re.compile(r"^(sglang:[a-z_]+)(?:\{[^}]*\})?\s+([-+0-9.eEinfINFa]
 # the server's: on the GPU host SGLang's own processes, here the simulator), and at most MAX_WORKERS.
 STREAMS_PER_WORKER = 8
 MAX_WORKERS = 16
+# A worker that hears of the window's close from another reads on for half a step (its streams' last chunk gap), at
+# most this long: its chunks of the step that closed the window can come a little after the close (module doc).
+EDGE_GRACE_MAX_S = 0.05
 OPEN_LOOP_CONNECTIONS = 16  # connections a rate level without max_concurrency opens ahead (more open on demand)
 
 if TYPE_CHECKING:  # annotations only: Python 3.8 cannot subscript collections.abc.Callable at run time
@@ -217,9 +225,11 @@ def usable_cpus() -> int:
 
 def default_workers(in_flight: int, cpus: int | None = None) -> int:
     """Worker processes for a level with `in_flight` requests at once: one per STREAMS_PER_WORKER, at most half
-    the usable cores and MAX_WORKERS, at least 1 (so up to 2x STREAMS_PER_WORKER, or on 2 cores, one process)."""
+    the usable cores (but 2 on 2 cores) and MAX_WORKERS, at least 1 (so one process up to 2x STREAMS_PER_WORKER).
+    Two on 2 cores: a lockstep batch delivers a chunk to every stream at once and one process stamps them in turn,
+    late by the time that takes (5-7 ms at 256 streams); two take half each, on the core the server leaves idle."""
     cpus = usable_cpus() if cpus is None else cpus
-    return max(1, min(in_flight // STREAMS_PER_WORKER, cpus // 2, MAX_WORKERS))
+    return max(1, min(in_flight // STREAMS_PER_WORKER, max(cpus // 2, min(2, cpus)), MAX_WORKERS))
 
 
 def split(total: int, parts: int) -> list[int]:
@@ -392,10 +402,12 @@ class Record:
     __slots__ = (
         "chunk_times",
         "chunk_tokens",
+        "chunk_verify",
         "cut",
         "end",
         "error",
         "finished",
+        "index",
         "output_tokens",
         "prompt_tokens",
         "scheduled",
@@ -403,11 +415,13 @@ class Record:
         "verify_ct",
     )
 
-    def __init__(self, start: float, scheduled: float | None = None) -> None:
+    def __init__(self, start: float, scheduled: float | None = None, index: int | None = None) -> None:
         self.start = start
+        self.index = index  # the request's place in the level (its prompt's): merged shares are put in this order
         self.scheduled = scheduled  # an open-loop request's due time (start: when it was actually sent)
         self.chunk_times: list[float] = []
         self.chunk_tokens: list[int | None] = []  # per chunk, None when the server did not say
+        self.chunk_verify: list[int | None] = []  # per chunk (native API): spec_verify_ct as of that chunk
         self.output_tokens: int | None = None
         self.prompt_tokens: int | None = None
         self.verify_ct: int | None = None
@@ -418,13 +432,18 @@ class Record:
 
     def trim(self, cut_at: float) -> None:
         """Drop the chunks read at or after `cut_at` (a cut this process heard of late): the request holds what it
-        had at the cut. Its token count follows when per-chunk counts are known."""
+        had at the cut. Its token count follows when per-chunk counts are known, and its verify count (native API)
+        goes back to the chunk it keeps last: a count from a dropped chunk would claim verify steps for tokens the
+        record no longer holds (a grader replaying the record's steps from its tokens would disagree with it)."""
         keep = len(self.chunk_times)
         while keep and self.chunk_times[keep - 1] >= cut_at:
             keep -= 1
         if keep == len(self.chunk_times):
             return
         del self.chunk_times[keep:], self.chunk_tokens[keep:]
+        if self.chunk_verify:
+            self.verify_ct = self.chunk_verify[keep - 1] if keep else None
+            del self.chunk_verify[keep:]
         counts = self.chunk_tokens
         self.output_tokens = sum(counts) if counts and all(n is not None for n in counts) else None  # type: ignore[arg-type]
         self.finished = False
@@ -605,6 +624,7 @@ class Client:
         self.api = config.get("api", "auto")
         self.model = config.get("model")
         self.cut_at: float | None = None  # a timed level's end: streams stop reading there
+        self.edges: tuple[float, float] | None = None  # (the close heard from another process, read on until)
         self.server_gone = False  # a connection was refused during the level: issue no more requests
 
     async def get_json(self, path: str) -> tuple[int, Any]:
@@ -738,15 +758,16 @@ class Client:
         output_len: int,
         records: list[Record] | None = None,
         scheduled: float | None = None,
+        index: int | None = None,
     ) -> Record:
         """One streamed request; its Record joins `records` at once, so a request cut short is still counted."""
         path, body = self.body(prompt, output_len)
-        record = Record(time.perf_counter(), scheduled)
+        record = Record(time.perf_counter(), scheduled, index)
         if records is not None:
             records.append(record)
         state = {"last": 0}
         native = self.api == "sglang"
-        chunk_times, chunk_tokens = record.chunk_times, record.chunk_tokens
+        chunk_times, chunk_tokens, chunk_verify = record.chunk_times, record.chunk_tokens, record.chunk_verify
         loads = json.loads
 
         def on_event(payload: bytes, t: float) -> None:
@@ -763,14 +784,15 @@ class Client:
                 count = meta.get("completion_tokens")
                 if count is None:
                     return
+                record.verify_ct = meta.get("spec_verify_ct", record.verify_ct)
                 new = count - state["last"]
                 if new > 0:
                     chunk_times.append(t)
                     chunk_tokens.append(new)
+                    chunk_verify.append(record.verify_ct)  # for trim: the count as of this chunk
                     state["last"] = count
                 record.output_tokens = count
                 record.prompt_tokens = meta.get("prompt_tokens")
-                record.verify_ct = meta.get("spec_verify_ct", record.verify_ct)
                 return
             usage = event.get("usage")
             choices = event.get("choices") or []
@@ -922,6 +944,7 @@ class Client:
             "requests": requests,
             "workers": [_worker_summary(share, os.getpid(), 0.0, lags)],
             "server_metrics": samples,
+            "edge_aligned_chunks": 0,  # one process reads every step's chunks in order
         }
         if schedule is not None:
             measured["rate"] = _rate_summary(level, schedule, requests)
@@ -953,6 +976,7 @@ class Client:
                 lags.append(time.perf_counter() - t - LOOP_PROBE_S)
 
         cpu0 = time.process_time()
+        self.edges = None
         probe_task = asyncio.ensure_future(probe())
         try:
             if schedule is None:
@@ -966,6 +990,8 @@ class Client:
         await probe_task
         return {
             "requests": [r.as_json(origin) for r in records],
+            "order": [r.index for r in records],
+            "edges": None if self.edges is None else [t - origin for t in self.edges],
             "lags": lags,
             "cpu_s": time.process_time() - cpu0,
             "finished": finished,
@@ -986,6 +1012,8 @@ class Client:
         duration = level.get("duration_s")
         end = level.get("end", "window")
         deadline: list[float | None] = [None]  # set once the first wave has its first tokens (a duration level)
+        heard_cut: float | None = None  # the window's close, when another process saw it
+        read_until = 0.0
 
         def stopped() -> bool:
             return self.server_gone or control.gone
@@ -999,7 +1027,7 @@ class Client:
                 index = control.take()
                 if index is None:
                     return
-                await self.one(conn, self.prompt(level_index, index), output_len, records)
+                await self.one(conn, self.prompt(level_index, index), output_len, records, index=index)
                 if self.server_gone:
                     control.report_gone()
 
@@ -1024,16 +1052,24 @@ class Client:
                 heard = asyncio.ensure_future(control.cut())
                 done, _ = await asyncio.wait([*workers, heard], return_when=asyncio.FIRST_COMPLETED)
                 if heard in done and heard.exception() is None:
-                    self.cut_at = heard.result()
+                    # This process's chunks of the step that closed the window may come after the close (it was
+                    # scheduled later than the process that saw it): it reads on for half a step, then stops;
+                    # the parent places what it read by then at the close (align_edges).
+                    heard_cut = heard.result()
+                    self.cut_at = read_until = heard_cut + _edge_grace(records)
+                    while time.perf_counter() < read_until and not all(w.done() for w in workers):
+                        await asyncio.sleep(min(0.005, max(0.0, read_until - time.perf_counter())))
                     for record in records:
                         if record.end is None:
-                            record.trim(self.cut_at)
+                            record.trim(read_until)
                 else:
                     self.cut_at = time.perf_counter()
                     control.closed(self.cut_at)
                     heard.cancel()
             await self._stop(set(workers) if end != "drain" else set())
         await asyncio.gather(*workers, return_exceptions=True)
+        if heard_cut is not None:
+            self.edges = (heard_cut, read_until)
 
     async def _open_loop(
         self,
@@ -1066,7 +1102,7 @@ class Client:
                 conn = Connection(self.host, self.port, self.timeout_s)
                 opened.append(conn)
             try:
-                await self.one(conn, self.prompt(level_index, index), output_len, records, scheduled=due)
+                await self.one(conn, self.prompt(level_index, index), output_len, records, scheduled=due, index=index)
             finally:
                 idle.append(conn)
                 if gate is not None:
@@ -1193,7 +1229,10 @@ class Client:
                     proc.join(timeout=5)
             for pipe in pipes:
                 pipe.close()
-        requests: list[dict] = []
+        # (the request's index in the level, start, request): one process lists its requests in index order, the
+        # order of their prompts (a reader that replays a request's prompt finds it by its place in the list); two
+        # processes can take consecutive indices and start them in the other order, so the start cannot say.
+        placed: list[tuple[float, float, dict]] = []
         lags: list[float] = []
         summaries = []
         finished = origin
@@ -1201,14 +1240,29 @@ class Client:
             if "error" in share:  # the process died or failed mid-level: one failed request says so
                 failed = Record(origin)
                 failed.error, failed.end = f"worker process {k} failed: {share['error']}", time.perf_counter()
-                requests.append(failed.as_json(origin))
+                placed.append((math.inf, 0.0, failed.as_json(origin)))
                 summaries.append({"pid": pids.get(k), "concurrency": slots[k], "error": share["error"]})
                 continue
-            requests.extend(share["requests"])
+            order = share.get("order") or [None] * len(share["requests"])
+            placed.extend(
+                (math.inf if index is None else index, r["start_s"], r)
+                for index, r in zip(order, share["requests"], strict=True)
+            )
             lags.extend(share["lags"])
             finished = max(finished, share["finished"])
             summaries.append(_worker_summary(share, pids[k], offsets[k], sorted(share["lags"])))
-        requests.sort(key=lambda r: r["start_s"])
+        placed.sort(key=lambda p: (p[0], p[1]))
+        requests = [r for _, _, r in placed]
+        aligned = 0
+        if schedule is None and level.get("duration_s") and level.get("end", "window") == "window":
+            heard = [share["edges"] for share in shares if share.get("edges")]
+            aligned = align_edges(requests, max(until for _, until in heard) if heard else None)
+            if heard:  # cut at the close, as one process cuts them (not where a process that heard of it stopped)
+                cut_s = min(cut for cut, _ in heard)
+                for r in requests:
+                    if r["cut"] and r["end_s"] is not None and r["end_s"] > cut_s:
+                        last = r["start_s"] + r["chunk_s"][-1] if r["chunk_s"] else cut_s
+                        r["end_s"] = round(max(cut_s, last), 7)
         lags.sort()
         worker_cpu = [float(share.get("cpu_s", 0.0)) for share in shares]
         measured = {
@@ -1219,6 +1273,7 @@ class Client:
             "requests": requests,
             "workers": summaries,
             "server_metrics": samples,
+            "edge_aligned_chunks": aligned,  # chunks placed at the window's edges (align_edges): the record says so
         }
         if schedule is not None:
             measured["rate"] = _rate_summary(level, schedule, requests)
@@ -1329,6 +1384,62 @@ def run_loop(coroutine: Any) -> Any:
             loop.close()
 
 
+def _edge_grace(records: list[Record]) -> float:
+    """Half a step: half the median of the streams' last chunk gaps, at most EDGE_GRACE_MAX_S (0: no gap yet)."""
+    gaps = sorted(r.chunk_times[-1] - r.chunk_times[-2] for r in records if len(r.chunk_times) >= 2)
+    return min(EDGE_GRACE_MAX_S, gaps[len(gaps) // 2] / 2) if gaps else 0.0
+
+
+def align_edges(requests: list[dict], read_until: float | None) -> int:
+    """Place the chunks of the steps at a window level's edges as one process would have read them (in place);
+    returns how many chunks it moved.
+
+    The server sends a step's chunks at once (a finished request's last), and one process reads them in that order;
+    worker processes each stamp their own share, and one scheduled a little later stamps the same step later. So at
+    the window's start (when the first wave all have a first token: statistics.steady_bounds) a chunk another
+    process read just after the last first token, made in the step that delivered it, would count in the window;
+    at its end (the first request to finish past the duration) the same step's chunks another process read just
+    after would not: half a step more or less, several per cent of a short window of long (speculative) steps. The
+    chunks read within half a step (half the median chunk gap) after the start are placed at it, and those read
+    after the end, up to half a step or `read_until` (how long a process that heard of the close read on), at it.
+    """
+    events = _in_flight_events(requests)
+    inflight, peak, first, last = 0, 0, None, None
+    for i, (t, step) in enumerate(events):  # the span the most requests were in flight (statistics.steady_window)
+        inflight += step
+        if inflight > peak:
+            peak, first, last = inflight, t, None
+        if inflight == peak and i + 1 < len(events):
+            last = events[i + 1][0]
+    if first is None or last is None or last <= first:
+        return 0
+    wave = [
+        r["start_s"] + r["chunk_s"][0]
+        for r in requests
+        if r["chunk_s"] and r["start_s"] <= first < (r["end_s"] if r["end_s"] is not None else last)
+    ]
+    start, end = min(max([first, *wave]), last), last
+    gaps = sorted(b - a for r in requests for a, b in zip(r["chunk_s"], r["chunk_s"][1:], strict=False))
+    if not gaps or end <= start:
+        return 0
+    half = gaps[len(gaps) // 2] / 2
+    after_start, after_end = start + half, max(end + half, read_until or end)
+    moved = 0
+    for r in requests:
+        chunks, origin = r["chunk_s"], r["start_s"]
+        for i, offset in enumerate(chunks):
+            t = origin + offset
+            if start < t <= after_start:
+                place = start - origin - 1e-9  # at the start: outside the window, (start, end]
+            elif end < t <= after_end:
+                place = end - origin - 1e-9  # at the end: inside
+            else:
+                continue
+            chunks[i] = max(place, chunks[i - 1] if i else 0.0)
+            moved += 1
+    return moved
+
+
 def _pick(values: list[float], q: float) -> float:
     return values[min(int(q * len(values)), len(values) - 1)] if values else 0.0
 
@@ -1369,6 +1480,13 @@ def _rate_summary(level: LevelConfig, schedule: list[tuple[int, float]], request
     }
 
 
+def _in_flight_events(requests: list[dict]) -> list[tuple[float, int]]:
+    """(time, +1 at a start or -1 at an end) in time order, an end before a start at the same instant."""
+    return sorted(
+        [(r["start_s"], 1) for r in requests] + [(r["end_s"], -1) for r in requests if r["end_s"] is not None]
+    )
+
+
 def _level_concurrency(level: LevelConfig, requests: list[dict]) -> int:
     """A closed level's concurrency; an open level's cap, else the most requests it had in flight at once."""
     if not level.get("rate"):
@@ -1376,11 +1494,8 @@ def _level_concurrency(level: LevelConfig, requests: list[dict]) -> int:
     cap = level.get("max_concurrency")
     if cap:
         return int(cap)
-    events = sorted(
-        [(r["start_s"], 1) for r in requests] + [(r["end_s"], -1) for r in requests if r["end_s"] is not None]
-    )
     peak = inflight = 0
-    for _, step in events:
+    for _, step in _in_flight_events(requests):
         inflight += step
         peak = max(peak, inflight)
     return max(1, peak)
