@@ -129,6 +129,13 @@ class ParallelConfig(_Strict):
     dp: int = 1
     dp_attention: bool = False
     cuda_graphs: bool = True
+    nnodes: int = Field(
+        default=1,
+        ge=1,
+        description="Nodes the layout spans (SGLang's --nnodes): its tp*pp GPUs split evenly over them. A curve of a "
+        "layout over several nodes is stated as if its GPUs shared one NVLink domain: the profile's internode link "
+        "adds its own time to every step (sim/serving/internode.py)",
+    )
     throughput: ConcurrencyCurve
     provenance: Provenance
     note: str = ""
@@ -136,6 +143,12 @@ class ParallelConfig(_Strict):
     @property
     def gpus(self) -> int:
         return self.tp * self.pp
+
+    @model_validator(mode="after")
+    def _splits_over_nodes(self) -> ParallelConfig:
+        if self.gpus % self.nnodes:
+            raise ValueError(f"config {self.name}: {self.gpus} GPUs do not split evenly over {self.nnodes} nodes")
+        return self
 
 
 class SpeculativeConfig(_Strict):
@@ -228,6 +241,13 @@ class TargetModel(_Strict):
         "speculative settings (and, where no repo id tells, which target a launch loaded); None: unknown, "
         "so every speculative config of this target states its settings",
     )
+    hidden_size: int | None = Field(
+        default=None,
+        gt=0,
+        description="hf_config.hidden_size: the activation per token a layer's collective carries between nodes "
+        "(None: the internode link is not modelled for this target)",
+    )
+    num_layers: int | None = Field(default=None, gt=0, description="hf_config.num_hidden_layers")
     verify_knee_tokens: float = Field(
         default=256,
         gt=0,
@@ -268,6 +288,15 @@ class ServingSpec(_Strict):
             if c.name == name:
                 return c
         raise KeyError(name)
+
+
+class InternodeLink(_Strict):
+    """The fabric between this host and the other nodes of its cluster: what a layout spanning nodes pays per
+    collective (sim/serving/internode.py)."""
+
+    fabric: str = Field(description="e.g. 'InfiniBand NDR 400Gb/s, one NIC per GPU'")
+    gb_s_per_gpu: float = Field(gt=0, description="Bandwidth each GPU has to the other nodes, GB/s (10^9 bytes)")
+    latency_us: float = Field(ge=0, description="One small collective across the nodes, microseconds")
 
 
 class SimSettings(_Strict):
@@ -313,6 +342,9 @@ class Profile(_Strict):
     software: SoftwareSpec
     network: NetworkSpec
     models: list[HostModel] = []
+    internode: InternodeLink | None = Field(
+        default=None, description="The fabric to the other nodes of its cluster (None: a host on its own)"
+    )
     serving: ServingSpec = Field(description="The primary target: the model the host is there to serve")
     additional_serving: list[ServingSpec] = Field(
         default=[],

@@ -30,6 +30,8 @@ Step times
   [1, depth + 1]. The draw is seeded from (--random-seed, prompt, temperature), so
   greedy decoding of one prompt accepts the same way every time.
 - Prefill takes input_tokens / prefill_tok_s before a request joins the batch.
+- A launch over several nodes (--nnodes) adds the host's internode link to every step (internode.py): the
+  curves of such layouts are stated as if within one NVLink domain.
 All times are modelled seconds; the engine divides them by time_scale.
 """
 
@@ -42,7 +44,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ...sglang_releases.facts import ReleaseFacts
-from ..profiles.schema import ConcurrencyCurve, ParallelConfig, PromptKind, ServingSpec, SpeculativeConfig
+from ..profiles.schema import (
+    ConcurrencyCurve,
+    InternodeLink,
+    ParallelConfig,
+    PromptKind,
+    ServingSpec,
+    SpeculativeConfig,
+)
+from .internode import LinkedStepTime, link_cost
 from .spec_settings import (
     VERIFY_TOKEN_SHARE,
     SpecSettings,
@@ -69,6 +79,7 @@ class Launch:
     dp: int = 1
     dp_attention: bool = False
     cuda_graphs: bool = True
+    nnodes: int = 1
     speculative_algorithm: str | None = None
     speculative_num_steps: int | None = None
     speculative_eagle_topk: int | None = None
@@ -299,7 +310,7 @@ class PerformanceModel:
     """Everything the engine needs to time steps, for one launched server."""
 
     choice: ConfigChoice
-    step_time: StepTimeCurve | SpeculativeStepTime
+    step_time: StepTimeCurve | SpeculativeStepTime | LinkedStepTime
     block_size: int  # draft tokens per verify step (DFLASH: the block): what proposed-draft counts are made of
     prefill_tok_s: float
     accept_length: dict[PromptKind, float] | None
@@ -379,8 +390,11 @@ def build_performance_model(
     block_size: int,
     collapsed: bool = False,
     release: ReleaseFacts | None = None,
+    link: InternodeLink | None = None,
 ) -> PerformanceModel:
+    """The launch's model; a launch over several nodes pays `link` (the host's fabric) on every step."""
     choice = choose_config(serving, launch, release)
+    cost = link_cost(link, serving.target, nnodes=launch.nnodes, tp=launch.tp, pp=launch.pp)
     if choice.speculative is not None:
         spec = choice.speculative
         stated, settings = launch_settings(spec, serving, launch, block_size, release)
@@ -390,7 +404,7 @@ def build_performance_model(
 
         accept = at(spec.accept_length)
         mean = sum(accept.values()) / len(accept)
-        step_time = SpeculativeStepTime(
+        speculative_step = SpeculativeStepTime(
             StepTimeCurve(spec.throughput, tokens_per_step=spec.mean_accept_length),
             StepTimeCurve(serving.config(spec.base).throughput),
             spec.algorithm,
@@ -402,7 +416,9 @@ def build_performance_model(
         )
         return PerformanceModel(
             choice=choice,
-            step_time=step_time,
+            step_time=speculative_step
+            if cost is None
+            else LinkedStepTime(speculative_step, cost, settings.num_draft_tokens),
             block_size=settings.num_draft_tokens,
             prefill_tok_s=serving.target.prefill_tok_s,
             accept_length=accept,
@@ -413,9 +429,10 @@ def build_performance_model(
             accept_depth=draft_shape(spec.algorithm, settings)[0],
         )
     draft_tokens = launch.speculative_num_draft_tokens or block_size
+    decode_step = StepTimeCurve(choice.parallel.throughput)
     return PerformanceModel(
         choice=choice,
-        step_time=StepTimeCurve(choice.parallel.throughput),
+        step_time=decode_step if cost is None else LinkedStepTime(decode_step, cost, 1),
         block_size=draft_tokens if launch.speculative_algorithm else 1,
         prefill_tok_s=serving.target.prefill_tok_s,
         accept_length=None,

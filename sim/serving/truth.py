@@ -35,7 +35,7 @@ import math
 from statistics import NormalDist
 
 from ...sglang_releases.facts import ReleaseFacts
-from ..profiles.schema import PromptKind, ServingSpec
+from ..profiles.schema import InternodeLink, PromptKind, ServingSpec
 from .performance import Launch, PerformanceModel, build_performance_model, sampler_seed_material
 from .prompt_kind import classify_prompt, thinking_switched_off
 
@@ -52,11 +52,12 @@ def modelled_tok_s(
     collapsed: bool = False,
     release: ReleaseFacts | None = None,
     tokens_per_step: float | None = None,
+    link: InternodeLink | None = None,
 ) -> float:
     """Output tok/s of `concurrency` requests decoding together: the step rate at that batch times the tokens a
     verify step gives each request, the mean accept length of `prompt_kind`, or `tokens_per_step` when the
-    requests' own are known (replayed_verify_steps)."""
-    model = build_performance_model(serving, launch, block_size, collapsed=collapsed, release=release)
+    requests' own are known (replayed_verify_steps). A launch over several nodes pays `link`, the host's."""
+    model = build_performance_model(serving, launch, block_size, collapsed=collapsed, release=release, link=link)
     tok_s = model.step_time.throughput(concurrency)
     mean = model.mean_accept_length
     if model.accept_length is None or mean is None:
