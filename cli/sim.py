@@ -8,7 +8,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from pydantic import ValidationError
@@ -18,6 +18,10 @@ from ..sim.host.ssh_gateway import SshdMissing
 from ..sim.profiles import UnknownProfileError, builtin_profiles, load_profile
 from ..tools.inputs import one_line, validation_message
 from .streams import fail
+
+if TYPE_CHECKING:
+    from ..sim.world.cluster import SimCluster
+    from ..sim.world.world import SimWorld
 
 sim_app = typer.Typer(
     help="Simulated GPU hosts with a Hub emulator and an SGLang serving simulator.", no_args_is_help=True
@@ -31,9 +35,14 @@ def _fail(message: str) -> typer.Exit:
 @sim_app.command("profiles")
 def profiles() -> None:
     """List the built-in host profiles."""
+    from ..sim.profiles.cluster import builtin_clusters, load_cluster_profile
+
     for name in builtin_profiles():
         p = load_profile(name)
         typer.echo(f"{name:<16} {p.description}  [{p.provenance}]")
+    for name in builtin_clusters():
+        c = load_cluster_profile(name)
+        typer.echo(f"{name:<16} {c.description}  [cluster: {len(c.nodes)} x {c.node_profile}]")
 
 
 @sim_app.command("faults")
@@ -84,8 +93,16 @@ def up(
     ] = False,
     keep: Annotated[bool, typer.Option(help="Keep the host's tree on exit")] = False,
 ) -> None:
-    """Start a simulated host and its Hub emulator; print one JSON line; run until interrupted."""
+    """Start a simulated host and its Hub emulator; print one JSON line; run until interrupted. A cluster profile
+    starts one host per node (faults: name:node=I,... for node I only)."""
+    from ..sim.profiles.cluster import is_cluster_profile
     from ..sim.world.world import SimWorld
+
+    if is_cluster_profile(profile):
+        if root is not None or mount:
+            raise _fail("--root and --mount apply to one host, not to a cluster profile's nodes")
+        _serve_until_stopped(_start_cluster(profile, fault or [], time_scale, load_time_scale, ssh), keep)
+        return
 
     injected = []
     for spec in fault or []:
@@ -115,15 +132,38 @@ def up(
         except (SshdMissing, RuntimeError) as exc:
             world.close()
             raise _fail(str(exc)) from None
+    _serve_until_stopped(world, keep)
+
+
+def _start_cluster(
+    profile: str, faults: list[str], time_scale: float | None, load_time_scale: float | None, ssh: bool
+) -> SimCluster:
+    from ..sim.world.cluster import SimCluster
+
+    try:
+        return SimCluster.start(profile, faults=faults, time_scale=time_scale, load_time_scale=load_time_scale, ssh=ssh)
+    except ValidationError as exc:
+        raise _fail(f"--fault: {validation_message(exc)} (see `specops sim faults`)") from None
+    except (SshdMissing, RuntimeError, ValueError) as exc:
+        raise _fail(str(exc)) from None
+
+
+def _serve_until_stopped(started: SimWorld | SimCluster, keep: bool) -> None:
+    """Print the world's (or cluster's) summary as one JSON line, then run until SIGINT or SIGTERM."""
+    from ..sim.world.cluster import SimCluster
+
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     try:
-        sys.stdout.write(json.dumps(world.summary()) + "\n")
+        sys.stdout.write(json.dumps(started.summary()) + "\n")
         sys.stdout.flush()
         stop.wait()
     finally:
-        world.close(keep_root=keep)
+        if isinstance(started, SimCluster):
+            started.close()  # its nodes' trees are its own: always removed
+        else:
+            started.close(keep_root=keep)
 
 
 def _parse_mount(spec: str) -> tuple[str, Path]:

@@ -86,3 +86,36 @@ def test_sim_exec_refuses_a_host_that_is_not_a_running_world(tmp_path):
     assert done.returncode == 2 and "specops sim up seed-ct200" in done.stderr
     done = sim_exec(f"sim:{tmp_path}", "true")
     assert done.returncode == 2 and "not a simulated host" in done.stderr
+
+
+@pytest.mark.timeout(120)
+def test_sim_up_of_a_cluster_profile_starts_every_node_and_prints_their_group():
+    proc = subprocess.Popen(
+        [*SPECOPS, "sim", "up", "h100x16-2node", "--fault", "full_disk:node=1", "--time-scale", "2"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = proc.stdout.readline()
+        assert line, proc.stderr.read()
+        info = json.loads(line)
+        nodes = info["nodes"]
+        assert info["cluster"] == "h100x16-2node" and info["host"] == ",".join(n["host"] for n in nodes)
+        assert [n["faults"] for n in nodes] == [[], ["full_disk"]]
+        assert sim_exec(nodes[1]["host"], "bash", "-c", "echo $HOSTNAME").stdout.strip() == "h100-b"
+        roots = [Path(n["root"]) for n in nodes]
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=20)
+    assert proc.returncode == 0 and not any(r.exists() for r in roots)
+
+
+def test_sim_up_refuses_a_fault_for_a_node_the_cluster_lacks():
+    done = subprocess.run(
+        [*SPECOPS, "sim", "up", "h100x16-2node", "--fault", "full_disk:node=7", "--time-scale", "2"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and "node 7 is not in the cluster" in done.stderr and len(done.stderr.splitlines()) == 1
