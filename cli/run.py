@@ -75,22 +75,28 @@ def check_run_inputs(host: str, sim_faults: list[str], time_scale: float | None,
     the answers file. Exit 2 with one line naming the flag when one is wrong; nothing is created."""
     from ..sim.faults import describe_fault_error, parse_fault
     from ..sim.profiles import ProfileInvalid, UnknownProfileError, load_profile
+    from ..sim.profiles.cluster import is_cluster_profile, load_cluster_profile
+    from ..sim.world.cluster import parse_node_fault
     from ..tools.hosts import HostError
 
     try:
         check_host_spec_characters(host)
     except HostError as exc:
         raise fail(f"--host: {exc}", 2) from None
+    nodes = 0  # a sim cluster's: its faults may name a node
     if is_sim_profile(host):
+        name = host[len(SIM_HOST_PREFIX) :]
         try:
-            load_profile(host[len(SIM_HOST_PREFIX) :])
+            nodes = len(load_cluster_profile(name).nodes) if is_cluster_profile(name) else 0
+            if not nodes:
+                load_profile(name)
         except (UnknownProfileError, ProfileInvalid) as exc:
             raise fail(f"--host: {one_line(str(exc))} (see `specops sim profiles`)", 2) from None
     elif sim_faults or time_scale is not None:
         raise fail(f"--sim-fault and --time-scale apply to sim:PROFILE hosts only, not --host {host}", 2)
     for spec in sim_faults:
         try:
-            parse_fault(spec)
+            parse_node_fault(spec, nodes) if nodes else parse_fault(spec)
         except ValueError as exc:
             raise fail(f"--sim-fault: {describe_fault_error(spec, exc)} (see `specops sim faults`)", 2) from None
     if answers is not None:

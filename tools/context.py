@@ -35,6 +35,14 @@ class ToolContext:
     shell_may_change: bool = False  # the shell tool runs only read-only commands unless the policy allows more
     notes: list[str] = field(default_factory=list)
     handles: RunHandles = field(default_factory=RunHandles)  # the servers and downloads this run started, by id
+    # The other nodes of the run's host group, rank 1 on (this context is rank 0's); empty on one host.
+    peers: tuple[ToolContext, ...] = ()
+    group_shared_root: str | None = None  # a root every node shares (host_facts finds it): one download serves all
+
+    @property
+    def nodes(self) -> tuple[ToolContext, ...]:
+        """Every node of the run, rank 0 (this one) first."""
+        return (self, *self.peers)
 
     @classmethod
     def for_host(

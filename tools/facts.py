@@ -237,6 +237,18 @@ class HostFactsArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class GroupFacts(BaseModel):
+    """The run's other nodes, when its host is a group: what a launch over them needs (tools/cluster/facts.py)."""
+
+    nodes: list[str] = Field(description="Every node's host spec, rank 0 (this host) first")
+    hostnames: list[str | None]
+    gpu_count: int = Field(description="GPUs of every node together")
+    ok: bool = Field(description="Every node has the same GPU model and count and the same SGLang")
+    problems: list[str] = Field(description="Each failed check, naming the node")
+    shared_root: str | None = Field(description="A root every node shares (one download serves all); None")
+    summary: str
+
+
 class HostFacts(BaseModel):
     host: str
     hostname: str | None
@@ -262,6 +274,7 @@ class HostFacts(BaseModel):
     other_gpu_processes: list[GpuProcess]
     mounts: list[Mount]
     notes: list[str]
+    group: GroupFacts | None = Field(default=None, description="The other nodes of the run's host group, if any")
 
 
 # -- reading the host ---------------------------------------------------------------------------
@@ -675,6 +688,16 @@ def host_facts_view(facts: HostFacts) -> dict[str, Any]:
     speculative.pop("dflash_architectures", None)  # read_drafter_config checks a drafter against them
     if speculative.get("behaves_as") == facts.sglang_version:
         speculative.pop("behaves_as")
+    if facts.group is None:
+        shown.pop("group", None)
+    else:
+        group = facts.group
+        shown["group"] = {
+            "nodes": len(group.nodes),
+            "gpus": group.gpu_count,
+            **({"problems": group.problems} if group.problems else {}),
+            "shared_root": group.shared_root,
+        }
     return shown
 
 
@@ -683,4 +706,20 @@ def host_facts(ctx: ToolContext, args: HostFactsArgs) -> HostFacts:
     """The host: GPUs and their links, CPU, memory, OS, Python, SGLang and what it allows for speculative decoding,
     huggingface_hub and which Hugging Face CLIs work, servers and other GPU processes running, mounts with free bytes.
     """
-    return gather_host_facts(ctx.host)
+    if not ctx.peers:
+        return gather_host_facts(ctx.host)
+    from .cluster.facts import cluster_facts  # here: the cluster's checks gather each node's facts with this module
+
+    found = cluster_facts(ctx.nodes)
+    head = found.nodes[0].facts
+    group = GroupFacts(
+        nodes=[n.name for n in found.nodes],
+        hostnames=[n.facts.hostname for n in found.nodes],
+        gpu_count=sum(n.facts.gpu_count for n in found.nodes),
+        ok=found.ok,
+        problems=found.problems,
+        shared_root=found.shared_root,
+        summary=found.summary,
+    )
+    ctx.group_shared_root = found.shared_root  # start_download then fetches once there, not once per node
+    return head.model_copy(update={"group": group})

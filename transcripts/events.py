@@ -178,6 +178,7 @@ class OpenedHost(BaseModel):
 
     spec: str = Field(description="As the user gave it, e.g. sim:seed-ct200 or ssh://me@gpu-box")
     opened: str = Field(description="The host reached: a sim world's root, or the spec itself")
+    nodes: list[str] = Field(default=[], description="A host group's nodes as opened, rank 0 (`opened`) first")
     home: str
     allowed_roots: list[str] = []
     sim: dict[str, Any] = Field(default={}, description="The simulated world's summary, when the run started one")

@@ -111,6 +111,10 @@ class DownloadHandle(BaseModel):
     already_present_files: int = Field(description="Expected files already on disk at their stored size")
     already_present_bytes: int = Field(description="Listed bytes of those files")
     already_present_human: str
+    peers: list[DownloadHandle] = Field(
+        default_factory=list,
+        description="On a host group: the same download on each other node (rank 1 on), unless a shared root holds it",
+    )
 
 
 class DownloadFailure(BaseModel):
@@ -145,6 +149,8 @@ class DownloadStatus(BaseModel):
     failure: DownloadFailure | None = None
     log_tail: str
     checked_at: datetime
+    host: str | None = Field(default=None, description="The node it is on (a host group's downloads)")
+    peers: list[DownloadStatus] = Field(default_factory=list, description="The other nodes' downloads, rank 1 on")
 
 
 class DownloadStatusArgs(BaseModel):

@@ -74,6 +74,29 @@ def start_download(ctx: ToolContext, args: StartDownloadArgs) -> DownloadHandle:
     """Start downloading a Hub repo into target_dir on the host, detached, with retries; returns its id (d1, ...)
     for download_status / wait_download. Complete files already there are kept.
     """
+    handle = _start(ctx, args)
+    if not ctx.peers or _shared(ctx, handle.target_dir):
+        return ctx.handles.add_download(handle)
+    # A host group: every node needs the files at the same path (a launch over the nodes reads them there).
+    peers: list[DownloadHandle] = []
+    try:
+        for node in ctx.peers:
+            peers.append(_start(node, args))
+    except BaseException:
+        for started, node in zip([handle, *peers], ctx.nodes, strict=False):
+            node.host.stop(started.process, grace_s=5)
+        raise
+    return ctx.handles.add_download(handle.model_copy(update={"peers": peers}))
+
+
+def _shared(ctx: ToolContext, target: str) -> bool:
+    """Whether `target` lies under the root every node of the group shares (host_facts found it)."""
+    root = ctx.group_shared_root
+    return root is not None and (target == root or target.startswith(root.rstrip("/") + "/"))
+
+
+def _start(ctx: ToolContext, args: StartDownloadArgs) -> DownloadHandle:
+    """The download started detached on ctx's host (not yet registered)."""
     target = ctx.writable(args.target_dir)
     endpoint = host_hub_endpoint(ctx.host)
     listing = list_repo(args.repo_id, endpoint=endpoint, revision=args.revision, token=ctx.hub_token)
@@ -107,25 +130,23 @@ def start_download(ctx: ToolContext, args: StartDownloadArgs) -> DownloadHandle:
         except (OSError, HostError):  # a full disk, say: the download runs anyway; only the ledger misses it
             pass
     expected = sum(f.listed_bytes for f in files)
-    return ctx.handles.add_download(
-        DownloadHandle(
-            repo_id=args.repo_id,
-            revision=args.revision,
-            sha=listing.sha,
-            method=args.method,
-            target_dir=target,
-            log_path=log_path,
-            process=process,
-            command=command,
-            max_attempts=args.max_attempts,
-            files=files,
-            sizes_source=sizes_source,
-            expected_bytes=expected,
-            expected_human=human_bytes(expected),
-            already_present_files=len(already.complete),
-            already_present_bytes=already.listed_complete,
-            already_present_human=human_bytes(already.listed_complete),
-        )
+    return DownloadHandle(
+        repo_id=args.repo_id,
+        revision=args.revision,
+        sha=listing.sha,
+        method=args.method,
+        target_dir=target,
+        log_path=log_path,
+        process=process,
+        command=command,
+        max_attempts=args.max_attempts,
+        files=files,
+        sizes_source=sizes_source,
+        expected_bytes=expected,
+        expected_human=human_bytes(expected),
+        already_present_files=len(already.complete),
+        already_present_bytes=already.listed_complete,
+        already_present_human=human_bytes(already.listed_complete),
     )
 
 
@@ -151,6 +172,7 @@ def wait_view(result: WaitDownloadResult) -> dict[str, object]:
         "log_tail": None if running and not status.failure else status.log_tail,
         "timed_out": result.timed_out or None,
         "waited_s": round(result.waited_s, 1),
+        **({"nodes": [f"{p.host}: {p.state.value}, {p.progress_human}" for p in status.peers]} if status.peers else {}),
     }
 
 
@@ -174,6 +196,25 @@ def wait_download(ctx: ToolContext, args: WaitDownloadArgs) -> WaitDownloadResul
 
 
 def _status(ctx: ToolContext, handle: DownloadHandle, log_lines: int) -> DownloadStatus:
+    """The download's status; on a host group, the group's: failed when a node's failed (its failure, naming the
+    node, first), running while any node's runs, finished when every node's has."""
+    own = _node_status(ctx, handle, log_lines)
+    if not handle.peers:
+        return own
+    by_host = {node.host.spec: node for node in ctx.nodes}
+    peers = [_node_status(by_host[p.process.host], p, log_lines) for p in handle.peers]
+    every = [own, *peers]
+    failed = next((s for s in every if s.state is DownloadState.FAILED), None)
+    if failed is not None:
+        assert failed.failure is not None
+        failure = failed.failure.model_copy(update={"what": f"on {failed.host}: {failed.failure.what}"})
+        return own.model_copy(update={"state": DownloadState.FAILED, "failure": failure, "peers": peers})
+    if any(s.state is DownloadState.RUNNING for s in every):
+        return own.model_copy(update={"state": DownloadState.RUNNING, "peers": peers})
+    return own.model_copy(update={"peers": peers})
+
+
+def _node_status(ctx: ToolContext, handle: DownloadHandle, log_lines: int) -> DownloadStatus:
     seen = snapshot(ctx.host, handle.process, handle.target_dir)
     running, log = seen.running, clean(seen.log)
     progress = measure(handle.files, seen.scan)
@@ -220,6 +261,7 @@ def _status(ctx: ToolContext, handle: DownloadHandle, log_lines: int) -> Downloa
         failure=failure,
         log_tail=_tail(log, log_lines),
         checked_at=datetime.now(UTC),
+        host=ctx.host.spec,
     )
 
 

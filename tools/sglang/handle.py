@@ -21,6 +21,32 @@ from .config import ServerConfig
 from .server_http import ServerInfoSummary
 
 RECORDS_DIR = ".specops/sglang"
+STOP_GRACE_S = 30.0  # a server's (or a failed start-up's) processes get this long after TERM, then KILL
+
+
+class RankProcess(BaseModel):
+    """One node's process of a server over several nodes (--node-rank)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    node_rank: int
+    host: str = Field(description="Spec of the node it runs on")
+    pid: int
+    pgid: int
+    log_path: str
+    argv: list[str]
+    started_at: datetime
+
+    @property
+    def process(self) -> DetachedProcess:
+        return DetachedProcess(
+            pid=self.pid,
+            pgid=self.pgid,
+            log_path=self.log_path,
+            argv=self.argv,
+            started_at=self.started_at,
+            host=self.host,
+        )
 
 
 class RunningServer(BaseModel):
@@ -44,6 +70,10 @@ class RunningServer(BaseModel):
     ready_after_s: float = Field(description="Seconds from start to ready (load, CUDA graphs, warm-up)")
     warnings: list[str] = Field(
         default_factory=list, description="SGLang's start-up warnings (defaults it chose, overrides)"
+    )
+    ranks: list[RankProcess] = Field(
+        default_factory=list,
+        description="A server over several nodes: every node's process, rank 0 (this one) first; empty on one host",
     )
 
     @property
@@ -104,6 +134,7 @@ def server_view(server: RunningServer) -> dict[str, Any]:
         "max_running_requests": info.max_running_requests,
         "max_total_num_tokens": info.max_total_num_tokens,
         "warnings": [_LOG_STAMP.sub("", w, count=1) for w in server.warnings],
+        **({"nodes": len(server.ranks)} if server.ranks else {}),
     }
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import httpx
@@ -15,25 +14,20 @@ from ..errors import HostUnavailable
 from ..hosts import ConnectionDropped, HostError, PortNotListening
 from ..inputs import HostPath
 from ..registry import tool
-from ..simulated import simulated_scales
 from .capabilities import read_capabilities
 from .command import launch_argv
 from .config import ServerConfig
 from .errors import LaunchFailed
-from .handle import RunningServer, server_view, write_record
+from .handle import STOP_GRACE_S, RunningServer, server_view, write_record
+from .multinode import MultiNodeLaunch, dist_init_address, nodes_needed, start_across_nodes, stop_ranks
 from .preflight import check_launch
-from .readiness import Outcome, wait_until_ready
+from .readiness import Outcome, Wait, wait_for_start
 from .server_http import server_info
 
 # A start-up whose log shows nothing new this long is stuck: SGLang logs every shard loaded and every CUDA graph
 # batch size captured; a 1T-parameter MoE loads in 5-10 minutes, slower from a network filesystem.
 DEFAULT_STALL_S = 600.0
 USUAL_START_S = 1800.0  # past this a start-up is slow: waited on while it shows progress, and said
-# A simulated server starts Python and does its real work (reading the stored checkpoint, the warm-up request) at
-# this machine's pace: real seconds its first line may take, and the least real silence that counts as a stall.
-SIM_STARTUP_S = 30.0
-SIM_MIN_STALL_S = 10.0
-STOP_GRACE_S = 30.0
 # SGLang's start-up notes a planner should see: defaults it picked, settings it overrode.
 _WARNING = re.compile(r"(?i)(defaulting to|overriding|is deprecated|falling back|is disabled when|not supported)")
 
@@ -73,6 +67,9 @@ def launch_server(ctx: ToolContext, args: LaunchArgs) -> RunningServer:
     config = args.config
     caps = read_capabilities(ctx.host, python=args.python)
     check_launch(config, caps)
+    nodes = nodes_needed(ctx, config)  # more GPUs than a node has, on a host group: over that many nodes
+    if nodes > 1:
+        return _launch_across_nodes(ctx, args, nodes)
     log_dir = ctx.writable(args.log_dir)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
     log_path = posixpath.join(log_dir, f"sglang-{config.port}-{stamp}.log")
@@ -87,22 +84,7 @@ def launch_server(ctx: ToolContext, args: LaunchArgs) -> RunningServer:
             details={"log_path": log_path, "may_have_run": exc.may_have_run},
         ) from exc
     write_record(ctx, proc)
-    # Waits are in the modelled host's seconds; a simulated host loads load_time_scale times faster, but its
-    # Python starts at this machine's pace, which no time scale shortens.
-    sim = simulated_scales(ctx.host)
-    scale, startup, least = (sim.load_time_scale, SIM_STARTUP_S, SIM_MIN_STALL_S) if sim.simulated else (1, 0, 0)
-    # The user's --launch-wait bounds every start-up; a caller may ask for less (a quick screen), never more.
-    limit = min(args.ready_timeout_s or ctx.launch_wait_s, ctx.launch_wait_s)
-    wait = Wait(limit_s=limit, stall_s=args.stall_timeout_s, scale=scale)
-    outcome = wait_until_ready(
-        ctx.host,
-        proc,
-        config.port,
-        timeout_s=wait.limit_s / scale,
-        stall_s=max(wait.stall_s / scale, least),
-        quiet_s=max(wait.stall_s / scale, 1.0),  # at the timeout, a second of silence on a sim host's clock
-        startup_s=startup,
-    )
+    wait, outcome = wait_for_start(ctx, proc, config.port, args.ready_timeout_s, args.stall_timeout_s)
     if not outcome.ready:
         stopped = False
         still_loading = outcome.diagnosis is None and not outcome.stalled
@@ -137,6 +119,47 @@ def launch_server(ctx: ToolContext, args: LaunchArgs) -> RunningServer:
     )
 
 
+def _launch_across_nodes(ctx: ToolContext, args: LaunchArgs, nodes: int) -> RunningServer:
+    """The server over the run's first `nodes` nodes (multinode.py); ready when rank 0 is."""
+    contexts = ctx.nodes[:nodes]
+    launch = MultiNodeLaunch(
+        config=args.config,
+        dist_init_addr=dist_init_address(ctx),
+        ready_timeout_s=args.ready_timeout_s,
+        stall_timeout_s=args.stall_timeout_s,
+        log_dir=args.log_dir,
+        python=args.python,
+    )
+    ranks, wait, outcome = start_across_nodes(contexts, launch)
+    head = ranks[0]
+    try:
+        info = server_info(ctx.host, args.config.port)
+    except (httpx.HTTPError, PortNotListening, HostError) as exc:
+        stop_ranks(contexts, ranks)
+        raise LaunchFailed(
+            f"rank 0 said ready on port {args.config.port} but its server info could not be read: {exc}",
+            remedy="read rank 0's log tail; relaunch once, it may have died right after warm-up",
+            details={"cause": "crash", "log_path": head.log_path, "log_tail": ctx.host.tail(head.log_path, 100)},
+        ) from exc
+    return ctx.handles.add_server(
+        RunningServer(
+            host=ctx.host.spec,
+            pid=head.pid,
+            pgid=head.pgid,
+            started_at=head.started_at,
+            argv=head.argv,
+            log_path=head.log_path,
+            port=args.config.port,
+            base_url=f"http://127.0.0.1:{args.config.port}",
+            config=args.config,
+            info=info,
+            ready_after_s=wait.modelled(outcome),
+            warnings=_slow_start(wait, outcome) + _startup_warnings(ctx, head.log_path),
+            ranks=ranks,
+        )
+    )
+
+
 def _slow_start(wait: Wait, outcome: Outcome) -> list[str]:
     took = wait.modelled(outcome)
     if took <= USUAL_START_S:
@@ -150,21 +173,6 @@ def _slow_start(wait: Wait, outcome: Outcome) -> list[str]:
 def _startup_warnings(ctx: ToolContext, log_path: str) -> list[str]:
     text = ctx.host.tail(log_path, 2000)
     return list(dict.fromkeys(line.strip() for line in text.splitlines() if _WARNING.search(line)))[:20]
-
-
-@dataclass(frozen=True)
-class Wait:
-    """How long a start-up is waited for, in the modelled host's seconds, and how much faster a sim host loads."""
-
-    limit_s: float
-    stall_s: float
-    scale: float = 1.0
-
-    def modelled(self, outcome: Outcome) -> float:
-        """The start-up's length on the modelled host: a sim host's loading scaled back, its Python start not."""
-        if self.scale == 1:
-            return round(outcome.elapsed_s, 2)
-        return round((outcome.elapsed_s - outcome.quiet_start_s) * self.scale, 2)
 
 
 def _launch_failed(

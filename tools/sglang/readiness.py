@@ -18,7 +18,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from ..context import ToolContext
 from ..hosts import DetachedProcess, Host, RemoteFileNotFound
+from ..simulated import simulated_scales
 from .diagnosis import Diagnosis, diagnose, fatal_line
 from .server_http import health_status
 
@@ -119,3 +121,48 @@ def wait_until_ready(
             stalled = quiet is not None and silent > quiet + allowance
             return ended(False, _tail(host, proc.log_path, DIAGNOSIS_LINES), stalled=stalled)
         time.sleep(next_poll_s(time.monotonic() - start, timeout_s))
+
+
+# A simulated server starts Python and does its real work (reading the stored checkpoint, the warm-up request) at
+# this machine's pace: real seconds its first line may take, and the least real silence that counts as a stall.
+SIM_STARTUP_S = 30.0
+SIM_MIN_STALL_S = 10.0
+
+
+@dataclass(frozen=True)
+class Wait:
+    """How long a start-up is waited for, in the modelled host's seconds, and how much faster a sim host loads."""
+
+    limit_s: float
+    stall_s: float
+    scale: float = 1.0
+
+    def modelled(self, outcome: Outcome) -> float:
+        """The start-up's length on the modelled host: a sim host's loading scaled back, its Python start not."""
+        if self.scale == 1:
+            return round(outcome.elapsed_s, 2)
+        return round((outcome.elapsed_s - outcome.quiet_start_s) * self.scale, 2)
+
+
+def wait_for_start(
+    ctx: ToolContext, proc: DetachedProcess, port: int, ready_timeout_s: float | None, stall_timeout_s: float
+) -> tuple[Wait, Outcome]:
+    """Wait for the server `proc` on `port` of ctx's host to be ready (readiness.wait_until_ready), as long as the
+    run allows."""
+    # Waits are in the modelled host's seconds; a simulated host loads load_time_scale times faster, but its
+    # Python starts at this machine's pace, which no time scale shortens.
+    sim = simulated_scales(ctx.host)
+    scale, startup, least = (sim.load_time_scale, SIM_STARTUP_S, SIM_MIN_STALL_S) if sim.simulated else (1, 0, 0)
+    # The user's --launch-wait bounds every start-up; a caller may ask for less (a quick screen), never more.
+    limit = min(ready_timeout_s or ctx.launch_wait_s, ctx.launch_wait_s)
+    wait = Wait(limit_s=limit, stall_s=stall_timeout_s, scale=scale)
+    outcome = wait_until_ready(
+        ctx.host,
+        proc,
+        port,
+        timeout_s=wait.limit_s / scale,
+        stall_s=max(wait.stall_s / scale, least),
+        quiet_s=max(wait.stall_s / scale, 1.0),  # at the timeout, a second of silence on a sim host's clock
+        startup_s=startup,
+    )
+    return wait, outcome

@@ -22,6 +22,7 @@ from .config import ServerConfig
 from .errors import ServerNotOurs, StopIncomplete
 from .handle import RunningServer, forget_record, server_view, started_by_us
 from .launch import LaunchArgs, launch_server
+from .multinode import stop_ranks
 from .preflight import check_launch
 
 RELEASE_POLL_S = 0.2
@@ -127,6 +128,17 @@ def _target(ctx: ToolContext, args: StopArgs) -> tuple[DetachedProcess, int | No
     return proc, args.port
 
 
+def _stop_other_ranks(ctx: ToolContext, server: RunningServer, grace_s: float) -> None:
+    """A server over several nodes: rank 0's shutdown ends the other ranks (SGLang's ShutdownReq); any still
+    running is stopped on its node, and every node's launch record goes."""
+    others = server.ranks[1:]
+    stop_ranks(ctx.nodes, others, grace_s=grace_s)
+    by_host = {node.host.spec: node for node in ctx.nodes}
+    for rank in others:
+        if rank.host in by_host:
+            forget_record(by_host[rank.host], rank.pgid)
+
+
 def stop_view(result: StopResult) -> dict[str, object]:
     """What a planner checks after a stop: one word when all went as meant; else the port, the GPUs and
     `was_running` (only when it had already died)."""
@@ -154,6 +166,8 @@ def stop_server(ctx: ToolContext, args: StopArgs) -> StopResult:
     released_mib = sum(mib for pid, mib in held_before.items() if pid in members)
     was_running = host.is_running(proc)
     host.stop(proc, grace_s=args.grace_s)
+    if args.server is not None:
+        _stop_other_ranks(ctx, ctx.handles.server(args.server), args.grace_s)
     deadline = time.monotonic() + args.release_timeout_s
     while True:
         port_free = port is None or not _port_answers(host, port)
