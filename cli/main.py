@@ -9,6 +9,7 @@ from .accept import accept
 from .bench import bench
 from .doctor import doctor
 from .eval import eval_command
+from .export import export
 from .replay import replay
 from .resume import resume
 from .run import run
@@ -40,6 +41,7 @@ app.command("replay")(replay)
 app.command("resume")(resume)
 app.command("show")(show)
 app.command("eval")(eval_command)
+app.command("export")(export)
 
 if __name__ == "__main__":
     app()

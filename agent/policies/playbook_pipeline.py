@@ -333,7 +333,7 @@ class Pipeline:
             self.plan.complete("drafter")
         ar_candidates = autoregressive_candidates(
             target.path,
-            facts.gpu_count,
+            facts.group.gpu_count if facts.group else facts.gpu_count,  # a host group: layouts over its nodes
             moe=target.moe,
             interconnect=facts.interconnect.interconnect if facts.interconnect else None,
         )[: self.settings.ar_layouts]
@@ -391,8 +391,16 @@ class Pipeline:
             raise Stop("failed", "the host has no GPU nvidia-smi can see: nothing to serve on")
         if not facts.sglang_version:
             raise Stop("failed", "SGLang is not installed for the host's python3: install it, then run again")
+        if facts.group is not None and facts.group.problems:
+            # One server over the nodes needs the same GPUs and the same SGLang on each: found before anything changes.
+            raise Stop(
+                "failed",
+                f"the host group's nodes disagree: {'; '.join(facts.group.problems)}. Make them agree (the same "
+                "SGLang release and GPUs on every node), then run again. Nothing was downloaded or launched",
+            )
         link = facts.interconnect.interconnect if facts.interconnect else "unknown"
-        self.done.append(f"host: {facts.gpu_count}x {facts.gpu_model} ({link}), SGLang {facts.sglang_version}")
+        nodes = f"{len(facts.group.nodes)} nodes of " if facts.group else ""
+        self.done.append(f"host: {nodes}{facts.gpu_count}x {facts.gpu_model} ({link}), SGLang {facts.sglang_version}")
         _refuse_what_sglang_cannot_serve(facts, self._asked)
         return facts
 

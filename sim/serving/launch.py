@@ -12,6 +12,11 @@ The HTTP port is bound when uvicorn starts, after the model has loaded (neither
 0.5.10.post1, 0.5.11 nor 0.5.23 binds it earlier), so a taken port costs a whole
 load and then fails with uvicorn's "address already in use". `/health` answers 503
 from uvicorn's start until the warm-up request has run, then 200.
+
+Over several nodes (--nnodes, multinode.py) each node loads its share on its own GPUs (world / nnodes of them from
+--base-gpu-id); the nodes meet in torch.distributed's rendezvous at --dist-init-addr as the load begins; rank 0
+serves the API once every node has loaded, the others only SGLang's health check, and a node that goes away takes
+the others down.
 """
 
 from __future__ import annotations
@@ -45,6 +50,18 @@ from .memory import (
     default_cuda_graph_max_bs,
     default_mem_fraction_static,
     plan_memory,
+)
+from .multinode import (
+    DEFAULT_DIST_TIMEOUT_S,
+    NodePlacement,
+    RankLink,
+    RankZeroStore,
+    check_devices,
+    check_placement_args,
+    dist_address,
+    dummy_health_check_app,
+    node_placement,
+    remote_exit_lines,
 )
 from .performance import Launch, PerformanceModel, build_performance_model, default_random_seed
 from .server_args import ServerArgs, parse_server_args
@@ -134,6 +151,12 @@ class Launcher:
         self.stop_event: asyncio.Event | None = None
         self.runner: web.AppRunner | None = None
         self.serving: ServingSpec = self.world.profile.serving  # the loaded model's, once _prepare knows it
+        self.placement = NodePlacement(nnodes=1, node_rank=0, tp=1, pp=1, base_gpu_id=0, gpu_id_step=1)
+        self.store: RankZeroStore | None = None  # rank 0 of a server over several nodes
+        self.link: RankLink | None = None  # a node of rank >= 1
+        self.rank_zero_shutdown = asyncio.Event()  # a node of rank >= 1: rank 0's ShutdownReq came
+        self.following = False  # a node of rank >= 1 serving its health check: SIGTERM only warns
+        self._watcher: asyncio.Task[None] | None = None  # a node of rank >= 1: its watch on rank 0's link
 
     # ------------------------------------------------------------------ helpers
     @property
@@ -200,17 +223,18 @@ class Launcher:
             gpu_registry.GpuHolding(
                 pid=self.pid,
                 process_name="sglang::scheduler",
-                gpu_mib={str(i): int(mib) for i in range(min(args.gpus, self.world.profile.gpus.count))},
+                gpu_mib={str(i): int(mib) for i in self._node_gpus()},
             ),
         )
         self.gpu_registered = True
 
+    def _node_gpus(self) -> list[int]:
+        """The GPUs of this node the launch uses (--base-gpu-id on; a GPU it lacks fails in check_devices)."""
+        return [g for g in self.placement.gpu_ids if g < self.world.profile.gpus.count]
+
     def _foreign_mib(self) -> int:
         registered = max(
-            (
-                gpu_registry.foreign_mib(self.layout, g, exclude_pid=self.pid)
-                for g in range(self.world.profile.gpus.count)
-            ),
+            (gpu_registry.foreign_mib(self.layout, g, exclude_pid=self.pid) for g in self._node_gpus()),
             default=0,
         )
         oom = self.world.fault(FaultName.OUT_OF_MEMORY)
@@ -250,11 +274,22 @@ class Launcher:
 
     # ------------------------------------------------------------------ the launch
     async def run(self) -> int:
-        """Check the arguments, load, then serve until stopped; returns the exit status (0)."""
+        """Check the arguments, load, then serve until stopped; returns the exit status (0).
+
+        Over several nodes (multinode.py) rank 0 serves once every node has loaded, then broadcasts the shutdown;
+        a node of rank >= 1 serves only SGLang's health check until rank 0 ends it."""
         prepared = self._prepare()
         held = await self._load(prepared)
         max_running = self._log_capacity(prepared, held)
+        if self.link is not None:
+            await self.link.report_loaded()
+            await self._serve_health_check(prepared.args)
+            return 0
+        if self.store is not None:
+            await self.store.wait_loaded()
         await self._serve(prepared, max_running)
+        if self.store is not None:
+            await self.store.shutdown()
         return 0
 
     # ------------------------------------------------------------------ before loading
@@ -291,7 +326,18 @@ class Launcher:
         for warning in args.deprecation_warnings:  # argparse's actions print these while parsing
             self.log.warning(warning)
         self._port = args.port
-        self.log.scheduler_tag = scheduler_tag(args.tp_size, args.ep_size, args.pp_size, args.enable_dp_attention)
+        self.placement = node_placement(args)
+        check_placement_args(self.placement)
+        pp_rank, tp_rank = self.placement.first_scheduler()
+        self.log.scheduler_tag = scheduler_tag(
+            args.tp_size,
+            args.ep_size,
+            args.pp_size,
+            args.enable_dp_attention,
+            tp_rank=tp_rank,
+            pp_rank=pp_rank,
+            dp=args.dp_size,
+        )
         self.log.set_level(args.log_level)
         return args
 
@@ -404,6 +450,7 @@ class Launcher:
             dp=args.dp_size,
             dp_attention=args.enable_dp_attention,
             cuda_graphs=args.cuda_graphs,
+            nnodes=self.placement.nnodes,
             speculative_algorithm=args.speculative_algorithm,
             speculative_num_steps=spec.num_steps if spec else None,
             speculative_eagle_topk=spec.topk if spec else None,
@@ -415,6 +462,7 @@ class Launcher:
             spec.block_size if spec else (args.speculative_num_draft_tokens or 1),
             collapsed=graph_fault is not None and graph_fault.mode == "collapse",
             release=self.release,
+            link=self.world.profile.internode,
         )
         # The simulator's own notes (an uncalibrated layout) go to the world's log, never the host's.
         for warning in model.choice.warnings:
@@ -454,11 +502,91 @@ class Launcher:
             return None, exc
         return plan, None
 
+    # ------------------------------------------------------------------ several nodes
+    async def _rendezvous(self, args: ServerArgs) -> None:
+        """torch.distributed's rendezvous over the nodes (nothing on one node): rank 0 waits for every node, the
+        others join it; from then on a node that goes away takes the others down."""
+        if self.placement.nnodes <= 1:
+            return
+        timeout_s = int(getattr(args, "dist_timeout", None) or DEFAULT_DIST_TIMEOUT_S)
+        version = self.world.sglang_version or LATEST
+        address = dist_address(args)
+        if self.placement.leader:
+            self.store = RankZeroStore(
+                placement=self.placement,
+                address=address,
+                version=version,
+                timeout_s=timeout_s,
+                time_scale=self.world.load_time_scale,
+                log=self.log.scheduler,
+                warn=lambda line: self.log.warning(line, scheduler=True),
+                on_rank_lost=self._node_lost,
+            )
+            await self.store.open()
+            await self.store.wait_joined()
+            return
+        self.link = RankLink(
+            placement=self.placement,
+            address=address,
+            version=version,
+            timeout_s=timeout_s,
+            time_scale=self.world.load_time_scale,
+            stamp=self.log.stamp,
+            log=self.log.scheduler,
+        )
+        await self.link.join()
+        self._watcher = asyncio.get_running_loop().create_task(self._watch_rank_zero(address.host, address.port))
+
+    async def _watch_rank_zero(self, host: str, port: int) -> None:
+        assert self.link is not None
+        if await self.link.wait_for_rank_zero():
+            self.rank_zero_shutdown.set()
+        else:
+            self._node_lost(0, range(self.placement.ranks_per_node), f"{host}<{port}>")
+
+    def _node_lost(self, node_rank: int, ranks: range, peer: str) -> None:
+        """Another node's process went away: NCCL's remote error in the watchdog, and this server dies with it."""
+        self.log.raw(remote_exit_lines(self.placement.ranks.start, node_rank, ranks, peer, self.log.stamp()))
+        self.log.server("Received sigquit from a child process. It usually means the child failed.")
+        self.cleanup()
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    async def _serve_health_check(self, args: ServerArgs) -> None:
+        """A node of rank >= 1: SGLang's dummy health check server on its own --port, until rank 0's shutdown."""
+        self.following = True
+        if ports.read_entry(self.layout, args.port) is not None:  # SGLang logs it and blocks on all the same
+            self.log.server(
+                f"Dummy health check server failed to start: [Errno 98] error while attempting to bind on address "
+                f"('{args.host}', {args.port}): address already in use"
+            )
+        else:
+            sock = ports.bind_loopback()
+            self._claim_port(args, sock.getsockname()[1])
+            runner = web.AppRunner(dummy_health_check_app(), access_log=None, handle_signals=False)
+            await runner.setup()
+            await web.SockSite(runner, sock).start()
+            self.log.server(f"Dummy health check server started in background thread at {args.host}:{args.port}")
+        await self.rank_zero_shutdown.wait()
+        for i in range(self.placement.ranks_per_node):  # each scheduler exits on the ShutdownReq
+            self.log.server(f"Scheduler or DataParallelController {self.pid + 1 + i} terminated with 0")
+
+    def defers_sigterm(self) -> bool:
+        """SIGTERM on a node of rank >= 1 that serves: only a warning, rank 0's shutdown stops it."""
+        if not self.following:
+            return False
+        self.log.warning(
+            f"SIGTERM received on node_rank {self.placement.node_rank}; waiting for the rank-0 ShutdownReq "
+            "broadcast to stop the schedulers."
+        )
+        return True
+
     # ------------------------------------------------------------------ loading
     async def _load(self, p: _Prepared) -> float:
         """Load as SGLang does, phase by phase with its log lines; returns the MiB held per GPU at the end."""
         await self._advance(PHASE_DISTRIBUTED)
         self.log.scheduler("Init torch distributed begin.")
+        check_devices(self.placement, self.world.profile.gpus.count)
+        await self._rendezvous(p.args)
         self._register_gpus(p.args, 512)
         self.log.scheduler("Init torch distributed ends. mem usage=0.50 GB")
         await self._advance(PHASE_WEIGHTS)
@@ -721,6 +849,8 @@ def main(argv: list[str], root: Path) -> int:
         stopped: list[int] = []
 
         def _stop(signum: int) -> None:
+            if signum == signal.SIGTERM and launcher.defers_sigterm():
+                return
             stopped.append(signum)
             stop_event.set()
 

@@ -2,8 +2,9 @@
 
 SGLang logs through Python logging with the process role in brackets: the HTTP
 server has none, the scheduler of each rank says `TP0` (with EP `TP0 EP0`, with
-PP `PP0 TP0`, with DP attention `DP0 TP0 EP0`). Only rank 0 is echoed here, as
-SGLang prints it by default.
+PP `PP0 TP0`, with DP attention `DP0 TP0 EP0`). Only one scheduler is echoed here:
+rank 0's, or on a node of rank >= 1 of a multi-node server its first one (`TP8` on the
+second node of tp 16 over two nodes).
 """
 
 from __future__ import annotations
@@ -59,13 +60,17 @@ class ServerLog:
         self._emit(text.rstrip("\n"))
 
 
-def scheduler_tag(tp: int, ep: int, pp: int, dp_attention: bool) -> str:
+def scheduler_tag(
+    tp: int, ep: int, pp: int, dp_attention: bool, *, tp_rank: int = 0, pp_rank: int = 0, dp: int = 1
+) -> str:
+    """The tag of the scheduler a log echoes: rank 0's, or on another node of a multi-node server its first
+    scheduler's (`tp_rank`, `pp_rank`); EP and attention-DP ranks are carved out of the TP rank as SGLang does."""
     parts = []
     if dp_attention:
-        parts.append("DP0")
+        parts.append(f"DP{tp_rank // max(tp // max(dp, 1), 1)}")
     if pp > 1:
-        parts.append("PP0")
-    parts.append("TP0")
+        parts.append(f"PP{pp_rank}")
+    parts.append(f"TP{tp_rank}")
     if ep > 1:
-        parts.append("EP0")
+        parts.append(f"EP{tp_rank // max(tp // ep, 1)}")
     return " ".join(parts)

@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from specops.tools.context import ToolContext
 from specops.tools.disk import simulated_root
 from specops.tools.errors import InvalidToolInput, ToolError
-from specops.tools.facts import HostFacts, HostFactsArgs, host_facts
+from specops.tools.facts import HostFacts, gather_host_facts
 from specops.tools.models_on_host import FindModelsArgs, find_models
 from specops.tools.probing import probe
 
@@ -331,7 +331,7 @@ def cluster_facts(
                 details={"model": model},
             )
     names = node_names(contexts)
-    facts = _each(contexts, lambda ctx: host_facts(ctx, HostFactsArgs()))
+    facts = _each(contexts, lambda ctx: gather_host_facts(ctx.host))  # each node alone (the tool would ask the group)
     roots = [simulated_root(ctx.host) for ctx in contexts]
     checks = [
         _same(

@@ -22,7 +22,9 @@ from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ..cluster.paths import host_path, node_path
 from ..context import ToolContext
+from ..disk import simulated_root
 from ..errors import HostUnavailable, InvalidToolInput
 from ..hosts import ConnectionDropped
 from ..probing import probe
@@ -131,8 +133,9 @@ def start_across_nodes(
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
     ranks: list[RankProcess] = []
     try:
+        head_root = simulated_root(contexts[0].host)
         for rank, (ctx, caps) in enumerate(zip(contexts, capabilities, strict=True)):
-            ranks.append(_start_rank(ctx, caps, launch, rank, len(contexts), stamp))
+            ranks.append(_start_rank(ctx, caps, launch, rank, len(contexts), stamp, head_root))
     except BaseException:
         stop_ranks(contexts, ranks)
         raise
@@ -168,11 +171,35 @@ def _same_release(contexts: Sequence[ToolContext], capabilities: list[SglangCapa
         )
 
 
+def _on_node(config: ServerConfig, head_root: str | None, node_root: str | None) -> ServerConfig:
+    """The config as `node` runs it: the same host paths, which on simulated nodes (trees on this machine) lie
+    under each node's own root (tools/cluster/paths.py); a real node's are the very same."""
+    if head_root == node_root:
+        return config
+
+    def moved(path: str | None) -> str | None:
+        if path is None or not path.startswith("/"):
+            return path  # a repo id or a ~ path: each node resolves it itself
+        return node_path(host_path(path, head_root), node_root)
+
+    return config.model_copy(
+        update={"model_path": moved(config.model_path), "drafter_path": moved(config.drafter_path)}
+    )
+
+
 def _start_rank(
-    ctx: ToolContext, caps: SglangCapabilities, launch: MultiNodeLaunch, rank: int, nnodes: int, stamp: str
+    ctx: ToolContext,
+    caps: SglangCapabilities,
+    launch: MultiNodeLaunch,
+    rank: int,
+    nnodes: int,
+    stamp: str,
+    head_root: str | None,
 ) -> RankProcess:
     log_path = posixpath.join(ctx.writable(launch.log_dir), f"sglang-{launch.config.port}-rank{rank}-{stamp}.log")
-    argv = launch_argv(launch.config, python=launch.python, flags=caps.flags)
+    argv = launch_argv(
+        _on_node(launch.config, head_root, simulated_root(ctx.host)), python=launch.python, flags=caps.flags
+    )
     argv += node_flags(nnodes, rank, launch.dist_init_addr)
     try:
         proc = ctx.host.start_detached(argv, log_path=log_path)
