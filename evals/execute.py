@@ -16,19 +16,14 @@ import time
 import traceback
 from pathlib import Path
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-from specops.sim.faults import parse_fault
-from specops.sim.profiles import Profile, load_profile
-from specops.sim.world.world import SimWorld
-
-from .host_state import HostSnapshot, LiveServer, live_servers
+from .host_state import HostSnapshot, LiveServer
 from .negative_controls import is_negative_control, negative_control_model
 from .scenario import UNREACHABLE_HOST, Scenario
+from .sim_host import HostUnderTest, start_host
 
 EVAL_RUN = "eval_run.json"
-SSH_HOST_NAME = "eval-sim-over-ssh"
 EVAL_HUB_TOKEN = "hf_evalScenarioToken0123456789"  # a token the Hub emulator accepts for ungated repos
 
 
@@ -48,38 +43,6 @@ class ScenarioRun(BaseModel):
     after: HostSnapshot | None = None
     live_servers: list[LiveServer] = Field(default_factory=list)
     harness_error: str | None = Field(default=None, description="The eval harness itself failed (not the agent)")
-
-
-def scenario_profile(scenario: Scenario) -> Profile:
-    """The scenario's sim profile, with its download bandwidth when it sets one."""
-    assert scenario.host.profile is not None, "a reachable host has a sim profile (HostSetup checks it)"
-    profile = load_profile(scenario.host.profile)
-    if scenario.host.download_mb_s is not None:
-        network = profile.network.model_copy(update={"download_mb_s": scenario.host.download_mb_s})
-        profile = profile.model_copy(update={"network": network})
-    return profile
-
-
-def _start_world(scenario: Scenario) -> SimWorld:
-    faults = [parse_fault(f) for f in scenario.host.faults]
-    scales = {
-        k: v
-        for k, v in {"time_scale": scenario.host.time_scale, "load_time_scale": scenario.host.load_time_scale}.items()
-        if v is not None
-    }
-    return SimWorld.start_fast(scenario_profile(scenario), faults=faults, **scales)
-
-
-def _ssh_inventory(world: SimWorld, run_dir: Path) -> str:
-    """Serve the world over SSH and name it in an inventory this process points SPECOPS_INVENTORY at."""
-    ssh = world.start_ssh()
-    options = ssh.options()
-    inventory = run_dir / "inventory.yaml"
-    inventory.write_text(
-        yaml.safe_dump({SSH_HOST_NAME: {"url": ssh.url, **options, "key_filename": [options["key_filename"]]}})
-    )
-    os.environ["SPECOPS_INVENTORY"] = str(inventory)
-    return SSH_HOST_NAME
 
 
 async def execute(scenario: Scenario, run_dir: Path, policy: str) -> ScenarioRun:
@@ -104,30 +67,30 @@ async def execute(scenario: Scenario, run_dir: Path, policy: str) -> ScenarioRun
     else:
         os.environ.pop("HF_TOKEN", None)
         os.environ.pop("HUGGING_FACE_HUB_TOKEN", None)
-    world = None
+    sim: HostUnderTest | None = None
     start = time.monotonic()
     try:
         if scenario.host.unreachable:
             host = UNREACHABLE_HOST
         else:
-            world = _start_world(scenario)
-            record.home = str(world.layout.home)
-            record.before = HostSnapshot.take(world.layout)
-            host = _ssh_inventory(world, run_dir) if scenario.host.over_ssh else world.host_spec
+            sim = start_host(scenario, run_dir)
+            record.home = sim.home
+            record.before = sim.snapshot()
+            host = sim.spec
         model = negative_control_model(policy) if is_negative_control(policy) else policy
         outcome = await run_goal_async(
             scenario.goal, host=host, policy=model, budgets=budgets, run_dir=run_dir, options=options
         )
         record.run_status, record.reason = outcome.status, outcome.reason
-        if world is not None:
-            record.after = HostSnapshot.take(world.layout)
-            record.live_servers = live_servers(world.layout, os.getpid())
+        if sim is not None:
+            record.after = sim.snapshot()
+            record.live_servers = sim.live_servers()
     except Exception as exc:  # the harness (world start, snapshot) failed: graded as a failure, with the cause
         record.harness_error = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}"
     finally:
         record.duration_s = round(time.monotonic() - start, 2)
-        if world is not None:
-            world.close()
+        if sim is not None:
+            sim.close()
         (run_dir / EVAL_RUN).write_text(record.model_dump_json(indent=1), encoding="utf-8")
     return record
 

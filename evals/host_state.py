@@ -10,6 +10,7 @@ the world's own squatters (faults register them under the world's process).
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -38,6 +39,14 @@ class HostSnapshot(BaseModel):
                     files[path] = os.lstat(path).st_size
                 except OSError:
                     continue
+        return cls(files=files)
+
+    @classmethod
+    def take_all(cls, layouts: Sequence[WorldLayout]) -> HostSnapshot:
+        """Every node of a simulated cluster at once: their trees lie apart, so their real paths never clash."""
+        files: dict[str, int] = {}
+        for layout in layouts:
+            files.update(cls.take(layout).files)
         return cls(files=files)
 
 

@@ -24,6 +24,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from .cluster.names import node_names
+from .cluster.paths import same_path_on
 from .context import ToolContext
 from .errors import HostCommandFailed, InvalidToolInput
 from .hosts import Host
@@ -239,6 +241,9 @@ class DiskCheck(BaseModel):
     )
     notes: list[str]
     summary: str
+    nodes: list[str] = Field(
+        default_factory=list, description="A host group: each node's own check in a line, rank 0 first"
+    )
 
 
 def _present(listing, files: dict[str, int] | None, factor: int) -> tuple[int, int, int]:
@@ -283,6 +288,8 @@ def disk_view(check: DiskCheck) -> dict[str, Any]:
     data["set_aside"] = [m.model_dump(mode="json") for m in check.set_aside if m.reason != "system"]
     data["system_mounts_set_aside"] = [m.mount_point for m in check.set_aside if m.reason == "system"]
     data["notes"] = without_scale_notes(check.notes)
+    if check.nodes:
+        data["nodes"] = check.nodes
     return data
 
 
@@ -291,6 +298,56 @@ def check_disk(ctx: ToolContext, args: CheckDiskArgs) -> DiskCheck:
     """Whether a Hub repo fits in `target`: its size from the Hub, what the target already holds, headroom, the
     mount's free bytes, the verdict, and the other mounts, each with why it can or cannot be used.
     """
+    own = _check_one(ctx, args)
+    if not ctx.peers or _under(own.target, ctx.group_shared_root):
+        return own
+    return _check_every_node(ctx, args, own)
+
+
+def _under(path: str, root: str | None) -> bool:
+    return root is not None and (path == root or path.startswith(root.rstrip("/") + "/"))
+
+
+def _check_every_node(ctx: ToolContext, args: CheckDiskArgs, own: DiskCheck) -> DiskCheck:
+    """A host group: start_download fetches on every node, so the repo must fit on each. The verdict is the
+    group's; where another node lacks room, the check is that node's, named; an alternative mount of rank 0's is
+    offered only where the same directory has room on every other node too."""
+    head_root = simulated_root(ctx.host)
+
+    def on(node: ToolContext, target: str) -> DiskCheck:
+        moved = same_path_on(target, head_root, simulated_root(node.host))
+        return _check_one(node, args.model_copy(update={"target": moved}))
+
+    names = node_names(ctx.nodes)
+    checks = [own, *(on(node, own.target) for node in ctx.peers)]
+    lines = [f"{name}: {check.summary}" for name, check in zip(names, checks, strict=True)]
+    if all(check.verdict == "fits" for check in checks):
+        return own.model_copy(update={"nodes": lines})
+    alternatives = [
+        alt
+        for alt in own.alternatives
+        if alt.target is None or all(on(node, alt.target).verdict == "fits" for node in ctx.peers)
+    ]
+    # Rank 0's own shortfall first (its alternatives are its mounts); else the first other node without room.
+    rank = 0 if own.verdict != "fits" else next(i for i, check in enumerate(checks) if check.verdict != "fits")
+    worst = checks[rank]
+    summary = f"on {names[rank]}: {worst.summary}"
+    if rank:
+        summary += f"; the download goes to every node of the group, and {names[rank]} has no room for it"
+    return worst.model_copy(
+        update={
+            "target": own.target,  # the directory as rank 0 names it, as start_download takes it
+            "verdict": "does_not_fit",
+            "alternatives": alternatives,
+            "set_aside": own.set_aside,
+            "summary": summary,
+            "nodes": lines,
+        }
+    )
+
+
+def _check_one(ctx: ToolContext, args: CheckDiskArgs) -> DiskCheck:
+    """check_disk on one host."""
     target = ctx.writable(args.target)
     if target in ("/", ctx.home):
         raise InvalidToolInput(

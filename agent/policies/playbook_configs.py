@@ -27,6 +27,9 @@ from specops.tools.speculative_support import SpeculativeSupport
 
 BENCHMARK_LEVELS = (1, 32, 64, 128, 256)
 SPEC_LAYOUTS = 3  # best autoregressive layouts speculation is tried on
+# A model fits one node when its weights take at most this share of the node's GPU memory: the rest is its KV cache
+# and activations (SGLang's static pool is ~0.8-0.9 of each GPU, weights included).
+ONE_NODE_SHARE = 0.8
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,23 @@ def autoregressive_candidates(
         # On NVLink TP all-reduce is cheap and PP only adds bubbles; over PCIe it is worth measuring.
         found.append(Candidate({**common, "pp": n}))
     return found
+
+
+def group_candidates(
+    model_path: str, node_gpus: int, nodes: int, *, moe: bool, interconnect: str | None, fits_one_node: bool
+) -> list[Candidate]:
+    """The layouts over a host group: one server across every node's GPUs (SGLang's --nnodes) and, where the
+    model fits one node, replicas of each one-node layout, one per node behind SGLang's Model Gateway; the two
+    shapes alternate, so that a cap on layouts still measures both."""
+    across = autoregressive_candidates(model_path, node_gpus * nodes, moe=moe, interconnect=interconnect)
+    if not fits_one_node:
+        return across
+    replicas = [
+        c.with_(replicas=nodes)
+        for c in autoregressive_candidates(model_path, node_gpus, moe=moe, interconnect=interconnect)
+    ]
+    mixed = [c for pair in zip(across, replicas, strict=False) for c in pair]
+    return mixed + across[len(replicas) :] + replicas[len(across) :]
 
 
 def rank_for_speculation(launched: list[Candidate], measured: dict[str, dict[int, float]]) -> list[Candidate]:

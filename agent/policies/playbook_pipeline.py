@@ -27,10 +27,11 @@ from typing import Any
 from specops.agent.final import FinalAnswer
 from specops.agent.goal import Goal
 from specops.agent.report.bracketing import BRACKET_FACTOR, octave_levels, unbracketed
+from specops.agent.report.servers import other_processes
 from specops.sglang_releases.facts import first_release_with, for_version
 from specops.tools.acceptance import AcceptanceResult
 from specops.tools.benchmark.models import BenchmarkResult
-from specops.tools.disk import DiskCheck
+from specops.tools.disk import DiskCheck, human_bytes
 from specops.tools.download.models import (
     DownloadCause,
     DownloadHandle,
@@ -45,10 +46,18 @@ from specops.tools.facts import HostFacts
 from specops.tools.models_on_host import ModelOnHost, ModelsOnHost
 from specops.tools.sglang.config import SpeculativeAlgorithm
 from specops.tools.sglang.handle import RunningServer
+from specops.tools.sglang.multinode import RANK_NOT_JOINED
 from specops.tools.sglang.status import ServerStatus
 from specops.tools.space import FreeableItem, FreeableList, FreeableSet, FreeSpaceResult
 
-from .playbook_configs import Candidate, autoregressive_candidates, rank_for_speculation, speculative_candidates
+from .playbook_configs import (
+    ONE_NODE_SHARE,
+    Candidate,
+    autoregressive_candidates,
+    group_candidates,
+    rank_for_speculation,
+    speculative_candidates,
+)
 from .playbook_goal import Understood, target_name_for
 from .playbook_history import Call, Outcome
 from .playbook_plan import Plan
@@ -62,7 +71,7 @@ from .playbook_recovery import (
     after_launch_failure,
 )
 from .playbook_settings import PlaybookSettings
-from .playbook_summary import Sweep, compare, comparison_lines, recommend, tuning_lines
+from .playbook_summary import Sweep, compare, comparison_lines, recommend, shape_line, tuning_lines
 from .playbook_tuning import settings_to_try
 
 Steps = Generator[list[Call], list[Outcome], Any]
@@ -131,10 +140,11 @@ class Target:
     name: str
     path: str
     moe: bool
+    size_bytes: int | None = None  # None: not measured (a running server's model)
 
     @classmethod
     def found(cls, model: ModelOnHost) -> Target:
-        return cls(model.name, model.path, moe=bool(model.num_experts))
+        return cls(model.name, model.path, moe=bool(model.num_experts), size_bytes=model.size_bytes)
 
 
 class Stop(Exception):
@@ -331,12 +341,7 @@ class Pipeline:
             yield from self._start_download(target_dir, self._download_method(facts))
         else:
             self.plan.complete("drafter")
-        ar_candidates = autoregressive_candidates(
-            target.path,
-            facts.group.gpu_count if facts.group else facts.gpu_count,  # a host group: layouts over its nodes
-            moe=target.moe,
-            interconnect=facts.interconnect.interconnect if facts.interconnect else None,
-        )[: self.settings.ar_layouts]
+        ar_candidates = self._layouts(facts, target)[: self.settings.ar_layouts]
         if self._benchmarking:
             self.plan.start("baseline")
             for i, candidate in enumerate(ar_candidates):
@@ -403,6 +408,32 @@ class Pipeline:
         self.done.append(f"host: {nodes}{facts.gpu_count}x {facts.gpu_model} ({link}), SGLang {facts.sglang_version}")
         _refuse_what_sglang_cannot_serve(facts, self._asked)
         return facts
+
+    def _layouts(self, facts: HostFacts, target: Target) -> list[Candidate]:
+        """The autoregressive layouts to measure: over the host's GPUs; over a group's nodes, one server across
+        them and, where the model fits one node, replicas of it behind SGLang's gateway."""
+        link = facts.interconnect.interconnect if facts.interconnect else None
+        if facts.group is None or len(facts.group.nodes) < 2:
+            return autoregressive_candidates(target.path, facts.gpu_count, moe=target.moe, interconnect=link)
+        nodes = len(facts.group.nodes)
+        room = int(facts.gpu_memory_total_bytes * ONE_NODE_SHARE)
+        fits = target.size_bytes is not None and target.size_bytes <= room
+        if fits:
+            self.done.append(
+                f"deployment shapes: {target.name} ({human_bytes(target.size_bytes or 0)}) fits one node, so "
+                f"both are measured: one server across the {nodes} nodes, and a replica per node behind SGLang's "
+                "Model Gateway"
+            )
+        else:
+            size = human_bytes(target.size_bytes) if target.size_bytes is not None else "size unknown"
+            self.done.append(
+                f"deployment shapes: one server across the {nodes} nodes only: {target.name} ({size}) does not "
+                f"fit one node's {human_bytes(facts.gpu_memory_total_bytes)} of GPU memory with room for a KV "
+                f"cache (at most {ONE_NODE_SHARE:.0%} for weights), so no replica fits a node"
+            )
+        return group_candidates(
+            target.path, facts.gpu_count, nodes, moe=target.moe, interconnect=link, fits_one_node=fits
+        )
 
     def _target(self, facts: HostFacts) -> Steps:
         repo = self.goal.repo_id
@@ -641,6 +672,13 @@ class Pipeline:
                 return server, candidate
             if out.kind == ErrorKind.HOST_UNAVAILABLE:
                 raise Stop("failed", f"the host dropped while launching {candidate.name}: {out.describe()}")
+            if out.details.get("cause") == RANK_NOT_JOINED:
+                # The node, not the configuration: every other launch over the nodes would wait for it the same way.
+                raise Stop(
+                    "failed",
+                    f"launch {candidate.name}: {out.describe()} — {out.remedy}. No other configuration was launched: "
+                    "each would wait for the same node",
+                )
             rule = after_launch_failure(candidate, out, tried)
             if isinstance(rule, GiveUp):
                 self.last_give_up = out.kind
@@ -872,8 +910,9 @@ class Pipeline:
             self.unresolved.append(f"could not relaunch {candidate.name} to leave it running")
             return
         capped = launched.config.get("max_running_requests") if self.crash_level is not None else None
+        ranks = "".join(f"; {p.role} on {p.host}: pid {p.pid}" for p in other_processes(server))
         self.left_running.append(
-            f"{launched.name} on port {server.port} (pid {server.pid}): the recommended "
+            f"{launched.name} on port {server.port} (pid {server.pid}{ranks}): the recommended "
             "configuration, left running as the goal asked"
             + (
                 f", capped at {capped} running requests (under C={self.crash_level}, where it failed under load)"
@@ -895,6 +934,13 @@ class Pipeline:
                 f"token weighted {overall.token_weighted:.2f}"
             )
         parts += comparison_lines(verdicts, self._spoken)
+        replicated = {
+            name
+            for name, candidate in (*self.ar_candidates.items(), *self.spec_candidates.items())
+            if candidate.config.get("replicas", 1) > 1
+        }
+        shapes = shape_line({**self.ar, **self.spec}, replicated) if replicated else None
+        parts += [shapes] if shapes else []
         defaults = {n: s for n, s in self.spec.items() if n not in self.tuned}
         parts += tuning_lines(defaults, {n: s for n, s in self.spec.items() if n in self.tuned})
         if self.handled:

@@ -140,6 +140,23 @@ def recommend(verdicts: list[LevelVerdict], spoken: str = "DFlash") -> Recommend
             [],
         )
     first_loss = min(loses)
+    if max(loses) < wins[0]:
+        # Speculation pays only under load (a cheap draft whose verify hides in a bigger batch, or a lighter
+        # verify setting): autoregressive below, speculative above.
+        ar_low = next(b for b in both if b.concurrency == max(loses))
+        groups = _fastest_by_level(winning)
+        serve_high = (
+            f"serve {spec_at_low.spec[0]} ({spoken}) from C={wins[0]} on"
+            if len(groups) == 1
+            else f"from C={wins[0]} on {spoken} is faster, the fastest setting by load: {_serve_each(groups)}"
+        )
+        text = (
+            f"{spoken} loses at low load and wins under load: serve {ar_low.ar[0]} up to C={max(loses)} "
+            f"({ar_low.ar[1]:.1f} vs {ar_low.spec[1]:.1f} tok/s at C={ar_low.concurrency}); {serve_high} "
+            f"({spec_at_low.speedup:.2f}x at C={spec_at_low.concurrency}); the crossover lies between "
+            f"C={max(loses)} and C={wins[0]}"
+        )
+        return Recommendation(text, spec_at_low.spec[0], wins, loses)
     below = [c for c in wins if c < first_loss]
     crossover = (
         f"between C={max(below)} and C={first_loss}"
@@ -175,3 +192,28 @@ def _fastest_by_level(levels: list[_Both]) -> list[tuple[str, list[int]]]:
 
 def _serve_each(groups: list[tuple[str, list[int]]]) -> str:
     return ", ".join(f"serve {name} at {', '.join(f'C={c}' for c in levels)}" for name, levels in groups)
+
+
+def shape_line(results: dict[str, Sweep], replicated: set[str]) -> str | None:
+    """Over a host group, the faster shape at each level where both ran, in words (the report's "One server or
+    replicas" table has the figures): one server, or replicas behind the gateway; None when only one shape ran."""
+    levels = sorted({c for sweep in results.values() for c in sweep})
+    by_level: list[tuple[int, str]] = []
+    for level in levels:
+        one = _best({n: s for n, s in results.items() if n not in replicated}, level)
+        many = _best({n: s for n, s in results.items() if n in replicated}, level)
+        if one is not None and many is not None:
+            by_level.append((level, "replicas" if many[1] > one[1] else "one server"))
+    if not by_level:
+        return None
+    groups: list[tuple[str, list[int]]] = []
+    for level, shape in by_level:
+        if groups and groups[-1][0] == shape:
+            groups[-1][1].append(level)
+        else:
+            groups.append((shape, [level]))
+    said = "; ".join(f"{shape} at {', '.join(f'C={c}' for c in levels)}" for shape, levels in groups)
+    return (
+        f"one server or replicas behind the gateway, the faster shape in total by load: {said} (the report's "
+        "'One server or replicas' table has both, per GPU too)"
+    )

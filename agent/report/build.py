@@ -23,6 +23,7 @@ from .rows import benchmark_rows
 from .schema import AcceptanceSection, LevelComparison, Report
 from .sections import acceptance_sections, configs_tried, drafter_section, host_section, left_running, run_section
 from .servers import ServerTimeline
+from .shapes import compare_shapes
 from .timing import time_spent
 from .tuning import tuning_section
 
@@ -72,6 +73,7 @@ def build_report(events: Sequence[Event], final: FinalAnswer | None, *, status: 
         crossover=crossover,
         recommendation=recommendation,
         pareto=pareto_points(rows, configs),
+        shapes=compare_shapes(rows, configs),
         tuning=tuning_section(configs, rows),
         failures=failures,
         timing=time_spent(evidence),

@@ -422,6 +422,10 @@ def _crossover_flags(source: str, sentence: str, crossover: Crossover) -> list[F
         lo, hi = crossover.between
         if lo <= claimed <= hi:
             return []
+    elif crossover.kind == "starts_paying_only":
+        # Speculation pays only under load: its crossing (where it starts to) is the crossover a policy names.
+        if any(c.between[0] <= claimed <= c.between[1] for c in crossover.crossings):
+            return []
     elif crossover.kind == "unknown":
         return [Flag(source=source, claim=sentence, kind="unsupported", evidence=crossover.statement)]
     return [Flag(source=source, claim=sentence, kind="contradicted", evidence=crossover.statement)]

@@ -119,6 +119,8 @@ def _deployment(evidence: Evidence, names: ConfigNames, chosen: Launch, choice: 
     server = chosen.server
     assert server is not None  # `launched` holds only launches that came up
     notes: list[str] = []
+    if server.replicas:
+        return _replicated(evidence, chosen, choice, run_id=run_id)
     gateway = _gateway_in_front(evidence, server, chosen.seq)
     replicas = _replicas(evidence, gateway, chosen) if gateway is not None else [chosen]
     nodes = [node for index, launch in enumerate(replicas) for node in _node_launches(evidence, launch, index, notes)]
@@ -133,6 +135,44 @@ def _deployment(evidence: Evidence, names: ConfigNames, chosen: Launch, choice: 
         sglang_version=server.info.version,
         nodes=nodes,
         gateway=_gateway_launch(gateway, notes) if gateway is not None else None,
+        notes=notes,
+    )
+
+
+def _replicated(evidence: Evidence, chosen: Launch, choice: _Choice, *, run_id: str) -> Deployment:
+    """Replicas launch_server started behind its own gateway (config.replicas > 1): each replica's command as
+    it was placed (its node, GPUs and port), then the gateway's with the replicas' URLs as rank 0 reached them."""
+    server = chosen.server
+    assert server is not None and server.gateway is not None
+    notes: list[str] = []
+    call = _exchange(evidence, chosen.call_seq)
+    python = str(call.args.get("python") or _DEFAULT_PYTHON) if call is not None else _DEFAULT_PYTHON
+    flags = _release_flags(server.info.version)
+    nodes = []
+    for index, replica in enumerate(server.replicas):
+        base_gpu = _flag_value(replica.argv, "--base-gpu-id")
+        argv = launch_argv(replica.config, python=python, flags=flags) + (
+            ["--base-gpu-id", base_gpu] if base_gpu else []
+        )
+        _compare(argv, replica.argv, f"replica {index} of server {server.id}", notes)
+        nodes.append(NodeLaunch(host=replica.host, replica=index, argv=argv))
+    gateway = server.gateway
+    router = router_argv(
+        python=python,
+        worker_urls=[normal_url(worker.url) for worker in gateway.workers],
+        port=gateway.bound_port,
+        metrics_port=gateway.bound_metrics_port,
+        policy=gateway.policy,
+        startup_timeout_s=float(GatewayArgs.model_fields["ready_timeout_s"].default),
+    )
+    _compare(router, gateway.argv, f"gateway {gateway.id or gateway.pid}", notes)
+    return Deployment(
+        run_id=run_id,
+        config=choice.config,
+        chosen_because=choice.because,
+        sglang_version=server.info.version,
+        nodes=nodes,
+        gateway=GatewayLaunch(host=gateway.host, argv=router),
         notes=notes,
     )
 

@@ -353,7 +353,12 @@ def _left(report: Report) -> list[str]:
     lines = ["## Left running", ""]
     if not left.servers and not left.downloads:
         lines += ["Nothing this run started is still running.", ""]
-    lines += [f"- server {s.config} on port {s.port} (pid {s.pid})" for s in left.servers]
+    lines += [
+        f"- server {s.config} on port {s.port} (pid {s.pid}"
+        + "".join(f"; {p.role} on {p.host}: pid {p.pid}" for p in s.processes)
+        + ")"
+        for s in left.servers
+    ]
     lines += [f"- download {d}" for d in left.downloads]
     lines += [f"- the policy says: {t}" for t in left.policy_text]
     if report.unresolved_text:
@@ -393,6 +398,36 @@ def _pareto(report: Report) -> list[str]:
     return lines
 
 
+def _shapes(report: Report) -> list[str]:
+    if not report.shapes:
+        return []
+    words = {"one_server": "one server", "replicas": "replicas"}
+    lines = [
+        "## One server or replicas behind the gateway",
+        "",
+        "The fastest configuration of each shape at each level where both ran, in total and per GPU.",
+        "",
+    ]
+    lines += _table(
+        ["C", "one server", "tok/s", "per GPU", "replicas", "tok/s", "per GPU", "faster", "faster per GPU"],
+        [
+            [
+                s.concurrency,
+                s.one_server.config,
+                f"{s.one_server.output_tok_s:.1f}",
+                f"{s.one_server.tok_s_per_gpu:.1f}",
+                s.replicas.config,
+                f"{s.replicas.output_tok_s:.1f}",
+                f"{s.replicas.tok_s_per_gpu:.1f}",
+                words[s.faster],
+                words[s.faster_per_gpu],
+            ]
+            for s in report.shapes
+        ],
+    )
+    return lines
+
+
 def render_markdown(report: Report, *, latency_plot: bool = False, pareto_plot: bool = False) -> str:
     lines: list[str] = []
     for part in (
@@ -406,6 +441,7 @@ def render_markdown(report: Report, *, latency_plot: bool = False, pareto_plot: 
         _comparison,
         _recommendation,
         _pareto,
+        _shapes,
         _tuning,
         _acceptance,
         _failures,

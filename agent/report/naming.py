@@ -1,6 +1,7 @@
 """Names for server configurations, derived from the ServerConfig so that a person reads what ran.
 
     tp8-ep4                  tensor parallel 8, expert parallel 4
+    tp8-r2                   two replicas of tp8 behind SGLang's Model Gateway
     tp8-ep4+dflash           the same with a DFlash drafter
     tp8-ep4+dflash+no-graphs and CUDA graphs off
     tp8-ep4+dflash-b8        DFlash with block size 8
@@ -40,6 +41,8 @@ def base_name(config: ServerConfig) -> str:
         parts.append(f"dp{config.dp}" + ("-dpattn" if config.enable_dp_attention else ""))
     if config.pp > 1:
         parts.append(f"pp{config.pp}")
+    if config.replicas > 1:
+        parts.append(f"r{config.replicas}")
     name = "-".join(parts)
     algorithm = config.speculative_algorithm
     if algorithm is not None:

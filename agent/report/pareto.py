@@ -15,11 +15,6 @@ from collections.abc import Sequence
 from .schema import BenchmarkRow, ConfigTried, ParetoPoint
 
 
-def _gpus(config: ConfigTried) -> int:
-    """GPUs the server holds: tp x pp, times dp unless DP attention splits the TP ranks (as ServerConfig.gpus)."""
-    return config.tp * config.pp * (1 if config.dp_attention else config.dp)
-
-
 def pareto_points(rows: Sequence[BenchmarkRow], configs: Sequence[ConfigTried]) -> list[ParetoPoint]:
     by_name = {c.name: c for c in configs}
     points = []
@@ -33,8 +28,8 @@ def pareto_points(rows: Sequence[BenchmarkRow], configs: Sequence[ConfigTried]) 
                 config=row.config,
                 concurrency=row.concurrency,
                 speculative=row.speculative,
-                gpus=_gpus(config),
-                tok_s_per_gpu=row.output_tok_s / _gpus(config),
+                gpus=config.gpus,
+                tok_s_per_gpu=row.output_tok_s / config.gpus,
                 tok_s_per_user=row.output_tok_s / in_flight,
                 on_frontier=False,
             )

@@ -126,6 +126,8 @@ class ConfigTried(BaseModel):
     ep: int
     dp: int
     pp: int
+    replicas: int = Field(default=1, description="Copies of the server behind SGLang's Model Gateway")
+    nodes: int | None = Field(default=None, description="Nodes it ran on (one server across nodes, or replicas)")
     dp_attention: bool
     cuda_graphs: bool
     drafter_path: str | None
@@ -146,6 +148,12 @@ class ConfigTried(BaseModel):
     failure: str | None = Field(description="What the tool said happened")
     ready_after_s: float | None
     seq: int = Field(description="Transcript seq of the launch's result")
+
+    @property
+    def gpus(self) -> int:
+        """GPUs the deployment holds: tp x pp, times dp unless DP attention splits the TP ranks, times its replicas
+        (as ServerConfig.total_gpus)."""
+        return self.tp * self.pp * (1 if self.dp_attention else self.dp) * self.replicas
 
 
 class AcceptanceStat(BaseModel):
@@ -402,12 +410,25 @@ class Timing(BaseModel):
     model_total_s: float = Field(description="Time spent waiting on the policy's responses")
 
 
+class ProcessNote(BaseModel):
+    model_config = _CONFIG
+
+    role: str = Field(description="'rank 1' (a server across nodes) or 'replica 0' (behind a gateway)")
+    host: str
+    pid: int
+
+
 class RunningServerNote(BaseModel):
     model_config = _CONFIG
 
     config: str
     port: int
     pid: int
+    processes: list[ProcessNote] = Field(
+        default_factory=list,
+        description="Its other processes: each other rank's (a server across nodes), or each replica's (behind a "
+        "gateway, which is `pid`)",
+    )
 
 
 class LeftRunning(BaseModel):
@@ -437,6 +458,27 @@ class CritiqueAnswers(BaseModel):
     baseline: str
     acceptance_method: str
     recommendation_per_load: str
+
+
+class ShapeFigure(BaseModel):
+    model_config = _CONFIG
+
+    config: str
+    output_tok_s: float
+    gpus: int = Field(description="GPUs the deployment holds (every replica's)")
+    tok_s_per_gpu: float
+
+
+class ShapeComparison(BaseModel):
+    """At one level: the fastest one-server configuration against the fastest replicas behind the gateway."""
+
+    model_config = _CONFIG
+
+    concurrency: int
+    one_server: ShapeFigure = Field(description="One server (across the nodes, or on one)")
+    replicas: ShapeFigure = Field(description="Replicas behind SGLang's Model Gateway")
+    faster: Literal["one_server", "replicas"] = Field(description="In total output tok/s")
+    faster_per_gpu: Literal["one_server", "replicas"]
 
 
 class ParetoPoint(BaseModel):
@@ -492,6 +534,10 @@ class Report(BaseModel):
     recommendation: Recommendation
     pareto: list[ParetoPoint] = Field(
         default_factory=list, description="Every measured level on the tok/s-per-GPU against tok/s-per-user plane"
+    )
+    shapes: list[ShapeComparison] = Field(
+        default_factory=list,
+        description="A host group: one server against replicas behind the gateway, per level where both ran",
     )
     tuning: TuningSection | None = Field(
         default=None, description="None: no setting other than SGLang's defaults was measured"

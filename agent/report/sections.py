@@ -11,6 +11,7 @@ from __future__ import annotations
 from specops.agent.final import FinalAnswer
 from specops.tools.acceptance import CategoryAcceptance
 from specops.tools.download.models import DownloadState
+from specops.tools.sglang.handle import RunningServer
 
 from .deletions import list_deletions
 from .evidence import Evidence
@@ -22,7 +23,6 @@ from .schema import (
     DrafterSection,
     HostSection,
     LeftRunning,
-    RunningServerNote,
     RunSection,
     Versions,
 )
@@ -196,6 +196,8 @@ def configs_tried(evidence: Evidence, names: ConfigNames) -> list[ConfigTried]:
                 ep=c.ep,
                 dp=c.dp,
                 pp=c.pp,
+                replicas=c.replicas,
+                nodes=_nodes(launch.server),
                 dp_attention=c.enable_dp_attention,
                 cuda_graphs=c.cuda_graphs,
                 drafter_path=c.drafter_path,
@@ -213,6 +215,13 @@ def configs_tried(evidence: Evidence, names: ConfigNames) -> list[ConfigTried]:
             )
         )
     return tried
+
+
+def _nodes(server: RunningServer | None) -> int | None:
+    """The nodes a server ran on: its ranks' (one server across nodes) or its replicas' hosts; None: not up."""
+    if server is None:
+        return None
+    return len({p.host for p in (server.ranks or server.replicas)}) or 1
 
 
 def _stat(c: CategoryAcceptance) -> AcceptanceStat:
@@ -258,7 +267,7 @@ def left_running(evidence: Evidence, timeline: ServerTimeline, final: FinalAnswe
     for parsed in evidence.download_statuses:
         last[(parsed.value.repo_id, parsed.value.target_dir)] = parsed.value.state
     return LeftRunning(
-        servers=[RunningServerNote(config=name, port=port, pid=pid) for name, port, pid in timeline.left_running()],
+        servers=timeline.left_running(),
         downloads=[f"{repo} -> {target}" for (repo, target), state in last.items() if state is DownloadState.RUNNING],
         policy_text=list(final.left_running) if final else [],
     )

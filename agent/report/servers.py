@@ -12,9 +12,11 @@ from dataclasses import dataclass
 
 from specops.tools.facts import ServingProcess
 from specops.tools.sglang.config import ServerConfig
+from specops.tools.sglang.handle import RunningServer
 
 from .evidence import Evidence, Launch
 from .naming import ConfigNames
+from .schema import ProcessNote, RunningServerNote
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,15 @@ class _Life:
     pid: int
     up_seq: int
     down_seq: int | None = None
+    others: tuple[ProcessNote, ...] = ()  # every other rank's process, or every replica's
+
+
+def other_processes(server: RunningServer) -> tuple[ProcessNote, ...]:
+    """A server's processes besides its own pid: every other rank of a server across nodes, every replica behind a
+    gateway (the gateway is the handle's pid)."""
+    ranks = (ProcessNote(role=f"rank {r.node_rank}", host=r.host, pid=r.pid) for r in server.ranks[1:])
+    replicas = (ProcessNote(role=f"replica {i}", host=r.host, pid=r.pid) for i, r in enumerate(server.replicas))
+    return (*ranks, *replicas)
 
 
 class ServerTimeline:
@@ -48,7 +59,8 @@ class ServerTimeline:
             if stopped_pid is not None:
                 self._end(stopped_pid, seq)
             if launch is not None and launch.server is not None:
-                self._lives.append(_Life(launch.server.config, launch.server.port, launch.server.pid, seq))
+                server = launch.server
+                self._lives.append(_Life(server.config, server.port, server.pid, seq, others=other_processes(server)))
         self._found: dict[int, ServingProcess] = {}
         for facts in evidence.host_facts:
             for process in facts.value.serving:
@@ -83,6 +95,12 @@ class ServerTimeline:
         )
         return ServedBy(label, speculative, None)
 
-    def left_running(self) -> list[tuple[str, int, int]]:
-        """(config name, port, pid) of every server launched and never stopped."""
-        return [(self._names.name(life.config), life.port, life.pid) for life in self._lives if life.down_seq is None]
+    def left_running(self) -> list[RunningServerNote]:
+        """Every server launched and never stopped, each rank's process where it spans nodes."""
+        return [
+            RunningServerNote(
+                config=self._names.name(life.config), port=life.port, pid=life.pid, processes=list(life.others)
+            )
+            for life in self._lives
+            if life.down_seq is None
+        ]

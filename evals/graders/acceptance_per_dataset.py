@@ -34,13 +34,14 @@ from dataclasses import dataclass
 
 from specops.agent.report.schema import AcceptanceSection, AcceptanceStat, Report
 from specops.sglang_releases.facts import for_version
-from specops.sim.faults import DatasetsMissing, parse_fault
+from specops.sim.faults import DatasetsMissing
 from specops.tools.acceptance import HISTOGRAM_KEYS, AcceptanceResult
 from specops.tools.datasets import DATASET_NAMES, standard_dataset
 from specops.tools.drafters.tool import DrafterConfig
 from specops.transcripts import ToolPair
 
 from ..evidence import RunEvidence
+from ..sim_host import scenario_faults
 from ._base import Grader, Verdict
 
 RATE_SLACK = 1e-3  # position rates are rounded to 4 places
@@ -128,7 +129,8 @@ def _histogram_reported(result: AcceptanceResult | None, report: Report, section
 
 def _offline_datasets(evidence: RunEvidence) -> list[str]:
     """The standard datasets the scenario's Hub does not serve (fault datasets_missing)."""
-    faults = [parse_fault(f) for f in evidence.scenario.host.faults]
+    host = evidence.scenario.host
+    faults = scenario_faults(host.profile, host.faults) if host.profile else []
     missing = [f for f in faults if isinstance(f, DatasetsMissing)]
     return [name for name in DATASET_NAMES if any(f.covers(standard_dataset(name).repo_id) for f in missing)]
 

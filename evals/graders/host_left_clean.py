@@ -23,7 +23,8 @@ class HostLeftClean(Grader):
         if run.before is None:
             return Verdict.ok("no simulated host")
         left = evidence.report.left_running if evidence.report is not None else None
-        said = {s.pid for s in left.servers} if left is not None else set()
+        # Every process of a deployment counts: each rank's of a server across nodes, each replica's behind a gateway.
+        said = {pid for s in left.servers for pid in (s.pid, *(p.pid for p in s.processes))} if left else set()
         stated = left.policy_text if left is not None else []
         alive = {s.pid: s for s in run.live_servers}
         stray = [s for pid, s in alive.items() if pid not in said or not any(f"pid {pid}" in t for t in stated)]

@@ -43,8 +43,7 @@ from typing import Any, cast
 from pydantic import ValidationError
 
 from specops.agent.report.schema import BenchmarkRow, ConfigTried, Report
-from specops.sim.faults import CudaGraphDrafter, parse_fault
-from specops.sim.profiles import load_profile
+from specops.sim.faults import CudaGraphDrafter
 from specops.sim.profiles.schema import Profile, PromptKind, ServingSpec
 from specops.sim.serving.performance import Launch, build_performance_model, default_random_seed, ids_prompt_text
 from specops.sim.serving.truth import level_accept_length, modelled_tok_s, replayed_verify_steps
@@ -55,6 +54,7 @@ from specops.tools.benchmark.sweep import prompt_config
 from specops.transcripts.pairs import ToolPair
 
 from ..evidence import RunEvidence
+from ..sim_host import host_profile, scenario_faults
 from ._base import Grader, Verdict
 
 # One outlier level may stray twice as far as the tolerance (a busy shared machine); the median may not.
@@ -140,8 +140,9 @@ class Truth:
 
     @classmethod
     def of(cls, profile_name: str, faults: list[str]) -> Truth:
-        graph_fault = next((f for f in map(parse_fault, faults) if isinstance(f, CudaGraphDrafter)), None)
-        return cls(load_profile(profile_name), graph_fault is not None and graph_fault.mode == "collapse")
+        """A host profile's truth, or a cluster profile's (its node profile, its faults on any node)."""
+        graph_fault = next((f for f in scenario_faults(profile_name, faults) if isinstance(f, CudaGraphDrafter)), None)
+        return cls(host_profile(profile_name), graph_fault is not None and graph_fault.mode == "collapse")
 
     @property
     def serving(self) -> ServingSpec:
@@ -161,6 +162,11 @@ class Truth:
         """The launch a report's `config` made, and whether its drafter's CUDA graphs collapsed."""
         spec = config.speculative
         launch = Launch(
+            # A configuration wider than one node spans nodes (launch_server passes --nnodes), as a cluster's does.
+            nnodes=max(
+                1,
+                math.ceil(config.tp * config.pp * (1 if config.dp_attention else config.dp) / self.profile.gpus.count),
+            ),
             tp=config.tp,
             ep=config.ep,
             pp=config.pp,
@@ -178,13 +184,15 @@ class Truth:
         """The profile's tok/s for a report's `config` at `concurrency`: at the tokens per verify step given (a
         level's own, level_tokens_per_step), else the kind's mean (the playbook sweeps random ids: chat)."""
         launch, collapsed = self._launch(config)
-        return modelled_tok_s(
+        # Replicas behind the gateway: each serves its share of the requests in flight, and their outputs add up.
+        return config.replicas * modelled_tok_s(
             self.serving_of(config),
             launch,
-            concurrency,
+            concurrency / config.replicas,
             block_size=config.block_size or 1,
             collapsed=collapsed,
             tokens_per_step=tokens_per_step,
+            link=self.profile.internode,
         )
 
     def level_tokens_per_step(self, config: ConfigTried, concurrency: int, sweep: BenchmarkSweep) -> float | None:

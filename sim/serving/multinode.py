@@ -51,6 +51,9 @@ from aiohttp import web
 from .errors import SGLANG_SRC, LaunchError, scheduler_traceback, server_args_traceback
 
 DEFAULT_DIST_TIMEOUT_S = 600  # torch's default process-group timeout with NCCL
+# The least wall time a rendezvous waits here, however fast loading is scaled: the nodes' processes start one after
+# another over SSH on a busy machine, seconds apart, which no real rendezvous would notice.
+MIN_WAIT_WALL_S = 20.0
 CONNECT_RETRY_S = 0.05  # wall seconds between a client's attempts to reach rank 0
 NCCL_VERSION = "2.27.3"  # as the simulator's other NCCL lines say
 
@@ -339,7 +342,7 @@ class RankZeroStore:
 
     async def wait_joined(self) -> None:
         """Until every node has joined; after the dist timeout, torch's DistStoreError."""
-        deadline = time.monotonic() + self.timeout_s / self.time_scale
+        deadline = time.monotonic() + max(self.timeout_s / self.time_scale, MIN_WAIT_WALL_S)
         while len(self.peers) < self.placement.nnodes - 1:
             left = deadline - time.monotonic()
             if left <= 0:
@@ -433,7 +436,7 @@ class RankLink:
     async def join(self) -> None:
         """Connect (retrying until the dist timeout), introduce this node, and wait for every node to have joined:
         torch's client errors when rank 0 cannot be reached or gives up first."""
-        deadline = time.monotonic() + self.timeout_s / self.time_scale
+        deadline = time.monotonic() + max(self.timeout_s / self.time_scale, MIN_WAIT_WALL_S)
         while True:
             try:
                 self._reader, self._writer = await asyncio.open_connection("127.0.0.1", self.address.port)

@@ -67,9 +67,11 @@ class SimCluster:
         time_scale: float | None = None,
         load_time_scale: float | None = None,
         ssh: bool = False,
+        download_mb_s: float | None = None,
     ) -> SimCluster:
         """Start every node. Without `time_scale` the node profile's quick-run scale is measured once (as
-        SimWorld.start_fast does) and every node runs at it, so their clocks agree."""
+        SimWorld.start_fast does) and every node runs at it, so their clocks agree. `download_mb_s` replaces the
+        node profile's Hub bandwidth on every node."""
         if isinstance(profile, str):
             profile = load_cluster_profile(profile)
         count = len(profile.nodes)
@@ -78,7 +80,13 @@ class SimCluster:
             indexes, fault = parse_node_fault(spec, count)
             for i in indexes:
                 per_node[i].append(fault)
-        first = profile.node(0)
+        nodes = [profile.node(i) for i in range(count)]
+        if download_mb_s is not None:
+            nodes = [
+                node.model_copy(update={"network": node.network.model_copy(update={"download_mb_s": download_mb_s})})
+                for node in nodes
+            ]
+        first = nodes[0]
         choice: dict[str, Any] | None = None
         if time_scale is None:
             measured = calibrated_time_scale(first)
@@ -89,7 +97,7 @@ class SimCluster:
         try:
             for i, node in enumerate(profile.nodes):
                 world = SimWorld.start(
-                    profile.node(i),
+                    nodes[i],
                     faults=per_node[i],
                     root=root / node.hostname,
                     time_scale=time_scale,

@@ -6,8 +6,7 @@ import pytest
 
 from specops.evals.graders import all_graders
 from specops.evals.scenario import ScenarioError, as_dataset, load_scenario, load_scenarios
-from specops.sim.faults import parse_fault
-from specops.sim.profiles import load_profile
+from specops.evals.sim_host import host_profile, scenario_faults
 
 REQUIRED = {
     "seed-full-disk-broken-cli",
@@ -27,6 +26,9 @@ REQUIRED = {
     "cannot-do-goal",
     "host-not-answering",
     "sglang-too-old",
+    "cluster-node-never-joins",
+    "cluster-node-other-sglang",
+    "cluster-node-disk-full",
 }
 
 
@@ -36,10 +38,9 @@ def test_every_scenario_loads_with_a_reason_and_real_faults_and_profiles():
     assert REQUIRED <= {s.name for s in scenarios}
     for s in scenarios:
         assert len(s.why) > 40, s.name
-        for fault in s.host.faults:
-            parse_fault(fault)  # raises on a fault the simulator does not know
         if s.host.profile:
-            load_profile(s.host.profile)
+            host_profile(s.host.profile)  # a host profile, or a cluster's node profile
+            scenario_faults(s.host.profile, s.host.faults)  # raises on a fault the simulator does not know
     dataset = as_dataset(scenarios, all_graders())
     assert [c.name for c in dataset.cases] == [s.name for s in scenarios]
 

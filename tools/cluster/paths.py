@@ -34,3 +34,11 @@ def node_path(path: str, sim_root: str | None) -> str:
     if path == root or path.startswith(root.rstrip("/") + "/"):
         return path
     return posixpath.normpath(root + "/" + path.lstrip("/"))
+
+
+def same_path_on(path: str, from_root: str | None, to_root: str | None) -> str:
+    """`path` as one node names it, where another node finds the same host path: the very same on real nodes,
+    moved from one simulated node's root to the other's. A relative or ~ path is left for each node to resolve."""
+    if from_root == to_root or not path.startswith("/"):
+        return path
+    return node_path(host_path(path, from_root), to_root)

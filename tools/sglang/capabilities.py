@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import threading
+import weakref
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -84,16 +85,17 @@ def parse_help(text: str) -> tuple[frozenset[str], tuple[str, ...] | None]:
     return flags, algorithms
 
 
-_cache: dict[tuple[str, str], SglangCapabilities] = {}
+# Per Host object, not per spec: two hosts of one name (an inventory name reused, a node re-created) are two hosts.
+_cache: weakref.WeakKeyDictionary[Host, dict[str, SglangCapabilities]] = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
 
 
 def read_capabilities(host: Host, *, python: str = "python3", refresh: bool = False) -> SglangCapabilities:
     """The host's SGLang version and launch flags (cached per host and interpreter unless `refresh`)."""
-    key = (host.spec, python)
     with _lock:
-        if not refresh and key in _cache:
-            return _cache[key]
+        cached = _cache.get(host, {}).get(python)
+        if not refresh and cached is not None:
+            return cached
     helped = host.run([python, "-c", _PROBE], timeout=HELP_TIMEOUT_S, idempotent=True)
     version, _, help_text = helped.stdout.partition("\n")
     if not version.strip() or "ModuleNotFoundError: No module named 'sglang'" in helped.stderr:
@@ -116,5 +118,5 @@ def read_capabilities(host: Host, *, python: str = "python3", refresh: bool = Fa
         host=host.spec, python=python, version=version.strip(), flags=flags, speculative_algorithms=algorithms
     )
     with _lock:
-        _cache[key] = caps
+        _cache.setdefault(host, {})[python] = caps
     return caps

@@ -98,6 +98,9 @@ class ServerConfig(BaseModel):
     tool_call_parser: Name | None = Field(default=None, description="e.g. kimi_k2 for Kimi K2.x")
     reasoning_parser: Name | None = Field(default=None, description="e.g. kimi_k2 for Kimi K2.x")
     served_model_name: Name | None = None
+    replicas: Annotated[int, Field(ge=1, le=64)] = Field(
+        default=1, description=">1: copies on their own GPUs over the nodes, behind SGLang's gateway at `port`"
+    )
 
     @field_validator("model_path", "drafter_path")
     @classmethod
@@ -129,5 +132,10 @@ class ServerConfig(BaseModel):
 
     @property
     def gpus(self) -> int:
-        """GPUs the server occupies: tp x pp, times dp unless DP attention splits the TP ranks."""
+        """GPUs one server occupies: tp x pp, times dp unless DP attention splits the TP ranks."""
         return self.tp * self.pp * (1 if self.enable_dp_attention else self.dp)
+
+    @property
+    def total_gpus(self) -> int:
+        """GPUs the deployment holds: every replica's."""
+        return self.gpus * self.replicas

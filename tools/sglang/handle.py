@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..context import ToolContext
+from ..gateway.models import RunningGateway
 from ..hosts import DetachedProcess, RemoteFileNotFound
 from .config import ServerConfig
 from .server_http import ServerInfoSummary
@@ -75,6 +76,12 @@ class RunningServer(BaseModel):
         default_factory=list,
         description="A server over several nodes: every node's process, rank 0 (this one) first; empty on one host",
     )
+    replicas: list[RunningServer] = Field(
+        default_factory=list,
+        description="config.replicas > 1: every replica, on its node; this handle's process and port are then the "
+        "gateway's",
+    )
+    gateway: RunningGateway | None = Field(default=None, description="SGLang's Model Gateway in front of the replicas")
 
     @property
     def process(self) -> DetachedProcess:
@@ -135,6 +142,7 @@ def server_view(server: RunningServer) -> dict[str, Any]:
         "max_total_num_tokens": info.max_total_num_tokens,
         "warnings": [_LOG_STAMP.sub("", w, count=1) for w in server.warnings],
         **({"nodes": len(server.ranks)} if server.ranks else {}),
+        **({"replicas": [f"{r.host}:{r.port}" for r in server.replicas], "via": "gateway"} if server.replicas else {}),
     }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 import httpx
@@ -14,7 +15,7 @@ from ..errors import HostUnavailable
 from ..hosts import ConnectionDropped, HostError, PortNotListening
 from ..inputs import HostPath
 from ..registry import tool
-from .capabilities import read_capabilities
+from .capabilities import SglangCapabilities, read_capabilities
 from .command import launch_argv
 from .config import ServerConfig
 from .errors import LaunchFailed
@@ -22,6 +23,7 @@ from .handle import STOP_GRACE_S, RunningServer, server_view, write_record
 from .multinode import MultiNodeLaunch, dist_init_address, nodes_needed, start_across_nodes, stop_ranks
 from .preflight import check_launch
 from .readiness import Outcome, Wait, wait_for_start
+from .replicas import launch_replicas
 from .server_http import server_info
 
 # A start-up whose log shows nothing new this long is stuck: SGLang logs every shard loaded and every CUDA graph
@@ -67,13 +69,24 @@ def launch_server(ctx: ToolContext, args: LaunchArgs) -> RunningServer:
     config = args.config
     caps = read_capabilities(ctx.host, python=args.python)
     check_launch(config, caps)
+    if config.replicas > 1:
+        return ctx.handles.add_server(launch_replicas(ctx, args, launch_one))
     nodes = nodes_needed(ctx, config)  # more GPUs than a node has, on a host group: over that many nodes
     if nodes > 1:
         return _launch_across_nodes(ctx, args, nodes)
+    return ctx.handles.add_server(launch_one(ctx, args, caps))
+
+
+def launch_one(
+    ctx: ToolContext, args: LaunchArgs, caps: SglangCapabilities, extra_flags: Sequence[str] = ()
+) -> RunningServer:
+    """One server on ctx's host, waited for until ready (not yet given an id). `extra_flags` follow the config's
+    (a replica's --base-gpu-id)."""
+    config = args.config
     log_dir = ctx.writable(args.log_dir)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
     log_path = posixpath.join(log_dir, f"sglang-{config.port}-{stamp}.log")
-    argv = launch_argv(config, python=args.python, flags=caps.flags)
+    argv = launch_argv(config, python=args.python, flags=caps.flags) + list(extra_flags)
     try:
         proc = ctx.host.start_detached(argv, log_path=log_path)
     except ConnectionDropped as exc:
@@ -101,21 +114,19 @@ def launch_server(ctx: ToolContext, args: LaunchArgs) -> RunningServer:
             remedy="read the log tail; relaunch once, it may have died right after warm-up",
             details={"cause": "crash", "log_path": log_path, "log_tail": ctx.host.tail(log_path, 100)},
         ) from exc
-    return ctx.handles.add_server(
-        RunningServer(
-            host=ctx.host.spec,
-            pid=proc.pid,
-            pgid=proc.pgid,
-            started_at=proc.started_at,
-            argv=proc.argv,
-            log_path=log_path,
-            port=config.port,
-            base_url=f"http://127.0.0.1:{config.port}",
-            config=config,
-            info=info,
-            ready_after_s=wait.modelled(outcome),
-            warnings=_slow_start(wait, outcome) + _startup_warnings(ctx, log_path),
-        )
+    return RunningServer(
+        host=ctx.host.spec,
+        pid=proc.pid,
+        pgid=proc.pgid,
+        started_at=proc.started_at,
+        argv=proc.argv,
+        log_path=log_path,
+        port=config.port,
+        base_url=f"http://127.0.0.1:{config.port}",
+        config=config,
+        info=info,
+        ready_after_s=wait.modelled(outcome),
+        warnings=_slow_start(wait, outcome) + _startup_warnings(ctx, log_path),
     )
 
 

@@ -14,19 +14,20 @@ rendezvous never joined (its log's last line says where it got to). Every rank i
 
 from __future__ import annotations
 
+import contextlib
 import posixpath
 import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ..cluster.paths import host_path, node_path
+from ..cluster.paths import same_path_on
 from ..context import ToolContext
 from ..disk import simulated_root
 from ..errors import HostUnavailable, InvalidToolInput
 from ..hosts import ConnectionDropped
+from ..hosts.ssh import SshHost
 from ..probing import probe
 from .capabilities import SglangCapabilities, read_capabilities
 from .command import launch_argv
@@ -39,6 +40,8 @@ from .readiness import Outcome, Wait, wait_for_start
 
 _ADDRESS = re.compile(r"(?P<host>[A-Za-z0-9][A-Za-z0-9.\-]{0,252}|\[[0-9A-Fa-f:]+\]):(?P<port>\d{1,5})")
 # torch's TCPStore on rank 0, when the rendezvous times out: "... waiting for clients. 8/16 clients joined."
+RANK_NOT_JOINED = "rank_not_joined"  # LaunchFailed's cause when a rank is alive but never reached the rendezvous
+SAID_CHARS = 240  # a rank's last log line as quoted in an error
 _CLIENTS_JOINED = re.compile(r"\d+/\d+ clients joined")
 # A free TCP port on rank 0 for the rendezvous: bound and released at once (SGLang binds it again at start).
 _FREE_PORT = "import socket; s = socket.socket(); s.bind(('', 0)); print(s.getsockname()[1]); s.close()"
@@ -74,18 +77,27 @@ def nodes_needed(ctx: ToolContext, config: ServerConfig) -> int:
     return nodes
 
 
+def node_address(ctx: ToolContext) -> str:
+    """The address the other nodes reach ctx's host by: the name or address SSH reaches it at (whether given as
+    ssh://..., an inventory name or an ssh_config alias); 127.0.0.1 for a local or simulated host, whose nodes share
+    this machine."""
+    if isinstance(ctx.host, SshHost):
+        return ctx.host.target.hostname
+    return "127.0.0.1"
+
+
 def dist_init_address(ctx: ToolContext) -> str:
     """HOST:PORT of rank 0 as the other nodes reach it: the address the run reaches it by (an SSH node's host
     name; 127.0.0.1 for a local or simulated one, whose nodes share this machine), and a port free there now."""
     spec = ctx.host.spec
-    address = urlparse(spec).hostname if spec.startswith("ssh://") else None
+    address = node_address(ctx)
     done = probe(ctx.host, ["python3", "-c", _FREE_PORT], timeout=60)
     if not done.ok or not done.stdout.strip().isdigit():
         raise HostUnavailable(
             f"could not find a free port on rank 0 ({spec}) for the rendezvous: {(done.stderr or done.stdout)[-200:]}",
             remedy="check that python3 runs on rank 0's node",
         )
-    return f"{address or '127.0.0.1'}:{done.stdout.strip()}"
+    return f"{address}:{done.stdout.strip()}"
 
 
 class MultiNodeLaunch(BaseModel):
@@ -139,9 +151,14 @@ def start_across_nodes(
     except BaseException:
         stop_ranks(contexts, ranks)
         raise
-    wait, outcome = wait_for_start(
-        contexts[0], ranks[0].process, launch.config.port, launch.ready_timeout_s, launch.stall_timeout_s
-    )
+    try:
+        wait, outcome = wait_for_start(
+            contexts[0], ranks[0].process, launch.config.port, launch.ready_timeout_s, launch.stall_timeout_s
+        )
+    except BaseException:  # the host dropped or the run was interrupted mid-wait: no rank left behind
+        with contextlib.suppress(Exception):  # a dead connection must not hide why the wait ended
+            stop_ranks(contexts, ranks)
+        raise
     if not outcome.ready:
         states = [_rank_state(ctx, rank) for ctx, rank in zip(contexts, ranks, strict=True)]
         stop_ranks(contexts, ranks)
@@ -176,14 +193,12 @@ def _on_node(config: ServerConfig, head_root: str | None, node_root: str | None)
     under each node's own root (tools/cluster/paths.py); a real node's are the very same."""
     if head_root == node_root:
         return config
-
-    def moved(path: str | None) -> str | None:
-        if path is None or not path.startswith("/"):
-            return path  # a repo id or a ~ path: each node resolves it itself
-        return node_path(host_path(path, head_root), node_root)
-
+    drafter = config.drafter_path
     return config.model_copy(
-        update={"model_path": moved(config.model_path), "drafter_path": moved(config.drafter_path)}
+        update={
+            "model_path": same_path_on(config.model_path, head_root, node_root),
+            "drafter_path": same_path_on(drafter, head_root, node_root) if drafter is not None else None,
+        }
     )
 
 
@@ -228,6 +243,8 @@ def _rank_state(ctx: ToolContext, rank: RankProcess) -> RankState:
         said = diagnosis.lines[-1] if diagnosis.lines else "no error line"
         return RankState(node_rank=rank.node_rank, host=rank.host, state="exited", said=said, log_path=rank.log_path)
     last = next((line.strip() for line in reversed(tail.splitlines()) if line.strip()), "")
+    if len(last) > SAID_CHARS:
+        last = last[:SAID_CHARS] + "…"  # SGLang's server_args line alone runs to 20k characters
     return RankState(node_rank=rank.node_rank, host=rank.host, state="running", said=last, log_path=rank.log_path)
 
 
@@ -244,7 +261,7 @@ def _not_up(launch: MultiNodeLaunch, outcome: Outcome, wait: Wait, states: list[
         what = "; ".join(f"rank {s.node_rank} ({s.host}) exited: {s.said}" for s in exited)
         remedy = "read that rank's log (log_paths): fix what it names on that node, then launch again"
     elif never:
-        at_fault, cause = never, "rank_not_joined"
+        at_fault, cause = never, RANK_NOT_JOINED
         what = "; ".join(f"rank {s.node_rank} ({s.host}) never joined: its log stops at {s.said!r}" for s in never)
         what += f" (rank 0: {joined.group(0)})" if joined else " (rank 0 waited for it in silence)"
         remedy = (
@@ -258,6 +275,7 @@ def _not_up(launch: MultiNodeLaunch, outcome: Outcome, wait: Wait, states: list[
         cause = outcome.diagnosis.cause if outcome.diagnosis else "stalled" if outcome.stalled else "timeout"
         what = f"rank 0 ({states[0].host}): {head.lines[-1] if head and head.lines else outcome.last_line[-200:]}"
         remedy = head.remedy if head else "read rank 0's log tail; relaunch once, and if it fails again stop"
+    states = [next((s for s in never if s.node_rank == state.node_rank), state) for state in states]
     return LaunchFailed(
         f"the server over {len(states)} nodes did not come up: {what}; every rank was stopped",
         remedy=remedy,

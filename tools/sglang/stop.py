@@ -24,6 +24,7 @@ from .handle import RunningServer, forget_record, server_view, started_by_us
 from .launch import LaunchArgs, launch_server
 from .multinode import stop_ranks
 from .preflight import check_launch
+from .replicas import stop_deployment
 
 RELEASE_POLL_S = 0.2
 
@@ -139,6 +140,48 @@ def _stop_other_ranks(ctx: ToolContext, server: RunningServer, grace_s: float) -
             forget_record(by_host[rank.host], rank.pgid)
 
 
+def _stop_replicated(ctx: ToolContext, server: RunningServer, args: StopArgs) -> StopResult:
+    """Replicas behind a gateway (replicas.py): the gateway, then every replica on its node, each waited for until
+    its port and GPU memory are free."""
+    start = time.monotonic()
+    nodes = {node.host.spec: node for node in ctx.nodes}
+    members = {r.pid: _group_members(nodes[r.host].host, r.pgid) | {r.pid} for r in server.replicas}
+    held = {r.pid: gpu_mib_by_pid(nodes[r.host].host) for r in server.replicas}
+    released_mib = sum(mib for r in server.replicas for pid, mib in held[r.pid].items() if pid in members[r.pid])
+    was_running = any(nodes[r.host].host.is_running(r.process) for r in server.replicas)
+    stop_deployment(ctx, server, grace_s=args.grace_s)
+    deadline = time.monotonic() + args.release_timeout_s
+    while True:
+        port_free = not _port_answers(ctx.host, server.port) and not any(
+            _port_answers(nodes[r.host].host, r.port) for r in server.replicas
+        )
+        gpu_free = not any(set(gpu_mib_by_pid(nodes[r.host].host)) & members[r.pid] for r in server.replicas)
+        if (port_free and gpu_free) or time.monotonic() > deadline:
+            break
+        time.sleep(RELEASE_POLL_S)
+    ctx.handles.mark_stopped(server.id)
+    if not (port_free and gpu_free):
+        raise StopIncomplete(
+            f"the gateway and its replicas are stopped but {'a port still answers' if not port_free else ''}"
+            f"{' and ' if not port_free and not gpu_free else ''}"
+            f"{'nvidia-smi still lists GPU memory of a replica' if not gpu_free else ''}"
+            f" after {args.release_timeout_s:.0f} s",
+            remedy="check nvidia-smi and the ports on each node before launching again",
+            details={"pid": server.pid, "port": server.port, "port_free": port_free, "gpu_released": gpu_free},
+        )
+    return StopResult(
+        server=server.id,
+        host=ctx.host.spec,
+        pid=server.pid,
+        was_running=was_running,
+        port=server.port,
+        port_free=port_free,
+        gpu_mib_released=released_mib,
+        gpu_released=gpu_free,
+        seconds=round(time.monotonic() - start, 2),
+    )
+
+
 def stop_view(result: StopResult) -> dict[str, object]:
     """What a planner checks after a stop: one word when all went as meant; else the port, the GPUs and
     `was_running` (only when it had already died)."""
@@ -158,6 +201,8 @@ def stop_server(ctx: ToolContext, args: StopArgs) -> StopResult:
 
     Another's server only with allow_foreign.
     """
+    if args.server is not None and ctx.handles.server(args.server).replicas:
+        return _stop_replicated(ctx, ctx.handles.server(args.server), args)
     proc, port = _target(ctx, args)
     start = time.monotonic()
     host = ctx.host
