@@ -246,6 +246,9 @@ class GroupFacts(BaseModel):
     ok: bool = Field(description="Every node has the same GPU model and count and the same SGLang")
     problems: list[str] = Field(description="Each failed check, naming the node")
     shared_root: str | None = Field(description="A root every node shares (one download serves all); None")
+    dist_init_reach: str = Field(
+        default="", description="Whether every node opened a TCP connection to rank 0's dist-init address"
+    )
     summary: str
 
 
@@ -709,16 +712,24 @@ def host_facts(ctx: ToolContext, args: HostFactsArgs) -> HostFacts:
     if not ctx.peers:
         return gather_host_facts(ctx.host)
     from .cluster.facts import cluster_facts  # here: the cluster's checks gather each node's facts with this module
+    from .cluster.reach import dist_init_reachable
+    from .sglang.multinode import dist_init_address
 
     found = cluster_facts(ctx.nodes)
     head = found.nodes[0].facts
+    # Every node must reach rank 0's rendezvous: checked from each node (rank 0 listening on a free port), not
+    # assumed; the launch later picks its own free port at the same address.
+    address, _, port = dist_init_address(ctx).rpartition(":")
+    reach = dist_init_reachable(ctx.nodes, address, int(port))
+    problems = [*found.problems, *([reach.summary] if not reach.all_reached else [])]
     group = GroupFacts(
         nodes=[n.name for n in found.nodes],
         hostnames=[n.facts.hostname for n in found.nodes],
         gpu_count=sum(n.facts.gpu_count for n in found.nodes),
-        ok=found.ok,
-        problems=found.problems,
+        ok=found.ok and reach.all_reached,
+        problems=problems,
         shared_root=found.shared_root,
+        dist_init_reach=reach.summary,
         summary=found.summary,
     )
     ctx.group_shared_root = found.shared_root  # start_download then fetches once there, not once per node

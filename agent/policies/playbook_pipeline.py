@@ -341,7 +341,7 @@ class Pipeline:
             yield from self._start_download(target_dir, self._download_method(facts))
         else:
             self.plan.complete("drafter")
-        ar_candidates = self._layouts(facts, target)[: self.settings.ar_layouts]
+        ar_candidates = self._choose_layouts(facts, target)[: self.settings.ar_layouts]
         if self._benchmarking:
             self.plan.start("baseline")
             for i, candidate in enumerate(ar_candidates):
@@ -409,9 +409,10 @@ class Pipeline:
         _refuse_what_sglang_cannot_serve(facts, self._asked)
         return facts
 
-    def _layouts(self, facts: HostFacts, target: Target) -> list[Candidate]:
+    def _choose_layouts(self, facts: HostFacts, target: Target) -> list[Candidate]:
         """The autoregressive layouts to measure: over the host's GPUs; over a group's nodes, one server across
-        them and, where the model fits one node, replicas of it behind SGLang's gateway."""
+        them and, where the model fits one node, replicas of it behind SGLang's gateway (the answer says which
+        shapes and why)."""
         link = facts.interconnect.interconnect if facts.interconnect else None
         if facts.group is None or len(facts.group.nodes) < 2:
             return autoregressive_candidates(target.path, facts.gpu_count, moe=target.moe, interconnect=link)
@@ -910,9 +911,9 @@ class Pipeline:
             self.unresolved.append(f"could not relaunch {candidate.name} to leave it running")
             return
         capped = launched.config.get("max_running_requests") if self.crash_level is not None else None
-        ranks = "".join(f"; {p.role} on {p.host}: pid {p.pid}" for p in other_processes(server))
+        others = "".join(f"; {p.role} on {p.host}: pid {p.pid}" for p in other_processes(server))
         self.left_running.append(
-            f"{launched.name} on port {server.port} (pid {server.pid}{ranks}): the recommended "
+            f"{launched.name} on port {server.port} (pid {server.pid}{others}): the recommended "
             "configuration, left running as the goal asked"
             + (
                 f", capped at {capped} running requests (under C={self.crash_level}, where it failed under load)"

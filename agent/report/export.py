@@ -9,8 +9,9 @@ Which command: the configuration's last successful launch in the transcript (lau
 holds the typed ServerConfig, the interpreter it was started with and the host's SGLang release (the server's own
 /server_info). The argv is rendered again by tools/sglang/command.py with that release's flags, as launch.py
 does; a server across nodes (RunningServer.ranks) gets each rank's node flags from tools/sglang/multinode.py;
-a gateway (start_gateway) in front of the server gets tools/gateway/command.py's router argv, and every server
-behind it is a replica. Where the rebuilt words differ from those the run recorded, a note says so.
+replicas (RunningServer.replicas) are one command each, as they were placed (their node, --base-gpu-id and port),
+with the gateway's (tools/gateway/command.py's router argv) after them. Where the rebuilt words differ from those the
+run recorded, a note says so.
 """
 
 from __future__ import annotations
@@ -19,17 +20,15 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlparse
 
 from pydantic import ValidationError
 
 from specops.sglang_releases.facts import for_version
 from specops.tools.gateway.command import router_argv
-from specops.tools.gateway.models import GatewayArgs, RunningGateway
+from specops.tools.gateway.models import GatewayArgs
 from specops.tools.gateway.workers import normal_url
 from specops.tools.sglang.command import launch_argv
 from specops.tools.sglang.config import ServerConfig
-from specops.tools.sglang.handle import RunningServer
 from specops.tools.sglang.launch import LaunchArgs
 from specops.tools.sglang.multinode import node_flags
 from specops.transcripts import Event
@@ -40,7 +39,6 @@ from .naming import ConfigNames
 from .schema import LoadBand, Report
 
 REPORT_FILE = "report.json"
-GATEWAY_TOOL = "start_gateway"
 _DEFAULT_PYTHON = str(LaunchArgs.model_fields["python"].default)
 
 
@@ -118,23 +116,15 @@ def _recommended(run_dir: Path, report: Report, concurrency: int | None) -> _Cho
 def _deployment(evidence: Evidence, names: ConfigNames, chosen: Launch, choice: _Choice, *, run_id: str) -> Deployment:
     server = chosen.server
     assert server is not None  # `launched` holds only launches that came up
-    notes: list[str] = []
     if server.replicas:
         return _replicated(evidence, chosen, choice, run_id=run_id)
-    gateway = _gateway_in_front(evidence, server, chosen.seq)
-    replicas = _replicas(evidence, gateway, chosen) if gateway is not None else [chosen]
-    nodes = [node for index, launch in enumerate(replicas) for node in _node_launches(evidence, launch, index, notes)]
-    if gateway is not None:
-        others = {names.name(launch.config) for launch in replicas} - {choice.config}
-        if others:
-            notes.append(f"the gateway also routed to {', '.join(sorted(others))}: exported as the run launched them")
+    notes: list[str] = []
     return Deployment(
         run_id=run_id,
         config=choice.config,
         chosen_because=choice.because,
         sglang_version=server.info.version,
-        nodes=nodes,
-        gateway=_gateway_launch(gateway, notes) if gateway is not None else None,
+        nodes=_node_launches(evidence, chosen, notes),
         notes=notes,
     )
 
@@ -177,7 +167,7 @@ def _replicated(evidence: Evidence, chosen: Launch, choice: _Choice, *, run_id: 
     )
 
 
-def _node_launches(evidence: Evidence, launch: Launch, replica: int, notes: list[str]) -> list[NodeLaunch]:
+def _node_launches(evidence: Evidence, launch: Launch, notes: list[str]) -> list[NodeLaunch]:
     """Each process of the server: rank 0 alone on one host, every rank when it spans nodes."""
     server = launch.server
     assert server is not None
@@ -189,17 +179,13 @@ def _node_launches(evidence: Evidence, launch: Launch, replica: int, notes: list
     # Launch tools pass no environment to start_detached: the command carries every setting.
     if not server.ranks:
         _compare(argv, server.argv, f"server {server.id or server.pid}", notes)
-        return [NodeLaunch(host=server.host, replica=replica, argv=argv)]
+        return [NodeLaunch(host=server.host, argv=argv)]
     nodes = []
     for rank in server.ranks:
         on_node = launch_argv(_as_launched_on(server.config, rank.argv), python=python, flags=flags)
         rank_argv = on_node + node_flags(len(server.ranks), rank.node_rank, _dist_init_addr(rank.argv))
         _compare(rank_argv, rank.argv, f"rank {rank.node_rank} of server {server.id}", notes)
-        nodes.append(
-            NodeLaunch(
-                host=rank.host, replica=replica, node_rank=rank.node_rank, nnodes=len(server.ranks), argv=rank_argv
-            )
-        )
+        nodes.append(NodeLaunch(host=rank.host, node_rank=rank.node_rank, nnodes=len(server.ranks), argv=rank_argv))
     return nodes
 
 
@@ -233,60 +219,8 @@ def _compare(rebuilt: list[str], recorded: list[str], what: str, notes: list[str
         notes.append(f"{what} was launched as {' '.join(recorded)!r}; the command above is today's rendering")
 
 
-@dataclass(frozen=True)
-class _Gateway:
-    seq: int
-    args: GatewayArgs
-    running: RunningGateway
-
-
-def _gateway_in_front(evidence: Evidence, server: RunningServer, launched_seq: int) -> _Gateway | None:
-    """The last gateway started after the server with the server's port among its workers."""
-    found = None
-    for exchange in evidence.exchanges:
-        if exchange.tool != GATEWAY_TOOL or not exchange.ok or exchange.seq < launched_seq:
-            continue
-        try:
-            args, running = GatewayArgs.model_validate(exchange.args), RunningGateway.model_validate(exchange.result)
-        except ValidationError:
-            continue
-        if server.port in {_port(worker.url) for worker in args.workers}:
-            found = _Gateway(exchange.seq, args, running)
-    return found
-
-
-def _replicas(evidence: Evidence, gateway: _Gateway, chosen: Launch) -> list[Launch]:
-    """The servers behind the gateway, in its worker order: on each worker's port, the last launch before it."""
-    up = [launch for launch in evidence.launches if launch.server is not None and launch.seq < gateway.seq]
-    replicas = []
-    for worker in gateway.args.workers:
-        on_port = [launch for launch in up if launch.server is not None and launch.server.port == _port(worker.url)]
-        if on_port:
-            replicas.append(on_port[-1])
-    return replicas or [chosen]
-
-
-def _gateway_launch(gateway: _Gateway, notes: list[str]) -> GatewayLaunch:
-    args, running = gateway.args, gateway.running
-    # The ports the router bound, as start_gateway passed them (the same as its public ports on a real host).
-    argv = router_argv(
-        python=args.python,
-        worker_urls=[normal_url(worker.url) for worker in args.workers],
-        port=running.bound_port,
-        metrics_port=running.bound_metrics_port,
-        policy=args.policy,
-        startup_timeout_s=args.ready_timeout_s,
-    )
-    _compare(argv, running.argv, f"gateway {running.id or running.pid}", notes)
-    return GatewayLaunch(host=running.host, argv=argv)
-
-
 def _exchange(evidence: Evidence, call_seq: int) -> ToolExchange | None:
     return next((x for x in evidence.exchanges if x.call_seq == call_seq), None)
-
-
-def _port(url: str) -> int | None:
-    return urlparse(url).port
 
 
 def _run_id(evidence: Evidence, run_dir: Path) -> str:

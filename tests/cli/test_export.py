@@ -24,7 +24,7 @@ from specops.agent.run import RunOptions, run_goal
 from specops.cli.main import app
 from specops.sglang_releases.facts import for_version
 from specops.tools.gateway.command import router_argv
-from specops.tools.gateway.models import GatewayArgs, GatewayWorker, RunningGateway
+from specops.tools.gateway.models import GatewayArgs, GatewayWorkerState, RunningGateway
 from specops.tools.sglang.command import launch_argv
 from specops.tools.sglang.config import ServerConfig
 from specops.tools.sglang.handle import RankProcess
@@ -205,9 +205,9 @@ def test_a_secret_is_never_part_of_a_node_launch():
         NodeLaunch(host="local", argv=["python3"], env={"HF_TOKEN": FAKE_TOKEN})
 
 
-def test_a_server_over_two_nodes_behind_a_gateway_exports_every_rank_and_the_router(tmp_path):
-    """A transcript whose launch spanned two nodes (RunningServer.ranks) and a gateway started in front of it:
-    one command per rank, each with its node flags, then the router's, all as the launch tools render them."""
+def test_a_server_over_two_nodes_exports_every_rank_with_its_node_flags(tmp_path):
+    """A transcript whose launch spanned two nodes (RunningServer.ranks): one command per rank, each with its node
+    flags, as the launch tools render them."""
     config = server_config("tp8+dflash").model_copy(update={"tp": 16})
     flags = frozenset(name for flag in for_version("0.5.10").launch_flags for name in flag.names)
     base = launch_argv(config, python="python3", flags=flags)
@@ -225,14 +225,39 @@ def test_a_server_over_two_nodes_behind_a_gateway_exports_every_rank_and_the_rou
         for rank in (0, 1)
     ]
     server = running(config, pid=100).model_copy(update={"argv": ranks[0].argv, "ranks": ranks, "id": "s1"})
-    gateway_args = GatewayArgs(workers=[GatewayWorker(url="http://127.0.0.1:30000", gpus=16)], port=30100)
+    t = Transcript()
+    t.start("deploy over two nodes")
+    t.result(t.call("launch_server", {"config": config.model_dump(mode="json")}), "launch_server", server, 60.0)
+    deployment = export_deployment(tmp_path, t.events, config=ConfigNames([config]).name(config))
+    assert [(n.host, n.node_rank, n.nnodes, n.argv) for n in deployment.nodes] == [
+        (r.host, r.node_rank, 2, r.argv) for r in ranks
+    ]
+    assert deployment.gateway is None and deployment.notes == [] and deployment.sglang_version == "0.5.10"
+    text = render_shell(deployment)
+    assert "# on ssh://gpu-1, node rank 1 of 2" in text and "--node-rank 1 --dist-init-addr gpu-0:50000" in text
+
+
+def test_replicas_behind_the_gateway_export_each_replica_as_placed_and_the_router(tmp_path):
+    """A launch of two replicas (RunningServer.replicas, the gateway in it): each replica's command as it was
+    placed (its node, port and GPUs), then the router's with the replicas' URLs."""
+    config = server_config("tp8+dflash").model_copy(update={"tp": 4, "replicas": 2})
+    flags = frozenset(name for flag in for_version("0.5.10").launch_flags for name in flag.names)
+    stamp = running(config, pid=100).started_at
+    replicas = []
+    for index, (host, gpu) in enumerate([("ssh://gpu-0", 0), ("ssh://gpu-1", 0)]):
+        one = config.model_copy(
+            update={"replicas": 1, "port": 30002 + index, "host": "0.0.0.0" if index else "127.0.0.1"}
+        )
+        argv = launch_argv(one, python="python3", flags=flags) + (["--base-gpu-id", str(gpu)] if gpu else [])
+        replicas.append(running(one, pid=200 + index).model_copy(update={"host": host, "argv": argv, "port": one.port}))
+    urls = ["http://127.0.0.1:30002", "http://gpu-1:30003"]
     router = router_argv(
         python="python3",
-        worker_urls=["http://127.0.0.1:30000"],
-        port=30100,
-        metrics_port=30101,
+        worker_urls=urls,
+        port=30000,
+        metrics_port=30001,
         policy="cache_aware",
-        startup_timeout_s=gateway_args.ready_timeout_s,
+        startup_timeout_s=GatewayArgs.model_fields["ready_timeout_s"].default,
     )
     gateway = RunningGateway(
         id="g1",
@@ -242,25 +267,28 @@ def test_a_server_over_two_nodes_behind_a_gateway_exports_every_rank_and_the_rou
         started_at=stamp,
         argv=router,
         log_path="/logs/router.log",
-        port=30100,
-        metrics_port=30101,
-        bound_port=30100,
-        bound_metrics_port=30101,
+        port=30000,
+        metrics_port=30001,
+        bound_port=30000,
+        bound_metrics_port=30001,
         policy="cache_aware",
         version="0.3.2",
-        workers=[],
+        workers=[GatewayWorkerState(url=url, healthy=True, model=None, gpus=4) for url in urls],
         ready_after_s=1.0,
     )
+    server = running(config, pid=300).model_copy(
+        update={"id": "s1", "argv": router, "replicas": replicas, "gateway": gateway, "host": "ssh://gpu-0"}
+    )
     t = Transcript()
-    t.start("deploy over two nodes")
+    t.start("deploy replicas")
     t.result(t.call("launch_server", {"config": config.model_dump(mode="json")}), "launch_server", server, 60.0)
-    t.result(t.call("start_gateway", gateway_args.model_dump(mode="json")), "start_gateway", gateway, 2.0)
-    name = ConfigNames([config]).name(config)
-    deployment = export_deployment(tmp_path, t.events, config=name)
-    assert [(n.host, n.node_rank, n.nnodes, n.argv) for n in deployment.nodes] == [
-        (r.host, r.node_rank, 2, r.argv) for r in ranks
+    deployment = export_deployment(tmp_path, t.events, config=ConfigNames([config]).name(config))
+    assert deployment.config == "tp4-r2+dflash"
+    assert [(n.host, n.replica, n.argv) for n in deployment.nodes] == [
+        (r.host, i, r.argv) for i, r in enumerate(replicas)
     ]
-    assert deployment.gateway is not None and deployment.gateway.argv == router
-    assert deployment.notes == [] and deployment.sglang_version == "0.5.10"
+    assert deployment.gateway is not None and deployment.gateway.argv == router and deployment.notes == []
     text = render_shell(deployment)
-    assert "# on ssh://gpu-1, node rank 1 of 2" in text and "--node-rank 1 --dist-init-addr gpu-0:50000" in text
+    assert "# replica 1 on ssh://gpu-1, node rank 0 of 1" in text and "--host 0.0.0.0 --port 30003" in text
+    assert "# gateway (sglang-router) on ssh://gpu-0, in front of 2 replicas" in text
+    assert "--worker-urls http://127.0.0.1:30002 http://gpu-1:30003" in text

@@ -35,7 +35,6 @@ from specops.tools.sglang import (
     StatusArgs,
     StopArgs,
     launch_server,
-    read_capabilities,
     server_status,
     stop_server,
 )
@@ -83,9 +82,6 @@ def _opened(cluster: SimCluster) -> Iterator[ToolContext]:
     try:
         for member in group.member_specs:
             hosts.append(open_host(member, inventory=cluster.inventory_path))
-            # read_capabilities caches per host spec for the whole process, and every cluster names its nodes
-            # h100-a and h100-b: read this cluster's own SGLang, not an earlier cluster's node of the same name.
-            read_capabilities(hosts[-1], refresh=True)
         contexts = [ToolContext.for_host(h) for h in hosts]
         head = contexts[0]
         head.peers = tuple(contexts[1:])

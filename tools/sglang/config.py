@@ -66,14 +66,14 @@ class ServerConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     model_path: HostPath = Field(description="Target model directory on the host, or a cached repo id")
-    tp: Size = Field(default=1, description="--tp-size: GPUs the model is sharded over")
-    ep: Size = Field(default=1, description="--ep-size: expert parallelism (MoE)")
-    dp: Size = Field(default=1, description="--dp-size: data-parallel replicas")
-    pp: Size = Field(default=1, description="--pp-size: pipeline stages")
+    tp: Size = Field(default=1, description="--tp-size")
+    ep: Size = Field(default=1, description="--ep-size (MoE)")
+    dp: Size = Field(default=1, description="--dp-size")
+    pp: Size = Field(default=1, description="--pp-size")
     enable_dp_attention: bool = False
     enable_dp_lm_head: bool = Field(
         default=False,
-        description="DFLASH with DP attention needs it on SGLang 0.5.23",
+        description="DFLASH on DP attention needs it (0.5.23)",
     )
     cuda_graphs: bool = Field(default=True, description="False passes --disable-cuda-graph")
     cuda_graph_max_bs: Annotated[int, Field(ge=1, le=4096)] | None = Field(
@@ -87,7 +87,7 @@ class ServerConfig(BaseModel):
     speculative_algorithm: SpeculativeAlgorithm | None = None
     drafter_path: HostPath | None = Field(default=None, description="--speculative-draft-model-path")
     block_size: Annotated[int, Field(ge=1, le=256)] | None = Field(
-        default=None, description="--speculative-num-draft-tokens (DFLASH, unset: the drafter's block)"
+        default=None, description="--speculative-num-draft-tokens (DFLASH: unset, the drafter's)"
     )
     # EAGLE family and STANDALONE: set all three (with block_size) or none (SGLang's defaults).
     speculative_num_steps: Annotated[int, Field(ge=1, le=64)] | None = None
@@ -98,9 +98,7 @@ class ServerConfig(BaseModel):
     tool_call_parser: Name | None = Field(default=None, description="e.g. kimi_k2 for Kimi K2.x")
     reasoning_parser: Name | None = Field(default=None, description="e.g. kimi_k2 for Kimi K2.x")
     served_model_name: Name | None = None
-    replicas: Annotated[int, Field(ge=1, le=64)] = Field(
-        default=1, description=">1: copies on their own GPUs over the nodes, behind SGLang's gateway at `port`"
-    )
+    replicas: Annotated[int, Field(ge=1)] = Field(default=1, description="Copies behind SGLang's gateway at `port`")
 
     @field_validator("model_path", "drafter_path")
     @classmethod

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 LOOPBACK = "127.0.0.1"
 ALL_INTERFACES = "0.0.0.0"
 REPLICA_PORT_OFFSET = 2  # the gateway takes `port` and `port + 1` (its metrics)
+MAX_PORT = 65535
 LaunchOne = Callable[[ToolContext, "LaunchArgs", SglangCapabilities, Sequence[str]], RunningServer]
 
 
@@ -68,6 +69,14 @@ def place_replicas(config: ServerConfig, gpus_per_node: int, nodes: int) -> list
             f"(room for {slots * nodes})",
             remedy=f"ask for at most {slots * nodes} replicas, or a smaller layout per replica",
             details={"replicas": config.replicas, "gpus": per, "gpus_per_node": gpus_per_node, "nodes": nodes},
+        )
+    last = config.port + REPLICA_PORT_OFFSET + config.replicas - 1
+    if last > MAX_PORT:
+        raise InvalidToolInput(
+            f"replicas from port {config.port} would need ports up to {last}: the gateway takes {config.port} and "
+            f"{config.port + 1}, replica i {config.port + REPLICA_PORT_OFFSET}+i, and no port is above {MAX_PORT}",
+            remedy=f"choose a port at most {MAX_PORT - REPLICA_PORT_OFFSET - config.replicas + 1}",
+            details={"port": config.port, "replicas": config.replicas},
         )
     used = [0] * nodes
     places = []
