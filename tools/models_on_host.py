@@ -20,8 +20,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .cluster.paths import same_path_on
 from .context import ToolContext
-from .disk import human_bytes, without_scale_notes
+from .disk import human_bytes, simulated_root, without_scale_notes
 from .errors import HostCommandFailed
 from .facts import is_sglang_server, on_this_host, scan_processes
 from .inputs import HostPath
@@ -127,6 +128,11 @@ class ModelOnHost(BaseModel):
     size: str
     served_by: list[int] = Field(default_factory=list, description="PIDs of SGLang servers running it")
     config_error: str | None = None
+    missing_on: list[str] = Field(
+        default_factory=list,
+        description="A host group: the other nodes without its config.json at the same path (a server across "
+        "the nodes, or a replica there, would not find it)",
+    )
 
 
 class ModelsOnHost(BaseModel):
@@ -168,6 +174,18 @@ def _served_paths(ctx: ToolContext, sim_root: str | None) -> dict[str, list[int]
     return served
 
 
+def _missing_on(ctx: ToolContext, path: str) -> list[str]:
+    """The other nodes of the group without the model's config.json at the same host path (each simulated node
+    under its own root)."""
+    head_root = simulated_root(ctx.host)
+    config = posixpath.join(path, "config.json")
+    return [
+        node.host.spec
+        for node in ctx.peers
+        if not node.host.exists(same_path_on(config, head_root, simulated_root(node.host)))
+    ]
+
+
 def models_view(found: ModelsOnHost) -> dict[str, Any]:
     """Each model by what a planner picks on: path, architecture, layers, experts, size, servers (the rest, and the
     summary that repeats it, stay in the transcript)."""
@@ -181,6 +199,7 @@ def models_view(found: ModelsOnHost) -> dict[str, Any]:
         "size",
         "served_by",
         "config_error",
+        "missing_on",
     )
     # A cached snapshot's name is its repo id's: the id alone says it.
     return {
@@ -242,6 +261,8 @@ def find_models(ctx: ToolContext, args: FindModelsArgs) -> ModelsOnHost:
     if args.name:
         wanted = args.name.lower()
         models = [m for m in models if wanted in m.name.lower() or wanted in (m.repo_id or "").lower()]
+    if ctx.peers:
+        models = [m.model_copy(update={"missing_on": _missing_on(ctx, m.path)}) for m in models]
     notes = [n for n in {scales.for_path(m.path).note for m in models} if n]
     summary = (
         f"{len(models)} model(s) on {ctx.host.spec}: "

@@ -142,9 +142,17 @@ class Target:
     moe: bool
     size_bytes: int | None = None  # None: not measured (a running server's model)
 
+    missing_on: tuple[str, ...] = ()  # a host group's nodes without it at this path
+
     @classmethod
     def found(cls, model: ModelOnHost) -> Target:
-        return cls(model.name, model.path, moe=bool(model.num_experts), size_bytes=model.size_bytes)
+        return cls(
+            model.name,
+            model.path,
+            moe=bool(model.num_experts),
+            size_bytes=model.size_bytes,
+            missing_on=tuple(model.missing_on),
+        )
 
 
 class Stop(Exception):
@@ -483,6 +491,14 @@ class Pipeline:
                 f"no target model for {self.goal.subject} on the host"
                 f"{f' (looked for {wanted})' if wanted else ''}; models there: {have}. "
                 "Download the target model first, or name its path in the goal",
+            )
+        if chosen.missing_on:
+            # Every node reads the target at the same path (a server across the nodes, a replica on each).
+            raise Stop(
+                "failed",
+                f"the target {chosen.name} is at {chosen.path} on rank 0 but not on {', '.join(chosen.missing_on)}: "
+                "put it at the same path on every node (or on a filesystem they share), then run again. Nothing "
+                "was downloaded or launched",
             )
         self.done.append(f"target: {chosen.name} at {chosen.path}")
         return chosen

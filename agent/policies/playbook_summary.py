@@ -181,12 +181,17 @@ def recommend(verdicts: list[LevelVerdict], spoken: str = "DFlash") -> Recommend
 
 def _fastest_by_level(levels: list[_Both]) -> list[tuple[str, list[int]]]:
     """The fastest speculative configuration at each level, neighbouring levels with the same one grouped."""
+    return _runs([(b.concurrency, b.spec[0]) for b in levels])
+
+
+def _runs(by_level: list[tuple[int, str]]) -> list[tuple[str, list[int]]]:
+    """(level, what) pairs in level order as runs of neighbouring levels with the same `what`."""
     groups: list[tuple[str, list[int]]] = []
-    for b in levels:
-        if groups and groups[-1][0] == b.spec[0]:
-            groups[-1][1].append(b.concurrency)
+    for level, what in by_level:
+        if groups and groups[-1][0] == what:
+            groups[-1][1].append(level)
         else:
-            groups.append((b.spec[0], [b.concurrency]))
+            groups.append((what, [level]))
     return groups
 
 
@@ -206,13 +211,7 @@ def shape_line(results: dict[str, Sweep], replicated: set[str]) -> str | None:
             by_level.append((level, "replicas" if many[1] > one[1] else "one server"))
     if not by_level:
         return None
-    groups: list[tuple[str, list[int]]] = []
-    for level, shape in by_level:
-        if groups and groups[-1][0] == shape:
-            groups[-1][1].append(level)
-        else:
-            groups.append((shape, [level]))
-    said = "; ".join(f"{shape} at {', '.join(f'C={c}' for c in levels)}" for shape, levels in groups)
+    said = "; ".join(f"{shape} at {', '.join(f'C={c}' for c in levels)}" for shape, levels in _runs(by_level))
     return (
         f"one server or replicas behind the gateway, the faster shape in total by load: {said} (the report's "
         "'One server or replicas' table has both, per GPU too)"

@@ -426,3 +426,22 @@ def test_a_change_of_winner_between_levels_far_apart_is_bracketed_on_the_fastest
     assert "the winner changed between C=1 and C=32, now bracketed within a factor of 2" in final["summary"]
     calls, _ = drive(_bench_by_layout(share), settings=PlaybookSettings(bracket=False))
     assert not any(2 in lv for lv in _levels_benchmarked(calls).values())
+
+
+def test_a_target_missing_on_a_node_of_the_group_stops_before_anything_changes():
+    def models(args):
+        found = sample("find_models")
+        found["models"][0]["missing_on"] = ["gpu-b"]  # Kimi-K2.6 is not at its path on the other node
+        return ok(found)
+
+    calls, final = drive({"find_models": models})
+    assert not {"check_disk", "start_download", "launch_server"} & set(tools_of(calls))
+    said = final["summary"] + " ".join(final["unresolved"])
+    assert final["status"] == "failed" and "not on gpu-b" in said and "Nothing was downloaded or launched" in said
+
+
+def test_a_node_that_never_joins_stops_the_run_after_one_launch():
+    calls, final = drive({"launch_server": lambda a: err("launch_failed", cause="rank_not_joined")})
+    assert tools_of(calls).count("launch_server") == 1
+    said = final["summary"] + " ".join(final["unresolved"])
+    assert final["status"] == "failed" and "No other configuration was launched" in said

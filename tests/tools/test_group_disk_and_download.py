@@ -6,31 +6,20 @@ host path on the other node."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import pytest
 
 from specops.sim.world.cluster import SimCluster
 from specops.tools.cluster.paths import host_path
-from specops.tools.context import ToolContext
 from specops.tools.disk import CheckDiskArgs, check_disk, disk_view, simulated_root
 from specops.tools.download import start_download, wait_download
 from specops.tools.download.models import DownloadState, StartDownloadArgs, WaitDownloadArgs
-from specops.tools.hosts import open_host
+
+from .worlds import open_group
 
 DRAFTER = "SubSir/Kimi-K2.6-DFlash-tmp-long"
 FAST = 400.0
-
-
-@contextmanager
-def group(cluster: SimCluster) -> Iterator[ToolContext]:
-    """Rank 0's context with the other node as its peer, as a run over `--host sim:A,sim:B` builds it."""
-    with ExitStack() as stack:
-        contexts = [ToolContext.for_host(stack.enter_context(open_host(w.host_spec))) for w in cluster.worlds]
-        head = contexts[0]
-        head.peers = tuple(contexts[1:])
-        yield head
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +37,7 @@ def node_b_full() -> Iterator[SimCluster]:
 
 @pytest.mark.timeout(120)
 def test_the_check_names_the_node_without_room(node_b_full):
-    with group(node_b_full) as ctx:
+    with open_group(node_b_full) as ctx:
         result = check_disk(ctx, CheckDiskArgs(repo_id=DRAFTER, target="models/drafter"))
         b = ctx.peers[0].host.spec
     assert result.verdict == "does_not_fit" and result.shortfall_bytes > 0
@@ -66,7 +55,7 @@ def test_the_check_names_the_node_without_room(node_b_full):
 
 @pytest.mark.timeout(120)
 def test_the_check_fits_when_every_node_has_room(roomy):
-    with group(roomy) as ctx:
+    with open_group(roomy) as ctx:
         result = check_disk(ctx, CheckDiskArgs(repo_id=DRAFTER, target="models/drafter"))
     assert result.verdict == "fits" and len(result.nodes) == 2
     assert all("fits" in line and "NOT" not in line for line in result.nodes)
@@ -74,7 +63,7 @@ def test_the_check_fits_when_every_node_has_room(roomy):
 
 @pytest.mark.timeout(180)
 def test_a_download_lands_at_the_same_host_path_on_every_node(roomy):
-    with group(roomy) as ctx:
+    with open_group(roomy) as ctx:
         target = ctx.resolve("models/drafter-json")  # absolute, as rank 0 names it (a sim root inside)
         handle = start_download(ctx, StartDownloadArgs(repo_id=DRAFTER, target_dir=target, include=["*.json"]))
         status = wait_download(ctx, WaitDownloadArgs(download=handle.id, timeout_s=120, poll_s=0.2)).status

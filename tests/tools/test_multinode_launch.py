@@ -22,12 +22,10 @@ import pytest
 from specops.evals.host_state import live_servers
 from specops.sim.serving.multinode import ALL_JOINED_LINE, JOINED_LINE
 from specops.sim.world.cluster import SimCluster
-from specops.tools.cluster.group import parse_host_group
 from specops.tools.cluster.paths import host_path
 from specops.tools.context import ToolContext
 from specops.tools.disk import simulated_root
 from specops.tools.errors import InvalidToolInput
-from specops.tools.hosts import Host, open_host
 from specops.tools.sglang import (
     LaunchArgs,
     LaunchFailed,
@@ -51,6 +49,7 @@ from specops.tools.sglang.multinode import (
 from specops.tools.sglang.server_http import health_status
 
 from .sshd import require_sshd
+from .worlds import open_group
 
 pytestmark = pytest.mark.timeout(180)  # generous: other simulations share this machine
 
@@ -74,23 +73,6 @@ def _cluster(*faults: str) -> Iterator[SimCluster]:
         yield c
 
 
-@contextmanager
-def _opened(cluster: SimCluster) -> Iterator[ToolContext]:
-    """Rank 0's context with the other node as its peer, as a run opens an inventory group (agent/host.py)."""
-    group = parse_host_group(cluster.host_group, inventory=cluster.inventory_path)
-    hosts: list[Host] = []
-    try:
-        for member in group.member_specs:
-            hosts.append(open_host(member, inventory=cluster.inventory_path))
-        contexts = [ToolContext.for_host(h) for h in hosts]
-        head = contexts[0]
-        head.peers = tuple(contexts[1:])
-        yield head
-    finally:
-        for host in hosts:
-            host.close()
-
-
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[SimCluster]:
     with _cluster() as c:
@@ -99,7 +81,7 @@ def cluster() -> Iterator[SimCluster]:
 
 @pytest.fixture(scope="module")
 def head(cluster) -> Iterator[ToolContext]:
-    with _opened(cluster) as ctx:
+    with open_group(cluster, ssh=True) as ctx:
         yield ctx
 
 
@@ -243,7 +225,7 @@ def hung_cluster() -> Iterator[SimCluster]:
 
 @pytest.mark.timeout(180)
 def test_a_node_that_never_joins_fails_the_launch_naming_it_and_no_rank_is_left(hung_cluster):
-    with _opened(hung_cluster) as head:
+    with open_group(hung_cluster, ssh=True) as head:
         # At most 3600 modelled seconds (36 s here), no stall cut before it; rank 0 gives up on the rendezvous
         # after 600 (6 s, or the simulator's least wall wait, MIN_WAIT_WALL_S, when longer).
         with pytest.raises(LaunchFailed) as failed:
@@ -288,7 +270,7 @@ def mixed_cluster() -> Iterator[SimCluster]:
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("entry", ["launch_server", "start_across_nodes"])
 def test_another_sglang_release_on_one_node_is_refused_before_anything_starts(mixed_cluster, entry):
-    with _opened(mixed_cluster) as head:
+    with open_group(mixed_cluster, ssh=True) as head:
         logs_before = [_listing(ctx, LOGS) for ctx in head.nodes]
         with pytest.raises(InvalidToolInput) as refused:
             if entry == "launch_server":

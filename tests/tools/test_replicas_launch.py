@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 import posixpath
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
 
 import pytest
 
@@ -25,14 +24,12 @@ from specops.evals.host_state import live_servers
 from specops.sim.world.cluster import SimCluster
 from specops.sim.world.gpu_registry import live_holdings
 from specops.tools.benchmark import BenchmarkArgs, run_benchmark
-from specops.tools.cluster.group import parse_host_group
 from specops.tools.cluster.paths import host_path
 from specops.tools.context import ToolContext
 from specops.tools.disk import simulated_root
 from specops.tools.errors import ErrorKind, InvalidToolInput
 from specops.tools.gateway import GatewayFailed, GatewayWorker, gateway_handles
 from specops.tools.gateway.workers import read_workers
-from specops.tools.hosts import open_host
 from specops.tools.sglang import (
     LaunchArgs,
     LaunchFailed,
@@ -46,6 +43,7 @@ from specops.tools.sglang.replicas import Placement, place_replicas
 from specops.tools.sglang.server_http import get_text, health_status, parse_metrics
 
 from .sshd import require_sshd
+from .worlds import open_group
 
 pytest.importorskip("sglang_router", reason="needs sglang-router (the `test` extra installs it)")
 pytestmark = pytest.mark.timeout(180)  # generous: other simulations share this machine
@@ -160,25 +158,6 @@ def _start(*faults: str, ssh: bool = False) -> SimCluster:
     return SimCluster.start(CLUSTER, faults=faults, time_scale=TIME_SCALE, load_time_scale=LOAD_SCALE, ssh=ssh)
 
 
-@contextmanager
-def _opened(cluster: SimCluster, *, ssh: bool = False) -> Iterator[ToolContext]:
-    """Rank 0's context with the other node as its peer: each world through the sim backend, or each node by its
-    name in the cluster's inventory (its own sshd), as a run opens `group:cluster` (agent/host.py)."""
-    with ExitStack() as stack:
-        if ssh:
-            group = parse_host_group(cluster.host_group, inventory=cluster.inventory_path)
-            specs = [(member, {"inventory": cluster.inventory_path}) for member in group.member_specs]
-        else:
-            specs = [(w.host_spec, {}) for w in cluster.worlds]
-        contexts = []
-        for spec, options in specs:
-            host = stack.enter_context(open_host(spec, **options))
-            contexts.append(ToolContext.for_host(host))
-        head = contexts[0]
-        head.peers = tuple(contexts[1:])
-        yield head
-
-
 def _running(cluster: SimCluster) -> dict[str, list[int]]:
     """Per node, the pids of the servers and GPU holders alive on it (its port and GPU registries)."""
     return {
@@ -240,7 +219,7 @@ def cluster() -> Iterator[SimCluster]:
 
 @pytest.fixture(scope="module")
 def head(cluster) -> Iterator[ToolContext]:
-    with _opened(cluster) as ctx:
+    with open_group(cluster) as ctx:
         yield ctx
 
 
@@ -375,7 +354,7 @@ def faulty_cluster() -> Iterator[SimCluster]:
 
 
 def test_a_replica_that_crashes_fails_the_launch_naming_it_and_its_node_and_nothing_is_left(faulty_cluster):
-    with _opened(faulty_cluster) as head:
+    with open_group(faulty_cluster) as head:
         node_b = head.peers[0].host.spec
         with pytest.raises(LaunchFailed) as failed:
             launch_server(head, LaunchArgs(config=ServerConfig(model_path=MODEL, tp=8, replicas=2)))
@@ -403,7 +382,7 @@ def test_a_replica_that_crashes_fails_the_launch_naming_it_and_its_node_and_noth
 
 
 def test_a_gateway_port_already_taken_fails_the_launch_and_stops_the_replicas(faulty_cluster):
-    with _opened(faulty_cluster) as head:
+    with open_group(faulty_cluster) as head:
         alone = ToolContext(host=head.host, home=head.home, allowed_roots=head.allowed_roots)  # rank 0 only
         config = ServerConfig(model_path=MODEL, tp=4, replicas=2, port=31000)
         with pytest.raises(GatewayFailed) as failed:
@@ -432,7 +411,7 @@ def ssh_cluster() -> Iterator[SimCluster]:
 
 
 def test_two_replicas_over_ssh_nodes_come_up_behind_the_gateway_and_stop_cleanly(ssh_cluster):
-    with _opened(ssh_cluster, ssh=True) as head:
+    with open_group(ssh_cluster, ssh=True) as head:
         assert [node.host.spec for node in head.nodes] == HOSTNAMES
         server = launch_server(head, LaunchArgs(config=ServerConfig(model_path=MODEL, tp=8, replicas=2)))
         try:

@@ -6,18 +6,20 @@ through the sim backend, `ssh_host` through a real sshd whose sessions land on i
 environment, PATH and HOME included, and start in its home, as a shell on that
 host would), and `host` is parametrized over all three, so one test proves a tool
 on sim:, ssh:// and local. Tests that need faults start their own world with
-`start_world(...)`.
+`start_world(...)`. `open_group(cluster)` opens a simulated cluster's nodes as a run opens a host group.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 
 import pytest
 
+from specops.sim.world.cluster import SimCluster
 from specops.sim.world.world import SimWorld
+from specops.tools.cluster.group import parse_host_group
 from specops.tools.context import ToolContext
 from specops.tools.hosts import DetachedProcess, Host, LocalHost, open_host
 
@@ -96,3 +98,20 @@ def wait_until_ready(host: Host, server: DetachedProcess, log: str, timeout_s: f
         assert host.is_running(server) and time.monotonic() < deadline, host.tail(log, 60)
         time.sleep(0.05)
     return server
+
+
+@contextmanager
+def open_group(cluster: SimCluster, *, ssh: bool = False) -> Iterator[ToolContext]:
+    """Rank 0's context with the other nodes as its peers: each world through the sim backend, or (`ssh`) each
+    node by its name in the cluster's inventory, over its own sshd, as a run opens `group:cluster` (agent/host.py)."""
+    if ssh:
+        require_sshd()
+        group = parse_host_group(cluster.host_group, inventory=cluster.inventory_path)
+        specs = [(member, {"inventory": cluster.inventory_path}) for member in group.member_specs]
+    else:
+        specs = [(world.host_spec, {}) for world in cluster.worlds]
+    with ExitStack() as stack:
+        contexts = [ToolContext.for_host(stack.enter_context(open_host(spec, **options))) for spec, options in specs]
+        head = contexts[0]
+        head.peers = tuple(contexts[1:])
+        yield head
