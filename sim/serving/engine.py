@@ -159,8 +159,10 @@ class Engine:
         prefill_log: Callable[[str], None],
         accept_rate_in_log: bool,
         on_running: Callable[[int], None] | None = None,
+        on_failure: Callable[[BaseException], None] | None = None,
     ) -> None:
         self.model = model
+        self._on_failure = on_failure  # the engine loop died: the server must not sit on its requests
         self.time_scale = time_scale
         self.max_running_requests = max_running_requests
         self.max_total_tokens = max_total_tokens
@@ -189,9 +191,19 @@ class Engine:
     # Lifecycle
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._run(), name="sglang-sim-engine")
+        self._task.add_done_callback(self._ended)
+
+    def _ended(self, task: asyncio.Task) -> None:
+        """The loop only ends when stopped; an exception ending it is the scheduler's crash, said and acted on."""
+        if task.cancelled() or task.exception() is None:
+            return
+        error = task.exception()
+        assert error is not None
+        if self._on_failure is not None:
+            self._on_failure(error)
 
     async def stop(self) -> None:
-        if self._task is not None:
+        if self._task is not None and not self._task.done():  # a loop that failed was reported by _ended
             self._task.cancel()
             try:
                 await self._task

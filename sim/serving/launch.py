@@ -27,6 +27,7 @@ import json
 import os
 import signal
 import sys
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -764,8 +765,18 @@ class Launcher:
             prefill_log=self.log.scheduler,
             accept_rate_in_log="accept rate" in "".join(self.release.log_lines.decode_batch),
             on_running=on_running,
+            on_failure=self._scheduler_failed,
         )
         return engine
+
+    def _scheduler_failed(self, error: BaseException) -> None:
+        """A bug in the simulated scheduler: SGLang's words for a scheduler exception, then the server dies (as
+        SGLang's does), so that no client waits on requests nothing will serve."""
+        trace = "".join(traceback.format_exception(error)).rstrip()
+        self.log.scheduler(f"Scheduler hit an exception: {trace}")
+        self.log.server("Received sigquit from a child process. It usually means the child failed.")
+        self.cleanup()
+        os.kill(os.getpid(), signal.SIGKILL)
 
     def _server_state(self, p: _Prepared, engine: Engine, max_running: int) -> ServerState:
         """What the HTTP routes answer from: the served model, the server args as launched, memory figures."""

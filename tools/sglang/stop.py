@@ -144,18 +144,19 @@ def _stop_replicated(ctx: ToolContext, server: RunningServer, args: StopArgs) ->
     """Replicas behind a gateway (replicas.py): the gateway, then every replica on its node, each waited for until
     its port and GPU memory are free."""
     start = time.monotonic()
-    nodes = {node.host.spec: node for node in ctx.nodes}
-    members = {r.pid: _group_members(nodes[r.host].host, r.pgid) | {r.pid} for r in server.replicas}
-    held = {r.pid: gpu_mib_by_pid(nodes[r.host].host) for r in server.replicas}
+    by_spec = {node.host.spec: node.host for node in ctx.nodes}
+    hosts = {r.pid: by_spec.get(r.host, ctx.host) for r in server.replicas}  # each replica's node
+    members = {r.pid: _group_members(hosts[r.pid], r.pgid) | {r.pid} for r in server.replicas}
+    held = {r.pid: gpu_mib_by_pid(hosts[r.pid]) for r in server.replicas}
     released_mib = sum(mib for r in server.replicas for pid, mib in held[r.pid].items() if pid in members[r.pid])
-    was_running = any(nodes[r.host].host.is_running(r.process) for r in server.replicas)
+    was_running = any(hosts[r.pid].is_running(r.process) for r in server.replicas)
     stop_deployment(ctx, server, grace_s=args.grace_s)
     deadline = time.monotonic() + args.release_timeout_s
     while True:
         port_free = not _port_answers(ctx.host, server.port) and not any(
-            _port_answers(nodes[r.host].host, r.port) for r in server.replicas
+            _port_answers(hosts[r.pid], r.port) for r in server.replicas
         )
-        gpu_free = not any(set(gpu_mib_by_pid(nodes[r.host].host)) & members[r.pid] for r in server.replicas)
+        gpu_free = not any(set(gpu_mib_by_pid(hosts[r.pid])) & members[r.pid] for r in server.replicas)
         if (port_free and gpu_free) or time.monotonic() > deadline:
             break
         time.sleep(RELEASE_POLL_S)
