@@ -24,10 +24,12 @@ def _tools(run_dir) -> list[tuple[str, dict, dict]]:
 @pytest.mark.timeout(400)
 def test_seed_run_recovers_from_full_disk_and_broken_cli(tmp_path):
     # The room on / is another model's cache: deleting it takes the user's approval, given as the README does.
+    # Every layout, without tuning and bracketing (their own tests cover them): what this run proves is the seed's
+    # recovery and finding, and under four test workers the whole job takes minutes.
     outcome = run_goal(
         SEED_GOAL,
         host="sim:seed-ct200",
-        policy="playbook",
+        policy="playbook:tune=false;bracket=false",
         options=RunOptions(
             runs_dir=tmp_path,
             sim_faults=("full_disk", "broken_cli"),

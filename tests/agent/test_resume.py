@@ -22,9 +22,17 @@ EVALUATE = "evaluate the acceptance length of SubSir/Kimi-K2.6-DFlash-tmp-long"
 BENCHMARK = "benchmark SubSir/Kimi-K2.6-DFlash-tmp-long"
 
 
+# A narrow playbook: what is resumed is the run's state, not the breadth of its measurements (the whole seed job
+# under four test workers takes minutes).
+QUICK = "playbook:levels=1,32;ar_layouts=1;spec_layouts=1;acceptance_prompts=4;tune=false;bracket=false"
+
+
 def _start_run(goal: str, host: str, runs_dir: Path) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "specops.cli.main", "run", goal, "--host", host, "--runs-dir", str(runs_dir), "--json"],
+        [
+            *(sys.executable, "-m", "specops.cli.main", "run", goal, "--host", host, "--model", QUICK),
+            *("--runs-dir", str(runs_dir), "--json"),
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
