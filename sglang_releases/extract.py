@@ -76,10 +76,11 @@ FIELDS_DIR = "sglang/srt/arg_groups/fields/"
 def launch_flags(wheel: Wheel) -> list[LaunchFlag]:
     tree = wheel.tree(SERVER_ARGS)
     if "add_cli_args_from_dataclass(" in wheel.text(SERVER_ARGS):
-        return _record_style_flags(wheel, tree)
+        return _with_registry_choices(wheel, _record_style_flags(wheel, tree))
     constants = module_constants(tree)
     evaluate = StaticEval(constants, records={"ServerArgs": record_defaults(tree, "ServerArgs", constants)})
-    return _dedupe(from_add_argument(call, evaluate) for call in add_argument_calls(tree, within="add_cli_args"))
+    flags = _dedupe(from_add_argument(call, evaluate) for call in add_argument_calls(tree, within="add_cli_args"))
+    return _with_registry_choices(wheel, flags)
 
 
 def _record_style_flags(wheel: Wheel, server_args: ast.Module) -> list[LaunchFlag]:
@@ -130,6 +131,123 @@ def _dedupe(flags: Any) -> list[LaunchFlag]:
         seen.add(flag.names[0])
         out.append(flag)
     return out
+
+
+# --- choices SGLang computes from its registries when it runs ----------------------------------
+
+# The flags whose argparse choices are the keys of a registry in SGLang's source: `--reasoning-parser` takes
+# `ReasoningParser.DetectorMap`'s names, `--tool-call-parser` `FunctionCallParser.ToolCallParserEnum`'s (0.5.1x
+# directly; 0.5.23 through `_reasoning_parser_choices()`, which reads a dependency-free copy of the names).
+REGISTRY_CHOICE_FLAGS = ("--reasoning-parser", "--tool-call-parser")
+
+
+def _with_registry_choices(wheel: Wheel, flags: list[LaunchFlag]) -> list[LaunchFlag]:
+    """The flags, those of REGISTRY_CHOICE_FLAGS with their choices read from the registries they are built from.
+
+    A flag whose choices cannot be followed to literals stays `choices_dynamic` (not guessed)."""
+    server_args = wheel.tree(SERVER_ARGS)
+    add_cli_args = _function(server_args, "add_cli_args")
+    if add_cli_args is None:
+        return flags
+    calls = {
+        name.value: call
+        for call in add_argument_calls(add_cli_args)
+        for name in call.args
+        if isinstance(name, ast.Constant) and isinstance(name.value, str)
+    }
+    out = []
+    for flag in flags:
+        call = calls.get(flag.names[0])
+        choices = next((k.value for k in call.keywords if k.arg == "choices"), None) if call is not None else None
+        if flag.names[0] in REGISTRY_CHOICE_FLAGS and flag.choices_dynamic and choices is not None:
+            try:
+                resolved = _Registries(wheel, server_args)(choices, add_cli_args)
+            except NotStatic:
+                resolved = None
+            if resolved is not None:
+                flag = flag.model_copy(update={"choices": tuple(resolved), "choices_dynamic": False})
+        out.append(flag)
+    return out
+
+
+def _module_file(wheel: Wheel, dotted: str) -> str:
+    path = dotted.replace(".", "/")
+    for name in (path + ".py", path + "/__init__.py"):
+        if wheel.has(name):
+            return name
+    raise NotStatic(f"{dotted} is not in the wheel")
+
+
+class _Registries:
+    """Evaluates a `choices=` expression made of list literals, `+`, `list(...)`, local names, the keys of a dict
+    literal on an imported class (`ReasoningParser.DetectorMap.keys()`), an imported constant, and calls of a
+    module function without arguments (its last, unconditional `return`: 0.5.23's `_reasoning_parser_choices()`
+    returns the registry module's names only where a plugin already imported that module; launch_server reads
+    the dependency-free copy)."""
+
+    def __init__(self, wheel: Wheel, module: ast.Module) -> None:
+        self.wheel = wheel
+        self.module = module
+
+    def __call__(self, node: ast.expr, scope: ast.FunctionDef) -> list[Any]:
+        match node:
+            case ast.List(elts=elts) | ast.Tuple(elts=elts):
+                return [self._constant(e) for e in elts]
+            case ast.BinOp(left=left, op=ast.Add(), right=right):
+                return self(left, scope) + self(right, scope)
+            case ast.Call(func=ast.Name(id="list"), args=[arg], keywords=[]):
+                return list(self(arg, scope))
+            case ast.Call(func=ast.Attribute(value=value, attr="keys"), args=[], keywords=[]):
+                return self(value, scope)
+            case ast.Attribute(value=ast.Name(id=owner), attr=attr):
+                return self._class_dict_keys(self._imported_from(owner, scope), owner, attr)
+            case ast.Call(func=ast.Name(id=function), args=[], keywords=[]):
+                called = next(
+                    (n for n in self.module.body if isinstance(n, ast.FunctionDef) and n.name == function), None
+                )
+                last = called.body[-1] if called is not None and called.body else None
+                if isinstance(last, ast.Return) and last.value is not None:
+                    return self(last.value, called)
+            case ast.Name(id=name):
+                assigned = [
+                    n.value
+                    for n in ast.walk(scope)
+                    if isinstance(n, ast.Assign) and any(getattr(t, "id", None) == name for t in n.targets)
+                ]
+                if len(assigned) == 1:
+                    return self(assigned[0], scope)
+                module = self._imported_from(name, scope)
+                value = module_constants(self.wheel.tree(module)).get(name)
+                if isinstance(value, list):
+                    return value
+        raise NotStatic(ast.unparse(node))
+
+    @staticmethod
+    def _constant(node: ast.expr) -> Any:
+        if not isinstance(node, ast.Constant):
+            raise NotStatic(ast.unparse(node))
+        return node.value
+
+    def _imported_from(self, name: str, scope: ast.FunctionDef) -> str:
+        """The wheel file `name` is imported from (`from X import name`, in the function or at module level)."""
+        for root in (scope, self.module):
+            for node in ast.walk(root):
+                if isinstance(node, ast.ImportFrom) and node.module and any(a.name == name for a in node.names):
+                    return _module_file(self.wheel, node.module)
+        raise NotStatic(f"{name} is not imported from a module of the wheel")
+
+    def _class_dict_keys(self, module: str, owner: str, attr: str) -> list[Any]:
+        for node in self.wheel.tree(module).body:
+            if not (isinstance(node, ast.ClassDef) and node.name == owner):
+                continue
+            for item in node.body:
+                target = item.target if isinstance(item, ast.AnnAssign) else None
+                if isinstance(item, ast.Assign) and len(item.targets) == 1:
+                    target = item.targets[0]
+                value = getattr(item, "value", None)
+                if getattr(target, "id", None) == attr and isinstance(value, ast.Dict):
+                    return [self._constant(k) for k in value.keys if k is not None]
+        raise NotStatic(f"{owner}.{attr} is not a dict literal in {module}")
 
 
 # --- speculative algorithms and DFLASH's rules -----------------------------------------

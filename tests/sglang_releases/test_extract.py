@@ -222,3 +222,74 @@ def test_a_record_style_release_is_read_as_its_argparse_would_register_it(tmp_pa
     assert facts.speculative_algorithms == ("DFLASH", "EAGLE") and not facts.speculative_algorithm_argparse_choices
     assert facts.speculative_algorithm_aliases == {"NEXTN": "EAGLE"} and facts.offers("nextn")
     assert facts.server_info_internal_state_keys == ("avg_spec_accept_length", "world_size")
+
+
+# Parser choices: 0.5.1x hands argparse the registry's keys; 0.5.23 a dependency-free copy of the names, through a
+# function that reads the registry only where a plugin already imported it.
+PARSERS_0_5_1X = """
+from sglang.srt.parser.reasoning_parser import ReasoningParser
+from sglang.srt.function_call.function_call_parser import FunctionCallParser
+
+
+class ServerArgs:
+    @staticmethod
+    def add_cli_args(parser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--speculative-algorithm", type=str, choices=["EAGLE"])
+        parser.add_argument("--reasoning-parser", type=str, choices=list(ReasoningParser.DetectorMap.keys()))
+        tool_call_parser_choices = list(FunctionCallParser.ToolCallParserEnum.keys())
+        parser.add_argument("--tool-call-parser", type=str, choices=tool_call_parser_choices)
+        parser.add_argument("--sampling-backend", type=str, choices=list(Backends.ALL.keys()))
+"""
+
+PARSERS_0_5_23 = """
+import sys
+
+
+def _reasoning_parser_choices():
+    module = sys.modules.get("sglang.srt.parser.reasoning_parser")
+    if module is not None:
+        return list(module.ReasoningParser.DetectorMap)
+    from sglang.srt.parser.reasoning_parser_names import REASONING_PARSER_NAMES
+
+    return list(REASONING_PARSER_NAMES)
+
+
+class ServerArgs:
+    @staticmethod
+    def add_cli_args(parser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--speculative-algorithm", type=str, choices=["EAGLE"])
+        reasoning_parser_choices = _reasoning_parser_choices()
+        parser.add_argument("--reasoning-parser", type=str, choices=["auto"] + reasoning_parser_choices)
+"""
+
+REGISTRIES = {
+    "sglang/srt/parser/reasoning_parser.py": """
+class ReasoningParser:
+    DetectorMap: Dict[str, Type[Detector]] = {"deepseek-r1": R1, "qwen3": Qwen3}
+""",
+    "sglang/srt/function_call/function_call_parser.py": """
+class FunctionCallParser:
+    ToolCallParserEnum = {"kimi_k2": KimiK2, "qwen25": Qwen25}
+""",
+    "sglang/srt/parser/reasoning_parser_names.py": 'REASONING_PARSER_NAMES = ["qwen3", "deepseek-r1"]\n',
+}
+
+
+def test_parser_choices_are_read_from_the_registries(tmp_path):
+    for version, server_args in (("9.9.13", PARSERS_0_5_1X), ("9.9.14", PARSERS_0_5_23)):
+        path = tmp_path / f"sglang-{version}-py3-none-any.whl"
+        with zipfile.ZipFile(path, "w") as wheel:
+            for name, text in {**OTHER_FILES, **REGISTRIES, "sglang/srt/server_args.py": server_args}.items():
+                wheel.writestr(name, text)
+        facts = extract(path)
+        reasoning = facts.flag("--reasoning-parser")
+        assert reasoning is not None and not reasoning.choices_dynamic
+        if version == "9.9.13":
+            assert reasoning.choices == ("deepseek-r1", "qwen3")
+            assert facts.flag("--tool-call-parser").choices == ("kimi_k2", "qwen25")
+            other = facts.flag("--sampling-backend")  # not a parser registry: left to run time
+            assert other.choices is None and other.choices_dynamic
+        else:
+            assert reasoning.choices == ("auto", "qwen3", "deepseek-r1")  # the names module's order, "auto" first

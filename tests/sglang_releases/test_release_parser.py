@@ -115,3 +115,27 @@ def test_each_release_names_its_settings_as_the_simulator_reads_them():
     )
     graphs_off = parse_server_args(["--model-path", "/m", "--cuda-graph-backend-decode", "disabled"], load("0.5.23"))
     assert not graphs_off.cuda_graphs
+
+
+def test_parser_names_are_argparse_choices_in_sglangs_own_words():
+    # The wheel's registries (extracted): SGLang's spelling only, `deepseek-r1` and not `deepseek_r1`.
+    release = load("0.5.23")
+    reasoning, tools = release.flag("--reasoning-parser"), release.flag("--tool-call-parser")
+    assert reasoning is not None and not reasoning.choices_dynamic and reasoning.choices is not None
+    assert tools is not None and not tools.choices_dynamic and tools.choices is not None
+    assert reasoning.choices[:4] == ("auto", "apertus2509", "beam", "deepseek-r1")  # 0.5.23 puts "auto" first
+    assert "kimi_k2" in tools.choices and "deepseek_r1" not in reasoning.choices
+    assert parse_server_args(["--model-path", "/m", "--reasoning-parser", "deepseek-r1"], release).reasoning_parser
+    with pytest.raises(LaunchError) as refused:
+        parse_server_args(["--model-path", "/m", "--reasoning-parser", "deepseek_r1"], release)
+    choices = ", ".join(repr(c) for c in reasoning.choices)
+    assert refused.value.exit_code == 2
+    assert (
+        f"sglang serve: error: argument --reasoning-parser: invalid choice: 'deepseek_r1' (choose from {choices})\n"
+        in refused.value.text
+    )
+    # 0.5.10.post1 registered fewer: no `auto`, no deepseekv4 tool-call parser.
+    old = load("0.5.10.post1")
+    assert old.flag("--reasoning-parser").choices[0] == "deepseek-r1"
+    with pytest.raises(LaunchError, match="argument --tool-call-parser: invalid choice: 'deepseekv4'"):
+        parse_server_args(["--model-path", "/m", "--tool-call-parser", "deepseekv4"], old)

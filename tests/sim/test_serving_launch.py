@@ -57,6 +57,15 @@ def test_unknown_flag_is_an_argparse_error(layout) -> None:
     assert "sglang serve: error: unrecognized arguments: --no-such-flag" in done.stderr
 
 
+def test_a_parser_name_sglang_lacks_is_an_argparse_error(layout) -> None:
+    done = run_launch(layout, launch_args(layout, "--reasoning-parser", "deepseek_r1"))
+    assert done.returncode == 2
+    assert (
+        "sglang serve: error: argument --reasoning-parser: invalid choice: 'deepseek_r1' "
+        "(choose from 'auto', 'apertus2509', 'beam', 'deepseek-r1', " in done.stderr
+    )
+
+
 def test_old_sglang_has_no_dflash(tmp_path: Path) -> None:
     layout = build_world(tmp_path / "host", faults=[OldSglang(version="0.5.10.post1")])
     done = run_launch(layout, launch_args(layout, dflash=True))

@@ -21,6 +21,7 @@ from specops.tools.sglang import (
     needed_flags,
     parse_help,
 )
+from specops.tools.sglang.capabilities import parse_help_choices
 
 KIMI = "/root/models/Kimi-K2.6"
 DFLASH = dict(model_path=KIMI, tp=8, ep=4, speculative_algorithm="DFLASH", drafter_path="/root/models/dflash")
@@ -160,6 +161,23 @@ def test_a_flag_missing_from_help_is_named():
         check_supported(ServerConfig(model_path=KIMI, reasoning_parser="kimi_k2"), trimmed)
     assert missing.value.details["missing_flags"] == ["--reasoning-parser"]
     assert needed_flags(ServerConfig(model_path=KIMI)) == ["--model-path", "--tp-size", "--host", "--port"]
+
+
+def test_parser_names_are_checked_against_sglangs_own():
+    caps = _caps("0.5.23")  # no choices from --help: the modelled release's (extracted from the wheel)
+    listed = parse_help_choices(help_text(load("0.5.23")))  # as read_capabilities reads --help
+    assert "deepseek-r1" in listed["--reasoning-parser"] and "kimi_k2" in listed["--tool-call-parser"]
+    for checked in (caps, caps.model_copy(update={"flag_choices": listed})):
+        check_supported(ServerConfig(model_path=KIMI, tool_call_parser="kimi_k2", reasoning_parser="kimi_k2"), checked)
+        with pytest.raises(UnsupportedFlags, match=r"has no --reasoning-parser 'deepseek_r1'") as refused:
+            check_launch(ServerConfig(model_path=KIMI, reasoning_parser="deepseek_r1"), checked)
+        assert refused.value.remedy.startswith("use 'deepseek-r1'")
+        assert refused.value.details["flag"] == "--reasoning-parser" and "qwen3" in refused.value.details["choices"]
+    # A parser a plugin registers is in the host's --help, not in the wheel: --help wins.
+    plugin = caps.model_copy(update={"flag_choices": {"--tool-call-parser": ("in_house",)}})
+    check_supported(ServerConfig(model_path=KIMI, tool_call_parser="in_house"), plugin)
+    with pytest.raises(UnsupportedFlags, match="--tool-call-parser 'deepseekv4'"):
+        check_supported(ServerConfig(model_path=KIMI, tool_call_parser="deepseekv4"), _caps("0.5.10.post1"))
 
 
 def test_diagnosis_reads_an_argparse_refusal_as_unsupported_flag():

@@ -23,6 +23,8 @@ from .errors import SglangNotInstalled
 HELP_TIMEOUT_S = 180.0  # importing sglang (torch, triton) can take a minute on a cold host
 _FLAG = re.compile(r"(?<![\w-])(--[a-z0-9][a-z0-9-]*)")
 _CHOICES = re.compile(r"--speculative-algorithm\s+\{([^}]*)\}")
+# Flags whose values argparse checks against names SGLang registers (a parser it lacks is 'invalid choice').
+CHOICE_FLAGS = ("--reasoning-parser", "--tool-call-parser")
 # One interpreter start for both answers (importing SGLang costs seconds): the version on the
 # first line, then launch_server's --help exactly as `python3 -m sglang.launch_server --help`.
 _PROBE = (
@@ -40,6 +42,9 @@ class SglangCapabilities(BaseModel):
     flags: frozenset[str] = Field(description="Every --flag the installed launch_server --help lists")
     speculative_algorithms: tuple[str, ...] | None = Field(
         description="--speculative-algorithm choices; None when --help lists the flag without choices"
+    )
+    flag_choices: dict[str, tuple[str, ...]] = Field(
+        default_factory=dict, description="CHOICE_FLAGS' choices as --help lists them (plugins' parsers included)"
     )
 
     @property
@@ -65,6 +70,15 @@ class SglangCapabilities(BaseModel):
     def offers(self, algorithm: str) -> bool:
         return algorithm.upper() in self.algorithms
 
+    def choices(self, flag: str) -> tuple[str, ...] | None:
+        """The values argparse takes for `flag`: --help's list, else the modelled release's; None: any value."""
+        if flag in self.flag_choices:
+            return self.flag_choices[flag]
+        modelled = self.release.flag(flag)
+        if modelled is None or modelled.choices is None or modelled.choices_dynamic:
+            return None
+        return tuple(str(c) for c in modelled.choices)
+
 
 def version_tuple(version: str) -> tuple[int, ...]:
     """`0.5.10.post1` -> (0, 5, 10); `0.5.11rc2` -> (0, 5, 11)."""
@@ -83,6 +97,16 @@ def parse_help(text: str) -> tuple[frozenset[str], tuple[str, ...] | None]:
     choices = _CHOICES.search(text)
     algorithms = tuple(c.strip().upper() for c in choices.group(1).split(",") if c.strip()) if choices else None
     return flags, algorithms
+
+
+def parse_help_choices(text: str, flags: tuple[str, ...] = CHOICE_FLAGS) -> dict[str, tuple[str, ...]]:
+    """`--flag {a,b,c}` in an argparse --help, for each of `flags` it shows with choices."""
+    found = {}
+    for flag in flags:
+        match = re.search(re.escape(flag) + r"\s+\{([^}]*)\}", text)
+        if match is not None:
+            found[flag] = tuple(c.strip() for c in match.group(1).split(",") if c.strip())
+    return found
 
 
 # Per Host object, not per spec: two hosts of one name (an inventory name reused, a node re-created) are two hosts.
@@ -115,7 +139,12 @@ def read_capabilities(host: Host, *, python: str = "python3", refresh: bool = Fa
         )
     flags, algorithms = parse_help(help_text)
     caps = SglangCapabilities(
-        host=host.spec, python=python, version=version.strip(), flags=flags, speculative_algorithms=algorithms
+        host=host.spec,
+        python=python,
+        version=version.strip(),
+        flags=flags,
+        speculative_algorithms=algorithms,
+        flag_choices=parse_help_choices(help_text),
     )
     with _lock:
         _cache.setdefault(host, {})[python] = caps

@@ -9,6 +9,8 @@ when the DP LM head is on.
 
 from __future__ import annotations
 
+import difflib
+
 from ...sglang_releases.facts import ReleaseFacts, first_release_with
 from .capabilities import SglangCapabilities
 from .command import needed_flags
@@ -104,4 +106,24 @@ def check_supported(config: ServerConfig, caps: SglangCapabilities) -> None:
             f"SGLang {caps.version} on {caps.host} does not know {', '.join(missing)} (not in launch_server --help)",
             remedy="upgrade SGLang on the host, or drop the settings those flags carry from the configuration",
             details={"version": caps.version, "missing_flags": missing},
+        )
+    check_choices(config, caps)
+
+
+def check_choices(config: ServerConfig, caps: SglangCapabilities) -> None:
+    """Parser names the installed SGLang's argparse refuses ('invalid choice': exit 2 before anything loads)."""
+    for flag, value in (
+        ("--tool-call-parser", config.tool_call_parser),
+        ("--reasoning-parser", config.reasoning_parser),
+    ):
+        choices = caps.choices(flag)
+        if value is None or choices is None or value in choices:
+            continue
+        close = difflib.get_close_matches(value, choices, n=3, cutoff=0.6)
+        raise UnsupportedFlags(
+            f"SGLang {caps.version} on {caps.host} has no {flag} {value!r} "
+            f"(argparse would exit: invalid choice: {value!r})",
+            remedy=(f"use {' or '.join(repr(c) for c in close)}: " if close else "")
+            + f"SGLang's names are {', '.join(choices)}",
+            details={"flag": flag, "value": value, "choices": list(choices), "version": caps.version},
         )
