@@ -32,6 +32,7 @@ from .engine import Engine, GenerationRequest
 from .metrics import render_metrics
 from .performance import ids_prompt_text, sampler_seed_material
 from .prompt_kind import classify_prompt, thinking_switched_off
+from .server_args import reported_server_args
 from .tokenizer import count_chat_tokens, count_text_tokens, message_text, synthetic_ids, synthetic_text
 
 EOS_TOKEN_ID = 163586  # Kimi K2's <|im_end|>
@@ -311,7 +312,7 @@ class Api:
 
     async def server_info(self, request: web.Request) -> web.Response:
         s = self.s
-        info = dict(s.server_args)
+        info = reported_server_args(s.server_args, s.facts)
         info.update(s.extra_info.get("derived", {}))
         info["internal_states"] = [self._internal_state() for _ in range(max(s.dp_size, 1))]
         info["version"] = s.version

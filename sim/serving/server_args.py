@@ -184,7 +184,9 @@ class ServerArgs(BaseModel):
 
     @property
     def cuda_graphs(self) -> bool:
-        return not self.disable_cuda_graph
+        """Decode CUDA graphs: off with --disable-cuda-graph, or 0.5.23's --cuda-graph-backend-decode disabled
+        (which leaves disable_cuda_graph false, as SGLang's record does)."""
+        return not self.disable_cuda_graph and getattr(self, "cuda_graph_backend_decode", None) != "disabled"
 
     @property
     def gpus(self) -> int:
@@ -199,8 +201,6 @@ def parse_server_args(argv: list[str], release: ReleaseFacts) -> ServerArgs:
     # 0.5.23 names the CUDA-graph cap per phase; decode's is the one that bounds a decode batch.
     if "cuda_graph_max_bs_decode" in values:
         values["cuda_graph_max_bs"] = values["cuda_graph_max_bs_decode"]
-    if values.get("cuda_graph_backend_decode") == "disabled":  # what --disable-cuda-graph is rewritten to
-        values["disable_cuda_graph"] = True
     # 0.5.23: DP attention is `--attn-dp-size N`; the deprecated `--dp-size N --enable-dp-attention`
     # is rewritten to it (attn_dp_size=N, dp_size=1). The simulator models it as (dp_size, enable_dp_attention).
     attn_dp = values.get("attn_dp_size") or 1
@@ -214,3 +214,95 @@ def parse_server_args(argv: list[str], release: ReleaseFacts) -> ServerArgs:
 
 
 ArgCheck = Callable[[ServerArgs], None]
+
+
+# 0.5.23's CudaGraphConfig phases (model_executor/cuda_graph_config.py PhaseConfig), in its field order.
+_PHASE_KEYS = (
+    "backend",
+    "max_bs",
+    "bs",
+    "tc_compiler",
+    "max_context_size",
+    "full_prefill_max_req",
+    "full_prefill_prefix_chunk_tokens",
+    "max_seq_len",
+)
+
+
+def decode_cuda_graph_batch_sizes(max_bs: int, *, speculative: bool, no_padding: bool) -> list[int]:
+    """0.5.23's `generate_decode_cuda_graph_batch_sizes` (arg_groups/cuda_graph_hook.py)."""
+    if no_padding:
+        sizes = list(range(1, max_bs + 1))
+    elif not speculative:
+        sizes = [1, 2, 4, 8, 12, *range(16, 257, 8), *range(272, 512, 16), *range(512, max_bs + 1, 32)]
+    else:
+        sizes = [*range(1, 9), *range(10, 33, 2), *range(40, 65, 4), *range(72, 257, 8), *range(272, max_bs + 1, 16)]
+    sizes = [bs for bs in sizes if bs <= max_bs]
+    return sizes if max_bs in sizes else [*sizes, max_bs]
+
+
+def prefill_cuda_graph_batch_sizes(max_bs: int) -> list[int]:
+    """0.5.23's `generate_prefill_cuda_graph_batch_sizes`: captured token counts."""
+    sizes = [
+        *range(4, 33, 4),
+        *range(48, 257, 16),
+        *range(288, 513, 32),
+        *range(576, 1025, 64),
+        *range(1280, 4097, 256),
+        *range(4608, max_bs + 1, 512),
+    ]
+    return [s for s in sizes if s <= max_bs]
+
+
+def reported_server_args(values: dict[str, Any], release: ReleaseFacts) -> dict[str, Any]:
+    """The server args as the release's /server_info reports them, from the simulator's own naming.
+
+    Up to 0.5.1x the record is reported as parsed and filled in. 0.5.23 reports its resolved record
+    (`ServerArgs.resolved_dict`): DP attention as `attn_dp_size` N with `dp_size` 1 (the deprecated
+    `--dp-size N --enable-dp-attention` is rewritten so) and `enable_dp_attention` true while N > 1; no
+    `cuda_graph_max_bs` field: `cuda_graph_max_bs_decode` is what was given (null if nothing was) and the cap in
+    force is `cuda_graph_config.decode.max_bs`; `disable_cuda_graph` is the deprecated flag's own value, which
+    `--cuda-graph-backend-*` leave false (the backends are in `cuda_graph_config`).
+    """
+    info = dict(values)
+    if release.has_flag("--attn-dp-size"):
+        width = int(info.get("dp_size") or 1) if info.get("enable_dp_attention") else 1
+        if info.get("enable_dp_attention"):
+            info["dp_size"] = 1
+        info["attn_dp_size"] = width
+        info["enable_dp_attention"] = width > 1
+    if release.has_flag("--cuda-graph-max-bs-decode") and not release.has_flag("--cuda-graph-max-bs"):
+        info["cuda_graph_config"] = _cuda_graph_config(info)
+        info.pop("cuda_graph_max_bs", None)
+    return info
+
+
+def _cuda_graph_config(info: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """0.5.23's resolved per-phase CUDA-graph settings (`parse_cuda_graph_config`, then the memory defaults).
+
+    Prefill: breakable by default on CUDA, off under pipeline parallelism; SGLang's per-model rules (KDA,
+    multimodal, DeepSeek-V4, ...) that turn it off too are not modelled, nor MLA's 8192 cap on its max_bs."""
+    deprecated_off = bool(info.get("disable_cuda_graph"))
+
+    def backend(phase: str, default: str) -> str:
+        given = info.get(f"cuda_graph_backend_{phase}")
+        if given is not None:
+            return str(given)
+        return "disabled" if deprecated_off or info.get(f"disable_{phase}_cuda_graph") else default
+
+    decode_max_bs = info.get("cuda_graph_max_bs") or info.get("cuda_graph_max_bs_decode")
+    decode: dict[str, Any] = dict.fromkeys(_PHASE_KEYS)
+    decode.update(backend=backend("decode", "full"), max_bs=decode_max_bs, tc_compiler="eager")
+    if decode_max_bs:
+        decode["bs"] = decode_cuda_graph_batch_sizes(
+            int(decode_max_bs),
+            speculative=bool(info.get("speculative_algorithm")),
+            no_padding=bool(info.get("disable_cuda_graph_padding")),
+        )
+    prefill: dict[str, Any] = dict.fromkeys(_PHASE_KEYS)
+    prefill_default = "disabled" if int(info.get("pp_size") or 1) > 1 else "breakable"
+    prefill_max_bs = info.get("cuda_graph_max_bs_prefill") or info.get("chunked_prefill_size")
+    prefill.update(backend=backend("prefill", prefill_default), max_bs=prefill_max_bs, tc_compiler="eager")
+    if prefill_max_bs and int(prefill_max_bs) > 0:
+        prefill["bs"] = prefill_cuda_graph_batch_sizes(int(prefill_max_bs))
+    return {"decode": decode, "prefill": prefill}

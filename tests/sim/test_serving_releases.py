@@ -30,6 +30,7 @@ from specops.sim.profiles import load_profile
 from specops.sim.serving.engine import Engine
 from specops.sim.serving.http_api import ServerState, build_app
 from specops.sim.serving.performance import Launch, build_performance_model
+from specops.sim.serving.server_args import parse_server_args
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -290,3 +291,63 @@ def test_metrics_counters_give_an_intervals_acceptance_where_the_release_has_the
         )
     else:
         assert "sglang:spec_verify_calls_total" not in names
+
+
+def _dp_attention_info(version: str, *flags: str) -> dict[str, Any]:
+    """/server_info of a server launched with these flags (the cap filled in as the launcher fills it)."""
+    args = parse_server_args(["--model-path", "/models/Kimi-K2.6", "--tp", "8", *flags], facts.load(version))
+    args.cuda_graph_max_bs = args.cuda_graph_max_bs or 160
+    state = _state(version, speculative=False)
+    state.server_args = {**args.model_dump(), "chunked_prefill_size": 8192}
+    state.dp_size = args.dp_size if args.enable_dp_attention else 1
+
+    async def body(client: TestClient) -> dict[str, Any]:
+        async with client.get("/server_info") as response:
+            return await response.json()
+
+    return _serve(state, body)
+
+
+def test_server_info_under_dp_attention_is_0_5_23s_resolved_record():
+    # The deprecated spelling, rewritten as SGLang rewrites it: attn_dp_size 8, dp_size 1 (no replicas).
+    old_spelling = _dp_attention_info(
+        "0.5.23", "--dp-size", "8", "--enable-dp-attention", "--cuda-graph-max-bs-decode", "64"
+    )
+    new_spelling = _dp_attention_info(
+        "0.5.23",
+        "--attn-dp-size",
+        "8",
+        "--cuda-graph-backend-decode",
+        "disabled",
+        "--cuda-graph-backend-prefill",
+        "disabled",
+    )
+    for info in (old_spelling, new_spelling):
+        assert (info["dp_size"], info["attn_dp_size"], info["enable_dp_attention"]) == (1, 8, True)
+        assert len(info["internal_states"]) == 8  # one per attention-DP rank
+        assert "cuda_graph_max_bs" not in info and "cuda_graph_max_bs_decode" in info  # 0.5.23 has no such field
+        assert set(info["cuda_graph_config"]) == {"decode", "prefill"}
+    assert (
+        old_spelling["cuda_graph_max_bs_decode"] == 64 and old_spelling["cuda_graph_config"]["decode"]["max_bs"] == 64
+    )
+    assert old_spelling["cuda_graph_config"]["decode"]["backend"] == "full"
+    assert old_spelling["cuda_graph_config"]["decode"]["bs"][:5] == [1, 2, 4, 8, 12]  # SGLang's capture sizes
+    # Given nothing: the input field stays null and the resolved cap is in cuda_graph_config.
+    assert (
+        new_spelling["cuda_graph_max_bs_decode"] is None
+        and new_spelling["cuda_graph_config"]["decode"]["max_bs"] == 160
+    )
+    # --cuda-graph-backend-* fold into cuda_graph_config; disable_cuda_graph is the deprecated flag's alone.
+    assert new_spelling["disable_cuda_graph"] is False
+    assert {p["backend"] for p in new_spelling["cuda_graph_config"].values()} == {"disabled"}
+    deprecated = _dp_attention_info("0.5.23", "--disable-cuda-graph")
+    assert (
+        deprecated["disable_cuda_graph"] is True and deprecated["cuda_graph_config"]["decode"]["backend"] == "disabled"
+    )
+    assert (deprecated["dp_size"], deprecated["attn_dp_size"], deprecated["enable_dp_attention"]) == (1, 1, False)
+
+
+def test_server_info_under_dp_attention_up_to_0_5_11_is_the_parsed_record():
+    info = _dp_attention_info("0.5.11", "--dp-size", "8", "--enable-dp-attention", "--cuda-graph-max-bs", "64")
+    assert (info["dp_size"], info["enable_dp_attention"], info["cuda_graph_max_bs"]) == (8, True, 64)
+    assert "attn_dp_size" not in info and "cuda_graph_config" not in info and info["disable_cuda_graph"] is False

@@ -6,9 +6,10 @@ import pytest
 from pydantic import ValidationError
 
 from specops.sglang_releases.facts import load
-from specops.sim.serving.server_args import help_text
+from specops.sim.serving.server_args import help_text, parse_server_args, reported_server_args
 from specops.tools.sglang import (
     ServerConfig,
+    ServerInfoSummary,
     SglangCapabilities,
     SglangRuleViolation,
     SglangTooOld,
@@ -178,6 +179,27 @@ def test_parser_names_are_checked_against_sglangs_own():
     check_supported(ServerConfig(model_path=KIMI, tool_call_parser="in_house"), plugin)
     with pytest.raises(UnsupportedFlags, match="--tool-call-parser 'deepseekv4'"):
         check_supported(ServerConfig(model_path=KIMI, tool_call_parser="deepseekv4"), _caps("0.5.10.post1"))
+
+
+def _reported(version: str, config: ServerConfig) -> dict:
+    """/server_info's server args as the simulator reports them for this launch (the cap filled in, 160)."""
+    args = parse_server_args(launch_argv(config, flags=_caps(version).flags)[3:], load(version))
+    args.cuda_graph_max_bs = args.cuda_graph_max_bs or 160
+    return reported_server_args(args.model_dump(), load(version))
+
+
+def test_server_info_is_read_as_each_release_reports_it():
+    dp_attention = ServerConfig(model_path=KIMI, tp=8, dp=8, enable_dp_attention=True, cuda_graphs=False)
+    for version in ("0.5.11", "0.5.23"):
+        info = ServerInfoSummary.from_server_info(_reported(version, dp_attention))
+        # 0.5.23: dp_size 1, attn_dp_size 8, disable_cuda_graph false with the backends disabled.
+        assert (info.dp, info.enable_dp_attention, info.cuda_graphs, info.cuda_graph_max_bs) == (8, True, False, 160)
+    capped = ServerConfig(model_path=KIMI, tp=8, cuda_graph_max_bs=64)
+    for version in ("0.5.11", "0.5.23"):
+        info = ServerInfoSummary.from_server_info(_reported(version, capped))
+        assert (info.dp, info.enable_dp_attention, info.cuda_graphs, info.cuda_graph_max_bs) == (1, False, True, 64)
+    raw = _reported("0.5.23", dp_attention)
+    assert (raw["dp_size"], raw["attn_dp_size"], raw["disable_cuda_graph"]) == (1, 8, False)
 
 
 def test_diagnosis_reads_an_argparse_refusal_as_unsupported_flag():

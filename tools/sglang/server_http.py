@@ -103,18 +103,30 @@ class ServerInfoSummary(BaseModel):
             return next((info[n] for n in names if info.get(n) is not None), None)
 
         states = info.get("internal_states") or []
+        # 0.5.23 reports DP attention as attn_dp_size N with dp_size 1 (the replicas); the configuration's dp is N.
+        attn_dp = pick("attn_dp_size")
+        attn_dp_wide = isinstance(attn_dp, int) and attn_dp > 1
+        # 0.5.23 resolves the CUDA graphs per phase in cuda_graph_config: --cuda-graph-backend-decode disabled
+        # leaves disable_cuda_graph false, and the cap in force is decode.max_bs (cuda_graph_max_bs_decode is
+        # only what was given). Older releases: disable_cuda_graph and cuda_graph_max_bs.
+        decode = (info.get("cuda_graph_config") or {}).get("decode")
+        decode = decode if isinstance(decode, dict) else {}
         disable_graphs = info.get("disable_cuda_graph")
+        if decode.get("backend") is not None:
+            cuda_graphs: bool | None = decode["backend"] != "disabled"
+        else:
+            cuda_graphs = None if disable_graphs is None else not disable_graphs
         return cls(
             version=info.get("version"),
             model_path=info.get("model_path"),
             served_model_name=info.get("served_model_name"),
             tp=pick("tp_size"),
             ep=pick("ep_size"),
-            dp=pick("dp_size"),
+            dp=attn_dp if attn_dp_wide else pick("dp_size"),
             pp=pick("pp_size"),
-            enable_dp_attention=info.get("enable_dp_attention"),
-            cuda_graphs=None if disable_graphs is None else not disable_graphs,
-            cuda_graph_max_bs=pick("cuda_graph_max_bs"),
+            enable_dp_attention=True if attn_dp_wide else info.get("enable_dp_attention"),
+            cuda_graphs=cuda_graphs,
+            cuda_graph_max_bs=decode.get("max_bs") or pick("cuda_graph_max_bs", "cuda_graph_max_bs_decode"),
             mem_fraction_static=pick("mem_fraction_static"),
             max_running_requests=pick("max_running_requests"),
             max_total_num_tokens=pick("max_total_num_tokens"),
