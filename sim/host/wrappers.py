@@ -1,7 +1,9 @@
 """The executables on a sim host's PATH: tiny shell scripts that run one command module.
 
 Each bakes in the world root and the real interpreter, so it works from any
-environment (an agent's `env -i`, a login shell) as long as it is invoked.
+environment (an agent's `env -i`, a login shell) as long as it is invoked. Each
+holds the world's clock (world/clock.py) before the interpreter starts: Python
+starting the simulator is this machine's work, never the modelled host's time.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ import shlex
 from pathlib import Path
 
 from ..profiles.schema import Profile
+from ..world.clock import hold_line
+from ..world.layout import WorldLayout
 
 COMMANDS_PACKAGE = "specops.sim.host.commands"
 
@@ -17,6 +21,7 @@ COMMANDS_PACKAGE = "specops.sim.host.commands"
 def wrapper_script(root: Path, python: str, module: str) -> str:
     return (
         "#!/bin/sh\n"
+        f"{hold_line(str(WorldLayout(root).sim_dir))}\n"
         f"SPECOPS_SIM_ROOT={shlex.quote(str(root))} exec {shlex.quote(python)} "
         f'-m {COMMANDS_PACKAGE}.{module} "$@"\n'
     )
@@ -30,6 +35,7 @@ def host_executables(profile: Profile) -> dict[str, str]:
         "df": "df",
         "free": "free",
         "nproc": "nproc",
+        "date": "date",
         "ss": "ss",
         "python": "python",
         "python3": "python",

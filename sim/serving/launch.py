@@ -4,7 +4,7 @@ The host's stub `sglang/launch_server.py` calls `main(sys.argv[1:], root)`. It
 parses the arguments as the host's SGLang version would, picks the profile's serving
 spec of the model it loads (targets.py), applies the speculative rules (DFLASH, the
 EAGLE family, NGRAM: speculative.py) and the memory rules, takes the virtual port,
-loads for that target's load_seconds / load_time_scale with SGLang's log lines, then
+loads for that target's load_seconds on the host's clock (world/clock.py) with SGLang's log lines, then
 serves over real HTTP on a loopback port recorded in the port registry, until
 SIGTERM/SIGINT.
 
@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import fcntl
 import json
+import math
 import os
 import signal
 import sys
@@ -39,6 +40,7 @@ from ...sglang_releases.facts import LATEST, for_version
 from ..faults import CrashUnderLoad, CudaGraphDrafter, FaultName, LoadHang, OutOfMemory, ServerCrashAtStart, SlowLoad
 from ..profiles.schema import ServingSpec
 from ..world import gpu_registry, ports
+from ..world.clock import WorldClock
 from ..world.state import WorldState
 from .checkpoint import GIB, Checkpoint, load_checkpoint
 from .engine import Engine
@@ -144,7 +146,11 @@ class Launcher:
         self.world = WorldState.load(root)
         self.layout = self.world.layout
         self.release = for_version(self.world.sglang_version or LATEST)
-        self.log = ServerLog(stream)
+        # The host's clock: the log's stamps, and the loading schedule (held by this process's wrapper until the
+        # load begins: Python starting the simulator is no time of the modelled host's).
+        self.clock = WorldClock(self.layout.sim_dir)
+        self.log = ServerLog(stream, clock=self.clock.now)
+        self.load_began: float | None = None  # the host's time when loading began
         self.pid = os.getpid()
         self.port_taken = False
         self.gpu_registered = False
@@ -162,19 +168,29 @@ class Launcher:
     # ------------------------------------------------------------------ helpers
     @property
     def load_seconds(self) -> float:
+        """The modelled host's seconds this load takes."""
         slow = self.world.fault(FaultName.SLOW_LOAD)
         factor = slow.factor if isinstance(slow, SlowLoad) else 1.0
-        return factor * self.serving.target.load_seconds / self.world.load_time_scale
+        return factor * self.serving.target.load_seconds
+
+    async def _until_fraction(self, fraction: float) -> None:
+        """Wait on the host's clock until `fraction` of the load has passed (the clock runs at the load's pace
+        meanwhile, and never past that point before this process has got there)."""
+        if self.load_began is None:
+            self.load_began = self.clock.now()
+        target = self.load_began + fraction * self.load_seconds
+        await self.clock.sleep_until(target, rate=self.world.load_time_scale)
 
     async def _advance(self, fraction: float) -> None:
-        """Sleep until `fraction` of the load time has passed; crash or hang there if a fault says so."""
+        """Wait until `fraction` of the load time has passed; crash or hang there if a fault says so."""
         hang = self.world.fault(FaultName.LOAD_HANG)
         if isinstance(hang, LoadHang) and hang.at_fraction <= fraction:
-            await asyncio.sleep(max(hang.at_fraction - self.elapsed, 0.0) * self.load_seconds)
+            await self._until_fraction(max(hang.at_fraction, self.elapsed))
+            self.clock.wait_for(math.inf, rate=self.world.load_time_scale)  # hung: the host's time goes on
             await asyncio.Event().wait()  # alive and silent until stopped
         crash = self.world.fault(FaultName.SERVER_CRASH_AT_START)
         if isinstance(crash, ServerCrashAtStart) and self.elapsed < crash.after_fraction <= fraction:
-            await asyncio.sleep((crash.after_fraction - self.elapsed) * self.load_seconds)
+            await self._until_fraction(crash.after_fraction)
             self.elapsed = crash.after_fraction
             if self._count_crash(crash.times):
                 raise LaunchError(
@@ -200,7 +216,7 @@ class Launcher:
                     + f"\n[{self.log.stamp()}] Received sigquit from a child process. It usually means the child failed."
                 )
         if fraction > self.elapsed:
-            await asyncio.sleep((fraction - self.elapsed) * self.load_seconds)
+            await self._until_fraction(fraction)
             self.elapsed = fraction
 
     def _count_crash(self, times: int) -> bool:
@@ -727,7 +743,7 @@ class Launcher:
         self.log.uvicorn("Application startup complete.")
         self.log.uvicorn(f"Uvicorn running on http://{args.host}:{args.port} (Press CTRL+C to quit)")
         if not args.skip_server_warmup:
-            await asyncio.sleep(WARMUP_FRACTION * self.load_seconds)
+            await self._until_fraction(self.elapsed + WARMUP_FRACTION)
             self.log.uvicorn('127.0.0.1:0 - "GET /get_model_info HTTP/1.1" 200 OK')
             state.ready = True
             warm = await self._warmup(state)
@@ -735,6 +751,7 @@ class Launcher:
             self.log.uvicorn(f'127.0.0.1:0 - "POST /generate HTTP/1.1" {warm} OK')
         state.ready = True
         self.log.server("The server is fired up and ready to roll!")
+        self.clock.release()  # loaded: the host's clock runs on at the world's pace while this serves
         assert self.stop_event is not None
         await self.stop_event.wait()
         await self.runner.cleanup()

@@ -11,12 +11,20 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from typing import TextIO
 
 
 class ServerLog:
-    def __init__(self, stream: TextIO | None = None, scheduler_tag: str = "TP0", level: str = "info") -> None:
+    def __init__(
+        self,
+        stream: TextIO | None = None,
+        scheduler_tag: str = "TP0",
+        level: str = "info",
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self._stream = stream or sys.stderr
+        self.clock = clock  # the host's clock (a sim world's modelled clock): what the stamps say
         self.scheduler_tag = scheduler_tag
         self._quiet = False
         self.set_level(level)
@@ -25,10 +33,9 @@ class ServerLog:
         """SGLang's --log-level: at warning and above only warnings and raw text are printed."""
         self._quiet = level.lower() in ("warning", "error", "critical")
 
-    @staticmethod
-    def stamp() -> str:
-        """The time as SGLang's log lines show it."""
-        return time.strftime("%Y-%m-%d %H:%M:%S")
+    def stamp(self) -> str:
+        """The host's time as SGLang's log lines show it."""
+        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.clock()))
 
     def _emit(self, line: str) -> None:
         try:

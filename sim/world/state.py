@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..faults import Fault
 from ..profiles.schema import Profile
+from .clock import WorldClock
 from .layout import WorldLayout
 from .state_view import DerivedFromState
 
@@ -68,6 +69,9 @@ class WorldState(DerivedFromState, BaseModel):
         tmp = path.with_suffix(".tmp")
         tmp.write_text(self.model_dump_json(indent=2))
         tmp.replace(path)
+        clock = WorldClock(self.layout.sim_dir)
+        if not clock.exists():  # the host's clock, from the world's first save: modelled time at its time_scale
+            WorldClock.create(self.layout.sim_dir, rate=self.time_scale)
 
     @classmethod
     def load(cls, root: str | Path) -> WorldState:

@@ -95,6 +95,17 @@ class Host(ABC):
             self._sim_root_seen = cached
         return cached
 
+    # -- clock ------------------------------------------------------------------------------
+
+    def clock(self) -> float:
+        """The host's time in epoch seconds, read off the host (`date +%s.%N`): the clock its logs are stamped
+        with, and the one every duration on the host is measured in."""
+        done = self.run(["date", "+%s.%N"], timeout=HELPER_TIMEOUT_S, idempotent=True)
+        try:
+            return float(done.stdout.strip())
+        except ValueError:
+            raise CommandFailed(done, f"could not read the clock of {self.spec} (date +%s.%N)") from None
+
     # -- lifetime ---------------------------------------------------------------------------
 
     @abstractmethod

@@ -200,6 +200,10 @@ class LocalHost(Host):
     def exists(self, path: str) -> bool:
         return self._path(path).exists()
 
+    def clock(self) -> float:
+        # This machine's clock, unless this environment is a simulated host's, whose `date` tells its own.
+        return super().clock() if self.sim_root() else time.time()
+
     # -- ports ------------------------------------------------------------------------------
 
     def sim_root(self) -> str:

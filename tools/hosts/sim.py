@@ -17,6 +17,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from specops.sim.world.clock import WorldClock
 from specops.sim.world.layout import SIM_HOST_PREFIX, WorldLayout
 from specops.sim.world.ports import PortNotListening as SimPortNotListening
 from specops.sim.world.ports import resolve_port
@@ -73,6 +74,9 @@ class SimHost(LocalHost):
 
     def _cwd(self, cwd: str | None) -> str:
         return str(self._path(cwd) if cwd is not None else self.home)
+
+    def clock(self) -> float:
+        return WorldClock(self.state.layout.sim_dir).now()  # what the host's `date` prints, without a process
 
     def port_on_host(self, port: int) -> int:
         return self._listening_port(port)

@@ -87,6 +87,7 @@ def launch_one(
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
     log_path = posixpath.join(log_dir, f"sglang-{config.port}-{stamp}.log")
     argv = launch_argv(config, python=args.python, flags=caps.flags) + list(extra_flags)
+    launched_at = ctx.host.clock()  # the start-up is timed on the host's clock from here
     try:
         proc = ctx.host.start_detached(argv, log_path=log_path)
     except ConnectionDropped as exc:
@@ -97,7 +98,9 @@ def launch_one(
             details={"log_path": log_path, "may_have_run": exc.may_have_run},
         ) from exc
     write_record(ctx, proc)
-    wait, outcome = wait_for_start(ctx, proc, config.port, args.ready_timeout_s, args.stall_timeout_s)
+    wait, outcome = wait_for_start(
+        ctx, proc, config.port, args.ready_timeout_s, args.stall_timeout_s, launched_at=launched_at
+    )
     if not outcome.ready:
         stopped = False
         still_loading = outcome.diagnosis is None and not outcome.stalled
@@ -202,7 +205,7 @@ def _launch_failed(
     if outcome.stalled:
         return LaunchFailed(
             f"the server on port {port} was stuck while starting: nothing new in its log for "
-            f"{outcome.silent_s * wait.scale:.0f} s "
+            f"{outcome.silent_s:.0f} s "
             f"(last line: {last!r}); {then}",
             remedy="a silent start-up is a hang (NCCL, a filesystem), not a slow load: read the log tail; relaunch "
             "once, and if it stalls again stop with the evidence",

@@ -144,6 +144,7 @@ def start_across_nodes(
         check_launch(launch.config, caps)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
     ranks: list[RankProcess] = []
+    launched_at = contexts[0].host.clock()  # rank 0's start-up is timed on its host's clock from here
     try:
         head_root = simulated_root(contexts[0].host)
         for rank, (ctx, caps) in enumerate(zip(contexts, capabilities, strict=True)):
@@ -153,7 +154,12 @@ def start_across_nodes(
         raise
     try:
         wait, outcome = wait_for_start(
-            contexts[0], ranks[0].process, launch.config.port, launch.ready_timeout_s, launch.stall_timeout_s
+            contexts[0],
+            ranks[0].process,
+            launch.config.port,
+            launch.ready_timeout_s,
+            launch.stall_timeout_s,
+            launched_at=launched_at,
         )
     except BaseException:  # the host dropped or the run was interrupted mid-wait: no rank left behind
         with contextlib.suppress(Exception):  # a dead connection must not hide why the wait ended

@@ -11,6 +11,11 @@ Patience follows progress: a server whose log keeps moving (shards loading,
 CUDA graphs capturing) is waited for up to `timeout_s`; one whose log shows
 nothing new for `stall_s` is stuck (a hang in NCCL or on a filesystem) and
 the wait ends there, long before the timeout.
+
+Every duration is the host's: read off its clock (Host.clock), as SGLang's own
+log stamps are, never this machine's. A host whose clock runs at another pace
+than this machine's (a simulated one) is polled at its pace, measured from its
+readings, so a 10-minute stall window is judged in ten of its minutes.
 """
 
 from __future__ import annotations
@@ -20,7 +25,6 @@ from dataclasses import dataclass
 
 from ..context import ToolContext
 from ..hosts import DetachedProcess, Host, RemoteFileNotFound
-from ..simulated import simulated_scales
 from .diagnosis import Diagnosis, diagnose, fatal_line
 from .server_http import health_status
 
@@ -34,6 +38,8 @@ FATAL_EXIT_GRACE_S = 5.0
 
 @dataclass(frozen=True)
 class Outcome:
+    """How a wait ended; every duration is in the host's seconds, read off the host's own clock."""
+
     ready: bool
     elapsed_s: float
     log_tail: str
@@ -54,6 +60,8 @@ FIRST_POLL_S = 0.05
 # Each wait is at most this share of the time already waited, so a server that is ready is
 # noticed within ~20% of its start-up time: a 1 s load is not rounded up to a 2 s poll.
 POLL_SHARE_OF_ELAPSED = 0.2
+STALL_POLLS = 20  # a stall is judged within about 1/STALL_POLLS of its window
+LEAST_SLEEP_S = 0.005
 
 
 def poll_interval(timeout_s: float) -> float:
@@ -73,6 +81,27 @@ def _tail(host: Host, log_path: str, lines: int) -> str:
         return ""
 
 
+class _Pace:
+    """How long to sleep here between polls so that each poll is about `step` of the host's seconds apart.
+
+    A host's clock need not run at this machine's pace (a simulated host models minutes of loading in a fraction
+    of a second): its pace is measured from its own readings, poll to poll."""
+
+    def __init__(self, host_now: float) -> None:
+        self._last = (time.monotonic(), host_now)
+        self._rate = 1.0
+
+    def seen(self, host_now: float) -> None:
+        wall, host = time.monotonic(), host_now
+        last_wall, last_host = self._last
+        if wall - last_wall > 0.001 and host > last_host:
+            self._rate = (host - last_host) / (wall - last_wall)
+        self._last = (wall, host)
+
+    def sleep_for(self, step_s: float) -> float:
+        return min(2.0, max(LEAST_SLEEP_S, step_s / max(self._rate, 1.0)))
+
+
 def wait_until_ready(
     host: Host,
     proc: DetachedProcess,
@@ -81,27 +110,30 @@ def wait_until_ready(
     timeout_s: float,
     stall_s: float | None = None,
     quiet_s: float | None = None,
-    startup_s: float = 0.0,
+    launched_at: float | None = None,
 ) -> Outcome:
-    """Wait for ready, an exit, a fatal log line, a stall (`stall_s` without a new log line), or the timeout, both
-    `startup_s` longer while the log is still empty (Python starting). Reached at the timeout, a log silent for
-    more than `quiet_s` (default `stall_s`) is a stall too, not a slow load."""
-    start = time.monotonic()
+    """Wait for ready, an exit, a fatal log line, a stall (`stall_s` without a new log line), or the timeout, all
+    judged on the host's clock. Reached at the timeout, a log silent for more than `quiet_s` (default `stall_s`) is
+    a stall too, not a slow load. `launched_at`: the host's time just before the process started (default: now)."""
+    start = launched_at if launched_at is not None else host.clock()
+    pace = _Pace(start)
     fatal_since: float | None = None
-    seen, moved_at = "", start  # the log as last read, and when it last changed
+    seen, moved_at = "", start  # the log as last read, and when (host time) it last changed
     quiet_start = 0.0
+    now = start
 
     def ended(ready: bool, tail: str, diagnosis: Diagnosis | None = None, **more: bool) -> Outcome:
-        now = time.monotonic()
         return Outcome(ready, now - start, tail, diagnosis, quiet_start_s=quiet_start, silent_s=now - moved_at, **more)
 
     while True:
-        elapsed = time.monotonic() - start
         alive = host.is_running(proc)
         text = _tail(host, proc.log_path, TAIL_LINES)
+        now = host.clock()
+        pace.seen(now)
+        elapsed = now - start
         if text != seen:
             quiet_start = quiet_start if seen else elapsed
-            seen, moved_at = text, time.monotonic()
+            seen, moved_at = text, now
         if not alive:
             tail = _tail(host, proc.log_path, DIAGNOSIS_LINES)
             return ended(False, tail, diagnose(tail), exited=True)
@@ -112,57 +144,46 @@ def wait_until_ready(
             if time.monotonic() - fatal_since > FATAL_EXIT_GRACE_S:
                 tail = _tail(host, proc.log_path, DIAGNOSIS_LINES)
                 return ended(False, tail, diagnose(tail))
-        allowance = 0.0 if seen else startup_s
-        silent = time.monotonic() - moved_at
-        if stall_s is not None and silent > stall_s + allowance:
+        silent = now - moved_at
+        if stall_s is not None and silent > stall_s:
             return ended(False, _tail(host, proc.log_path, DIAGNOSIS_LINES), stalled=True)
-        if elapsed > timeout_s + allowance:
+        if elapsed > timeout_s:
             quiet = quiet_s if quiet_s is not None else stall_s
-            stalled = quiet is not None and silent > quiet + allowance
+            stalled = quiet is not None and silent > quiet
             return ended(False, _tail(host, proc.log_path, DIAGNOSIS_LINES), stalled=stalled)
-        time.sleep(next_poll_s(time.monotonic() - start, timeout_s))
-
-
-# A simulated server starts Python and does its real work (reading the stored checkpoint, the warm-up request) at
-# this machine's pace: real seconds its first line may take, and the least real silence that counts as a stall.
-SIM_STARTUP_S = 30.0
-SIM_MIN_STALL_S = 10.0
+        step = next_poll_s(elapsed, timeout_s)
+        if stall_s is not None:
+            step = min(step, stall_s / STALL_POLLS)
+        time.sleep(pace.sleep_for(step))
 
 
 @dataclass(frozen=True)
 class Wait:
-    """How long a start-up is waited for, in the modelled host's seconds, and how much faster a sim host loads."""
+    """How long a start-up is waited for, in the host's seconds."""
 
     limit_s: float
     stall_s: float
-    scale: float = 1.0
 
     def modelled(self, outcome: Outcome) -> float:
-        """The start-up's length on the modelled host: a sim host's loading scaled back, its Python start not."""
-        if self.scale == 1:
-            return round(outcome.elapsed_s, 2)
-        return round((outcome.elapsed_s - outcome.quiet_start_s) * self.scale, 2)
+        """The start-up's length on the host's clock."""
+        return round(outcome.elapsed_s, 2)
 
 
 def wait_for_start(
-    ctx: ToolContext, proc: DetachedProcess, port: int, ready_timeout_s: float | None, stall_timeout_s: float
+    ctx: ToolContext,
+    proc: DetachedProcess,
+    port: int,
+    ready_timeout_s: float | None,
+    stall_timeout_s: float,
+    *,
+    launched_at: float | None = None,
 ) -> tuple[Wait, Outcome]:
     """Wait for the server `proc` on `port` of ctx's host to be ready (readiness.wait_until_ready), as long as the
     run allows."""
-    # Waits are in the modelled host's seconds; a simulated host loads load_time_scale times faster, but its
-    # Python starts at this machine's pace, which no time scale shortens.
-    sim = simulated_scales(ctx.host)
-    scale, startup, least = (sim.load_time_scale, SIM_STARTUP_S, SIM_MIN_STALL_S) if sim.simulated else (1, 0, 0)
     # The user's --launch-wait bounds every start-up; a caller may ask for less (a quick screen), never more.
     limit = min(ready_timeout_s or ctx.launch_wait_s, ctx.launch_wait_s)
-    wait = Wait(limit_s=limit, stall_s=stall_timeout_s, scale=scale)
+    wait = Wait(limit_s=limit, stall_s=stall_timeout_s)
     outcome = wait_until_ready(
-        ctx.host,
-        proc,
-        port,
-        timeout_s=wait.limit_s / scale,
-        stall_s=max(wait.stall_s / scale, least),
-        quiet_s=max(wait.stall_s / scale, 1.0),  # at the timeout, a second of silence on a sim host's clock
-        startup_s=startup,
+        ctx.host, proc, port, timeout_s=wait.limit_s, stall_s=wait.stall_s, launched_at=launched_at
     )
     return wait, outcome

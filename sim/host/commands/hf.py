@@ -11,6 +11,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from ...fault_names import FaultName
+from ...world.clock import WorldClock
 from ..disk.write_guard import guarded_environment
 from ._world import current_world
 
@@ -28,6 +29,7 @@ def hf_env(world: WorldStateView) -> dict[str, str]:
 
 
 def exec_real_hf(world: WorldStateView, argv: list[str]) -> None:
+    WorldClock(world.layout.sim_dir).release()  # a download takes the host's time; only starting was held
     os.execve(world.real_hf, [world.real_hf, *argv], hf_env(world))
 
 

@@ -14,6 +14,7 @@ import os
 import sys
 from pathlib import Path
 
+from ...world.clock import WorldClock
 from ...world.layout import WorldLayout
 from ..disk.write_guard import first_on_pythonpath, guarded_environment
 from . import ROOT_VARIABLE
@@ -28,6 +29,10 @@ def run(argv: list[str]) -> int:
     env = guarded_environment(dict(os.environ))  # writes into a full virtual mount fail with ENOSPC
     if (layout.site_dir / "sglang").is_dir():
         env = first_on_pythonpath(env, str(layout.site_dir))
+    if argv[:2] != ["-m", "sglang.launch_server"]:
+        # Only a server's start-up keeps the clock held (its launcher turns the hold into its loading schedule);
+        # anything else runs on the host's time like any program.
+        WorldClock(layout.sim_dir).release()
     interpreter = state["python"]
     os.execve(interpreter, [interpreter, *argv], env)
 

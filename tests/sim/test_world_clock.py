@@ -1,0 +1,140 @@
+"""A simulated host's clock: it runs only while the world's processes wait on it, so a starved one cannot stretch it.
+
+The assertions are about what the clock reads, never about how fast this machine is: a held or clamped clock reads
+the same twice whatever happens in between; a clock that runs reads more later.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from specops.sim.world.clock import WorldClock, hold_line
+from specops.tools.context import ToolContext
+from specops.tools.sglang import LaunchArgs, ServerConfig, StopArgs, launch_server, stop_server
+
+from ..tools.worlds import reach, start_world
+
+SEED_LOAD_SCALE = 4000.0  # the seed profile's quick-run load scale: a 2 s stall here would be 8000 modelled s
+
+
+@pytest.fixture
+def clock(tmp_path: Path) -> WorldClock:
+    return WorldClock.create(tmp_path, rate=100.0, start=1_000.0)
+
+
+def test_the_clock_runs_from_its_start_at_its_rate(clock: WorldClock) -> None:
+    first = clock.now()
+    time.sleep(0.02)
+    assert 1_000.0 <= first < clock.now()
+
+
+def test_a_hold_stops_the_clock_until_released(clock: WorldClock) -> None:
+    clock.hold()
+    held = clock.now()
+    time.sleep(0.05)
+    assert clock.now() == held
+    clock.release()
+    time.sleep(0.02)
+    assert clock.now() > held
+
+
+def test_a_wrapper_holds_the_clock_from_before_its_interpreter_starts_until_it_exits(
+    clock: WorldClock, tmp_path: Path
+) -> None:
+    holder = subprocess.Popen(["sh", "-c", f"{hold_line(str(tmp_path))}; exec sleep 30"])
+    try:
+        deadline = time.monotonic() + 10
+        while not any(p.isdigit() for p in os.listdir(clock.dir / "procs")) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        held = clock.now()
+        time.sleep(0.05)
+        assert clock.now() == held
+    finally:
+        holder.kill()
+        holder.wait()
+    time.sleep(0.02)
+    assert clock.now() > held  # a holder that died holds nothing
+
+
+def test_the_clock_stops_at_a_horizon_until_its_process_names_the_next(clock: WorldClock) -> None:
+    async def load() -> float:
+        start = clock.now()
+        await clock.sleep_until(start + 500, rate=SEED_LOAD_SCALE)
+        return start
+
+    start = asyncio.run(load())
+    time.sleep(0.05)  # the process is "starved": it does not go on to its next event
+    assert clock.now() == start + 500
+    clock.wait_for(math.inf)
+    time.sleep(0.02)
+    assert clock.now() > start + 500
+
+
+def test_a_server_stopped_mid_load_loads_in_its_modelled_time(tmp_path: Path) -> None:
+    """The issue's failure, at its worst: the simulated server gets no CPU at all for a while (SIGSTOP) in the
+    middle of its load. A wall-clock-times-scale clock would see 4000x that pause as silence; this one stops."""
+    with start_world(time_scale=8.0, load_time_scale=SEED_LOAD_SCALE) as world, reach(world, "sim") as host:
+        ctx = ToolContext.for_host(host)
+        load_s = world.state.profile.serving.target.load_seconds
+        target = f"{ctx.home}/models/Kimi-K2.6"
+        stopper = _stop_the_loader_once(world.layout.root, pause_s=1.5)
+        try:
+            launched = launch_server(ctx, LaunchArgs(config=ServerConfig(model_path=target, tp=8, ep=4)))
+        finally:
+            paused = stopper.join()
+        try:
+            assert paused, "the loader was never caught mid-load"
+            # 1.5 s without CPU would be 6000 modelled seconds at this scale: none of it shows.
+            assert 0.95 * load_s <= launched.ready_after_s <= 1.1 * load_s
+        finally:
+            stop_server(ctx, StopArgs(server=launched.id))
+
+
+class _Stopper:
+    def __init__(self, thread: object, result: list[bool]) -> None:
+        self._thread, self._result = thread, result
+
+    def join(self) -> bool:
+        self._thread.join()  # type: ignore[attr-defined]
+        return bool(self._result and self._result[0])
+
+
+def _stop_the_loader_once(root: Path, *, pause_s: float) -> _Stopper:
+    """In the background: find the world's launch_server process once its log shows shards loading, SIGSTOP it for
+    `pause_s`, SIGCONT it."""
+    import threading
+
+    result: list[bool] = []
+
+    def run() -> None:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            for log in root.rglob("sglang-*.log"):
+                if "Loading safetensors checkpoint shards" in log.read_text(errors="replace"):
+                    pid = _launcher_pid(root)
+                    if pid is None:
+                        continue
+                    os.kill(pid, signal.SIGSTOP)
+                    time.sleep(pause_s)
+                    os.kill(pid, signal.SIGCONT)
+                    result.append(True)
+                    return
+            time.sleep(0.002)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return _Stopper(thread, result)
+
+
+def _launcher_pid(root: Path) -> int | None:
+    procs = root / ".sim" / "clock" / "procs"
+    pids = [int(p.name) for p in procs.iterdir() if p.name.isdigit()] if procs.is_dir() else []
+    return pids[0] if pids else None
