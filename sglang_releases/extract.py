@@ -51,7 +51,7 @@ class Wheel:
         return sorted(n for n in self._names if n.startswith(prefix) and n.endswith(".py"))
 
     def text(self, name: str) -> str:
-        return self._zip.read(name).decode("utf-8")
+        return self._zip.read(name).decode("utf-8-sig")  # a few sources start with a byte-order mark
 
     def tree(self, name: str) -> ast.Module:
         if name not in self._trees:
@@ -418,14 +418,32 @@ def _draft_kind(file_name: str) -> str | None:
     return None
 
 
+def _draft_class_kind(class_name: str) -> str | None:
+    """Which algorithm a draft class serves, by its own name: *Eagle3 EAGLE3, other *Eagle EAGLE, *NextN / *MTP
+    NEXTN (the names SGLang's ModelConfig maps a draft checkpoint's architecture to)."""
+    if "Eagle3" in class_name:
+        return "EAGLE3"
+    if "Eagle" in class_name:
+        return "EAGLE"
+    if class_name.endswith(("NextN", "MTP")):
+        return "NEXTN"
+    return None
+
+
 def draft_architectures(wheel: Wheel) -> dict[str, tuple[str, ...]]:
-    """EAGLE3 / EAGLE / NEXTN -> the EntryClass names of the model files (directly in sglang/srt/models) of that kind."""
+    """EAGLE3 / EAGLE / NEXTN -> the draft classes the model files (directly in sglang/srt/models) register: every
+    EntryClass of a file named for its kind, and the classes named for a kind in the other files (0.5.23 registers
+    GlmMoeDsaForCausalLMNextN in glm4_moe.py, InklingForConditionalGenerationMTP in inkling.py)."""
     found: dict[str, set[str]] = {"EAGLE3": set(), "EAGLE": set(), "NEXTN": set()}
     for name in wheel.names_under(MODELS_DIR):
         file_name = name[len(MODELS_DIR) :]
-        kind = None if "/" in file_name else _draft_kind(file_name)
-        if kind is not None:
-            found[kind].update(_entry_classes(wheel, name))
+        if "/" in file_name:
+            continue
+        file_kind = _draft_kind(file_name)
+        for class_name in _entry_classes(wheel, name):
+            kind = file_kind or _draft_class_kind(class_name)
+            if kind is not None:
+                found[kind].add(class_name)
     return {kind: tuple(sorted(classes)) for kind, classes in found.items()}
 
 

@@ -385,10 +385,11 @@ def check_ngram_args(args: ServerArgs, release: ReleaseFacts) -> SpeculativeSett
 
 
 def mtp_architecture(architecture: str, release: ReleaseFacts) -> str | None:
-    """The NextN class SGLang's ModelConfig loads a draft checkpoint of this architecture as (DeepseekV3ForCausalLM
-    -> DeepseekV3ForCausalLMNextN), where the release has one; None: it loads the checkpoint's own class."""
+    """The NextN / MTP class SGLang's ModelConfig loads a draft checkpoint of this architecture as
+    (DeepseekV3ForCausalLM -> DeepseekV3ForCausalLMNextN, InklingForConditionalGeneration ->
+    InklingForConditionalGenerationMTP), where the release has one; None: it loads the checkpoint's own class."""
     nextn_classes = release.draft_architectures.get("NEXTN", ())
-    candidates = (f"{architecture}NextN", f"{architecture.replace('V32', 'V3')}NextN")
+    candidates = (f"{architecture}NextN", f"{architecture.replace('V32', 'V3')}NextN", f"{architecture}MTP")
     return next((c for c in candidates if c in nextn_classes), None)
 
 

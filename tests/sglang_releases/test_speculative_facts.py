@@ -11,6 +11,7 @@ import pytest
 
 from specops.sglang_releases.extract import extract
 from specops.sglang_releases.facts import ReleaseFacts, load, modelled_versions
+from specops.sim.serving.speculative import mtp_architecture
 
 NEW_FIELDS = (
     "speculative_auto_params",
@@ -40,6 +41,11 @@ def test_draft_and_mtp_architectures_of_0_5_23():
     assert {"Eagle3DeepseekV2ForCausalLM", "LlamaForCausalLMEagle3"} <= set(drafts["EAGLE3"])
     assert "LlamaForCausalLMEagle" in drafts["EAGLE"] and "LlamaForCausalLMEagle3" not in drafts["EAGLE"]
     assert {"DeepseekV3ForCausalLMNextN", "Qwen3NextForCausalLMMTP"} <= set(drafts["NEXTN"])
+    # Registered beside their targets (glm4_moe.py, inkling.py), not in a file named for the draft.
+    assert {"GlmMoeDsaForCausalLMNextN", "InklingForConditionalGenerationMTP"} <= set(drafts["NEXTN"])
+    assert mtp_architecture("GlmMoeDsaForCausalLM", release) == "GlmMoeDsaForCausalLMNextN"
+    assert mtp_architecture("InklingForConditionalGeneration", release) == "InklingForConditionalGenerationMTP"
+    assert mtp_architecture("LlamaForCausalLM", release) is None
     assert {"DeepseekV3ForCausalLM", "DeepseekV4ForCausalLM", "Glm4MoeForCausalLM"} <= set(
         release.mtp_in_target_architectures
     )
@@ -200,6 +206,8 @@ MODEL_FILES = {
     "sglang/srt/models/deepseek_nextn.py": "EntryClass = [DeepseekV3ForCausalLMNextN]\n",
     "sglang/srt/models/qwen3_next_mtp.py": "EntryClass = [Qwen3NextForCausalLMMTP]\n",
     "sglang/srt/models/llama.py": "EntryClass = [LlamaForCausalLM]\n",
+    "sglang/srt/models/glm4_moe.py": "EntryClass = [Glm4MoeForCausalLM, GlmMoeDsaForCausalLMNextN]\n",
+    "sglang/srt/models/inkling.py": "\ufeffEntryClass = [InklingForConditionalGeneration, InklingForCausalLMMTP]\n",
     "sglang/srt/models/sub/x_nextn.py": "EntryClass = [NotDirectlyInModels]\n",
 }
 
@@ -234,7 +242,12 @@ def test_the_extractor_reads_an_old_style_release(tmp_path):
     assert facts.draft_architectures == {
         "EAGLE3": ("LlamaForCausalLMEagle3",),
         "EAGLE": ("LlamaForCausalLMEagle",),
-        "NEXTN": ("DeepseekV3ForCausalLMNextN", "Qwen3NextForCausalLMMTP"),
+        "NEXTN": (
+            "DeepseekV3ForCausalLMNextN",
+            "GlmMoeDsaForCausalLMNextN",
+            "InklingForCausalLMMTP",
+            "Qwen3NextForCausalLMMTP",
+        ),
     }
 
 
