@@ -323,6 +323,20 @@ _OTHER_RULE_IDS: dict[str, list[tuple[str, tuple[str, ...]]]] = {
 }
 
 
+# Start-up asserts (a bare AssertionError, no message), by words of the condition they fail under.
+_ASSERT_IDS = [
+    # No --speculative-num-steps: SGLang picks all three, so topk and draft tokens must be unset too.
+    ("eagle_partial_params", ("speculative_num_steps is None", "speculative_eagle_topk is None")),
+]
+
+
+def _assert_id(condition: str, algorithm: str) -> str:
+    for rule_id, words in _ASSERT_IDS:
+        if all(word in condition for word in words):
+            return rule_id
+    return algorithm.lower() + "_assert_" + re.sub(r"[^a-z0-9]+", "_", condition.lower()).strip("_")[:40]
+
+
 def _rule_id(message: str, algorithm: str = "DFLASH") -> str:
     table = _RULE_IDS if algorithm == "DFLASH" else _OTHER_RULE_IDS.get(algorithm, [])
     for rule_id, words in table:
@@ -332,12 +346,15 @@ def _rule_id(message: str, algorithm: str = "DFLASH") -> str:
 
 
 class _Raises(ast.NodeVisitor):
-    """`raise ValueError(<message>)` statements with the `if` tests around them."""
+    """`raise ValueError(<message>)` statements with the `if` tests around them, and (`asserts`) the `assert`
+    statements as the condition under which they fail."""
 
-    def __init__(self, group: bool = False) -> None:
+    def __init__(self, group: bool = False, asserts: bool = False) -> None:
         self.tests: list[str] = []
         self.found: list[tuple[str, str]] = []
+        self.asserted: list[tuple[str, str]] = []  # (condition it fails under, its message or "")
         self.group = group  # an `or` test in parentheses, so that the joined condition reads as the code does
+        self.asserts = asserts
 
     def visit_If(self, node: ast.If) -> None:
         test = ast.unparse(node.test)
@@ -359,6 +376,15 @@ class _Raises(ast.NodeVisitor):
             except NotStatic:
                 return
             self.found.append((" and ".join(self.tests[-2:]) or "always", message))
+
+    def visit_Assert(self, node: ast.Assert) -> None:
+        if not self.asserts:
+            return
+        try:
+            message = template(node.msg) if node.msg is not None else ""
+        except NotStatic:
+            return
+        self.asserted.append((" and ".join([*self.tests[-2:], f"not ({ast.unparse(node.test)})"]), message))
 
 
 def dflash_rules(wheel: Wheel) -> list[LaunchRule]:
@@ -583,30 +609,34 @@ def _local_constants(body: list[ast.stmt]) -> dict[str, Any]:
 
 
 def other_rules(wheel: Wheel) -> list[LaunchRule]:
-    """The ValueErrors of the EAGLE family's (EAGLE, EAGLE3, NEXTN, STANDALONE) and NGRAM's start-up; a check on
-    `speculative_algorithm == "STANDALONE"` is STANDALONE's. A handler's local constants are written out (0.5.23's
+    """The ValueErrors and asserts of the EAGLE family's (EAGLE, EAGLE3, NEXTN, STANDALONE) and NGRAM's start-up;
+    a check on `speculative_algorithm == "STANDALONE"` is STANDALONE's. A handler's local constants are written out (0.5.23's
     `_PAGE_TREE_SPEC_BACKENDS`): in the condition as source, in the message as the f-string prints them."""
     rules: list[LaunchRule] = []
     for family in ("EAGLE", "NGRAM"):
         handler = _handler(wheel, family)
         if handler is None:
             continue
-        visitor = _Raises(group=True)
+        visitor = _Raises(group=True, asserts=True)
         for statement in handler.body:
             visitor.visit(statement)
         constants = _local_constants(handler.body)
-        for condition, message in visitor.found:
+        found = [(c, m, "ValueError") for c, m in visitor.found] + [
+            (c, m, "AssertionError") for c, m in visitor.asserted
+        ]
+        for condition, message, exception in found:
             for name, value in constants.items():
                 condition = re.sub(rf"\b{name}\b", repr(value).replace("\\", "\\\\"), condition)
                 message = message.replace("{" + name + "}", str(value))  # as the f-string prints it
             algorithm = "STANDALONE" if "speculative_algorithm == 'STANDALONE'" in condition else family
             rules.append(
                 LaunchRule(
-                    id=_rule_id(message, algorithm),
+                    id=_rule_id(message, algorithm) if exception == "ValueError" else _assert_id(condition, algorithm),
                     algorithm=algorithm,
                     condition=condition,
                     message=message,
                     source=handler.source,
+                    exception=exception,
                 )
             )
     return rules

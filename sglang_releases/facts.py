@@ -50,8 +50,11 @@ class LaunchRule(BaseModel):
     id: str = Field(description="specops' name for the rule (dflash_pp, dflash_dp_attention, ...)")
     algorithm: str
     condition: str = Field(description="the source of the check, for people")
-    message: str = Field(description="the ValueError text; {expression} where SGLang formats a value in")
+    message: str = Field(description="the exception's text; {expression} where SGLang formats a value in")
     source: str
+    exception: Literal["ValueError", "AssertionError"] = Field(
+        default="ValueError", description="what SGLang raises: a ValueError, or a bare assert's AssertionError"
+    )
 
 
 SpeculativeParams = tuple[int, int, int]

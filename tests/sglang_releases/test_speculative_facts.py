@@ -74,9 +74,28 @@ def test_launch_rules_of_the_other_algorithms_on_0_5_23():
     ngram_page = release.rule("ngram_topk_page_size")
     assert ngram_page is not None and "{view.page_size}" in ngram_page.message
     assert {r.algorithm for r in release.launch_rules} == {"DFLASH", "EAGLE", "STANDALONE", "NGRAM"}
+    assert {r.id for r in release.launch_rules if r.exception == "AssertionError"} == {"eagle_partial_params"}
     for rule in release.launch_rules:
         assert rule.id.startswith(rule.algorithm.lower() + "_") or rule.id == "trtllm_mha_topk", rule.id
     assert len({r.id for r in release.launch_rules}) == len(release.launch_rules)
+
+
+@pytest.mark.parametrize("version", modelled_versions())
+def test_partial_eagle_settings_fail_an_assert_in_every_release(version):
+    # No --speculative-num-steps: SGLang picks all three and asserts that topk and draft tokens were not given.
+    rule = load(version).rule("eagle_partial_params")
+    assert rule is not None and rule.algorithm == "EAGLE"
+    assert (rule.exception, rule.message) == ("AssertionError", "")  # a bare assert: SGLang says nothing more
+    assert "speculative_num_steps is None and not (" in rule.condition
+    assert (
+        "speculative_eagle_topk is None and" in rule.condition
+        and "speculative_num_draft_tokens is None" in rule.condition
+    )
+    if version == "0.5.23":
+        assert rule.condition.startswith("not cfg.speculative_adaptive and ")  # adaptive picks its own
+        assert rule.source == "sglang/srt/arg_groups/speculative_hook.py"
+    else:
+        assert rule.source == "sglang/srt/server_args.py"
 
 
 def test_ngram_and_max_running_requests_of_0_5_23():
@@ -147,6 +166,8 @@ class ServerArgs:
             if self.max_running_requests is None:
                 self.max_running_requests = 48
             model_arch = self.get_model_config().hf_config.architectures[0]
+            if self.speculative_num_steps is None:
+                assert self.speculative_eagle_topk is None and self.speculative_num_draft_tokens is None
             if model_arch in ["DeepseekV3ForCausalLM", "Glm4MoeForCausalLM"]:
                 if self.speculative_draft_model_path is None:
                     self.speculative_draft_model_path = self.model_path
@@ -219,10 +240,11 @@ def test_the_extractor_reads_an_old_style_release(tmp_path):
         for name, text in {**BASE_FILES, **MODEL_FILES}.items():
             wheel.writestr(name, text)
     facts = extract(path)
-    assert [(r.id, r.algorithm) for r in facts.launch_rules] == [
-        ("standalone_dp_attention", "STANDALONE"),
-        ("eagle_topk_page_size", "EAGLE"),
-        ("ngram_device", "NGRAM"),
+    assert [(r.id, r.algorithm, r.exception) for r in facts.launch_rules] == [
+        ("standalone_dp_attention", "STANDALONE", "ValueError"),
+        ("eagle_topk_page_size", "EAGLE", "ValueError"),
+        ("eagle_partial_params", "EAGLE", "AssertionError"),
+        ("ngram_device", "NGRAM", "ValueError"),
     ]
     assert facts.rule("standalone_dp_attention").source == "sglang/srt/server_args.py"
     auto = facts.speculative_auto_params

@@ -447,6 +447,23 @@ REFUSALS = {
         ),
         "\nAssertionError",
     ),
+    "draft-tokens-without-steps": (
+        "seed-ct200",
+        None,
+        lambda lay: kimi_args(
+            lay, "--speculative-algorithm", "EAGLE3", *draft(lay, KIMI_EAGLE3), "--speculative-num-draft-tokens", "8"
+        ),
+        "\nAssertionError",
+    ),
+    # Steps alone pass the assert; SGLang then compares the unset topk with 1.
+    "steps-without-topk": (
+        "seed-ct200",
+        None,
+        lambda lay: kimi_args(
+            lay, "--speculative-algorithm", "EAGLE3", *draft(lay, KIMI_EAGLE3), "--speculative-num-steps", "3"
+        ),
+        "TypeError: '>' not supported between instances of 'NoneType' and 'int'",
+    ),
 }
 
 

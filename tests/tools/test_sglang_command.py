@@ -133,6 +133,28 @@ def test_dflash_rules_are_the_installed_releases_with_its_messages():
     check_rules(ServerConfig(model_path=KIMI, pp=8), new)  # pipeline parallelism without a drafter is fine
 
 
+EAGLE3 = dict(model_path=KIMI, tp=8, speculative_algorithm="EAGLE3", drafter_path="/root/models/eagle3")
+
+
+@pytest.mark.parametrize("version", ["0.5.10.post1", "0.5.11", "0.5.23"])
+def test_partial_eagle_settings_are_refused_as_sglang_refuses_them(version):
+    release = load(version)
+    for alone in ({"speculative_eagle_topk": 4}, {"block_size": 8}):
+        with pytest.raises(SglangRuleViolation, match="but no speculative_num_steps.*bare AssertionError") as refused:
+            check_rules(ServerConfig(**EAGLE3, **alone), release)
+        assert refused.value.details["rule"] == "eagle_partial_params"
+        assert "speculative_eagle_topk is None and" in str(refused.value)  # SGLang's own assert, from the wheel
+        assert "together, or none" in refused.value.remedy
+    with pytest.raises(SglangRuleViolation, match="TypeError: '>' not supported") as steps_only:
+        check_rules(ServerConfig(**EAGLE3, speculative_num_steps=3), release)
+    assert steps_only.value.details["given"] == {"speculative_num_steps": 3}
+    with pytest.raises(SglangRuleViolation, match="only for topk 1"):
+        check_rules(ServerConfig(**EAGLE3, speculative_num_steps=3, speculative_eagle_topk=4), release)
+    check_rules(ServerConfig(**EAGLE3), release)  # none: SGLang picks all three
+    check_rules(ServerConfig(**EAGLE3, speculative_num_steps=3, speculative_eagle_topk=1), release)  # draft = steps + 1
+    check_rules(ServerConfig(**EAGLE3, speculative_num_steps=3, speculative_eagle_topk=4, block_size=8), release)
+
+
 def _caps(version: str) -> SglangCapabilities:
     flags, algos = parse_help(help_text(load(version)))
     return SglangCapabilities(host="test", python="python3", version=version, flags=flags, speculative_algorithms=algos)

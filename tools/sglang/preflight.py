@@ -37,6 +37,58 @@ _NO_DP_ATTENTION = {
 }
 
 
+_EAGLE_FAMILY = frozenset(
+    {
+        SpeculativeAlgorithm.EAGLE,
+        SpeculativeAlgorithm.EAGLE3,
+        SpeculativeAlgorithm.NEXTN,
+        SpeculativeAlgorithm.STANDALONE,
+    }
+)
+_ALL_OR_NONE = (
+    "set speculative_num_steps, speculative_eagle_topk and block_size together, or none of them "
+    "(SGLang then picks all three for the target)"
+)
+
+
+def _check_eagle_params(config: ServerConfig, release: ReleaseFacts) -> None:
+    """The EAGLE family's (steps, topk, draft tokens) as its start-up takes them (0.5.23 `_handle_eagle_family`,
+    0.5.1x `_handle_speculative_decoding`): all three or none; SGLang has no message of its own for a partial set."""
+    steps, topk, draft = config.speculative_num_steps, config.speculative_eagle_topk, config.block_size
+    given = {
+        name: value
+        for name, value in (("speculative_num_steps", steps), ("speculative_eagle_topk", topk), ("block_size", draft))
+        if value is not None
+    }
+    algorithm = config.speculative_algorithm
+    assert algorithm is not None
+    details = {"given": given, "version": release.version}
+    if steps is None and given:
+        rule = release.rule("eagle_partial_params")
+        where = f" ({rule.source}: assert fails when {rule.condition})" if rule else ""
+        raise SglangRuleViolation(
+            f"{algorithm.value} with {' and '.join(given)} but no speculative_num_steps: SGLang {release.version} "
+            f"stops at start-up with a bare AssertionError{where}",
+            remedy=_ALL_OR_NONE,
+            details={**details, "rule": "eagle_partial_params"},
+        )
+    if steps is not None and topk is None:
+        raise SglangRuleViolation(
+            f"{algorithm.value} with speculative_num_steps but no speculative_eagle_topk: SGLang {release.version} "
+            "compares the unset topk with 1 at start-up and stops "
+            "(TypeError: '>' not supported between instances of 'NoneType' and 'int')",
+            remedy=_ALL_OR_NONE,
+            details={**details, "rule": "eagle_topk_unset"},
+        )
+    if topk is not None and topk > 1 and draft is None:
+        raise SglangRuleViolation(
+            f"{algorithm.value} with speculative_eagle_topk {topk} but no block_size: SGLang sets "
+            "--speculative-num-draft-tokens only for topk 1 (to steps + 1), so nothing would set it",
+            remedy="set block_size (--speculative-num-draft-tokens) with a topk above 1, or leave all three unset",
+            details={**details, "rule": "eagle_draft_tokens_unset"},
+        )
+
+
 def check_rules(config: ServerConfig, release: ReleaseFacts) -> None:
     """SGLang's server-args rules for speculative decoding, as the installed release applies them."""
     algorithm = config.speculative_algorithm
@@ -48,6 +100,8 @@ def check_rules(config: ServerConfig, release: ReleaseFacts) -> None:
             remedy=f"serve {algorithm.value} on a layout without DP attention (tensor or expert parallel)",
             details={"rule": rule_id, "version": release.version},
         )
+    if algorithm in _EAGLE_FAMILY:
+        _check_eagle_params(config, release)
     if algorithm is not SpeculativeAlgorithm.DFLASH:
         return
     if config.enable_dp_attention and release.rule("dflash_dp_attention") is not None:
