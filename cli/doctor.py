@@ -24,6 +24,7 @@ from specops.agent.host import HostNotAnswering, is_sim_profile, open_run_host
 from specops.sglang_releases.facts import algorithm_history, first_release_with
 from specops.tools.errors import ToolError
 from specops.tools.facts import HostFacts, gather_host_facts
+from specops.tools.host_problems import host_problems
 from specops.tools.hosts import HostError
 from specops.tools.hub import HubTokenUnreadable, local_hub_token, local_hub_token_source
 from specops.tools.parsers.df import PSEUDO_FSTYPES
@@ -83,22 +84,9 @@ def _hub_token_row(hub: HubToken) -> str:
 
 
 def find_problems(facts: HostFacts) -> list[Problem]:
-    problems: list[Problem] = []
-    if not facts.gpus:
-        problems.append(
-            Problem(
-                what="no NVIDIA GPU visible (nvidia-smi missing or lists none)",
-                remedy="use a GPU host, or check the driver with nvidia-smi",
-            )
-        )
-    if facts.sglang_version is None:
-        problems.append(
-            Problem(
-                what="SGLang is not installed for python3",
-                remedy=f"pip install 'sglang[all]' ({first_release_with('DFLASH')} or newer for DFlash)",
-            )
-        )
-    elif facts.speculative is not None and not facts.speculative.dflash:
+    # A GPU, SGLang and the Hub in the words `specops run` stops with (tools/host_problems.py).
+    problems = [Problem(what=p.what, remedy=p.remedy) for p in host_problems(facts)]
+    if facts.speculative is not None and not facts.speculative.dflash:
         need = first_release_with("DFLASH")
         problems.append(
             Problem(
@@ -159,6 +147,14 @@ def _speculative_row(facts: HostFacts) -> str:
     return f"{', '.join(support.algorithms)} ({dp}); first releases: {minimum_versions()}"
 
 
+def _hub_row(facts: HostFacts) -> str:
+    hub = facts.hub
+    if hub is None:
+        return "not checked (no python3)"
+    via = f" through the proxy {hub.via}" if hub.via else ""
+    return f"{'reached' if hub.reached else 'UNREACHABLE'} {hub.endpoint}{via}: {hub.detail}"
+
+
 def _facts_table(facts: HostFacts, hub: HubToken, redactor: Redactor) -> Table:
     """The facts, one row each, every cell redacted (a process's path may hold a secret)."""
     table = Table(title=redactor.redact_text(facts.host), show_header=False)
@@ -177,6 +173,7 @@ def _facts_table(facts: HostFacts, hub: HubToken, redactor: Redactor) -> Table:
         ("sglang", facts.sglang_version or "not installed"),
         ("speculative", _speculative_row(facts)),
         ("huggingface_hub", facts.huggingface_hub_version or "not installed"),
+        ("hub (from the host)", _hub_row(facts)),
     ]
     rows += [(cli.name, ("ok " if cli.works else "BROKEN ") + cli.detail) for cli in facts.clis]
     rows += [

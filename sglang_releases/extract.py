@@ -23,6 +23,7 @@ from .facts import (
     BenchServing,
     LaunchFlag,
     LaunchRule,
+    LaunchWarning,
     LogLines,
     NgramDefaults,
     ReleaseFacts,
@@ -387,29 +388,93 @@ class _Raises(ast.NodeVisitor):
         self.asserted.append((" and ".join([*self.tests[-2:], f"not ({ast.unparse(node.test)})"]), message))
 
 
+def _dflash_bodies(wheel: Wheel) -> tuple[str, list[list[ast.stmt]]]:
+    """(source file, statement lists) of DFLASH's start-up: 0.5.23's `_handle_dflash`, else the
+    `if self.speculative_algorithm == "DFLASH":` branches of server_args.py."""
+    if wheel.has(SPECULATIVE_HOOK):
+        bodies = [
+            node.body
+            for node in ast.walk(wheel.tree(SPECULATIVE_HOOK))
+            if isinstance(node, ast.FunctionDef) and node.name == "_handle_dflash"
+        ]
+        return SPECULATIVE_HOOK, bodies
+    bodies = [
+        node.body
+        for node in ast.walk(wheel.tree(SERVER_ARGS))
+        if isinstance(node, ast.If)
+        and "'DFLASH'" in ast.unparse(node.test)
+        and "speculative_algorithm" in ast.unparse(node.test)
+    ]
+    return SERVER_ARGS, bodies
+
+
 def dflash_rules(wheel: Wheel) -> list[LaunchRule]:
-    hook = "sglang/srt/arg_groups/speculative_hook.py"
     visitor = _Raises()
-    source = hook
-    if wheel.has(hook):
-        for node in ast.walk(wheel.tree(hook)):
-            if isinstance(node, ast.FunctionDef) and node.name == "_handle_dflash":
-                for statement in node.body:
-                    visitor.visit(statement)
-    else:
-        source = SERVER_ARGS
-        for node in ast.walk(wheel.tree(SERVER_ARGS)):
-            if (
-                isinstance(node, ast.If)
-                and "'DFLASH'" in ast.unparse(node.test)
-                and "speculative_algorithm" in ast.unparse(node.test)
-            ):
-                for statement in node.body:
-                    visitor.visit(statement)
+    source, bodies = _dflash_bodies(wheel)
+    for body in bodies:
+        for statement in body:
+            visitor.visit(statement)
     return [
         LaunchRule(id=_rule_id(message), algorithm="DFLASH", condition=condition, message=message, source=source)
         for condition, message in visitor.found
     ]
+
+
+# specops' name for each DFLASH start-up warning, by words of SGLang's own text.
+_WARNING_IDS = [
+    ("dflash_num_steps_override", ("only supports speculative_num_steps",)),
+    ("dflash_topk_override", ("only supports speculative_eagle_topk",)),
+    ("dflash_block_size_infer_failed", ("Failed to infer DFLASH block_size",)),
+    ("dflash_block_size_default", ("speculative_num_draft_tokens is not set",)),
+    ("dflash_max_running_requests", ("Max running requests is reset",)),
+    ("dflash_overlap_disabled", ("Overlap scheduler is disabled",)),
+    ("dflash_mixed_chunk_disabled", ("Mixed chunked prefill is disabled",)),
+    ("dflash_draft_backend_fallback", ("does not support attention_backend",)),
+    ("dflash_draft_trtllm_mha_fallback", ("only enables 'trtllm_mha'",)),
+]
+
+
+def _warning_calls(root: ast.AST) -> list[ast.Call]:
+    """`logger.warning(...)` calls under `root`, in source order."""
+    calls = [
+        node
+        for node in ast.walk(root)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "warning"
+        and getattr(node.func.value, "id", None) == "logger"
+        and node.args
+    ]
+    return sorted(calls, key=lambda c: (c.lineno, c.col_offset))
+
+
+def dflash_warnings(wheel: Wheel) -> list[LaunchWarning]:
+    """The warnings DFLASH's start-up logs (logger format strings), in the order the code reaches them: its own,
+    and those of the functions of the same module it calls by name (0.5.23's
+    `_resolve_dflash_draft_attention_backend`)."""
+    source, bodies = _dflash_bodies(wheel)
+    helpers = {
+        node.name: node
+        for node in wheel.tree(source).body
+        if isinstance(node, ast.FunctionDef) and source != SERVER_ARGS
+    }
+    found: list[tuple[tuple[int, int], str]] = []
+    for body in bodies:
+        root = ast.Module(body=body, type_ignores=[])
+        for call in _warning_calls(root):
+            found.append(((call.lineno, call.col_offset), template(call.args[0])))
+        for node in ast.walk(root):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in helpers:
+                for call in _warning_calls(helpers[node.func.id]):
+                    found.append(((node.lineno, call.lineno), template(call.args[0])))
+    warnings = []
+    for _, message in sorted(found):
+        rule_id = next((i for i, words in _WARNING_IDS if all(w in message for w in words)), None)
+        slug = re.sub(r"[^a-z0-9]+", "_", message.lower()).strip("_")[:40]
+        warnings.append(
+            LaunchWarning(id=rule_id or "dflash_" + slug, algorithm="DFLASH", message=message, source=source)
+        )
+    return warnings
 
 
 def _entry_classes(wheel: Wheel, name: str) -> list[str]:
@@ -1012,6 +1077,7 @@ def extract(path: Path) -> ReleaseFacts:
         speculative_algorithm_aliases=aliases,
         speculative_algorithm_argparse_choices=argparse_choices,
         launch_rules=(*dflash_rules(wheel), *other_rules(wheel)),
+        launch_warnings=tuple(dflash_warnings(wheel)),
         dflash_architectures=tuple(dflash_architectures(wheel)),
         speculative_auto_params=speculative_auto_params(wheel),
         ngram_defaults=ngram_defaults(wheel, flags),

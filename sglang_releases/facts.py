@@ -57,6 +57,17 @@ class LaunchRule(BaseModel):
     )
 
 
+class LaunchWarning(BaseModel):
+    """A warning SGLang logs while it settles a launch's arguments, with its exact text."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(description="specops' name for it (dflash_block_size_default, ...)")
+    algorithm: str
+    message: str = Field(description="the logger format string: %s, %d, %r where SGLang passes values")
+    source: str
+
+
 SpeculativeParams = tuple[int, int, int]
 """(speculative_num_steps, speculative_eagle_topk, speculative_num_draft_tokens)."""
 
@@ -144,6 +155,9 @@ class ReleaseFacts(BaseModel):
         description="True: argparse refuses other names ('invalid choice'); False: a free string checked at start-up"
     )
     launch_rules: tuple[LaunchRule, ...]
+    launch_warnings: tuple[LaunchWarning, ...] = Field(
+        default=(), description="DFLASH's start-up warnings, in the order SGLang logs them"
+    )
     dflash_architectures: tuple[str, ...] = Field(
         description="drafter architectures DFLASH serves; empty before DFLASH"
     )
@@ -199,6 +213,9 @@ class ReleaseFacts(BaseModel):
 
     def rule(self, rule_id: str) -> LaunchRule | None:
         return next((r for r in self.launch_rules if r.id == rule_id), None)
+
+    def warning(self, warning_id: str) -> LaunchWarning | None:
+        return next((w for w in self.launch_warnings if w.id == warning_id), None)
 
     def canonical_algorithm(self, algorithm: str) -> str:
         """The algorithm a name stands for: an alias resolved (0.5.23: NEXTN -> EAGLE), upper case."""

@@ -27,3 +27,6 @@ class FaultName(StrEnum):
     OUT_OF_MEMORY = "out_of_memory"
     SSH_DROP = "ssh_drop"
     OLD_SGLANG = "old_sglang"
+    NO_SGLANG = "no_sglang"
+    NVIDIA_SMI_OFF_PATH = "nvidia_smi_off_path"
+    HUB_OFFLINE = "hub_offline"

@@ -167,6 +167,38 @@ class OldSglang(_Fault):
         return version
 
 
+class NoSglang(_Fault):
+    """SGLang is not installed for the host's python3 (no `sglang` package; `python3 -m sglang.launch_server`
+    fails). Read by the host tree builder."""
+
+    name: Literal[FaultName.NO_SGLANG] = FaultName.NO_SGLANG
+
+
+class NvidiaSmiOffPath(_Fault):
+    """The NVIDIA driver is loaded (/proc/driver/nvidia/version, /dev/nvidia*) but nvidia-smi is not on the PATH
+    of the host's commands: it is in `at` (a container toolkit's /usr/local/nvidia/bin, WSL's /usr/lib/wsl/lib),
+    or, with `at=` empty, nowhere (a container started without the driver's utilities). Read by the host tree
+    builder, which also keeps this machine's own nvidia-smi off the host's PATH."""
+
+    name: Literal[FaultName.NVIDIA_SMI_OFF_PATH] = FaultName.NVIDIA_SMI_OFF_PATH
+    at: str = "/usr/local/nvidia/bin"
+
+    @field_validator("at")
+    @classmethod
+    def _absolute(cls, at: str) -> str:
+        if at and not at.startswith("/"):
+            raise ValueError(f"{at!r} is not an absolute directory on the host (or empty: nvidia-smi nowhere)")
+        return at.rstrip("/") or ("/" if at else "")
+
+
+class HubOffline(_Fault):
+    """The host reaches no Hub: its environment sends every connection out through a proxy that refuses them
+    (http_proxy and https_proxy at a closed loopback port, no no_proxy), as on a host behind a firewall. The
+    agent's own side still reaches the Hub. Read by the host tree builder (the host's environment)."""
+
+    name: Literal[FaultName.HUB_OFFLINE] = FaultName.HUB_OFFLINE
+
+
 Fault = Annotated[
     FullDisk
     | BrokenCli
@@ -184,7 +216,10 @@ Fault = Annotated[
     | PortInUse
     | OutOfMemory
     | SshDrop
-    | OldSglang,
+    | OldSglang
+    | NoSglang
+    | NvidiaSmiOffPath
+    | HubOffline,
     Field(discriminator="name"),
 ]
 

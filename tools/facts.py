@@ -25,6 +25,7 @@ from ..transcripts.redaction import is_secret_flag
 from .context import ToolContext
 from .disk import Mount, human_bytes, list_mounts, simulated_root
 from .hosts import CommandResult, Host
+from .inputs import one_line
 from .parsers.free import parse_free
 from .parsers.nvidia_smi import (
     APP_FIELDS,
@@ -233,6 +234,37 @@ class GpuProcess(BaseModel):
     gpus_used: int
 
 
+class GpuAccess(BaseModel):
+    """How the GPUs were looked for: nvidia-smi on PATH and, where it is not or lists no GPU, what says why."""
+
+    model_config = ConfigDict(frozen=True)
+
+    nvidia_smi: str | None = Field(description="The nvidia-smi on the PATH of the host's commands; None: none")
+    listed_none: str | None = Field(default=None, description="What that nvidia-smi printed when it listed no GPU")
+    off_path: str | None = Field(default=None, description="An nvidia-smi in a standard place outside that PATH")
+    driver_version: str | None = Field(
+        default=None, description="The kernel module's, from /proc/driver/nvidia/version (read without nvidia-smi)"
+    )
+    device_files: list[str] = Field(default_factory=list, description="/dev/nvidia* (or WSL's /dev/dxg) present")
+
+    @property
+    def driver_present(self) -> bool:
+        """Whether anything besides nvidia-smi says an NVIDIA driver is there."""
+        return bool(self.driver_version or self.device_files or self.off_path)
+
+
+class HubReach(BaseModel):
+    """Whether the host opens a TCP connection to the Hub it downloads from (or to the proxy its environment names
+    for it): the first hop of every download, checked without a request, so nothing is asked of the Hub."""
+
+    model_config = ConfigDict(frozen=True)
+
+    endpoint: str = Field(description="The host's HF_ENDPOINT, else https://huggingface.co")
+    via: str | None = Field(default=None, description="host:port of the proxy the host's environment names for it")
+    reached: bool
+    detail: str = Field(description="What the connection attempt said, in one line")
+
+
 class HostFactsArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -264,6 +296,9 @@ class HostFacts(BaseModel):
     driver_version: str | None
     cuda_version: str | None = Field(description="Highest CUDA the driver supports (nvidia-smi's header)")
     interconnect: GpuTopology | None
+    gpu_access: GpuAccess | None = Field(
+        default=None, description="How the GPUs were looked for (None: a record from before it was kept)"
+    )
     cpu: CpuFacts
     memory: MemoryFacts | None
     python_version: str | None
@@ -273,6 +308,9 @@ class HostFacts(BaseModel):
     )
     huggingface_hub_version: str | None = Field(description="The huggingface_hub python3 imports; None: not installed")
     clis: list[CliFacts]
+    hub: HubReach | None = Field(
+        default=None, description="Whether the host reaches the Hub it downloads from (None: not checked, no python3)"
+    )
     serving: list[ServingProcess]
     other_gpu_processes: list[GpuProcess]
     mounts: list[Mount]
@@ -294,12 +332,56 @@ echo "@@hf"; command -v hf 2>/dev/null
 echo "@@huggingface-cli"; command -v huggingface-cli 2>/dev/null
 """
 
+# Without nvidia-smi on PATH, the signs of a driver: a host may have one loaded with nvidia-smi elsewhere (a
+# container without the driver's utilities, a PATH of non-interactive shells without /usr/local/nvidia/bin, WSL's
+# /usr/lib/wsl/lib). A simulated host's `/` is its root directory (sim/world/layout.py): $SPECOPS_SIM_ROOT, unset on
+# a real host.
+_NVIDIA_SMI_PLACES = ("/usr/bin", "/usr/local/bin", "/usr/local/nvidia/bin", "/usr/lib/wsl/lib", "/opt/nvidia/bin")
+
 _GPU_SCRIPT = rf"""
-command -v nvidia-smi >/dev/null 2>&1 || {{ echo "@@missing"; exit 0; }}
+if ! command -v nvidia-smi >/dev/null 2>&1; then
+  echo "@@missing"
+  r="${{SPECOPS_SIM_ROOT:-}}"
+  echo "@@driver"; head -n 1 "$r/proc/driver/nvidia/version" 2>/dev/null
+  echo "@@devices"; for d in "$r/dev/nvidiactl" "$r"/dev/nvidia[0-9]* "$r/dev/dxg"; do [ -e "$d" ] && echo "$d"; done
+  echo "@@off_path"; for p in {" ".join(_NVIDIA_SMI_PLACES)}; do [ -x "$r$p/nvidia-smi" ] && echo "$r$p/nvidia-smi"; done
+  exit 0
+fi
+echo "@@path"; command -v nvidia-smi
 echo "@@query"; nvidia-smi --query-gpu={",".join(GPU_FIELDS)} --format=csv,noheader,nounits 2>&1
 echo "@@apps"; nvidia-smi --query-compute-apps={",".join(APP_FIELDS)} --format=csv,noheader,nounits 2>&1
 echo "@@summary"; nvidia-smi 2>&1 | head -n 5
 echo "@@topo"; nvidia-smi topo -m 2>&1
+"""
+
+# A TCP connection to the Hub's host (or to the proxy the environment names for it, as huggingface_hub would use):
+# DNS, a route and a firewall are what a host without the Hub lacks. No HTTP request: nothing is asked of the Hub
+# (its rate limits count requests). A proxy's user and password are never printed.
+HUB_CONNECT_TIMEOUT_S = 5.0
+_HUB_SCRIPT = r"""
+import json, os, socket, sys, urllib.parse, urllib.request
+endpoint = (os.environ.get("HF_ENDPOINT") or "https://huggingface.co").rstrip("/")
+url = urllib.parse.urlsplit(endpoint)
+host, port = url.hostname or "", url.port or (443 if url.scheme == "https" else 80)
+proxies = urllib.request.getproxies_environment()
+proxy = None if urllib.request.proxy_bypass_environment(host, proxies) else proxies.get(url.scheme) or proxies.get("all")
+via = None
+if proxy:
+    p = urllib.parse.urlsplit(proxy if "://" in proxy else "http://" + proxy)
+    host, port = p.hostname or "", p.port or (443 if p.scheme == "https" else 80)
+    via = f"{host}:{port}"
+out = {"endpoint": endpoint, "via": via, "reached": False}
+timeout = float(sys.argv[1])
+try:
+    socket.create_connection((host, port), timeout=timeout).close()
+    out.update(reached=True, detail=f"connected to {host}:{port}")
+except socket.gaierror as exc:
+    out["detail"] = f"cannot resolve {host}: {exc.strerror or exc}"
+except TimeoutError:
+    out["detail"] = f"no answer from {host}:{port} in {timeout:g} s"
+except OSError as exc:
+    out["detail"] = f"cannot connect to {host}:{port}: {exc.strerror or exc}"
+print(json.dumps(out))
 """
 
 # Versions as installed packages say (no import: torch would take seconds); sglang is imported
@@ -403,6 +485,7 @@ def _legacy_cli(host: Host) -> CliFacts:
 class _HostProbes:
     """The probes gather_host_facts runs side by side, as futures (read each with .result())."""
 
+    hub: Future[CommandResult]
     system: Future[CommandResult]
     gpu: Future[CommandResult]
     versions: Future[CommandResult]
@@ -418,6 +501,8 @@ def _run_probes(host: Host) -> _HostProbes:
     finished when this returns."""
     with ThreadPoolExecutor(max_workers=4) as pool:
         return _HostProbes(
+            # First: the one that may wait for a connection timeout, while the others run.
+            hub=pool.submit(probe, host, ["python3", "-c", _HUB_SCRIPT, str(HUB_CONNECT_TIMEOUT_S)]),
             system=pool.submit(probe, host, ["sh", "-c", _SYSTEM_SCRIPT]),
             gpu=pool.submit(probe, host, ["sh", "-c", _GPU_SCRIPT]),
             versions=pool.submit(probe, host, ["python3", "-c", _VERSIONS_SCRIPT]),
@@ -484,19 +569,44 @@ def _gpu_list(query: str, notes: list[str]) -> list[GpuFacts]:
 class _GpuReading:
     """What the GPU probe's nvidia-smi sections say: the GPUs, CUDA version, compute apps and link matrix."""
 
+    access: GpuAccess
     gpus: list[GpuFacts] = field(default_factory=list)
     cuda: str | None = None
     apps: list[ComputeApp] = field(default_factory=list)
     topology: GpuTopology | None = None
 
 
+def _without_nvidia_smi(gpu: dict[str, str], notes: list[str]) -> _GpuReading:
+    """No nvidia-smi on PATH: the driver's signs the probe found instead, said in a note."""
+    driver = gpu.get("driver", "").strip()
+    access = GpuAccess(
+        nvidia_smi=None,
+        off_path=next(iter(gpu.get("off_path", "").split()), None),
+        driver_version=first_version(driver) if "NVRM" in driver else None,
+        device_files=gpu.get("devices", "").split(),
+    )
+    if access.driver_present:
+        notes.append(
+            "no nvidia-smi on PATH, but an NVIDIA driver is there"
+            + (f" (kernel module {access.driver_version})" if access.driver_version else "")
+            + (f"; nvidia-smi is at {access.off_path}" if access.off_path else "")
+            + ": GPUs unknown (gpus=[])"
+        )
+    else:
+        notes.append("no nvidia-smi on PATH and no NVIDIA driver: no NVIDIA GPU on this host (gpus=[])")
+    return _GpuReading(access=access)
+
+
 def _gpu_facts(stdout: str, notes: list[str]) -> _GpuReading:
     """Parse the GPU probe's output; what is missing or unreadable becomes a note."""
     gpu = sections(stdout)
     if "missing" in gpu:
-        notes.append("no nvidia-smi on PATH: no NVIDIA GPU or driver on this host (gpus=[])")
-        return _GpuReading()
+        return _without_nvidia_smi(gpu, notes)
     gpus = _gpu_list(gpu.get("query", ""), notes)
+    access = GpuAccess(
+        nvidia_smi=gpu.get("path", "").strip() or "nvidia-smi",
+        listed_none=None if gpus else one_line(gpu.get("query", ""))[:200] or "nothing",
+    )
     cuda = parse_cuda_version(gpu.get("summary", ""))
     apps: list[ComputeApp] = []
     try:
@@ -509,7 +619,7 @@ def _gpu_facts(stdout: str, notes: list[str]) -> _GpuReading:
             topology = parse_topology(gpu.get("topo", ""))
         except ValueError:
             notes.append("`nvidia-smi topo -m` printed no GPU matrix: interconnect unknown")
-    return _GpuReading(gpus=gpus, cuda=cuda, apps=apps, topology=topology)
+    return _GpuReading(access=access, gpus=gpus, cuda=cuda, apps=apps, topology=topology)
 
 
 def _package_versions(
@@ -526,6 +636,18 @@ def _package_versions(
     if versions.get("sglang") is None:
         notes.append("SGLang is not installed for python3")
     return versions
+
+
+def _hub_reach(python_version: str | None, hub_run: Future[CommandResult], notes: list[str]) -> HubReach | None:
+    """Whether the host reaches its Hub (asked only when there is a python3); None when it could not be asked."""
+    if python_version is None:
+        return None
+    done = hub_run.result()
+    try:
+        return HubReach.model_validate_json(done.stdout) if done.ok else None
+    except ValueError:
+        notes.append(f"could not check the host's route to the Hub: {one_line(done.stdout + done.stderr)[-200:]}")
+        return None
 
 
 def _serving_process(proc: HostProcess, tree: set[int], apps: list[ComputeApp], gpu_uuids: set[str]) -> ServingProcess:
@@ -606,6 +728,9 @@ def gather_host_facts(host: Host) -> HostFacts:
     python_version = _python_version(system, notes)
     gpu = _gpu_facts(probes.gpu.result().stdout, notes)
     versions = _package_versions(python_version, probes.versions, notes)
+    hub = _hub_reach(python_version, probes.hub, notes)
+    if hub is not None and not hub.reached:
+        notes.append(f"the host cannot reach the Hub at {hub.endpoint}: {hub.detail}")
     clis = [
         cli.model_copy(update={"path": system.get(cli.name) or None})
         for cli in (probes.hf.result(), probes.legacy.result())
@@ -632,6 +757,7 @@ def gather_host_facts(host: Host) -> HostFacts:
         driver_version=gpu.gpus[0].driver_version if gpu.gpus else None,
         cuda_version=gpu.cuda,
         interconnect=gpu.topology,
+        gpu_access=gpu.access,
         cpu=cpu,
         memory=memory,
         python_version=python_version,
@@ -639,6 +765,7 @@ def gather_host_facts(host: Host) -> HostFacts:
         speculative=_support(versions.get("sglang")),
         huggingface_hub_version=versions.get("huggingface_hub"),
         clis=clis,
+        hub=hub,
         serving=serving,
         other_gpu_processes=other_gpu,
         mounts=probes.mounts.result(),
@@ -686,11 +813,19 @@ def host_facts_view(facts: HostFacts) -> dict[str, Any]:
         shown["memory"] = f"{facts.memory.total}, {facts.memory.available} available"
     shown["mounts"] = [f"{m.mount_point} ({m.fstype}): {m.free} free of {m.size}" for m in facts.mounts]
     shown["clis"] = [{"name": c.name, "works": c.works, "version": c.version, "detail": c.detail} for c in facts.clis]
-    speculative = shown.get("speculative") or {}
-    speculative.pop("dflash_since", None)  # history; what this version allows is what a plan needs
-    speculative.pop("dflash_architectures", None)  # read_drafter_config checks a drafter against them
-    if speculative.get("behaves_as") == facts.sglang_version:
-        speculative.pop("behaves_as")
+    speculative = shown.get("speculative")
+    if speculative is not None:  # None: no SGLang on the host, nothing it allows
+        speculative.pop("dflash_since", None)  # history; what this version allows is what a plan needs
+        speculative.pop("dflash_architectures", None)  # read_drafter_config checks a drafter against them
+        if speculative.get("behaves_as") == facts.sglang_version:
+            speculative.pop("behaves_as", None)
+    # Said when something is wrong only: a host that has both says nothing more (the view stays short).
+    access = shown.pop("gpu_access", None)
+    if access is not None and not facts.gpus:
+        shown["gpu_access"] = {k: v for k, v in access.items() if v}
+    hub = shown.pop("hub", None)
+    if hub is not None and not hub["reached"]:
+        shown["hub"] = f"cannot reach {hub['endpoint']}: {hub['detail']}"
     if facts.group is None:
         shown.pop("group", None)
     else:

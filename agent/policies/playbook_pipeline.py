@@ -43,6 +43,7 @@ from specops.tools.download.models import (
 from specops.tools.drafters import SPOKEN_NAMES, DrafterConfig, algorithm_of, family, served_by
 from specops.tools.errors import ErrorKind
 from specops.tools.facts import HostFacts
+from specops.tools.host_problems import HostProblem, gpu_problem, hub_problem, sglang_problem
 from specops.tools.models_on_host import ModelOnHost, ModelsOnHost
 from specops.tools.sglang.config import SpeculativeAlgorithm
 from specops.tools.sglang.handle import RunningServer
@@ -162,9 +163,20 @@ class Stop(Exception):
         self.why = why
 
 
+NOTHING_CHANGED = "Nothing was downloaded or launched"
+
+
+class HostNotReady(Stop):
+    """The host lacks what the run needs (tools/host_problems.py): one line, said before anything changed on it."""
+
+    def __init__(self, problem: HostProblem) -> None:
+        super().__init__("failed", f"{problem.line}. {NOTHING_CHANGED}")
+        self.problem = problem
+
+
 def _upgrade(since: str | None) -> str:
     how = f" (pip install -U 'sglang>={since}')" if since else ""
-    return f"upgrade SGLang on the host{how}, then run again. Nothing was downloaded or launched"
+    return f"upgrade SGLang on the host{how}, then run again. {NOTHING_CHANGED}"
 
 
 def _refuse_what_sglang_cannot_serve(
@@ -400,10 +412,9 @@ class Pipeline:
         if not out.ok:
             raise Stop("failed", f"could not read the host: {out.describe()}")
         facts = out.value(HostFacts)
-        if not facts.gpu_count:
-            raise Stop("failed", "the host has no GPU nvidia-smi can see: nothing to serve on")
-        if not facts.sglang_version:
-            raise Stop("failed", "SGLang is not installed for the host's python3: install it, then run again")
+        for missing in (gpu_problem(facts), sglang_problem(facts)):
+            if missing is not None:
+                raise HostNotReady(missing)
         if facts.group is not None and facts.group.problems:
             # One server over the nodes needs the same GPUs and the same SGLang on each: found before anything changes.
             raise Stop(
@@ -415,6 +426,9 @@ class Pipeline:
         nodes = f"{len(facts.group.nodes)} nodes of " if facts.group else ""
         self.done.append(f"host: {nodes}{facts.gpu_count}x {facts.gpu_model} ({link}), SGLang {facts.sglang_version}")
         _refuse_what_sglang_cannot_serve(facts, self._asked)
+        offline = hub_problem(facts) if self.goal.repo_id else None  # the drafter is downloaded on the host
+        if offline is not None:
+            raise HostNotReady(offline)
         return facts
 
     def _choose_layouts(self, facts: HostFacts, target: Target) -> list[Candidate]:

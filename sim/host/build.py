@@ -12,7 +12,8 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ..faults import Fault, FullDisk, OutOfMemory, PortInUse
+from ..fault_names import FaultName
+from ..faults import Fault, FullDisk, NvidiaSmiOffPath, OutOfMemory, PortInUse, find_fault
 from ..hub.fixtures import FixtureRepo
 from ..profiles.schema import MountSpec, Profile
 from ..world.gpu_registry import GpuHolding, register
@@ -149,6 +150,49 @@ def _apply_process_faults(layout: WorldLayout, profile: Profile, faults: list[Fa
             )
 
 
+# Where the faulted host's proxy points: the discard port on loopback, where nothing listens (connection refused).
+DEAD_PROXY = "http://127.0.0.1:9"
+
+
+def _nvidia_smi_off_path(layout: WorldLayout, profile: Profile, fault: NvidiaSmiOffPath) -> None:
+    """The driver's traces the host's `/proc` and `/dev` show, and the simulated nvidia-smi moved off PATH (to
+    `fault.at` inside the root, or gone)."""
+    wrapper = layout.bin_dir / "nvidia-smi"
+    if fault.at:
+        place = layout.host_path(fault.at)
+        place.mkdir(parents=True, exist_ok=True)
+        wrapper.replace(place / "nvidia-smi")
+    else:
+        wrapper.unlink()
+    module = layout.host_path("/proc/driver/nvidia/version")
+    module.parent.mkdir(parents=True, exist_ok=True)
+    module.write_text(
+        f"NVRM version: NVIDIA UNIX x86_64 Kernel Module  {profile.gpus.driver_version}  Release Build\n"
+        "GCC version:  gcc version 13.3.0 (Ubuntu 13.3.0-6ubuntu2~24.04)\n"
+    )
+    devices = layout.host_path("/dev")
+    devices.mkdir(parents=True, exist_ok=True)
+    for name in ["nvidiactl", *(f"nvidia{i}" for i in range(profile.gpus.count))]:
+        (devices / name).touch()
+
+
+def _without_nvidia_smi(path: str) -> str:
+    """PATH less the directories holding an nvidia-smi (this machine's own, where it has one)."""
+    return ":".join(d for d in path.split(":") if d and not (Path(d) / "nvidia-smi").exists())
+
+
+def fault_env(faults: list[Fault]) -> dict[str, str]:
+    """What faults change in the host's environment (over host_env's)."""
+    env: dict[str, str] = {}
+    if find_fault(faults, FaultName.HUB_OFFLINE) is not None:
+        # Both spellings: curl reads the lower case only, Python and httpx either. An empty no_proxy overrides one
+        # this machine may have (loopback, where the Hub emulator listens, would then bypass the proxy).
+        for name in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY"):
+            env[name] = DEAD_PROXY
+        env.update(no_proxy="", NO_PROXY="")
+    return env
+
+
 def host_env(layout: WorldLayout, profile: Profile, hub_url: str, sglang_installed: bool) -> dict[str, str]:
     env = {
         "PATH": f"{layout.bin_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}",
@@ -212,7 +256,12 @@ def build_host(
         write_sglang_stub(layout.site_dir, root, version)
     _apply_process_faults(layout, profile, state.faults)
     write_wrappers(layout.bin_dir, root, sys.executable, profile)
+    off_path = find_fault(state.faults, FaultName.NVIDIA_SMI_OFF_PATH)
+    if isinstance(off_path, NvidiaSmiOffPath):
+        _nvidia_smi_off_path(layout, profile, off_path)
     state.mounts = _mount_states(profile, state.faults, paths, set(backing), layout.sim_dir)
-    state.env = host_env(layout, profile, hub_url, version is not None)
+    state.env = {**host_env(layout, profile, hub_url, version is not None), **fault_env(state.faults)}
+    if off_path is not None:
+        state.env["PATH"] = _without_nvidia_smi(state.env["PATH"])
     state.save()
     return state

@@ -42,6 +42,9 @@ LOAD_SECTIONS = frozenset({"core", "memory", "spec", "lora", "disagg", "queues",
 # /v1/loads answers {timestamp, version, accelerator, num_accelerators, loads} from 0.5.23 (LoadSnapshot.to_dict);
 # 0.5.10/0.5.11 answer {timestamp, version, dp_rank_count, loads, aggregate} (their v1_loads.py).
 LOADS_SNAPSHOT_SINCE = (0, 5, 23)
+# 0.5.11's scheduler refuses DFLASH requests for logprobs or grammar-constrained decoding
+# (managers/scheduler.py validate_dflash_request); 0.5.23's DFlash worker serves both.
+DFLASH_SERVES_LOGPROBS_SINCE = (0, 5, 23)
 # When the server received the request being handled (time.monotonic(), set as its handler starts): a request is
 # admitted from then, so the server's own handling of it (reading, parsing, preparing the stream) is not scaled
 # into modelled time (engine.py).
@@ -114,11 +117,11 @@ class Api:
         self, prompt_text: str, prompt_tokens: int, params: dict[str, Any], max_new_default: int | None
     ) -> GenerationRequest:
         s = self.s
-        if s.speculative_algorithm == "DFLASH":
+        if s.speculative_algorithm == "DFLASH" and s.facts.version_tuple < DFLASH_SERVES_LOGPROBS_SINCE:
             if params.get("return_logprob") or params.get("logprobs") or params.get("top_logprobs"):
-                raise BadRequest("DFLASH speculative decoding does not support return_logprob.")
+                raise BadRequest("DFLASH speculative decoding does not support return_logprob yet.")
             if any(params.get(k) for k in GRAMMAR_KEYS):
-                raise BadRequest("DFLASH speculative decoding does not support grammar-constrained decoding.")
+                raise BadRequest("DFLASH speculative decoding does not support grammar-constrained decoding yet.")
         if prompt_tokens >= s.context_length:
             raise BadRequest(
                 f"The input ({prompt_tokens} tokens) is longer than the model's context length ({s.context_length} tokens)."

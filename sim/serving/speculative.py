@@ -7,7 +7,8 @@ the block size comes from
 --speculative-num-draft-tokens / --speculative-dflash-block-size (both set and
 different: error), else the drafter's config block_size, else 16 with a warning;
 speculative_num_steps and speculative_eagle_topk are forced to 1 (warning when set
-otherwise); max_running_requests defaults to 48.
+otherwise); max_running_requests defaults to 48. Every warning is the release's own
+text (sglang_releases: launch_warnings), in the order SGLang logs them.
 Load time: the draft model's config must name an architecture the release serves
 under DFLASH (0.5.23: DFlashDraftModel, DFlash2DraftModel and others) and its
 target_layer_ids must lie within the target's layers.
@@ -55,7 +56,14 @@ from .spec_settings import canonical_algorithm
 
 DFLASH_DEFAULT_BLOCK_SIZE = 16
 DFLASH_DEFAULT_MAX_RUNNING_REQUESTS = 48
-DRAFT_ATTENTION_BACKENDS = ("flashinfer", "fa3", "fa4", "triton", "trtllm_mha", "ascend")
+# 0.5.23's DRAFT_ATTENTION_BACKEND_CHOICES (arg_groups/choices.py); 0.5.11's DFlash worker takes fewer
+# (speculative/dflash_worker.py: `supported_draft_backends`).
+DRAFT_ATTENTION_BACKENDS = ("flashinfer", "fa3", "fa4", "triton", "ascend", "trtllm_mha", "intel_xpu")
+DRAFT_ATTENTION_BACKENDS_0_5_11 = ("flashinfer", "fa3", "fa4", "triton")
+# type(current_platform).__name__ on an NVIDIA host (platforms/cuda.py), as 0.5.23's fallback warning names it.
+CUDA_PLATFORM = "CudaSRTPlatform"
+# What an unsupported draft backend falls back to on a Hopper GPU (the simulated ones): FlashInfer (fa4 on SM100).
+DRAFT_FALLBACK_BACKEND = "flashinfer"
 
 
 @dataclass
@@ -117,6 +125,20 @@ def check_dflash_args(args: ServerArgs, drafter: Checkpoint | None, release: Rel
     if not args.speculative_draft_model_path:
         raise _refuse(release, "dflash_draft_model_path")
     warnings: list[str] = []
+
+    def warn(warning_id: str, *values: object) -> None:
+        """The release's own text (sglang_releases: launch_warnings), formatted as its logger formats it."""
+        found = release.warning(warning_id)
+        if found is not None:
+            warnings.append(found.message % values)
+
+    for name, warning_id in (
+        ("speculative_num_steps", "dflash_num_steps_override"),
+        ("speculative_eagle_topk", "dflash_topk_override"),
+    ):
+        value = getattr(args, name)
+        if value is not None and value != 1:
+            warn(warning_id, value)
     num_draft, dflash_block = args.speculative_num_draft_tokens, args.speculative_dflash_block_size
     if dflash_block is not None and dflash_block <= 0:
         raise _refuse(release, "dflash_block_size_positive", speculative_dflash_block_size=dflash_block)
@@ -129,19 +151,14 @@ def check_dflash_args(args: ServerArgs, drafter: Checkpoint | None, release: Rel
         )
     block_size = num_draft if num_draft is not None else dflash_block
     if block_size is None:
+        # An unreadable draft config also logs "Failed to infer DFLASH block_size ... Error: <the exception>" first;
+        # the simulator has no transformers exception text to put there, and the draft load fails later anyway.
         configured = drafter_dflash_config(drafter).get("block_size") if drafter is not None else None
         if configured is not None:
             block_size = int(configured)
         else:
             block_size = DFLASH_DEFAULT_BLOCK_SIZE
-            warnings.append(
-                "DFLASH block_size is not set (neither --speculative-num-draft-tokens nor the draft model config); "
-                f"defaulting to {DFLASH_DEFAULT_BLOCK_SIZE}."
-            )
-    for name in ("speculative_num_steps", "speculative_eagle_topk"):
-        value = getattr(args, name)
-        if value is not None and value != 1:
-            warnings.append(f"DFLASH only supports {name} == 1; overriding {name}={value} to 1.")
+            warn("dflash_block_size_default", DFLASH_DEFAULT_BLOCK_SIZE)
     window = args.speculative_draft_window_size
     if window is not None and window < block_size:
         raise _refuse(
@@ -151,20 +168,53 @@ def check_dflash_args(args: ServerArgs, drafter: Checkpoint | None, release: Rel
             speculative_draft_window_size=window,
             draft_tokens=block_size,
         )
-    backend = args.speculative_draft_attention_backend
-    if backend is not None and backend not in DRAFT_ATTENTION_BACKENDS:
-        warnings.append(f"DFLASH draft attention backend {backend!r} is not supported; falling back to flashinfer.")
-    if not args.disable_overlap_schedule:
-        warnings.append("Overlap scheduler is disabled when using DFLASH speculative decoding (spec v1).")
+    warnings += _draft_backend_warnings(args, drafter, release)
     max_running = args.max_running_requests
     if max_running is None:
         max_running = DFLASH_DEFAULT_MAX_RUNNING_REQUESTS
-        warnings.append(
-            f"max_running_requests is unset; defaulting to {DFLASH_DEFAULT_MAX_RUNNING_REQUESTS} for DFLASH speculative decoding."
-        )
+        warn("dflash_max_running_requests")
+    warn("dflash_overlap_disabled")  # 0.5.11 turns the overlap scheduler off and says so, whatever was asked
+    if getattr(args, "enable_mixed_chunk", False):
+        warn("dflash_mixed_chunk_disabled")
     return SpeculativeSettings(
         algorithm="DFLASH", block_size=block_size, max_running_requests=max_running, warnings=warnings
     )
+
+
+def _draft_backend_warnings(args: ServerArgs, drafter: Checkpoint | None, release: ReleaseFacts) -> list[str]:
+    """The draft attention backend's fallback warning: --speculative-draft-attention-backend, else the target's
+    --attention-backend (unset: SGLang's own pick, taken as one the draft supports). 0.5.23 settles it at start-up
+    (`_resolve_dflash_draft_attention_backend`); 0.5.11's DFlash worker does when it starts (logged here, with the
+    start-up warnings, in its words: speculative/dflash_worker.py)."""
+    backend = args.speculative_draft_attention_backend or args.attention_backend
+    if backend is None:
+        return []
+    fallback = release.warning("dflash_draft_backend_fallback")
+    if fallback is None:  # 0.5.11
+        if backend == "trtllm_mha":
+            return [
+                "DFLASH draft worker does not support 'trtllm_mha' because the draft path requires non-causal "
+                f"attention. Falling back to '{DRAFT_FALLBACK_BACKEND}'."
+            ]
+        if backend not in DRAFT_ATTENTION_BACKENDS_0_5_11:
+            return [
+                f"DFLASH draft worker only supports attention_backend in {DRAFT_ATTENTION_BACKENDS_0_5_11} for now, "
+                f"but got {backend!r}. Falling back to '{DRAFT_FALLBACK_BACKEND}'."
+            ]
+        return []
+    if backend not in DRAFT_ATTENTION_BACKENDS:
+        return [fallback.message % (backend, CUDA_PLATFORM, DRAFT_FALLBACK_BACKEND)]
+    trtllm = release.warning("dflash_draft_trtllm_mha_fallback")
+    if backend == "trtllm_mha" and trtllm is not None:
+        # Allowed only for a draft whose layers all use sliding attention, or one that says it is causal.
+        config = drafter.text_config if drafter is not None else {}
+        top = drafter.config if drafter is not None else {}
+        layer_types = config.get("layer_types", top.get("layer_types"))
+        layers = config.get("num_hidden_layers")
+        all_sliding = bool(layer_types) and len(layer_types) == layers and set(layer_types) == {"sliding_attention"}
+        if not (all_sliding or config.get("is_causal") is True):
+            return [trtllm.message % (layer_types, config.get("is_causal"), DRAFT_FALLBACK_BACKEND)]
+    return []
 
 
 def check_dflash_drafter(drafter: Checkpoint, target: Checkpoint, release: ReleaseFacts) -> None:

@@ -63,6 +63,8 @@ class DerivedFromState:
 
     @property
     def sglang_version(self) -> str | None:
+        if self.fault(FaultName.NO_SGLANG) is not None:
+            return None
         old = self.fault(FaultName.OLD_SGLANG)
         return old.version if old is not None else self.profile.software.sglang
 

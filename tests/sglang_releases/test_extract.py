@@ -25,6 +25,11 @@ class ServerArgs:
                 raise ValueError(
                     "DFLASH speculative decoding requires setting --speculative-draft-model-path."
                 )
+            if self.speculative_num_draft_tokens is None:
+                logger.warning(
+                    "speculative_num_draft_tokens is not set; defaulting to %d for DFLASH.", 16
+                )
+            logger.warning("Overlap scheduler is disabled when using DFLASH speculative decoding.")
 
     @staticmethod
     def add_cli_args(parser):
@@ -119,6 +124,10 @@ def test_a_wheel_is_read_into_facts(tmp_path):
     assert [(r.id, r.message) for r in facts.launch_rules] == [
         ("dflash_pp", "Currently DFLASH speculative decoding only supports pp_size == 1."),
         ("dflash_draft_model_path", "DFLASH speculative decoding requires setting --speculative-draft-model-path."),
+    ]
+    assert [(w.id, w.message) for w in facts.launch_warnings] == [
+        ("dflash_block_size_default", "speculative_num_draft_tokens is not set; defaulting to %d for DFLASH."),
+        ("dflash_overlap_disabled", "Overlap scheduler is disabled when using DFLASH speculative decoding."),
     ]
     assert facts.meta_info_speculative_keys == ("spec_accept_length", "spec_verify_ct")
     assert facts.server_info_internal_state_keys == ("avg_spec_accept_length", "last_gen_throughput")
@@ -293,3 +302,39 @@ def test_parser_choices_are_read_from_the_registries(tmp_path):
             assert other.choices is None and other.choices_dynamic
         else:
             assert reasoning.choices == ("auto", "qwen3", "deepseek-r1")  # the names module's order, "auto" first
+
+
+# 0.5.23's shape: `_handle_dflash` in arg_groups/speculative_hook.py, a helper of the same module logging for it.
+DFLASH_HOOK = """
+def _resolve_dflash_draft_attention_backend(server_args):
+    if unsupported:
+        logger.warning("DFLASH draft worker does not support attention_backend %r on %s. Falling back to '%s'.", b, p, f)
+
+
+def _handle_dflash(server_args):
+    if cfg.speculative_num_steps != 1:
+        logger.warning("DFLASH only supports speculative_num_steps == 1; overriding speculative_num_steps=%s to 1.", n)
+    _resolve_dflash_draft_attention_backend(server_args)
+    if cfg.max_running_requests is None:
+        logger.warning("Max running requests is reset to 48 for speculative decoding.")
+
+
+def _handle_uno(server_args):
+    logger.warning("Not DFLASH's.")
+"""
+
+
+def test_dflash_warnings_are_read_in_the_order_the_hook_logs_them(tmp_path):
+    files = {**OTHER_FILES, **RECORD_STYLE, "sglang/srt/arg_groups/speculative_hook.py": DFLASH_HOOK}
+    del files["sglang/srt/managers/scheduler.py"]
+    path = tmp_path / "sglang-9.9.15-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as wheel:
+        for name, text in files.items():
+            wheel.writestr(name, text)
+    warnings = extract(path).launch_warnings
+    assert [w.id for w in warnings] == [
+        "dflash_num_steps_override",
+        "dflash_draft_backend_fallback",  # logged by the helper, where _handle_dflash calls it
+        "dflash_max_running_requests",
+    ]
+    assert {w.source for w in warnings} == {"sglang/srt/arg_groups/speculative_hook.py"}

@@ -295,3 +295,30 @@ def test_a_release_without_the_speculative_code_gets_empty_values(tmp_path):
     assert facts.draft_architectures == {"EAGLE3": (), "EAGLE": (), "NEXTN": ()}
     with pytest.raises(LookupError):
         facts.auto_params("EAGLE", "LlamaForCausalLM")
+
+
+def test_dflash_start_up_warnings_of_each_release():
+    ids = {v: [w.id for w in load(v).launch_warnings] for v in modelled_versions()}
+    assert ids["0.5.10.post1"] == []  # no DFLASH
+    common = ["dflash_num_steps_override", "dflash_topk_override", "dflash_block_size_infer_failed"]
+    assert ids["0.5.11"] == [
+        *common,
+        "dflash_block_size_default",
+        "dflash_max_running_requests",
+        "dflash_overlap_disabled",
+        "dflash_mixed_chunk_disabled",
+    ]
+    assert ids["0.5.23"] == [
+        *common,
+        "dflash_block_size_default",
+        "dflash_draft_backend_fallback",
+        "dflash_draft_trtllm_mha_fallback",
+        "dflash_max_running_requests",
+    ]
+    new = load("0.5.23")
+    assert new.warning("dflash_block_size_default").message == (
+        "speculative_num_draft_tokens is not set; defaulting to %d for DFLASH."
+    )
+    assert new.warning("dflash_draft_backend_fallback").message == (
+        "DFLASH draft worker does not support attention_backend %r on %s. Falling back to '%s'."
+    )
