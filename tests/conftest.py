@@ -1,4 +1,5 @@
-"""Shared test settings: no real model calls, no network beyond loopback."""
+"""Shared test settings: no real model calls, no network beyond loopback (but for pip fetching the SGLang
+release wheels that tests/sglang_releases/test_committed_data.py checks the committed facts against)."""
 
 import os
 
