@@ -436,4 +436,8 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except KeyboardInterrupt:  # main's clean-up has run by now
+        print("interrupted: every process of the evals and of the load stopped", file=sys.stderr)
+        sys.exit(130)
