@@ -100,7 +100,7 @@ def test_dflash_on_ep4_takes_block_size_8_from_the_drafter_then_restarts_without
         assert server.info.speculative_algorithm == "DFLASH" and server.info.block_size == 8
         assert server.info.drafter_path.endswith("models/dflash")
         assert server.info.max_running_requests == 48  # SGLang's DFLASH default, flagged as a warning
-        assert any("defaulting to 48" in w for w in server.warnings)
+        assert any("Max running requests is reset to 48 for speculative decoding" in w for w in server.warnings)
         status = server_status(ctx, StatusArgs(server=server.id))
         # Fresh from its warm-up the server has logged no decode interval, so it reports no average yet (as SGLang).
         assert status.up and status.info.block_size == 8 and status.accept_length is None

@@ -31,7 +31,9 @@ from .server_http import server_info
 DEFAULT_STALL_S = 600.0
 USUAL_START_S = 1800.0  # past this a start-up is slow: waited on while it shows progress, and said
 # SGLang's start-up notes a planner should see: defaults it picked, settings it overrode.
-_WARNING = re.compile(r"(?i)(defaulting to|overriding|is deprecated|falling back|is disabled when|not supported)")
+_WARNING = re.compile(
+    r"(?i)(defaulting to|is reset to|overriding|is deprecated|falling back|is disabled (when|because)|not supported)"
+)
 
 
 class LaunchArgs(BaseModel):
