@@ -211,7 +211,9 @@ def _draft_backend_warnings(args: ServerArgs, drafter: Checkpoint | None, releas
         top = drafter.config if drafter is not None else {}
         layer_types = config.get("layer_types", top.get("layer_types"))
         layers = config.get("num_hidden_layers")
-        all_sliding = bool(layer_types) and len(layer_types) == layers and set(layer_types) == {"sliding_attention"}
+        all_sliding = (
+            isinstance(layer_types, list) and len(layer_types) == layers and set(layer_types) == {"sliding_attention"}
+        )
         if not (all_sliding or config.get("is_causal") is True):
             return [trtllm.message % (layer_types, config.get("is_causal"), DRAFT_FALLBACK_BACKEND)]
     return []
