@@ -29,7 +29,7 @@ from specops.tools.sglang.server_http import get_text, parse_metrics
 
 from .worlds import reach, start_world, wait_until_ready
 
-pytest.importorskip("sglang_router", reason="needs sglang-router (the `test` extra installs it)")
+pytest.importorskip("sglang_router", reason="needs sglang-router (a dependency of specops)")
 pytestmark = [pytest.mark.timeout(180), pytest.mark.serial]
 
 MODEL = "/data/models/Qwen3-32B"
