@@ -1,11 +1,14 @@
 """The host a run acts on, opened before anything else happens, and closed at the end.
 
-`sim:PROFILE` (a built-in profile name, e.g. `sim:seed-ct200`, the default)
-starts a simulated world in this process for the run, with the faults and
-time scale asked for, and closes it afterwards (servers it runs stop with it).
-`sim:/path` attaches to a world `specops sim up` started; `local`, `ssh://...`
-and inventory names are opened as they are. A host that cannot be opened or
-does not answer is HostNotAnswering, with the reason, and nothing on it changed.
+The run gets its host as a HostRequest (the spec and the options some kinds
+take, parsed once). A host that a registered provisioner brings up for the run
+(tools/hosts/kinds.py: `sim:seed-ct200`, a simulated world started from a
+profile with the faults and time scale asked for) is brought up, opened, and
+taken down afterwards (servers it runs stop with it); any other spec (`local`,
+`ssh://...`, inventory names, a group, `sim:/path` of a world already up) is
+opened as it is. The run never asks what kind of host it has. A host that
+cannot be opened or does not answer is HostNotAnswering, with the reason, and
+nothing on it changed.
 
 The run records what it opened in a host_opened event (the world's directory,
 its Hub, the home and writable roots); `reopen_run_host` uses it to bring a
@@ -14,17 +17,15 @@ killed run's host back for `specops resume`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
-from specops.sim.profiles.cluster import is_cluster_profile
-from specops.sim.world.layout import SIM_HOST_PREFIX
 from specops.tools.context import ToolContext
-from specops.tools.hosts import Host, HostError, open_host
+from specops.tools.hosts import Host, HostError, HostRequest, Provisioned, open_host
+from specops.tools.hosts.kinds import ProvisionFailed, provisioner_for
 from specops.tools.hub import HubTokenUnreadable, local_hub_token
 from specops.transcripts import OpenedHost
 
@@ -54,12 +55,13 @@ class RunHost:
         )
 
 
-# How a run gets its host: (spec, sim faults, time scale) -> a context manager yielding the RunHost.
-HostOpener = Callable[[str, Sequence[str], "float | None"], AbstractContextManager[RunHost]]
+# How a run gets its host: the request -> a context manager yielding the RunHost.
+HostOpener = Callable[[HostRequest], AbstractContextManager[RunHost]]
 
 
-def is_sim_profile(spec: str) -> bool:
-    return spec.startswith(SIM_HOST_PREFIX) and not spec[len(SIM_HOST_PREFIX) :].startswith("/")
+def is_provisioned(spec: str) -> bool:
+    """Whether the run brings the host `spec` names up itself (and takes it down after)."""
+    return provisioner_for(spec) is not None
 
 
 def is_host_group(spec: str) -> bool:
@@ -76,72 +78,71 @@ def is_host_group(spec: str) -> bool:
 
 
 @contextmanager
-def open_run_host(spec: str, *, sim_faults: Sequence[str] = (), time_scale: float | None = None) -> Iterator[RunHost]:
-    """The run's host (and its ToolContext); a simulated world started for it is closed on exit. A host group
-    (several nodes, or a sim cluster profile) opens every node: rank 0's context is the run's, with the others as
+def open_run_host(request: HostRequest | str) -> Iterator[RunHost]:
+    """The run's host (and its ToolContext); a host brought up for the run is taken down on exit. A host group
+    (several nodes, or a provisioned cluster) opens every node: rank 0's context is the run's, with the others as
     its peers."""
-    if is_sim_profile(spec) and is_cluster_profile(spec[len(SIM_HOST_PREFIX) :]):
-        cluster = _start_cluster(spec[len(SIM_HOST_PREFIX) :], sim_faults, time_scale)
-        try:
-            with _opened_group(
-                spec, cluster.host_group, cluster.summary(), inventory=cluster.inventory_path
-            ) as run_host:
-                yield run_host
-        finally:
-            cluster.close()
-        return
-    if not is_sim_profile(spec) and is_host_group(spec):
-        if sim_faults or time_scale is not None:
-            raise HostNotAnswering(f"--sim-fault and --time-scale apply to sim:PROFILE hosts only, not {spec!r}")
-        with _opened_group(spec, spec, {}) as run_host:
+    request = request if isinstance(request, HostRequest) else HostRequest(spec=request)
+    spec = request.spec
+    provisioner = provisioner_for(spec)
+    if provisioner is None:
+        if request.has_options:
+            raise HostNotAnswering(
+                f"--sim-fault and --time-scale apply to hosts a run brings up (sim:PROFILE) only, not {spec!r}"
+            )
+        with _open_provisioned(spec, Provisioned(open_spec=spec, group=is_host_group(spec))) as run_host:
             yield run_host
         return
-    world = None
-    if is_sim_profile(spec):
-        world = _start_world(spec[len(SIM_HOST_PREFIX) :], sim_faults, time_scale)
-    elif sim_faults or time_scale is not None:
-        raise HostNotAnswering(f"--sim-fault and --time-scale apply to sim:PROFILE hosts only, not {spec!r}")
     try:
-        open_spec = world.host_spec if world is not None else spec
-        with _opened(spec, open_spec, world.summary() if world is not None else {}) as run_host:
+        provisioning = provisioner.provision(request)
+        provisioned = provisioning.__enter__()
+    except (ProvisionFailed, ValueError) as exc:
+        raise HostNotAnswering(str(exc)) from None
+    try:
+        with _open_provisioned(spec, provisioned) as run_host:
             yield run_host
     finally:
-        if world is not None:
-            world.close()
+        provisioning.__exit__(None, None, None)
 
 
 @contextmanager
 def reopen_run_host(described: dict[str, Any]) -> Iterator[RunHost]:
     """The host a killed run had opened (its host_opened event), for resuming it.
 
-    A `sim:PROFILE` world was started by the run itself and died with it, but its tree is still on disk:
-    it is reopened (its Hub started again, on the same port when free) and closed at the end as the run
-    would have. Any other host is opened again as it is.
+    A host the run had brought up died with it; where its provisioner can bring it back from what the run
+    recorded (a simulated world's tree is still on disk), it is, and taken down at the end as the run would have.
+    Any other host is opened again as it is.
     """
     spec = str(described.get("spec", ""))
-    sim = described.get("sim") or {}
-    if sim.get("cluster"):
-        raise HostNotAnswering(
-            f"the simulated cluster of {spec} ended with the run that started it (its nodes are not kept on disk): "
-            "run the goal again"
-        )
-    if not (is_sim_profile(spec) and sim.get("root")):
+    provisioner = provisioner_for(spec)
+    again = None
+    if provisioner is not None:
+        try:
+            again = provisioner.reprovision(described.get("sim") or {})
+        except (ProvisionFailed, ValueError) as exc:
+            raise HostNotAnswering(str(exc)) from None
+    if again is None:
         with open_run_host(spec) as run_host:
             run_host.context.allow(described.get("allowed_roots") or ())
             yield run_host
         return
-    from specops.sim.world.world import SimWorld
-
     try:
-        world = SimWorld.reopen(sim["root"], hub_port=urlparse(str(sim.get("hub_url", ""))).port or 0)
-    except (FileNotFoundError, ValueError, RuntimeError) as exc:
-        raise HostNotAnswering(f"cannot reopen the simulated host of {spec} at {sim['root']}: {exc}") from None
+        provisioned = again.__enter__()
+    except (ProvisionFailed, ValueError) as exc:
+        raise HostNotAnswering(str(exc)) from None
     try:
-        with _opened(spec, world.host_spec, world.summary()) as run_host:
+        with _open_provisioned(spec, provisioned) as run_host:
             run_host.context.allow(described.get("allowed_roots") or ())  # what the run was allowed (--allow-root too)
             yield run_host
     finally:
-        world.close()
+        again.__exit__(None, None, None)
+
+
+def _open_provisioned(spec: str, provisioned: Provisioned) -> AbstractContextManager[RunHost]:
+    facts = dict(provisioned.facts)
+    if provisioned.group:
+        return _opened_group(spec, provisioned.open_spec, facts, inventory=provisioned.inventory)
+    return _opened(spec, provisioned.open_spec, facts)
 
 
 @contextmanager
@@ -200,42 +201,3 @@ def _opened_group(
     finally:
         for host in hosts:
             host.close()
-
-
-def _start_cluster(profile: str, sim_faults: Sequence[str], time_scale: float | None):
-    """A simulated cluster for the run: every node over SSH (its inventory group), the faults per node."""
-    from specops.sim.host.ssh_gateway import SshdMissing
-    from specops.sim.profiles import ProfileInvalid, UnknownProfileError
-    from specops.sim.world.cluster import SimCluster
-
-    try:
-        return SimCluster.start(profile, faults=sim_faults, time_scale=time_scale, ssh=True)
-    except ValueError as exc:  # a bad node fault (a ValidationError too)
-        raise HostNotAnswering(f"bad --sim-fault: {' '.join(str(exc).split())} (see `specops sim faults`)") from None
-    except (UnknownProfileError, ProfileInvalid, SshdMissing) as exc:
-        raise HostNotAnswering(f"cannot start the simulated cluster {profile!r}: {exc}") from None
-
-
-def _start_world(profile: str, sim_faults: Sequence[str], time_scale: float | None):
-    from specops.sim.faults import describe_fault_error, parse_fault
-    from specops.sim.profiles import ProfileInvalid, UnknownProfileError
-    from specops.sim.world.world import SimWorld
-
-    faults = []
-    for spec in sim_faults:
-        try:
-            faults.append(parse_fault(spec))
-        except ValueError as exc:  # a ValidationError too
-            raise HostNotAnswering(
-                f"bad --sim-fault: {describe_fault_error(spec, exc)} (see `specops sim faults`)"
-            ) from None
-    try:
-        # The profile's quick-run scales unless told: loading far faster than serving, and serving as fast
-        # as this machine can stream the profile's peak to a benchmark client (the tools convert back).
-        if time_scale is None:
-            return SimWorld.start_fast(profile, faults=faults)
-        return SimWorld.start(profile, faults=faults, time_scale=time_scale)
-    except UnknownProfileError as exc:
-        raise HostNotAnswering(f"no simulated host profile {profile!r}: {exc} (see `specops sim profiles`)") from None
-    except ProfileInvalid as exc:
-        raise HostNotAnswering(f"simulated host profile {profile!r} cannot be used: {exc}") from None

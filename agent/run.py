@@ -20,7 +20,7 @@ import asyncio
 import json
 import os
 import secrets
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -40,6 +40,7 @@ from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models import Model
 
 from specops.prompts.loader import Prompt, agent_prompts
+from specops.tools.hosts import HostRequest
 from specops.tools.hub import HubTokenUnreadable, local_hub_token
 from specops.tools.registry import ToolSpec
 from specops.transcripts import (
@@ -84,8 +85,6 @@ class RunOptions(BaseModel):
     answers_file: Path | None = None
     allow_delete: tuple[str, ...] = ()
     allow_roots: tuple[str, ...] = ()  # more places the run may write in, beside the home and the data mounts
-    sim_faults: tuple[str, ...] = ()
-    time_scale: float | None = Field(default=None, gt=0)
     launch_wait_s: float = Field(
         default=7200.0, gt=0, le=86400, description="The most a server start-up showing progress is waited for"
     )
@@ -115,9 +114,29 @@ class RunOutcome:
         return {"completed": 0, "failed": 1, "budget_exceeded": 3, "cancelled": 130}[self.status]
 
 
-def open_live_host(spec: str, sim_faults: Sequence[str], time_scale: float | None) -> AbstractContextManager[RunHost]:
-    """The HostOpener of a live run (and of a replay against a live host): the host `spec` names, opened."""
-    return open_run_host(spec, sim_faults=sim_faults, time_scale=time_scale)
+def open_live_host(request: HostRequest) -> AbstractContextManager[RunHost]:
+    """The HostOpener of a live run (and of a replay against a live host): the host the request names, opened."""
+    return open_run_host(request)
+
+
+def recorded_request(request: HostRequest) -> dict[str, Any]:
+    """The host request as run_start records it (replay and resume ask for the same host again from it)."""
+    return {
+        "spec": request.spec,
+        **({"faults": list(request.faults)} if request.faults else {}),
+        **({"time_scale": request.time_scale} if request.time_scale is not None else {}),
+    }
+
+
+def request_of(recorded_host: dict[str, Any], options: dict[str, Any] | None = None) -> HostRequest:
+    """The host request a run recorded; a transcript from before requests were recorded whole kept the faults and
+    time scale in its options."""
+    options = options or {}
+    return HostRequest(
+        spec=str(recorded_host.get("spec", "")),
+        faults=tuple(recorded_host.get("faults") or options.get("sim_faults") or ()),
+        time_scale=recorded_host.get("time_scale", options.get("time_scale")),
+    )
 
 
 # Makes the run's recorder: (transcript path, run id, fsync) -> recorder.
@@ -156,7 +175,7 @@ def run_goal(goal: str, **kwargs: Any) -> RunOutcome:
 async def run_goal_async(
     goal: str,
     *,
-    host: str = DEFAULT_HOST,
+    host: HostRequest | str = DEFAULT_HOST,
     policy: str | Model | None = None,
     budgets: Budgets = Budgets(),  # noqa: B008 (frozen: one shared default is safe)
     run_dir: Path | None = None,
@@ -166,7 +185,8 @@ async def run_goal_async(
     listeners: tuple[Listener, ...] = (),
     seams: RunSeams | None = None,
 ) -> RunOutcome:
-    """Carry out `goal` on `host` with `policy` (a spec, a Model, or None: $SPECOPS_MODEL else the playbook).
+    """Carry out `goal` on `host` (a HostRequest, or a bare spec) with `policy` (a spec, a Model, or None:
+    $SPECOPS_MODEL else the playbook).
 
     Raises GoalRefused (nothing written) and PolicyUnavailable (nothing written);
     every later failure ends the run with a recorded status instead. `ask`
@@ -175,6 +195,7 @@ async def run_goal_async(
     run, how the host is opened and which recorder writes.
     """
     seams = seams or RunSeams()
+    host = host if isinstance(host, HostRequest) else HostRequest(spec=host)
     parsed = parse_goal(goal)
     if isinstance(policy, Model):
         model, policy_name = policy, f"model:{policy.model_name}"
@@ -198,7 +219,7 @@ async def run_goal_async(
         _record_start(parsed, host, model, policy_name, budgets, options, recorder, ask_yes_no, seams, prompts, specs)
         parts = RunParts(
             goal=parsed,
-            host_spec=host,
+            host=host,
             model=model,
             budgets=budgets,
             run_dir=run_dir,
@@ -241,7 +262,7 @@ def add_key_secret(recorder: ObservedRecorder, options: RunOptions) -> None:
 
 def _record_start(
     goal: Goal,
-    host_spec: str,
+    host: HostRequest,
     model: Model,
     policy_name: str,
     budgets: Budgets,
@@ -266,7 +287,7 @@ def _record_start(
         prompts={name: PromptVersion(version=p.version, sha256=p.sha256) for name, p in prompts.items()},
         tools=tool_schemas(specs),
         packages=_package_versions(),
-        host={"spec": host_spec},
+        host=recorded_request(host),
         config={
             "goal": goal.model_dump(mode="json"),
             "budgets": budgets.model_dump(mode="json"),
@@ -282,7 +303,7 @@ class RunParts:
     """A run after its run_start: everything carry_out needs."""
 
     goal: Goal
-    host_spec: str
+    host: HostRequest
     model: Model
     budgets: Budgets
     run_dir: Path
@@ -312,7 +333,7 @@ async def carry_out(parts: RunParts) -> RunOutcome:
     usage = Usage()
     cost: float | None = None
     try:
-        with parts.seams.open_host(parts.host_spec, options.sim_faults, options.time_scale) as run_host:
+        with parts.seams.open_host(parts.host) as run_host:
             run_host.context.allow(options.allow_roots)
             run_host.context.launch_wait_s = options.launch_wait_s
             recorder.record(HostOpenedEvent, host=run_host.opened())

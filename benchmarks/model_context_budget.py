@@ -28,6 +28,7 @@ from typing import Any
 from pydantic_ai import models
 
 from specops.agent.run import RunOptions, run_goal_async
+from specops.tools.hosts import HostRequest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from playbook_endpoint import playbook_endpoint  # noqa: E402
@@ -73,10 +74,10 @@ async def measure(root: Path) -> dict[str, Any]:
     async with playbook_endpoint(run_dir / "transcript.jsonl") as (base_url, raw_bodies):
         outcome = await run_goal_async(
             GOAL,
-            host="sim:seed-ct200",
+            host=HostRequest(spec="sim:seed-ct200", faults=tuple(FAULTS)),
             policy="openai-chat:playbook-endpoint",
             run_dir=run_dir,
-            options=RunOptions(sim_faults=FAULTS, base_url=base_url, allow_delete=APPROVED),
+            options=RunOptions(base_url=base_url, allow_delete=APPROVED),
         )
     bodies = [json.loads(raw) for raw in raw_bodies]
     results = [m for body in bodies for m in body["messages"] if m["role"] == "tool"]

@@ -25,6 +25,7 @@ from pathlib import Path
 from specops.agent.report.schema import Report
 from specops.agent.run import RunOptions, run_goal
 from specops.evals.graders.numbers_match_truth import BenchmarkSweep, Truth, benchmark_sweeps
+from specops.tools.hosts import HostRequest
 from specops.transcripts import read_transcript
 from specops.transcripts.pairs import pair_tool_calls
 
@@ -77,9 +78,9 @@ def one_run(root: Path, index: int) -> bool:
     started = time.perf_counter()
     outcome = run_goal(
         GOAL,
-        host=f"sim:{PROFILE}",
+        host=HostRequest(spec=f"sim:{PROFILE}", faults=tuple(FAULTS)),
         run_dir=root / f"run-{index}",
-        options=RunOptions(sim_faults=FAULTS, allow_delete=APPROVED),
+        options=RunOptions(allow_delete=APPROVED),
     )
     wall = time.perf_counter() - started
     events = read_transcript(outcome.run_dir / "transcript.jsonl").events

@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from rich.markup import escape
 from rich.table import Table
 
-from specops.agent.host import HostNotAnswering, is_sim_profile, open_run_host
+from specops.agent.host import HostNotAnswering, is_provisioned, open_run_host
 from specops.sglang_releases.facts import algorithm_history, first_release_with
 from specops.tools.errors import ToolError
 from specops.tools.facts import HostFacts, gather_host_facts
@@ -215,7 +215,7 @@ def doctor(
         with open_run_host(host) as run_host:
             opened = run_host.host.spec
             progress_console(width=160, highlight=False).print(
-                f"[green]reached[/green] {escape(redactor.redact_text(host if is_sim_profile(host) else opened))}"
+                f"[green]reached[/green] {escape(redactor.redact_text(host if is_provisioned(host) else opened))}"
             )
             facts = gather_host_facts(run_host.host)
     except (HostNotAnswering, HostError, ToolError) as exc:

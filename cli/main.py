@@ -5,6 +5,7 @@ Every command prints its result on stdout and its progress, logs and errors on s
 
 import typer
 
+from ..sim.hosting import register as offer_simulated_hosts
 from .accept import accept
 from .bench import bench
 from .doctor import doctor
@@ -16,6 +17,8 @@ from .run import run
 from .show import show
 from .sim import sim_app
 from .streams import OneLineErrors, logs_to_stderr, redact_output
+
+offer_simulated_hosts()  # `--host sim:...`: the built-in simulated hosts, offered to every command
 
 app = typer.Typer(
     name="specops",

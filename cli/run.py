@@ -22,11 +22,12 @@ from rich.markup import escape
 from ..agent.approval import check_delete_spec
 from ..agent.budget import Budgets
 from ..agent.goal import GoalRefused
-from ..agent.host import DEFAULT_HOST, is_sim_profile
+from ..agent.host import DEFAULT_HOST
 from ..agent.policies import PolicyUnavailable
 from ..agent.questions import load_answers
 from ..agent.run import RunOptions, RunOutcome, run_goal, run_secrets
-from ..sim.world.layout import SIM_HOST_PREFIX
+from ..tools.hosts import HostRequest
+from ..tools.hosts.kinds import ProvisionFailed, provisioner_for
 from ..tools.hosts.spec import check_host_spec_characters
 from ..tools.hub import HubTokenUnreadable, local_hub_token
 from ..tools.inputs import one_line, validation_message
@@ -62,43 +63,42 @@ FLAGS = {
     "answers_file": "--answers",
     "allow_delete": "--allow-delete",
     "allow_roots": "--allow-root",
-    "sim_faults": "--sim-fault",
-    "time_scale": "--time-scale",
     "launch_wait_s": "--launch-wait",
     "base_url": "--base-url",
     "api_key_env": "--api-key-env",
 }
 
 
-def check_run_inputs(host: str, sim_faults: list[str], time_scale: float | None, answers: Path | None) -> None:
-    """What `run` can check before anything is written: the host spec, the simulated host's profile and faults,
-    the answers file. Exit 2 with one line naming the flag when one is wrong; nothing is created."""
-    from ..sim.faults import describe_fault_error, parse_fault
-    from ..sim.profiles import ProfileInvalid, UnknownProfileError, load_profile
-    from ..sim.profiles.cluster import is_cluster_profile, load_cluster_profile
-    from ..sim.world.cluster import parse_node_fault
+HOST_FLAGS = {"spec": "--host", "faults": "--sim-fault", "time_scale": "--time-scale"}
+
+
+def parse_host_request(host: str, sim_faults: list[str], time_scale: float | None) -> HostRequest:
+    """--host with --sim-fault and --time-scale, checked and parsed once into the request the run is given: exit 2
+    with one line naming the flag when one is wrong; starts nothing."""
     from ..tools.hosts import HostError
 
     try:
         check_host_spec_characters(host)
     except HostError as exc:
         raise fail(f"--host: {exc}", 2) from None
-    nodes = 0  # a sim cluster's: its faults may name a node
-    if is_sim_profile(host):
-        name = host[len(SIM_HOST_PREFIX) :]
-        try:
-            nodes = len(load_cluster_profile(name).nodes) if is_cluster_profile(name) else 0
-            if not nodes:
-                load_profile(name)
-        except (UnknownProfileError, ProfileInvalid) as exc:
-            raise fail(f"--host: {one_line(str(exc))} (see `specops sim profiles`)", 2) from None
-    elif sim_faults or time_scale is not None:
-        raise fail(f"--sim-fault and --time-scale apply to sim:PROFILE hosts only, not --host {host}", 2)
-    for spec in sim_faults:
-        try:
-            parse_node_fault(spec, nodes) if nodes else parse_fault(spec)
-        except ValueError as exc:
-            raise fail(f"--sim-fault: {describe_fault_error(spec, exc)} (see `specops sim faults`)", 2) from None
+    if time_scale is not None and not time_scale > 0:  # nan too
+        raise fail(f"--time-scale: {time_scale} is not a time scale: give a positive number (10: ten times faster)", 2)
+    request = HostRequest(spec=host, faults=tuple(sim_faults), time_scale=time_scale)
+    provisioner = provisioner_for(host)
+    if provisioner is None:
+        if request.has_options:
+            raise fail(f"--sim-fault and --time-scale apply to sim:PROFILE hosts only, not --host {host}", 2)
+        return request
+    try:
+        provisioner.check(request)
+    except ProvisionFailed as exc:
+        raise fail(f"{HOST_FLAGS.get(exc.option, '--host')}: {one_line(str(exc))}", 2) from None
+    return request
+
+
+def check_run_inputs(answers: Path | None) -> None:
+    """What `run` can check before anything is written beside the host: the answers file, the Hub token file.
+    Exit 2 with one line naming what is wrong; nothing is created."""
     if answers is not None:
         try:
             load_answers(answers)
@@ -185,8 +185,6 @@ def run(
             answers_file=answers,
             allow_delete=tuple(allow_delete or ()),
             allow_roots=tuple(allow_root or ()),
-            sim_faults=tuple(sim_fault or ()),
-            time_scale=time_scale,
             launch_wait_s=launch_wait,
             base_url=base_url,
             api_key_env=api_key_env,
@@ -200,7 +198,8 @@ def run(
         )
     except ValidationError as exc:
         raise fail(validation_message(exc, FLAGS), 2) from None
-    check_run_inputs(host, sim_fault or [], time_scale, answers)
+    request = parse_host_request(host, sim_fault or [], time_scale)
+    check_run_inputs(answers)
     for secret, name in run_secrets(options).items():  # what the run's transcript hides, the terminal hides too
         output_redactor().add_secret(secret, name)
     view = LiveView()
@@ -210,7 +209,7 @@ def run(
         if json_out or not err.is_terminal:
             outcome = run_goal(
                 goal,
-                host=host,
+                host=request,
                 policy=model,
                 budgets=budgets,
                 options=options,
@@ -222,7 +221,7 @@ def run(
             with Live(view, console=err, refresh_per_second=4, transient=False):
                 outcome = run_goal(
                     goal,
-                    host=host,
+                    host=request,
                     policy=model,
                     budgets=budgets,
                     options=options,

@@ -183,8 +183,8 @@ def exec_(
     timeout: Annotated[float, typer.Option(help="Seconds before the command is killed")] = 600.0,
 ) -> None:
     """Run one command on a running simulated host, as a shell on that host would."""
+    from ..sim.host.sim_host import inherited_environment
     from ..sim.world.world import attach
-    from ..tools.hosts.sim import inherited_environment
 
     try:
         state = attach(host)

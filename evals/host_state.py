@@ -17,7 +17,8 @@ from pydantic import BaseModel, ConfigDict
 
 from specops.sim.world.gpu_registry import live_holdings
 from specops.sim.world.layout import WorldLayout
-from specops.sim.world.ports import pid_alive, read_entry
+from specops.sim.world.ports import read_entry
+from specops.sim.world.processes import pid_alive
 
 
 class HostSnapshot(BaseModel):

@@ -16,6 +16,7 @@ from pathlib import Path
 import yaml
 
 from specops.sim.faults import Fault, parse_fault
+from specops.sim.hosting import register as offer_simulated_hosts
 from specops.sim.profiles import Profile, load_profile
 from specops.sim.profiles.cluster import is_cluster_profile, load_cluster_profile
 from specops.sim.world.cluster import SimCluster, parse_node_fault
@@ -25,6 +26,7 @@ from .host_state import HostSnapshot, LiveServer, live_servers
 from .scenario import Scenario
 
 SSH_HOST_NAME = "eval-sim-over-ssh"
+offer_simulated_hosts()  # the runs this starts open `sim:` hosts
 
 
 def host_profile(name: str) -> Profile:

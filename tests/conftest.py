@@ -6,6 +6,10 @@ import os
 import pytest
 import structlog
 
+from specops.sim.hosting import register as offer_simulated_hosts
+
+offer_simulated_hosts()  # the tests open `sim:` hosts as the CLI does
+
 # Real model requests are never made from tests (pydantic-ai's switch).
 try:
     from pydantic_ai import models

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The test command (README, .ci/run): installs what the tests need, prepares the
-# real resources they use, runs the lint, format and type gate and the whole suite.
+# real resources they use, runs the lint, format, type and import gate and the whole suite.
 #
 # - a virtual environment with the project and its test extras;
 # - OpenSSH's sshd, for the SSH host tests (they start their own on loopback);
@@ -60,10 +60,11 @@ phase() {
   fi
 }
 selected=$#
-# The gate: lint, format and types, over the whole tree (not only what the arguments chose).
+# The gate: lint, format, types and import contracts, over the whole tree (not only what the arguments chose).
 phase lint .venv/bin/ruff check --quiet .
 phase format .venv/bin/ruff format --check --quiet .
 phase types bash tests/typecheck.sh
+phase imports bash tests/import_contracts.sh
 phase serial .venv/bin/python -m pytest -m serial "$@"
 phase parallel .venv/bin/python -m pytest -m "not serial" -n 4 --dist loadfile "$@"
 if [ "${#failed[@]}" -ne 0 ]; then

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import specops.transcripts
+from specops.tools.hosts import HostRequest
 
 from ..run import TRANSCRIPT, RunOptions, run_goal_async
 from .replay import ReplayResult, replay_async
@@ -93,12 +94,10 @@ async def record(scenario: GoldenScenario) -> str:
     with tempfile.TemporaryDirectory(prefix="specops-golden-") as tmp, _serving(scenario) as base_url:
         outcome = await run_goal_async(
             scenario.goal,
-            host="sim:seed-ct200",
+            host=HostRequest(spec="sim:seed-ct200", faults=tuple(scenario.faults)),
             policy=scenario.policy,
             run_dir=Path(tmp) / scenario.name,
-            options=RunOptions(
-                sim_faults=scenario.faults, fsync=False, base_url=base_url, allow_delete=scenario.allow_delete
-            ),
+            options=RunOptions(fsync=False, base_url=base_url, allow_delete=scenario.allow_delete),
         )
         GOLDEN_DIR.mkdir(parents=True, exist_ok=True)
         data = (outcome.run_dir / TRANSCRIPT).read_bytes()

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from typing import Any, NoReturn
 
 from specops.tools.context import ToolContext
-from specops.tools.hosts import Host, HostError
+from specops.tools.hosts import Host, HostError, HostRequest
 
 from ..host import HostOpener, RunHost
 from .recorded_run import RecordedRun
@@ -68,9 +68,9 @@ def offline_opener(described: dict[str, Any]) -> HostOpener:
     """A HostOpener that yields the described host (`recorded_host`), offline."""
 
     @contextmanager
-    def open_offline(spec: str, sim_faults: Sequence[str], time_scale: float | None) -> Iterator[RunHost]:
+    def open_offline(request: HostRequest) -> Iterator[RunHost]:
         host = OfflineHost(str(described["opened"]))
         context = ToolContext(host=host, home=str(described["home"]), allowed_roots=tuple(described["allowed_roots"]))
-        yield RunHost(spec=spec, host=host, context=context, sim=dict(described.get("sim") or {}))
+        yield RunHost(spec=request.spec, host=host, context=context, sim=dict(described.get("sim") or {}))
 
     return open_offline

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
@@ -30,10 +30,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 from pydantic_ai.models import Model
 
+from specops.tools.hosts import HostRequest
+
 from ..budget import Budgets
 from ..host import HostOpener, RunHost
 from ..policies import PLAYBOOK, resolve_policy
-from ..run import RunOptions, RunOutcome, RunSeams, new_run_id, open_live_host, run_goal_async
+from ..run import RunOptions, RunOutcome, RunSeams, new_run_id, open_live_host, request_of, run_goal_async
 from ..tool_runner import LiveTools
 from .comparator import EventComparator
 from .comparing_recorder import ComparingRecorder
@@ -145,7 +147,7 @@ async def replay_async(
         try:
             outcome = await run_goal_async(
                 recorded.start.goal,
-                host=live_host or str(recorded.start.host.get("spec", "local")),
+                host=HostRequest(spec=live_host) if live_host else _recorded_request(recorded),
                 policy=policy,
                 budgets=budgets,
                 run_dir=run_dir,
@@ -190,12 +192,18 @@ def recorded_settings(recorded: RecordedRun, live: bool) -> tuple[RunOptions, Bu
     return options, budgets
 
 
+def _recorded_request(recorded: RecordedRun) -> HostRequest:
+    """The host the run asked for, as it asked (with its faults and time scale)."""
+    request = request_of(recorded.start.host, recorded.config.get("options"))
+    return request if request.spec else HostRequest(spec="local")
+
+
 def _capturing(opener: HostOpener, opened: list[RunHost]) -> HostOpener:
     """The opener, keeping the RunHost it opened (recorded responses are moved to a new world's directory)."""
 
     @contextmanager
-    def open_(spec: str, sim_faults: Sequence[str], time_scale: float | None) -> Iterator[RunHost]:
-        with opener(spec, sim_faults, time_scale) as run_host:
+    def open_(request: HostRequest) -> Iterator[RunHost]:
+        with opener(request) as run_host:
             opened.append(run_host)
             yield run_host
 

@@ -34,17 +34,18 @@ from pydantic import ValidationError
 
 from specops.tools.context import ToolContext
 from specops.tools.errors import ToolError
+from specops.tools.hosts import HostRequest
 from specops.transcripts import NoteEvent, ResumedEvent, TodoChangeEvent, configure_logging
 from specops.transcripts.todos import TodoItem
 
 from ..budget import WallClock
 from ..deps import AgentDeps
 from ..goal import Goal, GoalRefused, parse_goal
-from ..host import HostNotAnswering, RunHost, is_sim_profile, reopen_run_host
+from ..host import HostNotAnswering, RunHost, is_provisioned, reopen_run_host
 from ..policies import PolicyUnavailable, resolve_policy
 from ..questions import AnswersInvalid, load_answers
 from ..recording import Listener, ObservedRecorder
-from ..run import RunOutcome, RunParts, RunSeams, add_key_secret, carry_out
+from ..run import RunOutcome, RunParts, RunSeams, add_key_secret, carry_out, request_of
 from ..todo import Todo, TodoList
 from ..tool_runner import LiveTools, ToolDone, ToolRequest
 from ..toolset import TODO_TOOL, registered_tools
@@ -135,14 +136,12 @@ async def resume_async(
             )
             todos = _restored_plan(recorded, recorder)
 
-            def open_host(  # noqa: ARG001
-                spec_: str, sim_faults: Sequence[str], time_scale: float | None
-            ) -> AbstractContextManager[RunHost]:
+            def open_host(request: HostRequest) -> AbstractContextManager[RunHost]:  # noqa: ARG001
                 return nullcontext(run_host)  # opened above, before the transcript was touched
 
             parts = RunParts(
                 goal=goal,
-                host_spec=str(recorded.start.host.get("spec", "")),
+                host=request_of(recorded.start.host, recorded.config.get("options")),
                 model=policy,
                 budgets=budgets,
                 run_dir=run_dir,
@@ -165,7 +164,7 @@ def _unreachable(run_id: str, described: dict[str, Any], exc: HostNotAnswering) 
     spec = str(described.get("spec", ""))
     root = str((described.get("sim") or {}).get("root", ""))
     fork = "fork the run onto another host with `specops replay RUN --from N --host HOST`"
-    if is_sim_profile(spec) and root and not Path(root).exists():
+    if is_provisioned(spec) and root and not Path(root).exists():
         why, remedy = f"the simulated world it ran in, {root}, no longer exists", fork
     else:
         why, remedy = str(exc), f"bring the host back and resume again, or {fork}"

@@ -12,6 +12,8 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
+from specops.tools.hosts.port_map import PORT_MAP_VARIABLE
+
 from ..fault_names import FaultName
 from ..faults import Fault, FullDisk, NvidiaSmiOffPath, OutOfMemory, PortInUse, find_fault
 from ..hub.fixtures import FixtureRepo
@@ -205,6 +207,7 @@ def host_env(layout: WorldLayout, profile: Profile, hub_url: str, sglang_install
         # The host cannot reach PyPI; `hf` would otherwise try once a day.
         "HF_HUB_DISABLE_UPDATE_CHECK": "1",
         "SPECOPS_SIM_ROOT": str(layout.root),
+        PORT_MAP_VARIABLE: str(layout.ports_dir),  # its ports are virtual: where each one is served
     }
     if sglang_installed:
         env["PYTHONPATH"] = str(layout.site_dir)

@@ -17,15 +17,13 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from specops.sim.world.clock import WorldClock
-from specops.sim.world.layout import SIM_HOST_PREFIX, WorldLayout
-from specops.sim.world.ports import PortNotListening as SimPortNotListening
-from specops.sim.world.ports import resolve_port
-from specops.sim.world.state import WorldState, WorldStateDamaged
+from specops.tools.hosts import HostNotRunning, LocalHost, PortNotListening, check_env
 
-from ._shell import check_env
-from .errors import PortNotListening, SimHostNotRunning
-from .local import LocalHost
+from ..world.clock import WorldClock
+from ..world.layout import SIM_HOST_PREFIX, WorldLayout
+from ..world.ports import PortNotListening as SimPortNotListening
+from ..world.ports import resolve_port
+from ..world.state import WorldState, WorldStateDamaged
 
 # This machine's Hub token, where its token file is, and its OIDC exchange (huggingface_hub's get_token reads all
 # four): never handed to the simulated host's processes.
@@ -43,13 +41,13 @@ class SimHost(LocalHost):
         try:
             self.state = WorldState.load(root)
         except FileNotFoundError:
-            raise SimHostNotRunning(
+            raise HostNotRunning(
                 f"no simulated world at {root} (no .sim/world.json): start one with `specops sim up PROFILE` "
                 "and use the host it prints",
                 host=f"{SIM_HOST_PREFIX}{root}",
             ) from None
         except WorldStateDamaged as exc:
-            raise SimHostNotRunning(
+            raise HostNotRunning(
                 f"the simulated world at {root} cannot be used: {exc}; start a new one with `specops sim up PROFILE`",
                 host=f"{SIM_HOST_PREFIX}{root}",
             ) from None

@@ -8,7 +8,6 @@ where one is to blame.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -16,7 +15,7 @@ from hypothesis import strategies as st
 
 from specops.agent.goal import GoalRefused, parse_goal
 from specops.tools.hosts import HostError, parse_host_spec
-from specops.tools.hosts.spec import LocalSpec, SimSpec, SshSpec
+from specops.tools.hosts.spec import KindSpec, LocalSpec, SshSpec
 from specops.tools.inputs import describe_char
 
 pytestmark = pytest.mark.filterwarnings("ignore::hypothesis.errors.NonInteractiveExampleWarning")
@@ -224,8 +223,8 @@ def check_host_spec(spec: str, inventory, ssh_config) -> None:
     assert not any(c.isspace() or c in CONTROL for c in spec), (spec, parsed)
     if isinstance(parsed, LocalSpec):
         assert spec == "local"
-    elif isinstance(parsed, SimSpec):
-        assert spec.startswith("sim:/") and parsed.root == Path(spec[4:]), (spec, parsed)
+    elif isinstance(parsed, KindSpec):
+        assert spec.startswith("sim:/") and parsed.spec == spec, (spec, parsed)
     else:
         assert isinstance(parsed, SshSpec) and parsed.spec == spec
         if "://" not in spec:

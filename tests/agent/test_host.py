@@ -9,6 +9,7 @@ import pytest
 
 from specops.agent.run import RunOptions, run_goal_async
 from specops.sim.profiles import load_profile
+from specops.tools.hosts import HostRequest
 
 from .scripted import GOAL, call, events, scripted
 
@@ -39,10 +40,10 @@ async def test_a_host_that_does_not_answer_ends_the_run(host, tmp_path):
 async def test_sim_profile_starts_a_world_for_the_run_and_closes_it(tmp_path):
     outcome = await run_goal_async(
         GOAL,
-        host="sim:seed-ct200",
+        host=HostRequest(spec="sim:seed-ct200", faults=("missing_repo:repo_id=nobody/missing",)),
         policy=scripted(call("check_disk", {"repo_id": "nobody/missing", "target": "~/m"})),
         run_dir=tmp_path / "run",
-        options=RunOptions(fsync=False, sim_faults=("missing_repo:repo_id=nobody/missing",)),
+        options=RunOptions(fsync=False),
     )
     assert outcome.status == "completed"
     [opened] = [e.host for e in events(outcome, "host_opened")]

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from specops.agent.run import RunOptions, run_goal
+from specops.tools.hosts import HostRequest
 
 SEED_GOAL = (
     "https://huggingface.co/SubSir/Kimi-K2.6-DFlash-tmp-long -- try to download, evaluate accept lens, "
@@ -28,11 +29,10 @@ def test_seed_run_recovers_from_full_disk_and_broken_cli(tmp_path):
     # recovery and finding, and under four test workers the whole job takes minutes.
     outcome = run_goal(
         SEED_GOAL,
-        host="sim:seed-ct200",
+        host=HostRequest(spec="sim:seed-ct200", faults=("full_disk", "broken_cli")),
         policy="playbook:tune=false;bracket=false",
         options=RunOptions(
             runs_dir=tmp_path,
-            sim_faults=("full_disk", "broken_cli"),
             fsync=False,
             allow_delete=("cache:Qwen/Qwen3-235B-A22B-Instruct-2507-FP8",),
         ),

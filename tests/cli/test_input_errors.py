@@ -87,7 +87,7 @@ def test_tool_and_usage_errors_are_one_line_naming_the_flag(args, words):
         (["--max-requests", "0"], "--max-requests: should be greater than or equal to 1 (got 0)"),
         (["--max-wall", "-1", "--max-tool-calls", "0"], "--max-tool-calls: should be greater than or equal to 1"),
         (["--max-cost", "nan"], "--max-cost: should be greater than 0 (got nan)"),
-        (["--time-scale", "0"], "--time-scale: should be greater than 0 (got 0.0)"),
+        (["--time-scale", "0"], "--time-scale: 0.0 is not a time scale"),
         (["--launch-wait", "0"], "--launch-wait: should be greater than 0 (got 0.0)"),
         (["--sim-fault", "bogus"], "--sim-fault: no fault named 'bogus'; known faults:"),
         (

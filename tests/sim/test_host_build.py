@@ -50,8 +50,10 @@ def test_world_json_env_and_layout(seed):
     assert env["HF_HOME"] == str(root / "root/.cache/huggingface") and env["HF_ENDPOINT"] == NO_HUB
     assert env["HF_HUB_DISABLE_TELEMETRY"] == "1" and env["PYTHONPATH"] == str(root / ".sim/site")
     assert env["SPECOPS_SIM_ROOT"] == str(root)
+    assert env["SPECOPS_PORT_MAP"] == str(root / ".sim/ports")  # its ports are virtual: the map says where each is
     assert seed.real_hf.endswith("/hf") and Path(seed.real_hf).is_file()
     assert sorted(p.name for p in (root / ".sim/bin").iterdir()) == [
+        "date",  # the host's clock (sim/world/clock.py)
         "df",
         "free",
         "hf",

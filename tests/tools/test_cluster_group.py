@@ -18,8 +18,11 @@ def test_a_comma_list_keeps_its_order_and_rank0_is_first(tmp_path):
     assert second.kind == "ssh" and (second.target.user, second.target.port) == ("bob", 2222)
 
     sims = parse_host_group("sim:/tmp/world-a,sim:/tmp/world-b")
-    assert [m.kind for m in sims.members] == ["sim", "sim"]
-    assert [str(m.root) for m in sims.members if m.kind == "sim"] == ["/tmp/world-a", "/tmp/world-b"]
+    # Hosts of a kind a provider registered (the simulator's sim:/root), each kept as given.
+    assert [(m.kind, m.spec) for m in sims.members] == [
+        ("registered", "sim:/tmp/world-a"),
+        ("registered", "sim:/tmp/world-b"),
+    ]
 
 
 def test_one_host_is_a_group_of_one(tmp_path):

@@ -149,12 +149,12 @@ def test_a_given_environment_and_directory_are_what_commands_and_paths_see(tmp_p
             LocalHost(env={"BAD NAME": "x"})
 
 
-def test_a_sim_worlds_environment_maps_its_virtual_ports_through_the_registry(tmp_path):
+def test_an_environment_with_a_port_map_maps_its_ports_through_it(tmp_path):
     from specops.sim.world.layout import WorldLayout
     from specops.sim.world.ports import PortEntry, write_entry
 
     layout = WorldLayout(tmp_path / "world")
-    host = LocalHost(env={"SPECOPS_SIM_ROOT": str(layout.root)})
+    host = LocalHost(env={"SPECOPS_PORT_MAP": str(layout.ports_dir)})  # as a simulated world's environment has
     with socketserver.ThreadingTCPServer(("127.0.0.1", 0), _Echo) as server:
         threading.Thread(target=server.serve_forever, daemon=True).start()
         real = server.server_address[1]
@@ -170,6 +170,6 @@ def test_a_sim_worlds_environment_maps_its_virtual_ports_through_the_registry(tm
             server.shutdown()
     # A port no process of the world holds is not listening, whatever this machine has on that number.
     assert host.port_on_host(30001) == 30001
-    with pytest.raises(PortNotListening, match="port 30001 .*simulated host"):
+    with pytest.raises(PortNotListening, match="nothing listens on port 30001 of local"):
         with host.forward(30001):
             pass

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from specops.sim.host.sim_host import SimHost
 from specops.sim.profiles import load_profile
 from specops.sim.world.layout import WorldLayout
 from specops.sim.world.ports import PortEntry, write_entry
 from specops.sim.world.state import WorldState
-from specops.tools.hosts import PortNotListening, SimHostNotRunning, open_host
-from specops.tools.hosts.sim import SimHost
+from specops.tools.hosts import HostNotRunning, PortNotListening, open_host
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -131,7 +131,7 @@ def test_a_stale_registry_entry_does_not_count(host, world):
 
 
 def test_sim_specs_that_name_no_running_world(tmp_path):
-    with pytest.raises(SimHostNotRunning, match="specops sim up seed-ct200"):
+    with pytest.raises(HostNotRunning, match="specops sim up seed-ct200"):
         open_host("sim:seed-ct200")
-    with pytest.raises(SimHostNotRunning, match="no simulated world"):
+    with pytest.raises(HostNotRunning, match="no simulated world"):
         open_host(f"sim:{tmp_path}")

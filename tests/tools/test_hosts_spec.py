@@ -8,7 +8,7 @@ import re
 import pytest
 
 from specops.tools.hosts import InvalidHostSpec, UnknownHostName, open_host, parse_host_spec
-from specops.tools.hosts.spec import LocalSpec, SimSpec, SshSpec
+from specops.tools.hosts.spec import KindSpec, LocalSpec, SshSpec
 
 
 @pytest.mark.parametrize(
@@ -48,7 +48,7 @@ def test_good_specs_parse():
     assert isinstance(default_user, SshSpec) and default_user.target.user == getpass.getuser()
     assert default_user.target.port == 22
     sim = parse_host_spec("sim:/tmp/world")
-    assert isinstance(sim, SimSpec) and str(sim.root) == "/tmp/world"
+    assert isinstance(sim, KindSpec) and (sim.spec, sim.prefix) == ("sim:/tmp/world", "sim:")
 
 
 def test_options_are_checked():

@@ -29,8 +29,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from specops.tools.errors import ErrorKind, InvalidToolInput
-from specops.tools.hosts import InvalidHostSpec, SimHostNotRunning
-from specops.tools.hosts.spec import HostSpec, SimSpec, SshSpec, find_inventory, parse_host_spec
+from specops.tools.hosts import HostNotRunning, InvalidHostSpec
+from specops.tools.hosts.spec import HostSpec, KindSpec, SshSpec, find_inventory, parse_host_spec
 from specops.tools.inputs import one_line
 
 GROUP_PREFIX = "group:"
@@ -156,7 +156,7 @@ def parse_host_group(
             raise _refuse(spec, f"member {rank + 1} is empty (two commas in a row, or one at an end)")
         try:
             members.append(parse_host_spec(word, inventory=inventory, ssh_config=ssh_config, **options))
-        except (InvalidHostSpec, SimHostNotRunning) as exc:
+        except (InvalidHostSpec, HostNotRunning) as exc:
             raise _refuse(spec, f"member {rank + 1} ({word!r}): {exc}", member=word) from None
     seen: dict[str, int] = {}
     for rank, member in enumerate(members):
@@ -178,10 +178,10 @@ def parse_host_group(
 
 
 def _node_key(member: HostSpec) -> str:
-    """What makes two members the same node: the SSH user@host:port, the world's root, or `local`."""
+    """What makes two members the same node: the SSH user@host:port, a registered kind's spec, or `local`."""
     if isinstance(member, SshSpec):
         target = member.target
         return f"ssh:{target.user}@{target.hostname.lower()}:{target.port}"
-    if isinstance(member, SimSpec):
-        return f"sim:{member.root}"
+    if isinstance(member, KindSpec):
+        return member.spec
     return "local"

@@ -1,21 +1,21 @@
-"""The ports the router binds: the ones asked for on a real host; free loopback ports on a simulated one.
+"""The ports the router binds: the ones asked for, or free loopback ports on a host with a port map.
 
-A simulated host's ports are virtual (sim/world/ports.py): its servers claim a
-host port in the world's registry and serve it from a free real port, and
-`Host.forward`/`port_on_host` look the port up there. The router is a real
-program that knows nothing of that, so on a simulated host it binds two free
-real ports, and the gateway claims the virtual ports for it in the registry
-under its pid (an entry whose process is gone holds nothing). Simulated worlds
-always live on this machine, so the registry is read and written here, with the
-simulator's own functions, as LocalHost does (tools/hosts/local.py).
+A host that shares one machine's loopback with others (a simulated one) maps
+its ports (tools/hosts/port_map.py): its servers claim a host port in the map
+and serve it from a free real port, and `Host.forward`/`port_on_host` look the
+port up there. The router is a real program that knows nothing of that, so on
+such a host it binds two free real ports, and the gateway claims the host's
+ports for it in the map under its pid (an entry whose process is gone holds
+nothing). Such hosts live on this machine, so the map is read and written
+here, as LocalHost does.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from ..hosts import Host, PortNotListening
+from ..hosts.port_map import PortEntry, read_entry, remove_entry, write_entry
 from .errors import GatewayFailed
 
 _FREE_PORTS = (
@@ -33,13 +33,13 @@ class RouterPorts:
     metrics_port: int
     bound_port: int  # what the router binds
     bound_metrics_port: int
-    sim_root: str = ""  # the simulated world whose registry maps port -> bound_port; "" on a real host
+    port_map: str = ""  # the host's port map (port -> bound_port); "" where a port is itself
 
 
 def choose_ports(host: Host, *, python: str, port: int, metrics_port: int) -> RouterPorts:
-    """The ports to bind for `port` and `metrics_port`; on a simulated host, refused when either is claimed."""
-    root = host.sim_root()
-    if not root:
+    """The ports to bind for `port` and `metrics_port`; on a host with a port map, refused when either is claimed."""
+    map_dir = host.port_map_dir()
+    if not map_dir:
         for wanted in (port, metrics_port):
             if _answers(host, wanted):
                 raise GatewayFailed(
@@ -48,12 +48,8 @@ def choose_ports(host: Host, *, python: str, port: int, metrics_port: int) -> Ro
                     details={"cause": "port_in_use", "port": wanted, "stopped": False},
                 )
         return RouterPorts(port, metrics_port, port, metrics_port)
-    from specops.sim.world.layout import WorldLayout
-    from specops.sim.world.ports import read_entry
-
-    layout = WorldLayout(Path(root))
     for wanted in (port, metrics_port):
-        if (entry := read_entry(layout, wanted)) is not None:
+        if (entry := read_entry(map_dir, wanted)) is not None:
             raise GatewayFailed(
                 f"port {wanted} on {host.spec} is taken (pid {entry.pid}: {entry.command or entry.owner})",
                 remedy="choose other ports for the gateway (port, metrics_port), or stop what holds it",
@@ -61,7 +57,7 @@ def choose_ports(host: Host, *, python: str, port: int, metrics_port: int) -> Ro
             )
     done = host.run([python, "-c", _FREE_PORTS], timeout=30, idempotent=True).check()
     bound, bound_metrics = (int(p) for p in done.stdout.split())
-    return RouterPorts(port, metrics_port, bound, bound_metrics, sim_root=root)
+    return RouterPorts(port, metrics_port, bound, bound_metrics, port_map=map_dir)
 
 
 def _answers(host: Host, port: int) -> bool:
@@ -73,25 +69,17 @@ def _answers(host: Host, port: int) -> bool:
 
 
 def claim(ports: RouterPorts, *, pid: int, argv: list[str]) -> None:
-    """On a simulated host, map the virtual ports to the router's real ones, held by its pid."""
-    if not ports.sim_root:
+    """On a host with a port map, map its ports to the router's real ones, held by its pid."""
+    if not ports.port_map:
         return
-    from specops.sim.world.layout import WorldLayout
-    from specops.sim.world.ports import PortEntry, write_entry
-
-    layout = WorldLayout(Path(ports.sim_root))
     command = " ".join(argv)
     for virtual, real in ((ports.port, ports.bound_port), (ports.metrics_port, ports.bound_metrics_port)):
-        write_entry(layout, virtual, PortEntry(pid=pid, real_port=real, owner=OWNER, command=command))
+        write_entry(ports.port_map, virtual, PortEntry(pid=pid, real_port=real, owner=OWNER, command=command))
 
 
 def release(ports: RouterPorts, *, pid: int) -> None:
     """Drop the router's claims (only entries its pid still holds)."""
-    if not ports.sim_root:
+    if not ports.port_map:
         return
-    from specops.sim.world.layout import WorldLayout
-    from specops.sim.world.ports import remove_entry
-
-    layout = WorldLayout(Path(ports.sim_root))
     for virtual in (ports.port, ports.metrics_port):
-        remove_entry(layout, virtual, pid)
+        remove_entry(ports.port_map, virtual, pid)

@@ -56,7 +56,7 @@ def stop_gateway(ctx: ToolContext, args: StopGatewayArgs) -> GatewayStopResult:
 
 def _ports(host: Host, gateway: RunningGateway) -> RouterPorts:
     return RouterPorts(
-        gateway.port, gateway.metrics_port, gateway.bound_port, gateway.bound_metrics_port, sim_root=host.sim_root()
+        gateway.port, gateway.metrics_port, gateway.bound_port, gateway.bound_metrics_port, port_map=host.port_map_dir()
     )
 
 

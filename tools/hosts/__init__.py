@@ -1,10 +1,10 @@
-"""Hosts the agent's tools run on: one interface (Host), three backends (local, ssh, sim).
+"""Hosts the agent's tools run on: one interface (Host), two backends (local, ssh), and kinds others register.
 
 with open_host("ssh://root@gpu-1") as host:
     host.run(["nvidia-smi"], timeout=30).check()
 """
 
-from ._shell import leader_alive
+from ._shell import check_env, leader_alive
 from .base import Host
 from .errors import (
     CommandFailed,
@@ -13,14 +13,15 @@ from .errors import (
     HostError,
     HostKeyMismatch,
     HostKeyUnknown,
+    HostNotRunning,
     HostUnreachable,
     InvalidHostSpec,
     PortNotListening,
     RemoteFileNotFound,
-    SimHostNotRunning,
     UnknownHostName,
 )
 from .factory import open_host
+from .kinds import HostKind, HostRequest, Provisioned, Provisioner, register_host_kind, register_provisioner
 from .local import LocalHost
 from .results import CommandResult, DetachedProcess
 from .spec import parse_host_spec
@@ -36,16 +37,23 @@ __all__ = [
     "HostError",
     "HostKeyMismatch",
     "HostKeyUnknown",
+    "HostKind",
+    "HostRequest",
     "HostUnreachable",
     "InvalidHostSpec",
     "LocalHost",
     "PortNotListening",
+    "Provisioned",
+    "Provisioner",
     "RemoteFileNotFound",
-    "SimHostNotRunning",
+    "HostNotRunning",
     "SshOptions",
     "SshTarget",
     "UnknownHostName",
+    "check_env",
     "leader_alive",
     "open_host",
+    "register_host_kind",
+    "register_provisioner",
     "parse_host_spec",
 ]

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 
 from ._shell import READ_EXPORTS, check_argv, detached_line, env_exports, leader_alive, live_group_members
 from .errors import CommandFailed, RemoteFileNotFound
+from .port_map import PORT_MAP_VARIABLE
 from .results import CommandResult, DetachedProcess
 
 # Helper commands (ps, kill, tail, the detached launcher) finish at once; this
@@ -82,18 +83,28 @@ class Host(ABC):
         """
         return port
 
+    def port_map_dir(self) -> str:
+        """Where this host maps its ports to the loopback ports serving them ("" where a port is itself): its
+        environment's SPECOPS_PORT_MAP (port_map.py), asked once."""
+        cached: str | None = getattr(self, "_port_map_seen", None)
+        if cached is None:
+            cached = self._environment_variable(PORT_MAP_VARIABLE)
+            self._port_map_seen = cached
+        return cached
+
     def sim_root(self) -> str:
         """The root of the simulated world this host is ("" on a real machine): what its sessions carry in
         SPECOPS_SIM_ROOT, asked once. Everything else tools know of a sim host comes from that world's world.json
         (tools/simulated.py)."""
         cached: str | None = getattr(self, "_sim_root_seen", None)
         if cached is None:
-            done = self.run(
-                ["sh", "-c", f'printf %s "${{{SIM_ROOT_VARIABLE}:-}}"'], timeout=HELPER_TIMEOUT_S, idempotent=True
-            )
-            cached = done.stdout.strip() if done.ok else ""
+            cached = self._environment_variable(SIM_ROOT_VARIABLE)
             self._sim_root_seen = cached
         return cached
+
+    def _environment_variable(self, name: str) -> str:
+        done = self.run(["sh", "-c", f'printf %s "${{{name}:-}}"'], timeout=HELPER_TIMEOUT_S, idempotent=True)
+        return done.stdout.strip() if done.ok else ""
 
     # -- clock ------------------------------------------------------------------------------
 

@@ -36,8 +36,8 @@ class UnknownHostName(InvalidHostSpec):
     """A bare name that neither the inventory nor ~/.ssh/config defines."""
 
 
-class SimHostNotRunning(HostError):
-    """A sim: spec that names no running simulated world."""
+class HostNotRunning(HostError):
+    """A spec of a registered kind (kinds.py) that names no running host of that kind."""
 
 
 class HostUnreachable(HostError):

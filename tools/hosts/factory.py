@@ -6,8 +6,9 @@ from pathlib import Path
 from typing import Any
 
 from .base import Host
+from .kinds import host_kind
 from .local import LocalHost
-from .spec import LocalSpec, SimSpec, SshSpec, parse_host_spec
+from .spec import KindSpec, LocalSpec, SshSpec, parse_host_spec
 
 
 def open_host(
@@ -21,10 +22,10 @@ def open_host(
     parsed = parse_host_spec(spec, inventory=inventory, ssh_config=ssh_config, **options)
     if isinstance(parsed, LocalSpec):
         return LocalHost()
-    if isinstance(parsed, SimSpec):
-        from .sim import SimHost  # the simulator is only imported for sim hosts
-
-        return SimHost(parsed.root)
+    if isinstance(parsed, KindSpec):
+        kind = host_kind(parsed.spec)
+        assert kind is not None, "parse_host_spec found it"
+        return kind.open(parsed.spec)
     assert isinstance(parsed, SshSpec)
     from .ssh import SshHost
 

@@ -3,9 +3,9 @@
 `LocalHost(env=..., cwd=...)` runs every command with `env` on top of this
 process's environment and from `cwd` (relative paths resolve there, `~` to the
 HOME that `env` sets): the local host as a login shell with that environment
-would see it. An environment that carries SPECOPS_SIM_ROOT is a simulated
-host's (started with `specops sim up`): its ports are virtual, and forward()
-and port_on_host() look them up in that world's port registry, as SshHost does.
+would see it. An environment with a port map (SPECOPS_PORT_MAP, port_map.py:
+a simulated host's) has virtual ports: forward() and port_on_host() look them
+up there, as SshHost does.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from typing import IO
 from ._shell import check_argv, check_env
 from .base import SIM_ROOT_VARIABLE, Host
 from .errors import PortNotListening, RemoteFileNotFound
+from .port_map import PORT_MAP_VARIABLE, read_entry
 from .results import CommandResult
 
 # After a kill, how long to wait for the pipes to close. A process that left
@@ -201,8 +202,8 @@ class LocalHost(Host):
         return self._path(path).exists()
 
     def clock(self) -> float:
-        # This machine's clock, unless this environment is a simulated host's, whose `date` tells its own.
-        return super().clock() if self.sim_root() else time.time()
+        # This machine's clock, unless commands run with a PATH of their own, whose `date` tells the time.
+        return super().clock() if "PATH" in self._base_env else time.time()
 
     # -- ports ------------------------------------------------------------------------------
 
@@ -210,19 +211,18 @@ class LocalHost(Host):
         """The simulated world this host's environment belongs to, or "" on a real machine (no command needed)."""
         return self._environment(None).get(SIM_ROOT_VARIABLE, "")
 
-    def _listening_port(self, port: int) -> int:
-        """The real loopback port that serves `port` on this host: the port itself, or a sim world's mapping."""
-        root = self.sim_root()
-        if not root:
-            return port
-        from specops.sim.world.layout import WorldLayout  # the simulator is only imported for sim environments
-        from specops.sim.world.ports import read_entry
+    def port_map_dir(self) -> str:
+        return self._environment(None).get(PORT_MAP_VARIABLE, "")
 
-        entry = read_entry(WorldLayout(Path(root)), port)
+    def _listening_port(self, port: int) -> int:
+        """The real loopback port that serves `port` on this host: the port itself, or what its port map says."""
+        map_dir = self.port_map_dir()
+        if not map_dir:
+            return port
+        entry = read_entry(map_dir, port)
         if entry is None or entry.real_port is None:
             raise PortNotListening(
-                f"nothing listens on port {port} of {self.spec} (the simulated host at {root}): "
-                "is the server up? check its log",
+                f"nothing listens on port {port} of {self.spec}: is the server up? check its log",
                 host=self.spec,
                 port=port,
             )

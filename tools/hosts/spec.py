@@ -3,7 +3,8 @@
     local                     this machine
     ssh://user@host[:port]    an SSH host
     NAME                      an entry of the inventory file, else a Host of ~/.ssh/config
-    sim:/abs/root             a running simulated world (`specops sim up` prints it)
+    PREFIX:...                a host of a kind a provider registered (kinds.py): sim:/abs/root, a running
+                              simulated world (`specops sim up` prints it)
 
 The inventory is YAML, NAME -> {url: ssh://..., <SshOptions fields>} or NAME -> url.
 It is the file given, else $SPECOPS_INVENTORY, else ~/.config/specops/hosts.yaml when present.
@@ -27,10 +28,10 @@ import paramiko
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from specops.sim.world.layout import SIM_HOST_PREFIX
 from specops.tools.inputs import describe_char, first_unprintable, one_line, validation_message
 
-from .errors import InvalidHostSpec, SimHostNotRunning, UnknownHostName
+from .errors import InvalidHostSpec, UnknownHostName
+from .kinds import host_kind
 from .ssh_options import HOSTNAME, USERNAME, SshOptions, SshTarget
 
 INVENTORY_ENV = "SPECOPS_INVENTORY"
@@ -41,7 +42,6 @@ _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*\Z")
 _SSH_URL_CHARS = re.compile(r"[A-Za-z0-9_.:@\[\]/\-]+\Z")
 _USER_AT_HOST = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*@[A-Za-z0-9][A-Za-z0-9.\-]*(?::[0-9]+)?\Z")
 _NAME_CHARS = re.compile(r"[A-Za-z0-9_.\-]+\Z")
-_SIM_ROOT_CHARS = re.compile(r"[A-Za-z0-9._/~+@%=:,\-]+\Z")  # what a world's directory is named with
 _SPECS = "give local, ssh://user@host[:port], a host name or sim:/root"
 
 
@@ -51,11 +51,13 @@ class LocalSpec(BaseModel):
     spec: str = "local"
 
 
-class SimSpec(BaseModel):
+class KindSpec(BaseModel):
+    """A host of a kind a provider registered (kinds.py), opened by that kind."""
+
     model_config = ConfigDict(frozen=True)
-    kind: Literal["sim"] = "sim"
+    kind: Literal["registered"] = "registered"
     spec: str
-    root: Path
+    prefix: str
 
 
 class SshSpec(BaseModel):
@@ -66,7 +68,7 @@ class SshSpec(BaseModel):
     options: SshOptions
 
 
-HostSpec = LocalSpec | SimSpec | SshSpec
+HostSpec = LocalSpec | KindSpec | SshSpec
 
 
 class InventoryEntry(SshOptions):
@@ -89,9 +91,11 @@ def parse_host_spec(
     if spec == "local":
         _no_options(spec, options)
         return LocalSpec()
-    if spec.startswith(SIM_HOST_PREFIX):
+    kind = host_kind(spec)
+    if kind is not None:
         _no_options(spec, options)
-        return _sim_spec(spec)
+        kind.check(spec)
+        return KindSpec(spec=spec, prefix=kind.prefix)
     if "://" in spec:
         target = _parse_ssh_url(spec)
         return SshSpec(spec=spec, target=target, options=_options(spec, options))
@@ -101,10 +105,11 @@ def parse_host_spec(
 def check_host_spec_characters(spec: str) -> str:
     """Refuse (InvalidHostSpec, one line naming it) the first character no spec of its kind has; reads no file.
 
-    The kind is told by the spec's start: sim:ROOT (a path), a URL (ssh://...), else a host name.
+    The kind is told by the spec's start: a registered kind's prefix (kinds.py), a URL (ssh://...), else a host name.
     """
-    if spec.startswith(SIM_HOST_PREFIX):
-        allowed, start, what = _SIM_ROOT_CHARS, len(SIM_HOST_PREFIX), "a sim: root is a plain path"
+    kind = host_kind(spec)
+    if kind is not None:
+        allowed, start, what = kind.chars, len(kind.prefix), kind.chars_hint
     elif "://" in spec:
         allowed, start, what = _SSH_URL_CHARS, 0, "an SSH host is ssh://user@host[:port]"
     else:
@@ -129,19 +134,6 @@ def _options(spec: str, options: dict[str, Any], base: dict[str, Any] | None = N
         return SshOptions.model_validate({**(base or {}), **options})
     except ValidationError as exc:
         raise InvalidHostSpec(f"bad SSH options for {spec}: {validation_message(exc)}", host=spec) from None
-
-
-def _sim_spec(spec: str) -> SimSpec:
-    rest = spec[len(SIM_HOST_PREFIX) :]
-    if not rest:
-        raise InvalidHostSpec("sim: needs the root of a running world, e.g. sim:/tmp/specops-sim-x", host=spec)
-    if not rest.startswith("/"):
-        raise SimHostNotRunning(
-            f"{spec!r} names a profile, not a running world: start one with `specops sim up {rest}` "
-            "and use the host it prints (sim:/path/to/root)",
-            host=spec,
-        )
-    return SimSpec(spec=spec, root=Path(rest))
 
 
 def _refused(spec: str, index: int, what_to_do: str) -> InvalidHostSpec:

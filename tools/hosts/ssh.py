@@ -44,8 +44,6 @@ import paramiko
 import structlog
 import tenacity
 
-from specops.sim.world.layout import WorldLayout
-
 from ._shell import check_argv, run_line, split_pgid_line
 from ._ssh_forward import PortForwarder
 from .base import Host
@@ -64,6 +62,7 @@ from .host_keys import (
     load_known_hosts,
     missing_key_policy,
 )
+from .port_map import entry_path
 from .results import CommandResult
 from .ssh_options import SshOptions, SshTarget
 
@@ -520,18 +519,13 @@ class SshHost(Host):
             forwarder.stop()
 
     def port_on_host(self, port: int) -> int:
-        """The loopback port to connect to on the host for `port`.
-
-        A simulated host served over SSH keeps virtual ports (many sim hosts share
-        one machine): its sessions carry SPECOPS_SIM_ROOT, and its port registry
-        says which real port serves each. On any other host a port is itself.
-        """
-        root = self.sim_root()
-        if not root:
+        """The loopback port to connect to on the host for `port`: itself, or what the host's port map says
+        (port_map.py: hosts sharing one machine's loopback, as simulated ones do)."""
+        map_dir = self.port_map_dir()
+        if not map_dir:
             return port
-        registry = WorldLayout(Path(root)).ports_dir / f"{port}.json"
         try:
-            entry = json.loads(self.read_file(str(registry)))
+            entry = json.loads(self.read_file(str(entry_path(map_dir, port))))
         except (RemoteFileNotFound, ValueError):
             return port
         return int(entry.get("real_port") or port)
