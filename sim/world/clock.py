@@ -89,7 +89,7 @@ class WorldClock:
     # ------------------------------------------------------------------ reading
     def now(self) -> float:
         """The modelled host's time, in epoch seconds."""
-        anchor, parts = self._anchor(), self._participants()
+        parts, anchor = self._participants(), self._anchor()  # in this order: see _set
         if any(not p.counted or not _alive(p.pid) for p in parts):
             with self._locked():
                 anchor, parts = self._settle()
@@ -111,9 +111,8 @@ class WorldClock:
         target = pid or os.getpid()
         with self._locked():
             anchor, parts = self._settle()
-            now_wall = time.time()
+            self._reanchor(anchor, parts, [p for p in parts if p.pid != target], time.time())
             self._procs.joinpath(str(target)).unlink(missing_ok=True)
-            self._reanchor(anchor, parts, [p for p in parts if p.pid != target], now_wall)
 
     async def sleep_until(self, target: float, *, rate: float | None = None, poll_s: float = 0.002) -> None:
         """Wait (asyncio) until the clock reads `target`, holding it from passing `target` meanwhile."""
@@ -131,18 +130,20 @@ class WorldClock:
     def _set(self, pid: int, record: dict) -> None:
         with self._locked():
             anchor, parts = self._settle()
+            # The anchor first, then the participant: a reader reads the participants first, then the anchor, so it
+            # never pairs the old anchor (running on past the old horizon) with a new, later horizon.
             now_wall = time.time()
+            after = [p for p in parts if p.pid != pid] + [_participant(pid, record, now_wall)]
+            self._reanchor(anchor, parts, after, now_wall)
             path = self._procs / str(pid)
             tmp = path.with_name(f".{pid}.tmp")
             tmp.write_text(json.dumps(record))
             tmp.replace(path)
-            after = [p for p in parts if p.pid != pid] + [_participant(pid, record, now_wall)]
-            self._reanchor(anchor, parts, after, now_wall)
 
     def _settle(self) -> tuple[Anchor, list[Participant]]:
         """Count uncounted holds and drop participants that exited (under the lock): the anchor and the live
-        participants after that."""
-        anchor, parts = self._anchor(), self._participants()
+        participants after that. The anchor is written before the files change (see _set)."""
+        parts, anchor = self._participants(), self._anchor()
         dead = [p for p in parts if not _alive(p.pid)]
         fresh = [p for p in parts if not p.counted and _alive(p.pid)]
         if not dead and not fresh:
@@ -153,6 +154,12 @@ class WorldClock:
             # is the kernel's coarse clock, up to a tick behind: taken a tick later, no reading goes backwards.
             first = min(max(min(p.since_wall for p in fresh) + COARSE_TICK_S, anchor.wall), now_wall)
             anchor = Anchor(model=_reading(anchor, parts, first), wall=None, rate=anchor.rate)
+        live = [
+            Participant(p.pid, p.hold, True, p.since_wall, p.horizon, p.rate) if not p.counted else p
+            for p in parts
+            if _alive(p.pid)
+        ]
+        anchor = self._reanchor(anchor, parts, live, now_wall)
         for p in fresh:
             path = self._procs / str(p.pid)
             tmp = path.with_name(f".{p.pid}.tmp")
@@ -160,13 +167,6 @@ class WorldClock:
             tmp.replace(path)
         for p in dead:
             self._procs.joinpath(str(p.pid)).unlink(missing_ok=True)
-        live = [
-            Participant(p.pid, p.hold, True, p.since_wall, p.horizon, p.rate) if not p.counted else p
-            for p in parts
-            if _alive(p.pid)
-        ]
-        self._write_anchor(anchor)
-        anchor = self._reanchor(anchor, parts, live, now_wall)
         return anchor, live
 
     def _reanchor(self, anchor: Anchor, before: list[Participant], after: list[Participant], now_wall: float) -> Anchor:

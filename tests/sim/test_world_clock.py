@@ -138,3 +138,26 @@ def _launcher_pid(root: Path) -> int | None:
     procs = root / ".sim" / "clock" / "procs"
     pids = [int(p.name) for p in procs.iterdir() if p.name.isdigit()] if procs.is_dir() else []
     return pids[0] if pids else None
+
+
+def test_readings_never_go_backwards_while_a_loader_moves_its_horizon(clock: WorldClock) -> None:
+    """A reader racing the loader's every step: it never sees the clock run past a horizon (and come back)."""
+    import threading
+
+    readings: list[float] = []
+    done = threading.Event()
+
+    async def load() -> None:
+        start = clock.now()
+        for step in range(1, 150):
+            await clock.sleep_until(start + 10 * step, rate=SEED_LOAD_SCALE)
+            time.sleep(0.002)  # logging what comes at this point: the clock stands at the horizon meanwhile
+        clock.release()
+
+    loader = threading.Thread(target=lambda: (asyncio.run(load()), done.set()))
+    loader.start()
+    while not done.is_set():
+        readings.append(clock.now())
+    loader.join()
+    assert len(readings) > 100
+    assert all(later >= earlier for earlier, later in zip(readings, readings[1:], strict=False))
