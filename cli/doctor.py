@@ -152,7 +152,7 @@ def _hub_row(facts: HostFacts) -> str:
     if hub is None:
         return "not checked (no python3)"
     via = f" through the proxy {hub.via}" if hub.via else ""
-    return f"{'reached' if hub.reached else 'UNREACHABLE'} {hub.endpoint}{via}: {hub.detail}"
+    return f"{'ok' if hub.reached else 'UNREACHABLE'} {hub.endpoint}{via}: {hub.detail}"
 
 
 def _facts_table(facts: HostFacts, hub: HubToken, redactor: Redactor) -> Table:

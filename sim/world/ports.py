@@ -1,30 +1,33 @@
 """The host's port registry: host ports are virtual, so many sim hosts run side by side.
 
-`layout.ports_dir/<port>.json` says which real loopback port stands for a host port and who holds it, in the port
-map convention every Host backend reads (tools/hosts/port_map.py): the world's environment names the directory in
-SPECOPS_PORT_MAP. An entry whose pid is gone is stale and does not hold the port.
+`layout.ports_dir/<port>.json` = {"pid", "real_port", "owner", "command"} says which
+real loopback port stands for a host port and who holds it. An entry whose pid is
+gone is stale and does not hold the port. This is the port map every Host backend
+reads (tools/hosts/port_map.py), named to them by the world's environment
+(SPECOPS_PORT_MAP); it is kept here, not imported from there, because the host's
+short-lived commands (`ss`, `nvidia-smi`) read it and must start without the tools.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import socket
 from pathlib import Path
 
-from specops.tools.hosts import port_map
-from specops.tools.hosts.port_map import PortEntry
+from pydantic import BaseModel, ConfigDict
 
 from .layout import WorldLayout
+from .processes import pid_alive
 
-__all__ = [
-    "PortEntry",
-    "PortNotListening",
-    "bind_loopback",
-    "entry_path",
-    "read_entry",
-    "remove_entry",
-    "resolve_port",
-    "write_entry",
-]
+
+class PortEntry(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    pid: int
+    real_port: int | None = None
+    owner: str
+    command: str = ""
 
 
 class PortNotListening(LookupError):
@@ -32,12 +35,16 @@ class PortNotListening(LookupError):
 
 
 def entry_path(layout: WorldLayout, port: int) -> Path:
-    return port_map.entry_path(layout.ports_dir, port)
+    return layout.ports_dir / f"{port}.json"
 
 
 def read_entry(layout: WorldLayout, port: int) -> PortEntry | None:
     """The live entry for a host port, or None when free (no entry, or its process is gone)."""
-    return port_map.read_entry(layout.ports_dir, port)
+    try:
+        entry = PortEntry.model_validate_json(entry_path(layout, port).read_text())
+    except (FileNotFoundError, ValueError):
+        return None
+    return entry if pid_alive(entry.pid) else None
 
 
 def resolve_port(layout: WorldLayout, port: int) -> int:
@@ -49,12 +56,21 @@ def resolve_port(layout: WorldLayout, port: int) -> int:
 
 
 def write_entry(layout: WorldLayout, port: int, entry: PortEntry) -> None:
-    port_map.write_entry(layout.ports_dir, port, entry)
+    path = entry_path(layout, port)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(entry.model_dump_json())
+    tmp.replace(path)
 
 
 def remove_entry(layout: WorldLayout, port: int, pid: int) -> None:
     """Remove the entry only if this process still owns it."""
-    port_map.remove_entry(layout.ports_dir, port, pid)
+    path = entry_path(layout, port)
+    try:
+        if json.loads(path.read_text()).get("pid") == pid:
+            path.unlink()
+    except (FileNotFoundError, ValueError):
+        pass
 
 
 def bind_loopback() -> socket.socket:

@@ -21,6 +21,8 @@ def _filled(template: str) -> str:
 def test_every_released_message_is_read_as_its_cause(version):
     release = load(version)
     for rule in release.launch_rules:
+        if not rule.message:  # a bare assert (eagle_partial_params): nothing to read, preflight refuses it first
+            continue
         expected = "dflash_rule" if rule.algorithm == "DFLASH" else "speculative_rule"
         assert diagnose(f"ValueError: {_filled(rule.message)}").cause == expected, rule.id
     lines = release.log_lines

@@ -335,8 +335,11 @@ def _cause_words(cause: str, lines: list[str]) -> str:
 
 def _written_since(host: Host, path: str, since: float) -> bool:
     """Whether the log at `path` was written after `since` (this machine's clock): a record left by an earlier
-    server on the same port names a log nothing writes to any more. True when the host cannot say."""
-    done = host.run(["sh", "-c", 'date +%s; stat -c %Y -- "$1"', "sh", path], timeout=30, idempotent=True)
+    server on the same port names a log nothing writes to any more. True when the host cannot say. The host's "now"
+    is a file's time written at once, on the clock that stamps the log (a filesystem's clock need not be the
+    host's `date`: a network mount's, a simulated host's)."""
+    line = 'f=$(mktemp) && stat -c %Y -- "$f"; rm -f -- "$f"; stat -c %Y -- "$1"'
+    done = host.run(["sh", "-c", line, "sh", path], timeout=30, idempotent=True)
     words = done.stdout.split()
     if not done.ok or len(words) != 2 or not all(w.isdigit() for w in words):
         return True

@@ -61,7 +61,7 @@ FIRST_POLL_S = 0.05
 # noticed within ~20% of its start-up time: a 1 s load is not rounded up to a 2 s poll.
 POLL_SHARE_OF_ELAPSED = 0.2
 STALL_POLLS = 20  # a stall is judged within about 1/STALL_POLLS of its window
-LEAST_SLEEP_S = 0.005
+LEAST_SLEEP_S = 0.05  # never busier than this: each poll is a few commands on the host
 
 
 def poll_interval(timeout_s: float) -> float:
