@@ -5,7 +5,7 @@ events, the prompts, what a model is sent) makes a golden replay diverge, and
 the test fails with the first divergence. When the change is meant, record
 them again, from the repository's root:
 
-    .venv/bin/python -m specops.agent.replay.golden --rerecord
+    .venv/bin/python -m specops.cli.golden --rerecord
 
 which runs each scenario below for real (its policy, sim:seed-ct200, its
 faults) and writes transcripts/golden/<name>.jsonl.gz. Without --rerecord it
@@ -40,7 +40,8 @@ from ..run import TRANSCRIPT, RunOptions, run_goal_async
 from .replay import ReplayResult, replay_async
 
 GOLDEN_DIR = Path(specops.transcripts.__file__).resolve().parent / "golden"
-RERECORD = ".venv/bin/python -m specops.agent.replay.golden --rerecord"
+# The entry point lives with the CLI, which offers the simulated host these runs need (the agent imports no simulator).
+RERECORD = ".venv/bin/python -m specops.cli.golden --rerecord"
 
 
 @dataclass(frozen=True)
@@ -139,7 +140,7 @@ def mismatch_message(scenario: GoldenScenario, result: ReplayResult) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m specops.agent.replay.golden", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m specops.cli.golden", description=__doc__.split("\n\n")[0])
     parser.add_argument("--rerecord", action="store_true", help="run every scenario for real and store its transcript")
     parser.add_argument("--only", action="append", default=[], help="only this scenario (repeatable)")
     args = parser.parse_args(argv)
@@ -159,7 +160,3 @@ def main(argv: list[str] | None = None) -> int:
         print(result.summary() if result.ok else mismatch_message(scenario, result))
         failed += not result.ok
     return 1 if failed else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
