@@ -18,7 +18,7 @@ killed run's host back for `specops resume`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -93,16 +93,13 @@ def open_run_host(request: HostRequest | str) -> Iterator[RunHost]:
         with _open_provisioned(spec, Provisioned(open_spec=spec, group=is_host_group(spec))) as run_host:
             yield run_host
         return
-    try:
-        provisioning = provisioner.provision(request)
-        provisioned = provisioning.__enter__()
-    except (ProvisionFailed, ValueError) as exc:
-        raise HostNotAnswering(str(exc)) from None
-    try:
+    with ExitStack() as up:  # taken down when the run ends, however it ends
+        try:
+            provisioned = up.enter_context(provisioner.provision(request))
+        except (ProvisionFailed, ValueError) as exc:
+            raise HostNotAnswering(str(exc)) from None
         with _open_provisioned(spec, provisioned) as run_host:
             yield run_host
-    finally:
-        provisioning.__exit__(None, None, None)
 
 
 @contextmanager
@@ -126,16 +123,14 @@ def reopen_run_host(described: dict[str, Any]) -> Iterator[RunHost]:
             run_host.context.allow(described.get("allowed_roots") or ())
             yield run_host
         return
-    try:
-        provisioned = again.__enter__()
-    except (ProvisionFailed, ValueError) as exc:
-        raise HostNotAnswering(str(exc)) from None
-    try:
+    with ExitStack() as up:
+        try:
+            provisioned = up.enter_context(again)
+        except (ProvisionFailed, ValueError) as exc:
+            raise HostNotAnswering(str(exc)) from None
         with _open_provisioned(spec, provisioned) as run_host:
             run_host.context.allow(described.get("allowed_roots") or ())  # what the run was allowed (--allow-root too)
             yield run_host
-    finally:
-        again.__exit__(None, None, None)
 
 
 def _open_provisioned(spec: str, provisioned: Provisioned) -> AbstractContextManager[RunHost]:
