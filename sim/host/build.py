@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+import sysconfig
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -37,11 +38,16 @@ class BuildError(ValueError):
 
 
 def real_hf_executable() -> str:
-    """The real huggingface_hub `hf` beside this interpreter."""
-    path = Path(sys.executable).parent / "hf"
-    if not path.is_file():
-        raise BuildError(f"no real `hf` next to {sys.executable}: install huggingface_hub in this environment")
-    return str(path)
+    """The real huggingface_hub `hf` of this interpreter: beside it (a venv, pipx), else where its scheme puts
+    scripts (`pip install --user`: ~/.local/bin)."""
+    places = [Path(sys.executable).parent, Path(sysconfig.get_path("scripts"))]
+    if user_scripts := sysconfig.get_path("scripts", f"{os.name}_user"):
+        places.append(Path(user_scripts))
+    for place in places:
+        if (place / "hf").is_file():
+            return str(place / "hf")
+    looked = ", ".join(dict.fromkeys(str(p) for p in places))
+    raise BuildError(f"no real `hf` of {sys.executable} (looked in {looked}): install huggingface_hub for it")
 
 
 def _mount_dirs(layout: WorldLayout, profile: Profile, mount_backing: dict[str, Path]) -> dict[str, str]:

@@ -149,3 +149,21 @@ def test_no_sglang_no_site_dir(tmp_path, fixtures):
     assert "PYTHONPATH" not in world.env
     result = sh(world, "python", "-c", "import sglang")
     assert result.returncode == 1 and "ModuleNotFoundError" in result.stderr
+
+
+def test_the_real_hf_is_found_where_a_user_install_puts_its_scripts(tmp_path, monkeypatch):
+    import sys
+    import sysconfig
+
+    from specops.sim.host.build import BuildError, real_hf_executable
+
+    interpreter, user_scripts = tmp_path / "bin", tmp_path / "user-bin"
+    interpreter.mkdir()
+    user_scripts.mkdir()
+    monkeypatch.setattr(sys, "executable", str(interpreter / "python3"))
+    # `pip install --user`: scripts go to the user scheme's folder, not beside the interpreter.
+    monkeypatch.setattr(sysconfig, "get_path", lambda name, scheme=None: str(user_scripts if scheme else interpreter))
+    with pytest.raises(BuildError, match="looked in .*user-bin"):
+        real_hf_executable()
+    (user_scripts / "hf").write_text("#!/bin/sh\n")
+    assert real_hf_executable() == str(user_scripts / "hf")
