@@ -14,7 +14,7 @@ registered is refused like any unknown spec.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -101,7 +101,3 @@ def host_kind(spec: str) -> HostKind | None:
 def provisioner_for(spec: str) -> Provisioner | None:
     """The registered provisioner that brings up the host `spec` names."""
     return next((p for p in _PROVISIONERS.values() if p.provides(spec)), None)
-
-
-def registered_prefixes() -> Iterator[str]:
-    yield from _KINDS
