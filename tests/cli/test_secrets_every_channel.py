@@ -59,7 +59,7 @@ from specops.transcripts.timeline import Timeline
 from ..agent.chat_server import ScriptedChatServer, calls, invalid_api_key
 from .terminal import SPECOPS, run_on_a_terminal
 
-pytestmark = pytest.mark.timeout(150)
+pytestmark = pytest.mark.timeout(300)
 
 REPO = "SubSir/Kimi-K2.6-DFlash-tmp-long"
 QUICK = "playbook:levels=1;ar_layouts=1;spec_layouts=1;acceptance_prompts=4"
@@ -93,7 +93,7 @@ def _environment(tmp_path: Path, planted: Planted, **extra: str) -> dict[str, st
 
 
 def _specops(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*SPECOPS, *args], env=env, capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run([*SPECOPS, *args], env=env, capture_output=True, text=True, timeout=280, check=False)
 
 
 def _file_text(path: Path) -> str:
