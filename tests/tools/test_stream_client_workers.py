@@ -285,6 +285,38 @@ def test_server_metrics_are_sampled_during_a_level_when_the_server_has_them(fres
     assert off["server_metrics"] is None
 
 
+def test_the_sampler_stops_when_its_cancellation_lands_as_a_read_of_metrics_completes():
+    """The level's end cancels the sampler; asyncio.wait_for before Python 3.12 swallows a cancellation that lands
+    as its read completes (bpo-42130), as the sampler's reads of /metrics use it. The sampler read on for good and
+    the client never finished its level (a busy machine, now and then). Forced here: the read completes in the same
+    turn of the loop as the cancellation."""
+
+    class Gauges:
+        def __init__(self) -> None:
+            self.reads = 0
+            self.pending: asyncio.Future | None = None
+            self.reading = asyncio.Event()
+
+        async def gauges(self) -> dict:
+            self.reads += 1
+            self.pending = asyncio.get_running_loop().create_future()
+            self.reading.set()
+            return await asyncio.wait_for(self.pending, 30)
+
+    async def scenario() -> tuple[list, int]:
+        client = Gauges()
+        sampler = stream_client.MetricsSampler(client, 0.01, 0.0)  # type: ignore[arg-type]
+        sampler.start()
+        await client.reading.wait()
+        assert client.pending is not None
+        client.pending.set_result({"running": 1.0, "queued": 0.0, "token_usage": 0.1})  # the read completes ...
+        samples = await asyncio.wait_for(sampler.stop(), 5)  # ... as the level's end cancels the sampler
+        return samples, client.reads
+
+    samples, reads = asyncio.run(scenario())
+    assert reads == 1 and samples == []  # stopped there: no read after the end, none kept from the one it ended
+
+
 def test_metric_text_gives_the_gauges_summed_over_label_sets():
     body = (
         b"# TYPE sglang:num_running_reqs gauge\n"

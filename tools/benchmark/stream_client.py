@@ -571,6 +571,7 @@ class MetricsSampler:
         self.samples: list[dict[str, Any]] = []
         self.available: bool | None = None
         self.task: asyncio.Future | None = None
+        self.stopping = False
 
     def start(self) -> None:
         if self.interval_s > 0:
@@ -579,9 +580,11 @@ class MetricsSampler:
             self.available = False
 
     async def _run(self) -> None:
-        while True:
+        while not self.stopping:
             t = time.perf_counter()
             sample = await self.client.gauges()
+            if self.stopping:  # stop() came while it read (a cancellation asyncio.wait_for swallowed): not kept
+                return
             if sample is None:
                 if not self.samples:
                     self.available = False
@@ -591,8 +594,14 @@ class MetricsSampler:
             await asyncio.sleep(max(0.0, t + self.interval_s - time.perf_counter()))
 
     async def stop(self) -> list[dict[str, Any]] | None:
-        if self.task is not None and not self.task.done():
-            self.task.cancel()
+        # The flag ends the loop even where the cancellation is lost: asyncio.wait_for before Python 3.12 (the
+        # reads of /metrics) returns its result instead when the cancellation lands as its read completes
+        # (bpo-42130), and the sampler then read on forever, the level never ending. Cancelled again until done.
+        self.stopping = True
+        if self.task is not None:
+            while not self.task.done():
+                self.task.cancel()
+                await asyncio.wait({self.task}, timeout=0.01)
             await asyncio.gather(self.task, return_exceptions=True)
         return None if self.available is False else self.samples
 
