@@ -109,4 +109,6 @@ def test_at_time_scale_1_the_server_runs_at_the_modelled_speed(tmp_path):
     finally:
         stop_server(proc)
     assert tok_s == pytest.approx(69.0, rel=0.05)  # seed-ct200's EP4 at C=1, measured on the real host
-    assert per_chunk == pytest.approx(1.0)
+    # One token a chunk, autoregressive; a busy machine's late timer merges the odd pair (seen: 1.04 beside two
+    # busy processes), which leaves the tokens per second as modelled.
+    assert per_chunk == pytest.approx(1.0, abs=0.1)
