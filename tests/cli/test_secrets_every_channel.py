@@ -181,7 +181,9 @@ def test_a_playbook_run_with_the_hub_token_file_shows_no_secret(tmp_path):
     env = _environment(tmp_path, planted, OPENAI_API_KEY=planted.api_key)
     goal = f"deploy and benchmark {REPO} (my token is {planted.goal_token})"
     code, out, err = run_on_a_terminal(
-        ["run", goal, "--model", QUICK, "--host", "sim:seed-ct200", "--runs-dir", str(tmp_path / "runs")], env
+        ["run", goal, "--model", QUICK, "--host", "sim:seed-ct200", "--runs-dir", str(tmp_path / "runs")],
+        env,
+        timeout=280,  # a whole run: on a busy machine it takes minutes (what is checked is what it printed)
     )
     run_dir = _the_run(tmp_path / "runs")
     assert "steps done" in err and f"transcript and report: {run_dir}" in out, (code, out, err)
