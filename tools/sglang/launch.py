@@ -130,7 +130,7 @@ def launch_one(
         base_url=f"http://127.0.0.1:{config.port}",
         config=config,
         info=info,
-        ready_after_s=wait.modelled(outcome),
+        ready_after_s=outcome.took_s,
         warnings=_slow_start(wait, outcome) + _startup_warnings(ctx, log_path),
     )
 
@@ -169,7 +169,7 @@ def _launch_across_nodes(ctx: ToolContext, args: LaunchArgs, nodes: int) -> Runn
             base_url=f"http://127.0.0.1:{args.config.port}",
             config=args.config,
             info=info,
-            ready_after_s=wait.modelled(outcome),
+            ready_after_s=outcome.took_s,
             warnings=_slow_start(wait, outcome) + _startup_warnings(ctx, head.log_path),
             ranks=ranks,
         )
@@ -177,7 +177,7 @@ def _launch_across_nodes(ctx: ToolContext, args: LaunchArgs, nodes: int) -> Runn
 
 
 def _slow_start(wait: Wait, outcome: Outcome) -> list[str]:
-    took = wait.modelled(outcome)
+    took = outcome.took_s
     if took <= USUAL_START_S:
         return []
     return [
@@ -198,7 +198,7 @@ def _launch_failed(
     common = {
         "log_path": log_path,
         "pid": pid,
-        "elapsed_s": wait.modelled(outcome),
+        "elapsed_s": outcome.took_s,
         "stopped": stopped,
         "log_tail": tail,
         "config": args.config.model_dump(mode="json"),

@@ -292,7 +292,7 @@ def _not_up(launch: MultiNodeLaunch, outcome: Outcome, wait: Wait, states: list[
             "lines": [s.said for s in at_fault],
             "log_path": states[0].log_path,
             "log_paths": {str(s.node_rank): s.log_path for s in states},
-            "elapsed_s": wait.modelled(outcome),
+            "elapsed_s": outcome.took_s,
             "stopped": True,
             "log_tail": "\n".join(outcome.log_tail.splitlines()[-40:]),
             "config": launch.config.model_dump(mode="json"),

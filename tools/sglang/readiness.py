@@ -46,8 +46,12 @@ class Outcome:
     diagnosis: Diagnosis | None = None
     exited: bool = False
     stalled: bool = False  # the log showed nothing new for stall_s: stuck, not slow
-    quiet_start_s: float = 0.0  # seconds before the log's first line: the process starting, before any loading
     silent_s: float = 0.0  # seconds since the log last changed, when the wait ended
+
+    @property
+    def took_s(self) -> float:
+        """The wait's length on the host's clock, as reports give it."""
+        return round(self.elapsed_s, 2)
 
     @property
     def last_line(self) -> str:
@@ -119,11 +123,10 @@ def wait_until_ready(
     pace = _Pace(start)
     fatal_since: float | None = None
     seen, moved_at = "", start  # the log as last read, and when (host time) it last changed
-    quiet_start = 0.0
     now = start
 
     def ended(ready: bool, tail: str, diagnosis: Diagnosis | None = None, **more: bool) -> Outcome:
-        return Outcome(ready, now - start, tail, diagnosis, quiet_start_s=quiet_start, silent_s=now - moved_at, **more)
+        return Outcome(ready, now - start, tail, diagnosis, silent_s=now - moved_at, **more)
 
     while True:
         alive = host.is_running(proc)
@@ -132,7 +135,6 @@ def wait_until_ready(
         pace.seen(now)
         elapsed = now - start
         if text != seen:
-            quiet_start = quiet_start if seen else elapsed
             seen, moved_at = text, now
         if not alive:
             tail = _tail(host, proc.log_path, DIAGNOSIS_LINES)
@@ -163,10 +165,6 @@ class Wait:
 
     limit_s: float
     stall_s: float
-
-    def modelled(self, outcome: Outcome) -> float:
-        """The start-up's length on the host's clock."""
-        return round(outcome.elapsed_s, 2)
 
 
 def wait_for_start(
