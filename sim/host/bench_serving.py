@@ -35,9 +35,11 @@ and its figures:
   field names (0.5.23 adds p90 and p95 of every latency). No num_prompts: a
   reader counts failures as prompts sent - completed.
 
-Times are this host's own clock: a sim host runs `time_scale` times faster than
-the host it models, and a tool reading these figures converts them (as the
-server's own log lines need converting too). Host ports are virtual: a
+Times are this host's own clock, as they are a real host's: the host's `python`
+runs this benchmark on the modelled host's clock (host_time.py: its perf_counter,
+its sleeps and asyncio's waits run at the modelled host's pace), so its figures
+(durations, latencies, throughputs, the Poisson arrivals at --request-rate) are
+the modelled host's, and a tool reading them converts nothing. Host ports are virtual: a
 connection to 127.0.0.1:PORT goes to the real port the world's port registry
 names for it, as it would reach the server on a real host.
 """

@@ -3,7 +3,8 @@
 Each bakes in the world root and the real interpreter, so it works from any
 environment (an agent's `env -i`, a login shell) as long as it is invoked. Each
 holds the world's clock (world/clock.py) before the interpreter starts: Python
-starting the simulator is this machine's work, never the modelled host's time.
+starting the simulator is this machine's work, never the modelled host's time. None runs on a program's host
+clock (host_time.py): the sim's commands keep their own pacing, so each unsets the variable that carries it.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 from ..profiles.schema import Profile
 from ..world.clock import hold_line
 from ..world.layout import WorldLayout
+from .host_time import HOST_TIME_VARIABLE
 
 COMMANDS_PACKAGE = "specops.sim.host.commands"
 
@@ -22,6 +24,7 @@ def wrapper_script(root: Path, python: str, module: str) -> str:
     return (
         "#!/bin/sh\n"
         f"{hold_line(str(WorldLayout(root).sim_dir))}\n"
+        f"unset {HOST_TIME_VARIABLE}\n"
         f"SPECOPS_SIM_ROOT={shlex.quote(str(root))} exec {shlex.quote(python)} "
         f'-m {COMMANDS_PACKAGE}.{module} "$@"\n'
     )

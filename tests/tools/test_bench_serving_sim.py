@@ -203,7 +203,7 @@ def test_the_tool_runs_it_on_every_backend(served, backend):
         assert (level.ttft.p95_ms is not None) == ("p95_ttft_ms" in has)
         assert level.e2e.p90_ms is not None and level.itl_per_token.p95_ms is not None
     assert [lv.total_output_tokens for lv in result.levels] == [24, 72]
-    assert result.time_scale == TIME_SCALE and "faster than the host it models" in result.method
+    assert result.time_scale is None and "faster than the host it models" not in result.method
 
 
 @pytest.mark.serial
@@ -221,7 +221,7 @@ def test_the_tool_through_bench_serving_agrees_with_our_own_client(served):
         assert sglang.concurrency == c and sglang.requests_completed == c == mine.requests_completed
         assert sglang.total_output_tokens == mine.total_output_tokens == 256 * c
         assert sglang.total_input_tokens == mine.total_input_tokens == 128 * c
-        # Both in modelled time: the same overall figure (tokens / first dispatch .. last response).
+        # Both in the host's seconds (both read the clock the host's python gives them): the same overall figure (tokens / first dispatch .. last response).
         assert sglang.output_tok_s == pytest.approx(mine.output_tok_s_overall, rel=0.05), f"C={c}"
         assert sglang.tpot.p50_ms == pytest.approx(mine.tpot.p50_ms, rel=0.05), f"C={c}"
         assert sglang.e2e.p50_ms == pytest.approx(mine.e2e.p50_ms, rel=0.05), f"C={c}"

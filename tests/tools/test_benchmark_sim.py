@@ -1,8 +1,9 @@
 """The benchmark tool against the serving simulator on sim:seed-ct200: numbers within 3% of the profile's truth.
 
 Truth: the profile's throughput curve for the configuration the simulator
-chooses (specops.sim.serving.performance); the tool reports a sim host's figures
-in modelled time (measured tok/s / time_scale). At time
+chooses (specops.sim.serving.performance); the client on a sim host reads the
+modelled host's clock (the host's python gives it, sim/host/host_time.py), so
+its figures are the modelled host's and the tool converts nothing. At time
 scale 3 the simulator streams under ~4.5k chunks/s (its ceiling here is ~25k),
 leaving the two cores room for the client too, and throughput is read over the
 steady window (the ramp at a level's start, ~1 request per 2 ms, is left out).
@@ -78,7 +79,7 @@ def test_throughput_at_every_level_is_within_3_percent_of_the_profile(sim_world)
     assert result.api == "sglang" and result.server_version == PROFILE.software.sglang and result.client == "host"
     for level in result.levels:
         expected = truth.step_time.throughput(level.concurrency)
-        measured = level.output_tok_s  # the tool converts a sim host's fast clock to modelled time
+        measured = level.output_tok_s  # the host's seconds, as the client on it measured them
         assert measured == pytest.approx(expected, rel=0.03), f"C={level.concurrency}: {measured:.1f} vs {expected:.1f}"
         assert level.requests_completed == level.concurrency and level.requests_failed == 0
         assert level.total_output_tokens == OUTPUT * level.concurrency  # the server's counts, ignore_eos
@@ -88,7 +89,8 @@ def test_throughput_at_every_level_is_within_3_percent_of_the_profile(sim_world)
         # Autoregressive: a step is C / T(C) modelled seconds, and TPOT is that step.
         assert level.tpot.p50_ms / 1e3 == pytest.approx(level.concurrency / expected, rel=0.05)
     assert result.best_at_concurrency == 128
-    assert result.time_scale == TIME_SCALE and "faster than the host it models" in result.method
+    assert result.time_scale is None and "faster than the host it models" not in result.method
+    assert "its times in the host's seconds" in result.method
 
 
 def test_a_timed_level_ends_with_its_steady_window(sim_world):

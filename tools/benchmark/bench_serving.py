@@ -27,10 +27,8 @@ The level's own acceptance comes from the Prometheus counters
 --enable-metrics), read before and after each run: their difference covers that
 run alone, its warm-up requests included.
 
-On a simulated host, bench_serving times requests with the host's own clock,
-which runs `time_scale` times faster than the host it models: its durations and
-latencies are multiplied and its rates divided by that scale here, as the
-built-in client's are (the result's time_scale says so).
+bench_serving times requests with the host's own clock: its figures are the
+host's, taken as it reports them.
 """
 
 from __future__ import annotations
@@ -48,7 +46,6 @@ from specops.sglang_releases.facts import ReleaseFacts
 from ..context import ToolContext
 from ..hosts import HostError, PortNotListening
 from ..sglang.server_http import get_text, health_status, parse_metrics
-from ..simulated import simulated_scales, time_scale_note
 from .errors import BenchmarkClientFailed, BenchServingUnavailable
 from .models import BenchmarkArgs, BenchmarkResult, LatencySummary, LevelResult, ServerFailure
 
@@ -83,10 +80,10 @@ class BenchServingLineError(ValueError):
     """A line that is not a bench_serving result."""
 
 
-def _latency(line: dict[str, Any], metric: str, time_scale: float = 1.0) -> LatencySummary:
+def _latency(line: dict[str, Any], metric: str) -> LatencySummary:
     def get(stat: str) -> float | None:
         value = line.get(f"{stat}_{metric}")
-        return float(value) * time_scale if isinstance(value, (int, float)) else None
+        return float(value) if isinstance(value, (int, float)) else None
 
     return LatencySummary(
         samples=int(line.get("completed") or 0),
@@ -99,13 +96,11 @@ def _latency(line: dict[str, Any], metric: str, time_scale: float = 1.0) -> Late
 
 
 def parse_bench_serving_line(
-    text: str, *, time_scale: float = 1.0, prompts_sent: int | None = None, acceptance: tuple[float, int] | None = None
+    text: str, *, prompts_sent: int | None = None, acceptance: tuple[float, int] | None = None
 ) -> LevelResult:
-    """One JSON line of `--output-file` as a LevelResult.
+    """One JSON line of `--output-file` as a LevelResult, its figures as bench_serving reported them.
 
-    `time_scale` > 1 (a simulated host's fast clock) turns its times into the modelled host's:
-    durations and latencies multiply, rates divide; counts and concurrency stay. `prompts_sent`
-    (the run's --num-prompts) gives the failures: the line itself has no prompt count.
+    `prompts_sent` (the run's --num-prompts) gives the failures: the line itself has no prompt count.
     `acceptance` is the run's (accept length, verify steps) from counter differences, if known.
     """
     try:
@@ -126,17 +121,17 @@ def parse_bench_serving_line(
         requests_completed=completed,
         requests_failed=failed,
         errors=[f"{failed} of {sent} prompts did not complete (bench_serving reports no reason)"] if failed else [],
-        duration_s=float(line["duration"]) * time_scale,
+        duration_s=float(line["duration"]),
         total_input_tokens=int(line.get("total_input_tokens") or 0),
         total_output_tokens=int(line["total_output_tokens"]),
-        output_tok_s=float(line["output_throughput"]) / time_scale,
-        output_tok_s_overall=float(line["output_throughput"]) / time_scale,
-        request_rate_per_s=float(line.get("request_throughput") or 0.0) / time_scale,
-        ttft=_latency(line, "ttft_ms", time_scale),
-        tpot=_latency(line, "tpot_ms", time_scale),
-        itl_per_token=_latency(line, "itl_ms", time_scale),
+        output_tok_s=float(line["output_throughput"]),
+        output_tok_s_overall=float(line["output_throughput"]),
+        request_rate_per_s=float(line.get("request_throughput") or 0.0),
+        ttft=_latency(line, "ttft_ms"),
+        tpot=_latency(line, "tpot_ms"),
+        itl_per_token=_latency(line, "itl_ms"),
         inter_chunk_gap=None,
-        e2e=_latency(line, "e2e_latency_ms", time_scale),
+        e2e=_latency(line, "e2e_latency_ms"),
         tokens_per_chunk=None,
         accept_length=acceptance[0] if acceptance else None,
         accept_length_source="metrics_counters" if acceptance else None,
@@ -294,7 +289,6 @@ def run_bench_serving(
     module, release = find_bench_serving(ctx)
     output_file = f"{ctx.home.rstrip('/')}/{OUTPUT_DIR}/bench_serving-{time.strftime('%Y%m%dT%H%M%S')}.jsonl"
     ctx.host.run(["mkdir", "-p", output_file.rsplit("/", 1)[0]], timeout=30).check()
-    scale = simulated_scales(ctx.host).time_scale
     levels: list[LevelResult] = []
     server_info: dict[str, Any] = {}
     for concurrency in args.levels:
@@ -306,7 +300,7 @@ def run_bench_serving(
                 [ln for ln in ctx.host.read_file(output_file).decode().splitlines() if ln.strip()] if done.ok else []
             )
             level = (
-                parse_bench_serving_line(lines[-1], time_scale=scale, prompts_sent=args.requests_at(concurrency))
+                parse_bench_serving_line(lines[-1], prompts_sent=args.requests_at(concurrency))
                 if lines
                 else _no_level(
                     concurrency, args.requests_at(concurrency), f"{module} exited {done.exit_code} with no result"
@@ -325,7 +319,6 @@ def run_bench_serving(
         levels.append(
             parse_bench_serving_line(
                 lines[-1],
-                time_scale=scale,
                 prompts_sent=args.requests_at(concurrency),
                 acceptance=_run_acceptance(before, after),
             )
@@ -369,8 +362,7 @@ def run_bench_serving(
             "length per level: the difference of the Prometheus counters sglang:generation_tokens_total / "
             "sglang:spec_verify_calls_total before and after the run (warm-up included; None where the server has "
             "no such counters); bench_serving's own accept_length (DP rank 0's running average since start or the "
-            "last /flush_cache) is accept_length_lifetime." + time_scale_note(scale)
+            "last /flush_cache) is accept_length_lifetime."
         ),
         warnings=warnings,
-        time_scale=scale,
     )

@@ -3,8 +3,8 @@
 A request is good when it completed (the server finished it: not failed, not cut by
 the client at a timed level's end) with TTFT <= `ttft_ms` and TPOT <= `tpot_ms`
 (TPOT = (e2e - TTFT) / (output tokens - 1); a one-token request has no TPOT and
-meets that target, as in vLLM's `--goodput`). Targets apply to modelled time: on a
-simulated host the latencies are converted before they are judged (statistics.py).
+meets that target, as in vLLM's `--goodput`). Targets apply to the latencies as the
+client measured them: in the seconds of the host it ran on.
 
 How the level's goodput in tok/s and its good fraction are taken is said in
 LevelResult's field descriptions (models.py) and computed in statistics.py.
@@ -33,7 +33,7 @@ _AT_TARGET = 1e-9
 
 
 class GoodputTargets(BaseModel):
-    """The latency targets a request must meet to count as good (milliseconds, modelled time)."""
+    """The latency targets a request must meet to count as good (milliseconds)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -60,7 +60,7 @@ def meets(ttft_s: float, tpot_s: float, targets: GoodputTargets) -> bool:
 def goodput_method(targets: GoodputTargets) -> str:
     """The goodput sentence of a benchmark's method."""
     return (
-        f" Goodput: a request is good when the server finished it with {targets.words()} (modelled time; a "
+        f" Goodput: a request is good when the server finished it with {targets.words()} (a "
         "one-token request meets the TPOT target); goodput tok/s = output tok/s x the share of the tokens completed "
         "requests streamed in the same window that good ones streamed (exactly good tokens / window when no request "
         "was cut); good fraction = good / (completed + failed), cut requests not judged."

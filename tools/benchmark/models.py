@@ -51,7 +51,8 @@ class BenchmarkArgs(BaseModel):
         None,
         gt=0,
         le=24 * 3600,
-        description="Seconds per level, from every first request's first token",
+        description="Seconds per level, from every first request's first token (the host's seconds for a client on "
+        "the host, this machine's for client='local')",
     )
     end: LevelEnd = Field(
         "window",
@@ -203,7 +204,7 @@ STATUS_LETTERS: dict[str, tuple[RequestStatus, bool]] = {
 class LevelRequests(BaseModel):
     """Every measured request of a level, column by column (one entry per request, in the order the client issued
     them: the index is the position). Kept for the report's requests.jsonl and left out of the model's view; columns
-    keep the tool's result compact. Seconds of modelled time, to 0.1 ms."""
+    keep the tool's result compact. Seconds, to 0.1 ms."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -368,10 +369,10 @@ class BenchmarkResult(BaseModel):
     )
     method: str = Field(description="How the figures were measured and counted, in words")
     warnings: list[str]
-    time_scale: float = Field(
-        1.0, description="A simulated host's speed-up over the host it models; figures are already converted (1: real)"
+    time_scale: float | None = Field(
+        None, description="Not set any more: only older transcripts carry it (the figures were always the host's)"
     )
     goodput_targets: GoodputTargets = Field(
         DEFAULT_GOODPUT_TARGETS,
-        description="The latency targets the levels' goodput was judged against (modelled time)",
+        description="The latency targets the levels' goodput was judged against",
     )

@@ -4,7 +4,7 @@ The client (stream_client.py) adds to a level `server_metrics: [{"t", "running",
 `t` when the sample was taken, the gauges sglang:num_running_reqs, sglang:num_queue_reqs and sglang:token_usage
 (a share of the KV-cache pool, 0-1). A gauge the server does not export is absent or null in a sample. The
 summary is a plain mean over the samples (they are taken at a steady pace, so it is the time average) and the
-highest sample; gauges are levels, not durations, so a simulated host's time scale does not touch them.
+highest sample; gauges are levels, not durations.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ Definitions (the ones SGLang's bench_serving and vLLM use, named so a reader can
   else the level's difference of the counters sglang:generation_tokens_total / spec_verify_calls_total
   (read just before and after its measured requests); never the server's lifetime average, which
   mixes earlier work in (it is kept apart as accept_length_lifetime).
-- goodput (goodput.py's targets, judged in modelled time): a request is good when it completed with
+- goodput (goodput.py's targets): a request is good when it completed with
   TTFT and TPOT within the targets; goodput tok/s = the level's output tok/s x the share of the
   completed requests' tokens in the same window (steady, else the whole level) that good requests
   streamed: good tokens / window exactly when nothing was cut, and cut requests, which cannot be
@@ -215,7 +215,7 @@ def tokens_in(request: dict[str, Any], bounds: tuple[float, float] | None) -> in
 
 
 def is_good(request: dict[str, Any], targets: GoodputTargets) -> bool:
-    """A completed request's TTFT and TPOT against the targets (times as given: convert to modelled time first)."""
+    """A completed request's TTFT and TPOT against the targets (in the seconds the client measured)."""
     if not request["chunk_s"]:
         return False
     ttft = request["chunk_s"][0]
@@ -286,35 +286,11 @@ def level_acceptance(
     return None
 
 
-def _in_modelled_time(raw: dict[str, Any], time_scale: float) -> dict[str, Any]:
-    def scaled(request: dict[str, Any]) -> dict[str, Any]:
-        return {
-            **request,
-            "start_s": request["start_s"] * time_scale,
-            "end_s": None if request["end_s"] is None else request["end_s"] * time_scale,
-            "chunk_s": [t * time_scale for t in request["chunk_s"]],
-            **({"scheduled_s": request["scheduled_s"] * time_scale} if request.get("scheduled_s") is not None else {}),
-        }
+def level_result(raw: dict[str, Any], *, targets: GoodputTargets = DEFAULT_GOODPUT_TARGETS) -> LevelResult:
+    """Aggregate one level of stream_client output, in the seconds of the clock the client read.
 
-    return {
-        **raw,
-        "duration_s": float(raw["duration_s"]) * time_scale,
-        "requests": [scaled(r) for r in raw["requests"]],
-    }
-
-
-def level_result(
-    raw: dict[str, Any], *, time_scale: float = 1.0, targets: GoodputTargets = DEFAULT_GOODPUT_TARGETS
-) -> LevelResult:
-    """Aggregate one level of stream_client output.
-
-    `time_scale` > 1 (a simulated host running faster than the host it models)
-    turns measured times into modelled ones: durations multiply, rates divide.
-    The client's own load (CPU share, timer lag) stays in wall-clock terms.
-    `targets`: the latency targets a request must meet to count in the goodput
-    (goodput.py), judged in modelled time.
+    `targets`: the latency targets a request must meet to count in the goodput (goodput.py).
     """
-    raw = _in_modelled_time(raw, time_scale) if time_scale != 1.0 else raw
     # One pass: completed (ok), cut by the client at the level's end (cut), or failed; each request's status
     # letter (LevelRequests.status) is set once the completed ones are judged.
     ok: list[dict[str, Any]] = []
@@ -369,10 +345,9 @@ def level_result(
     bounds = steady_bounds(ok + cut, duration) if not failed and open_loop is None else None
     steady = window_tok_s(ok + cut, bounds) if bounds is not None else None
     in_flight_s = sum(r["end_s"] - r["start_s"] for r in ok + cut if r["end_s"] is not None)
-    wall = duration / time_scale
-    cpu_fraction = float(raw.get("client_cpu_s", 0.0)) / wall if wall > 0 else 0.0
+    cpu_fraction = float(raw.get("client_cpu_s", 0.0)) / duration if duration > 0 else 0.0
     # With worker processes client_cpu_s sums them all; the busiest one is the one that falls behind first.
-    busiest = float(raw.get("client_cpu_busiest_s", raw.get("client_cpu_s", 0.0))) / wall if wall > 0 else 0.0
+    busiest = float(raw.get("client_cpu_busiest_s", raw.get("client_cpu_s", 0.0))) / duration if duration > 0 else 0.0
     lag_p99 = float(raw.get("loop_lag_ms", {}).get("p99", 0.0))
     states = (raw.get("server_info") or {}).get("internal_states") or [{}]
     lifetime = states[0].get("avg_spec_accept_length") if states and isinstance(states[0], dict) else None
@@ -382,7 +357,7 @@ def level_result(
     judged = len(ok) + len(failed)
     return LevelResult(
         concurrency=int(raw["concurrency"]),
-        arrival_rate_per_s=float(open_loop) / time_scale if open_loop is not None else None,
+        arrival_rate_per_s=float(open_loop) if open_loop is not None else None,
         achieved_concurrency=in_flight_s / duration if duration > 0 else 0.0,
         requests_completed=len(ok),
         requests_cut=len(cut),

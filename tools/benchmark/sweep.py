@@ -6,6 +6,14 @@ machine's load are not in the figures; `client="local"` runs the same script
 here through host.forward(port); `client="bench_serving"` runs SGLang's own
 sglang.bench_serving on the host (bench_serving.py). Raw timings come back as
 JSON and are aggregated here (statistics.py).
+
+Figures are in the seconds of the clock the client read: the host's own for a
+client on the host (as a program there measures), this machine's for
+`client="local"`. A local client's run is bracketed by two readings of the
+host's clock (Host.clock); where the host's clock advanced materially more or
+less than this machine's over the run, the result warns that its figures are
+not in the host's seconds (they are never converted: two `date` readings over
+SSH are good to a round trip, not to a per-level rate).
 """
 
 from __future__ import annotations
@@ -32,7 +40,6 @@ from ..hosts import ConnectionDropped, DetachedProcess, Host, HostError, LocalHo
 from ..registry import tool
 from ..sglang.diagnosis import SIGNATURES, diagnose
 from ..sglang.handle import RECORDS_DIR
-from ..simulated import simulated_scales, time_scale_note
 from .bench_serving import run_bench_serving
 from .errors import BenchmarkClientFailed, ServerNotReachable
 from .for_model import benchmark_view
@@ -45,6 +52,10 @@ CLIENT_DIR = ".cache/specops/bench"  # under the host's home: only our own files
 # A level whose clients were fewer than this share of the requested concurrency did not test that level.
 LOW_CONCURRENCY_SHARE = 0.8
 LOG_TAIL_LINES = 400  # where a server that died under load says why: its last lines
+# A local client's run: the host's clock and this machine's may differ by this share of the run (and this many
+# seconds: the round trips of the two readings) before the result says its figures are not the host's seconds.
+CLOCK_MISMATCH_SHARE = 0.05
+CLOCK_MISMATCH_MIN_S = 2.0
 SGLANG_DEFAULT_PORT = 30000
 
 
@@ -95,10 +106,8 @@ def fetch_dataset(ctx: ToolContext, args: BenchmarkArgs) -> DatasetPrompts | Non
     return load_standard_dataset(ctx, args.prompts) if args.prompts in DATASET_NAMES else None
 
 
-def client_config(
-    args: BenchmarkArgs, base_url: str, time_scale: float = 1.0, dataset: DatasetPrompts | None = None
-) -> dict[str, Any]:
-    """The client's input; `time_scale` turns open-loop rates (modelled requests/s) into the host's wall clock."""
+def client_config(args: BenchmarkArgs, base_url: str, dataset: DatasetPrompts | None = None) -> dict[str, Any]:
+    """The client's input (open-loop rates in requests per second of the clock the client reads)."""
     prompts, _ = prompt_config(args, dataset)
     return {
         "base_url": base_url,
@@ -109,7 +118,7 @@ def client_config(
         "ignore_eos": args.ignore_eos,
         "temperature": args.temperature,
         "request_timeout_s": args.request_timeout_s,
-        "levels": _open_levels(args, time_scale)
+        "levels": _open_levels(args)
         if args.rates
         else [
             {
@@ -125,11 +134,11 @@ def client_config(
     }
 
 
-def _open_levels(args: BenchmarkArgs, time_scale: float) -> list[dict[str, Any]]:
+def _open_levels(args: BenchmarkArgs) -> list[dict[str, Any]]:
     """One open-loop level per rate: arrivals on the clock (seeded), at most levels[0] in flight."""
     return [
         {
-            "rate": {"kind": args.arrival, "per_s": rate * time_scale, "seed": args.seed},
+            "rate": {"kind": args.arrival, "per_s": rate, "seed": args.seed},
             "max_concurrency": args.levels[0],
             "num_requests": args.requests_per_level,
             "duration_s": args.duration_s,
@@ -453,7 +462,9 @@ def _method(args: BenchmarkArgs, api: str, prompts: str) -> str:
         else "usage.completion_tokens (stream_options.include_usage)"
     )
     where = (
-        "on the host (python3, standard library client)" if args.client == "host" else "here, through a port forward"
+        "on the host (python3, standard library client), its times in the host's seconds"
+        if args.client == "host"
+        else "here, through a port forward, its times in this machine's seconds (the forward's latency included)"
     )
     loop = (
         f"Open loop, {args.arrival} arrivals at {', '.join(f'{r:g}' for r in args.rates)} requests/s (one level each, "
@@ -517,11 +528,14 @@ def run_sweep(
             mark_failed=lambda level, failure, cap: failed_level(level, failure, args.port, cap),
         )
         return _bench_serving_warnings(args, checked)
-    scale = simulated_scales(ctx.host).time_scale
     dataset = fetch_dataset(ctx, args)
+    clocks: tuple[float, float] | None = None
     try:
         with server_url(ctx.host, args.port, args.client) as url:
-            raw = run_client(ctx, args, client_config(args, url, scale, dataset))
+            if args.client == "local":
+                raw, clocks = _timed_local_run(ctx, args, client_config(args, url, dataset))
+            else:
+                raw = run_client(ctx, args, client_config(args, url, dataset))
     except ConnectionDropped as exc:
         raise HostUnavailable(
             f"the connection to {ctx.host.spec} dropped during the benchmark and did not come back: {exc}",
@@ -531,7 +545,7 @@ def run_sweep(
     cap = info.get("max_running_requests") if isinstance(info.get("max_running_requests"), int) else None
     levels = []
     for raw_level in raw["levels"]:
-        level = level_result(raw_level, time_scale=scale, targets=targets)
+        level = level_result(raw_level, targets=targets)
         health = raw_level.get("server_health") or {}
         if health.get("ok") is False:
             said = f"GET {health.get('path') or '/'}: {health.get('error') or health.get('status')}"
@@ -557,11 +571,51 @@ def run_sweep(
         best_output_tok_s=best.output_tok_s,
         best_at_concurrency=best.concurrency,
         levels_not_run=[] if args.rates else list(args.levels[len(levels) :]),
-        method=_method(args, raw["api"], prompts) + goodput_method(targets) + time_scale_note(scale),
-        warnings=_warnings(args, raw, levels) + _not_run_warning(args.levels[len(levels) :], levels),
-        time_scale=scale,
+        method=_method(args, raw["api"], prompts) + goodput_method(targets),
+        warnings=_warnings(args, raw, levels)
+        + _not_run_warning(args.levels[len(levels) :], levels)
+        + _clock_warning(ctx.host.spec, clocks),
         goodput_targets=targets,
     )
+
+
+def _host_clock(host: Host) -> float | None:
+    """The host's clock, or None where it cannot be read (the comparison is then left out)."""
+    try:
+        return host.clock()
+    except (HostError, OSError):
+        return None
+
+
+def _timed_local_run(
+    ctx: ToolContext, args: BenchmarkArgs, config: dict[str, Any]
+) -> tuple[dict[str, Any], tuple[float, float] | None]:
+    """A local client's output, and (the host's seconds, this machine's seconds) its run took where the host's clock
+    could be read before and after."""
+    host_before = _host_clock(ctx.host)
+    here_before = time.monotonic()
+    raw = run_client(ctx, args, config)
+    here_after = time.monotonic()
+    host_after = _host_clock(ctx.host) if host_before is not None else None
+    if host_before is None or host_after is None:
+        return raw, None
+    return raw, (host_after - host_before, here_after - here_before)
+
+
+def _clock_warning(host: str, clocks: tuple[float, float] | None) -> list[str]:
+    """A warning when a local client's seconds were not the host's: its clock advanced materially more or less."""
+    if clocks is None:
+        return []
+    on_host, here = clocks
+    if abs(on_host - here) <= max(CLOCK_MISMATCH_SHARE * here, CLOCK_MISMATCH_MIN_S):
+        return []
+    return [
+        (
+            f"the client ran here (client='local') and measured in this machine's seconds, but {host}'s clock "
+            f"advanced {on_host:.1f} s while this machine's advanced {here:.1f} s: the figures are not in the host's "
+            "seconds; run the client on the host (client='host', the default) for figures in the host's time"
+        )
+    ]
 
 
 def _not_run_warning(not_run: list[int], levels: list[LevelResult]) -> list[str]:

@@ -1,9 +1,14 @@
 """`python`, `python3`, `python3.X`: the host's interpreter.
 
 `--version` answers with the profile's Python; everything else runs the real
-interpreter with the host's site directory (its `sglang`) and the disk-full
-guard (disk/write_guard.py) on PYTHONPATH. This
-runs before every `python -c` and `python -m sglang.launch_server`, so it reads
+interpreter with the host's site directory (its `sglang`) and host_site/ first
+on PYTHONPATH: its sitecustomize installs the sim host's hooks (the disk-full
+guard, disk/write_guard.py; the host's clock, host_time.py). A program it runs
+(a script, `-c` code, a module) gets the host's clock: the world's clock now,
+running at the world's time_scale (HOST_TIME_VARIABLE), so what it measures is
+in the modelled host's seconds. The simulator's own server (`-m
+sglang.launch_server`) does not: it paces itself in real seconds. This runs
+before every `python -c` and `python -m sglang.launch_server`, so it reads
 world.json with `json` alone instead of loading the typed WorldState.
 """
 
@@ -16,8 +21,29 @@ from pathlib import Path
 
 from ...world.clock import WorldClock
 from ...world.layout import WorldLayout
-from ..disk.write_guard import first_on_pythonpath, guarded_environment
+from ..disk.write_guard import first_on_pythonpath
+from ..host_time import HOST_TIME_VARIABLE, anchor_value
 from . import ROOT_VARIABLE
+
+HOST_SITE = str(Path(__file__).resolve().parent.parent / "host_site")
+SERVER = ["-m", "sglang.launch_server"]  # the simulator's server: real seconds, no host clock
+
+
+def program_environment(env: dict[str, str], layout: WorldLayout, state: dict, argv: list[str]) -> dict[str, str]:
+    """The environment the real interpreter runs `argv` with: the host's site directory and host_site/ first on
+    PYTHONPATH; a program other than the server gets the host's clock, anchored now."""
+    env = dict(env)
+    env.pop(HOST_TIME_VARIABLE, None)  # never inherited: each program the host's `python` starts is anchored anew
+    if (layout.site_dir / "sglang").is_dir():
+        env = first_on_pythonpath(env, str(layout.site_dir))
+    env = first_on_pythonpath(env, HOST_SITE)
+    if argv[:2] != SERVER:
+        clock = WorldClock(layout.sim_dir)
+        # Only a server's start-up keeps the clock held (its launcher turns the hold into its loading schedule);
+        # anything else runs on the host's time like any program.
+        clock.release()
+        env[HOST_TIME_VARIABLE] = anchor_value(float(state["profile"]["sim"]["time_scale"]), clock.now())
+    return env
 
 
 def run(argv: list[str]) -> int:
@@ -26,13 +52,7 @@ def run(argv: list[str]) -> int:
     if argv and argv[0] in ("--version", "-V"):
         print(f"Python {state['profile']['software']['python']}")
         return 0
-    env = guarded_environment(dict(os.environ))  # writes into a full virtual mount fail with ENOSPC
-    if (layout.site_dir / "sglang").is_dir():
-        env = first_on_pythonpath(env, str(layout.site_dir))
-    if argv[:2] != ["-m", "sglang.launch_server"]:
-        # Only a server's start-up keeps the clock held (its launcher turns the hold into its loading schedule);
-        # anything else runs on the host's time like any program.
-        WorldClock(layout.sim_dir).release()
+    env = program_environment(dict(os.environ), layout, state, argv)
     interpreter = state["python"]
     os.execve(interpreter, [interpreter, *argv], env)
 
