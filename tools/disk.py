@@ -25,7 +25,6 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from .cluster.names import node_names
-from .cluster.paths import same_path_on
 from .context import ToolContext
 from .errors import HostCommandFailed, InvalidToolInput
 from .hosts import Host
@@ -128,11 +127,6 @@ def mount_of(host: Host, path: str) -> tuple[Mount, str]:
 
 
 # -- simulated hosts: stored bytes vs modelled bytes ------------------------------------------------
-
-
-def simulated_root(host: Host) -> str | None:
-    """The root directory of a simulated host (sim: or ssh into one), None on a real host."""
-    return simulated_scales(host).sim_root
 
 
 def without_scale_notes(notes: list[str]) -> list[str]:
@@ -312,11 +306,9 @@ def _check_every_node(ctx: ToolContext, args: CheckDiskArgs, own: DiskCheck) -> 
     """A host group: start_download fetches on every node, so the repo must fit on each. The verdict is the
     group's; where another node lacks room, the check is that node's, named; an alternative mount of rank 0's is
     offered only where the same directory has room on every other node too."""
-    head_root = simulated_root(ctx.host)
 
     def on(node: ToolContext, target: str) -> DiskCheck:
-        moved = same_path_on(target, head_root, simulated_root(node.host))
-        return _check_one(node, args.model_copy(update={"target": moved}))
+        return _check_one(node, args.model_copy(update={"target": target}))
 
     names = node_names(ctx.nodes)
     checks = [own, *(on(node, own.target) for node in ctx.peers)]
@@ -436,19 +428,11 @@ _SYSTEM_PREFIXES = ("/boot", "/dev", "/proc", "/sys", "/run", "/snap", "/efi", "
 _RAM_FSTYPES = ("tmpfs", "ramfs")
 
 
-def _host_view(path: str, sim_root: str | None) -> str:
-    """A mount point as the modelled host names it (a sim host's mounts are real paths under its root)."""
-    if sim_root and (path == sim_root or path.startswith(sim_root.rstrip("/") + "/")):
-        return path[len(sim_root.rstrip("/")) :] or "/"
-    return path
-
-
-def _is_system(mount: Mount, sim_root: str | None) -> bool:
-    seen = _host_view(mount.mount_point, sim_root)
+def _is_system(mount: Mount) -> bool:
     if mount.fstype in _RAM_FSTYPES:
         # /dev/shm is the one tmpfs under a system prefix that is meant for data.
-        return seen != "/dev/shm" and seen.startswith(_SYSTEM_PREFIXES)
-    return mount.fstype in PSEUDO_FSTYPES or seen.startswith(_SYSTEM_PREFIXES)
+        return mount.mount_point != "/dev/shm" and mount.mount_point.startswith(_SYSTEM_PREFIXES)
+    return mount.fstype in PSEUDO_FSTYPES or mount.mount_point.startswith(_SYSTEM_PREFIXES)
 
 
 def _allowed_target(ctx: ToolContext, mount: Mount, mounts: list[Mount], name: str) -> str | None:
@@ -468,15 +452,13 @@ def _other_mounts(
     ctx: ToolContext, mount: Mount, needed: int, name: str
 ) -> tuple[list[MountOption], list[MountSetAside]]:
     """Every mount but the target's: an alternative (it has room), or set aside with the reason."""
-    sim_root = simulated_scales(ctx.host).sim_root
     mounts = list_mounts(ctx.host)
     options, aside = [], []
     roots = ", ".join(ctx.allowed_roots)
     for m in mounts:
         if m.mount_point == mount.mount_point:
             continue
-        seen = _host_view(m.mount_point, sim_root)
-        if _is_system(m, sim_root):
+        if _is_system(m):
             aside.append(
                 MountSetAside(
                     mount_point=m.mount_point,
@@ -500,7 +482,7 @@ def _other_mounts(
         allow = (
             ""
             if target
-            else f"outside the roots this run may write in ({roots}): rerun with --allow-root {seen} to allow it"
+            else f"outside the roots this run may write in ({roots}): rerun with --allow-root {m.mount_point} to allow it"
         )
         if m.free_bytes < needed:
             why = f"too small: {m.free} free, the download needs {human_bytes(needed)}"

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..transcripts.redaction import is_secret_flag
 from .context import ToolContext
-from .disk import Mount, human_bytes, list_mounts, simulated_root
+from .disk import Mount, human_bytes, list_mounts
 from .hosts import CommandResult, Host
 from .inputs import one_line
 from .parsers.free import parse_free
@@ -41,7 +41,6 @@ from .parsers.ps import PS_ARGS, parse_ps
 from .parsers.versions import first_version, strip_ansi
 from .probing import probe, sections
 from .registry import tool
-from .simulated import simulated_scales
 from .speculative_support import SpeculativeSupport, speculative_support
 
 MIB = 1024**2
@@ -146,19 +145,6 @@ def scan_processes(host: Host, *, open_files: bool = False) -> list[HostProcess]
     if not listed.ok:
         return []
     return [HostProcess(pid=row.pid, argv=row.words) for row in parse_ps(listed.stdout)]
-
-
-def on_this_host(processes: list[HostProcess], sim_root: str | None) -> list[HostProcess]:
-    """The processes that belong to the host.
-
-    A simulated host shares this machine's process table with every other
-    world (and the build machine itself): its own processes are those working
-    in, or naming paths in, its root. A real host owns all of its processes.
-    """
-    if sim_root is None:
-        return processes
-    prefix = sim_root.rstrip("/") + "/"
-    return [p for p in processes if any(path == sim_root or path.startswith(prefix) for path in p.paths())]
 
 
 # -- results ------------------------------------------------------------------------------------
@@ -334,18 +320,17 @@ echo "@@huggingface-cli"; command -v huggingface-cli 2>/dev/null
 
 # Without nvidia-smi on PATH, the signs of a driver: a host may have one loaded with nvidia-smi elsewhere (a
 # container without the driver's utilities, a PATH of non-interactive shells without /usr/local/nvidia/bin, WSL's
-# /usr/lib/wsl/lib). A simulated host's `/` is its root directory (sim/world/layout.py): $SPECOPS_SIM_ROOT, unset on
-# a real host.
+# /usr/lib/wsl/lib). Each place is its own literal path in the script, as the host names it.
 _NVIDIA_SMI_PLACES = ("/usr/bin", "/usr/local/bin", "/usr/local/nvidia/bin", "/usr/lib/wsl/lib", "/opt/nvidia/bin")
+_OFF_PATH_CHECKS = "".join(f"  [ -x {p}/nvidia-smi ] && echo {p}/nvidia-smi\n" for p in _NVIDIA_SMI_PLACES)
 
 _GPU_SCRIPT = rf"""
 if ! command -v nvidia-smi >/dev/null 2>&1; then
   echo "@@missing"
-  r="${{SPECOPS_SIM_ROOT:-}}"
-  echo "@@driver"; head -n 1 "$r/proc/driver/nvidia/version" 2>/dev/null
-  echo "@@devices"; for d in "$r/dev/nvidiactl" "$r"/dev/nvidia[0-9]* "$r/dev/dxg"; do [ -e "$d" ] && echo "$d"; done
-  echo "@@off_path"; for p in {" ".join(_NVIDIA_SMI_PLACES)}; do [ -x "$r$p/nvidia-smi" ] && echo "$r$p/nvidia-smi"; done
-  exit 0
+  echo "@@driver"; head -n 1 /proc/driver/nvidia/version 2>/dev/null
+  echo "@@devices"; for d in /dev/nvidiactl /dev/nvidia[0-9]* /dev/dxg; do [ -e "$d" ] && echo "$d"; done
+  echo "@@off_path"
+{_OFF_PATH_CHECKS}  exit 0
 fi
 echo "@@path"; command -v nvidia-smi
 echo "@@query"; nvidia-smi --query-gpu={",".join(GPU_FIELDS)} --format=csv,noheader,nounits 2>&1
@@ -491,7 +476,6 @@ class _HostProbes:
     versions: Future[CommandResult]
     hf: Future[CliFacts]
     legacy: Future[CliFacts]
-    sim_root: Future[str | None]
     processes: Future[list[HostProcess]]
     mounts: Future[list[Mount]]
 
@@ -508,7 +492,6 @@ def _run_probes(host: Host) -> _HostProbes:
             versions=pool.submit(probe, host, ["python3", "-c", _VERSIONS_SCRIPT]),
             hf=pool.submit(_hf_cli, host),
             legacy=pool.submit(_legacy_cli, host),
-            sim_root=pool.submit(simulated_root, host),
             processes=pool.submit(scan_processes, host),
             mounts=pool.submit(list_mounts, host),
         )
@@ -671,13 +654,13 @@ def _serving_process(proc: HostProcess, tree: set[int], apps: list[ComputeApp], 
 
 
 def _serving_processes(
-    own: list[HostProcess], processes: list[HostProcess], apps: list[ComputeApp], gpus: list[GpuFacts]
+    processes: list[HostProcess], apps: list[ComputeApp], gpus: list[GpuFacts]
 ) -> tuple[list[ServingProcess], set[int]]:
     """The host's SGLang servers, and the pids of them and their children (whose GPU memory they account for)."""
     gpu_uuids = {g.uuid for g in gpus}
     serving: list[ServingProcess] = []
     claimed: set[int] = set()
-    for proc in own:
+    for proc in processes:
         if not is_sglang_server(proc.argv):
             continue
         tree = _descendants(proc.pid, processes)
@@ -703,20 +686,6 @@ def _other_gpu_processes(apps: list[ComputeApp], claimed: set[int]) -> list[GpuP
     ]
 
 
-def _simulation_notes(host: Host, sim_root: str | None) -> list[str]:
-    """What a simulated host's facts do not say themselves (nothing for a real host)."""
-    notes: list[str] = []
-    if sim_root is not None:
-        notes.append("simulated host: its GPUs, disks, memory, OS, CPU and software are its profile's")
-        byte_scale = simulated_scales(host).byte_scale
-        if byte_scale > 1:
-            notes.append(
-                f"its model and cache files are stored at 1/{byte_scale} of their size: every tool reports "
-                "sizes as df counts them, but du or ls in the shell show the stored bytes"
-            )
-    return notes
-
-
 def gather_host_facts(host: Host) -> HostFacts:
     """Read the host with its own tools and put what they say together; what cannot be read is a note."""
     notes: list[str] = []
@@ -735,16 +704,9 @@ def gather_host_facts(host: Host) -> HostFacts:
         cli.model_copy(update={"path": system.get(cli.name) or None})
         for cli in (probes.hf.result(), probes.legacy.result())
     ]
-    sim_root = probes.sim_root.result()
     processes = probes.processes.result()
-    serving, claimed = _serving_processes(on_this_host(processes, sim_root), processes, gpu.apps, gpu.gpus)
+    serving, claimed = _serving_processes(processes, gpu.apps, gpu.gpus)
     other_gpu = _other_gpu_processes(gpu.apps, claimed)
-    notes.extend(_simulation_notes(host, sim_root))
-    if sim_root is not None:  # uname, os-release and cpuinfo would answer for the machine running the simulation
-        modelled = simulated_scales(host)
-        system.update(kernel=modelled.kernel or "")
-        os_fields = {"PRETTY_NAME": modelled.os} if modelled.os else {}
-        cpu = cpu.model_copy(update={"model": modelled.cpu_model})
     return HostFacts(
         host=host.spec,
         hostname=system.get("hostname") or None,

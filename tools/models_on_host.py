@@ -20,11 +20,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .cluster.paths import same_path_on
 from .context import ToolContext
-from .disk import human_bytes, simulated_root, without_scale_notes
+from .disk import human_bytes, without_scale_notes
 from .errors import HostCommandFailed
-from .facts import is_sglang_server, on_this_host, scan_processes
+from .facts import is_sglang_server, scan_processes
 from .inputs import HostPath
 from .probing import probe
 from .registry import tool
@@ -155,10 +154,10 @@ def _int(config: dict[str, Any], *keys: str) -> int | None:
     return None
 
 
-def _served_paths(ctx: ToolContext, sim_root: str | None) -> dict[str, list[int]]:
+def _served_paths(ctx: ToolContext) -> dict[str, list[int]]:
     """Model path -> PIDs of the SGLang servers on the host that run it."""
     served: dict[str, list[int]] = {}
-    for proc in on_this_host(scan_processes(ctx.host), sim_root):
+    for proc in scan_processes(ctx.host):
         if not is_sglang_server(proc.argv):
             continue
         argv = proc.argv
@@ -175,15 +174,9 @@ def _served_paths(ctx: ToolContext, sim_root: str | None) -> dict[str, list[int]
 
 
 def _missing_on(ctx: ToolContext, path: str) -> list[str]:
-    """The other nodes of the group without the model's config.json at the same host path (each simulated node
-    under its own root)."""
-    head_root = simulated_root(ctx.host)
+    """The other nodes of the group without the model's config.json at the same host path."""
     config = posixpath.join(path, "config.json")
-    return [
-        node.host.spec
-        for node in ctx.peers
-        if not node.host.exists(same_path_on(config, head_root, simulated_root(node.host)))
-    ]
+    return [node.host.spec for node in ctx.peers if not node.host.exists(config)]
 
 
 def models_view(found: ModelsOnHost) -> dict[str, Any]:
@@ -229,7 +222,7 @@ def find_models(ctx: ToolContext, args: FindModelsArgs) -> ModelsOnHost:
             details={"roots": roots},
         ) from None
     scales = simulated_scales(ctx.host)
-    served = _served_paths(ctx, scales.sim_root)
+    served = _served_paths(ctx)
     models = []
     for entry in data["models"]:
         config = entry.get("config") or {}

@@ -41,7 +41,7 @@ from .context import ToolContext
 from .disk import Mount, human_bytes, list_mounts, mount_for, without_scale_notes
 from .download.ledger import LedgerEntry, forget, read_ledger
 from .errors import HostCommandFailed, InvalidToolInput, PathOutsideAllowedRoots
-from .facts import HostProcess, is_sglang_server, on_this_host, scan_processes
+from .facts import HostProcess, is_sglang_server, scan_processes
 from .inputs import HostPath
 from .probing import probe
 from .registry import tool
@@ -532,7 +532,7 @@ def gather_freeable(
         mounts_run = pool.submit(list_mounts, ctx.host)
         processes_run = pool.submit(scan_processes, ctx.host, open_files=True)
     scales, all_mounts = scales_run.result(), mounts_run.result()
-    processes = on_this_host(processes_run.result(), scales.sim_root)
+    processes = processes_run.result()
     cache = _cache_items(ctx, processes, created, scales, all_mounts, notes, approvals)
     cache_dirs = sorted({posixpath.dirname(posixpath.dirname(i.path)) for i in cache})
     items = cache + _directory_items(ctx, processes, created, scales, all_mounts, cache_dirs, approvals)

@@ -5,10 +5,8 @@ and the operating system chose. Offline (recorded tool results, the recorded
 host's description), that is only what sits under a few keys: timestamps,
 run ids, durations, usage; every text is the recording's or today's code's own,
 so a text that differs is a real divergence. Against a live host (`live=True`)
-the host's choices show up inside texts and results too: the temporary
-directory a simulated world got (/tmp/specops-sim-seed-ct200-ab12cd34),
-loopback ports, times in log paths, process ids and start times; those are
-masked as well.
+the host's choices show up inside texts and results too: loopback ports,
+times in log paths, process ids and start times; those are masked as well.
 """
 
 from __future__ import annotations
@@ -22,13 +20,11 @@ _ALWAYS = frozenset({"ts", "timestamp", "run_id", "conversation_id", "duration_s
 # ...and, against a live host, what the host assigns.
 _LIVE = _ALWAYS | {"pid", "pgid", "started_at", "waited_s", "elapsed_s", "created_at", "log_path", "hub_url"}
 
-_SIM_ROOT = re.compile(r"(?:/[^/\s\"']+)*?/specops-sim-[\w.-]+")
 _PORT = re.compile(r"\b(127\.0\.0\.1|localhost|0\.0\.0\.0):\d{2,5}\b")
 _ISO_TIME = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?")
 _STAMP = re.compile(r"\b\d{8}T\d{6,12}Z\b")
 _RUN_ID = re.compile(r"\b\d{8}-\d{6}-[0-9a-f]{6}\b")
 
-SIM_ROOT = "<sim-root>"
 # All of the above in one pass (most strings match none of them).
 _VARYING = re.compile(
     "|".join(
@@ -70,8 +66,6 @@ class Masker:
         for run_id in self._run_ids:
             if run_id in value:
                 value = value.replace(run_id, "<run-id>")
-        if "specops-sim-" in value:  # the path pattern is the costly one: only where it can match
-            value = _SIM_ROOT.sub(SIM_ROOT, value)
         return _VARYING.sub(_placeholder, value)
 
     def canonical(self, value: Any) -> str:
@@ -99,16 +93,3 @@ class Masker:
         if isinstance(value, list):
             return [self(v) for v in value]
         return value
-
-
-def translate_sim_root(value: Any, old: str, new: str) -> Any:
-    """`value` (JSON) with the recorded world's directory replaced by the live one's (recorded actions on a new world)."""
-    if not old or not new or old == new:
-        return value
-    if isinstance(value, str):
-        return value.replace(old, new)
-    if isinstance(value, dict):
-        return {k: translate_sim_root(v, old, new) for k, v in value.items()}
-    if isinstance(value, list):
-        return [translate_sim_root(v, old, new) for v in value]
-    return value

@@ -3,13 +3,12 @@
 Replaying a run whose policy was a model (not the playbook, which is code and
 runs as it is today), each model request gets the next recorded response. The
 request itself is compared with the recorded one by the comparator, when it is
-recorded, before this model is asked. Against a new simulated world (live
-tools), recorded paths inside the old world's directory are moved to the new one.
+recorded, before this model is asked. Paths in the answers are host paths,
+the same on any host a run is replayed against.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TypeGuard
 
 from pydantic_ai.exceptions import AgentRunError, UnexpectedModelBehavior
@@ -23,7 +22,6 @@ from pydantic_ai.usage import RequestUsage
 from specops.transcripts import ErrorEvent, ModelRequestEvent, ModelResponseEvent
 from specops.transcripts.messages import load_response
 
-from .masking import translate_sim_root
 from .recorded_run import RecordedRun
 
 
@@ -42,10 +40,9 @@ class RecordedModel(FunctionModel):
     refused, the answer made no sense) fails again the same way, so the run ends as it did.
     """
 
-    def __init__(self, recorded: RecordedRun, *, new_root: Callable[[], str] | None = None) -> None:
+    def __init__(self, recorded: RecordedRun) -> None:
         self._recorded = recorded
         self._answers = _answers(recorded)
-        self._new_root = new_root
         self.served = 0
         self._as_recorded: tuple[str | None, RequestUsage] = (None, RequestUsage())
         model_name = recorded.responses[0].model_name if recorded.responses else None
@@ -61,8 +58,6 @@ class RecordedModel(FunctionModel):
         if isinstance(answer, ErrorEvent):
             raise recorded_failure(answer)
         data = answer.response
-        if self._new_root is not None:
-            data = translate_sim_root(data, self._recorded.sim_root, self._new_root())
         response = load_response(data)
         self._as_recorded = (response.model_name, response.usage)
         return response
@@ -118,8 +113,8 @@ def recorded_failure(error: ErrorEvent) -> Exception:
     return type(kind, (AgentRunError,), {})(error.message)
 
 
-def recorded_model(recorded: RecordedRun, *, new_root: Callable[[], str] | None = None) -> RecordedModel:
-    return RecordedModel(recorded, new_root=new_root)
+def recorded_model(recorded: RecordedRun) -> RecordedModel:
+    return RecordedModel(recorded)
 
 
 class HandoverModel(WrapperModel):

@@ -99,9 +99,5 @@ class RecordedRun:
         return str(self.start.policy.settings.get("spec") or self.policy)
 
     @property
-    def sim_root(self) -> str:
-        return str((self.host.get("sim") or {}).get("root", ""))
-
-    @property
     def config(self) -> dict[str, Any]:
         return self.start.config

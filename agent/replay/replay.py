@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
@@ -121,7 +121,7 @@ async def replay_async(
         return recorders[-1]
 
     opened: list[RunHost] = []
-    policy, policy_label = _policy(recorded, live, lambda: opened[0].sim.get("root", "") if opened else "")
+    policy, policy_label = _policy(recorded)
     config: dict[str, Any] = {"replay_of": {"run_id": recorded.run_id, "transcript": str(recorded.read.path)}}
     policy_name = recorded.policy
     options, budgets = recorded_settings(recorded, live)
@@ -175,10 +175,10 @@ async def replay_async(
     )
 
 
-def _policy(recorded: RecordedRun, live: bool, new_root: Callable[[], str]) -> tuple[Model, str]:
+def _policy(recorded: RecordedRun) -> tuple[Model, str]:
     if recorded.is_playbook:
         return resolve_policy(recorded.policy_spec), "today's playbook"
-    return recorded_model(recorded, new_root=new_root if live else None), f"recorded {recorded.policy} responses"
+    return recorded_model(recorded), f"recorded {recorded.policy} responses"
 
 
 def recorded_settings(recorded: RecordedRun, live: bool) -> tuple[RunOptions, Budgets]:

@@ -8,6 +8,7 @@ every command on the host reads.
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 import sysconfig
 from datetime import UTC, datetime
@@ -184,6 +185,36 @@ def _nvidia_smi_off_path(layout: WorldLayout, profile: Profile, fault: NvidiaSmi
         (devices / name).touch()
 
 
+# What of this machine's /dev a host's processes use: the host's own /dev (host_paths.py) links to these.
+_SHARED_DEVICES = ("null", "zero", "full", "random", "urandom", "tty", "ptmx", "pts", "fd", "stdin", "stdout", "stderr")
+
+
+def _system_files(layout: WorldLayout, profile: Profile) -> None:
+    """What the modelled machine's OS says of itself where a real host's tools read it: /etc/os-release,
+    /proc/cpuinfo, `uname`; and its /dev, with this machine's null, zero, random... linked in."""
+    software = profile.software
+    os_release = layout.host_path("/etc/os-release")
+    os_release.parent.mkdir(parents=True, exist_ok=True)
+    name, _, version = software.os.partition(" ")
+    os_release.write_text(f'PRETTY_NAME="{software.os}"\nNAME="{name}"\nVERSION="{version}"\n')
+    cpuinfo = layout.host_path("/proc/cpuinfo")
+    cpuinfo.parent.mkdir(parents=True, exist_ok=True)
+    cpuinfo.write_text(
+        "".join(f"processor\t: {i}\nmodel name\t: {profile.cpu.model}\n\n" for i in range(profile.cpu.cores))
+    )
+    devices = layout.host_path("/dev")
+    devices.mkdir(parents=True, exist_ok=True)
+    for name in _SHARED_DEVICES:
+        if not (devices / name).exists() and Path("/dev", name).exists():
+            (devices / name).symlink_to(Path("/dev", name))
+    uname = layout.bin_dir / "uname"
+    uname.write_text(
+        "#!/bin/sh\n# The modelled host's kernel; anything else as this machine's uname says it.\n"
+        f'case "$1" in -r|--kernel-release) echo {shlex.quote(software.kernel)} ;; *) exec /bin/uname "$@" ;; esac\n'
+    )
+    uname.chmod(0o755)
+
+
 def _without_nvidia_smi(path: str) -> str:
     """PATH less the directories holding an nvidia-smi (this machine's own, where it has one)."""
     return ":".join(d for d in path.split(":") if d and not (Path(d) / "nvidia-smi").exists())
@@ -265,6 +296,7 @@ def build_host(
         write_sglang_stub(layout.site_dir, root, version)
     _apply_process_faults(layout, profile, state.faults)
     write_wrappers(layout.bin_dir, root, sys.executable, profile)
+    _system_files(layout, profile)
     off_path = find_fault(state.faults, FaultName.NVIDIA_SMI_OFF_PATH)
     if isinstance(off_path, NvidiaSmiOffPath):
         _nvidia_smi_off_path(layout, profile, off_path)

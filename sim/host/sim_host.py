@@ -3,8 +3,10 @@
 A sim host is a directory tree on this machine (specops.sim.world.layout):
 commands run here like on `local`, with `{**inherited_environment(), **state.env}`
 (its PATH puts the simulated nvidia-smi, hf, python first) and the world's home as
-the working directory; relative paths are relative to that home, absolute ones are
-real paths (the host reports real paths inside its root). This machine's Hub token
+the working directory; relative paths are relative to that home. Paths are the
+host's (`/root/models/x`): what goes in is translated to the real paths under the
+world's root and what comes out has the root taken out (host_paths.py says why
+this way). This machine's Hub token
 is not inherited (HUB_TOKEN_VARIABLES): as on a real host, a command has it only
 when the caller passes it in the command's env (ToolContext.command_env). Host
 ports are virtual: forward() looks the port up in the world's port registry and
@@ -14,16 +16,25 @@ hands back the real loopback port that serves it.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from specops.tools.hosts import HostNotRunning, LocalHost, PortNotListening, check_env
+from specops.tools.hosts import (
+    CommandResult,
+    HostNotRunning,
+    LocalHost,
+    PortNotListening,
+    RemoteFileNotFound,
+    check_argv,
+    check_env,
+)
 
 from ..world.clock import WorldClock
 from ..world.layout import SIM_HOST_PREFIX, WorldLayout
 from ..world.ports import PortNotListening as SimPortNotListening
 from ..world.ports import resolve_port
 from ..world.state import WorldState, WorldStateDamaged
+from .host_paths import HostPaths
 
 # This machine's Hub token, where its token file is, and its OIDC exchange (huggingface_hub's get_token reads all
 # four): never handed to the simulated host's processes.
@@ -52,6 +63,7 @@ class SimHost(LocalHost):
                 host=f"{SIM_HOST_PREFIX}{root}",
             ) from None
         super().__init__(spec=f"{SIM_HOST_PREFIX}{self.state.root}")
+        self.paths = world_paths(self.state)
 
     @property
     def layout(self) -> WorldLayout:
@@ -65,13 +77,47 @@ class SimHost(LocalHost):
         return {**inherited_environment(), **self.state.env, **check_env(env)}
 
     def _path(self, path: str) -> Path:
-        p = Path(path)
-        if str(p).startswith("~"):
-            p = Path(str(p).replace("~", str(self.home), 1))
+        if path == "~" or path.startswith("~/"):
+            path = self.paths.home + path[1:]
+        p = Path(self.paths.real(path))
         return p if p.is_absolute() else self.home / p
 
     def _cwd(self, cwd: str | None) -> str:
         return str(self._path(cwd) if cwd is not None else self.home)
+
+    # -- what crosses into the host and back: host paths outside, real ones inside ---------------------
+
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        timeout: float,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        stdin: str | None = None,
+        idempotent: bool = False,
+    ) -> CommandResult:
+        words = check_argv(argv)
+        done = super().run(
+            [self.paths.inward(w) for w in words],
+            timeout=timeout,
+            cwd=cwd,
+            env=self.paths.inward_env(env),
+            stdin=None if stdin is None else self.paths.inward(stdin),
+            idempotent=idempotent,
+        )
+        return done.model_copy(
+            update={"argv": words, "stdout": self.paths.outward(done.stdout), "stderr": self.paths.outward(done.stderr)}
+        )
+
+    def read_file(self, path: str) -> bytes:
+        try:
+            return self.paths.outward_bytes(super().read_file(path))
+        except RemoteFileNotFound:
+            raise RemoteFileNotFound(f"{path} does not exist on {self.spec}", host=self.spec, path=path) from None
+
+    def write_file(self, path: str, data: bytes, *, mode: int | None = None) -> None:
+        super().write_file(path, self.paths.inward_bytes(data), mode=mode)
 
     def clock(self) -> float:
         return WorldClock(self.state.layout.sim_dir).now()  # what the host's `date` prints, without a process
@@ -88,3 +134,9 @@ class SimHost(LocalHost):
                 host=self.spec,
                 port=port,
             ) from None
+
+
+def world_paths(state: WorldState) -> HostPaths:
+    """How the world `state` describes translates host paths (host_paths.py)."""
+    home = "/" + state.layout.home.relative_to(state.layout.root).as_posix()
+    return HostPaths.of_world(state.layout.root, home, [m.mount_point for m in state.mounts])

@@ -3,8 +3,11 @@
 sshd runs `python -m specops.sim.host.ssh_session ROOT SFTP_SERVER` for each
 session, with the client's command in SSH_ORIGINAL_COMMAND. This wrapper gives
 the session the host's environment and home, applies the `ssh_drop` fault (the
-connection dies under the client, as a flaky link does), then becomes the
-client's command, the sftp server, or a login shell.
+connection dies under the client, as a flaky link does), then runs the
+client's command, serves sftp, or becomes a login shell. Commands and files
+name host paths: the command line and its stdin are translated in, its output
+out (host_paths.py), and sftp is served by sftp_server.py with the same
+translation.
 """
 
 from __future__ import annotations
@@ -13,10 +16,15 @@ import fcntl
 import json
 import os
 import signal
+import subprocess
 import sys
+import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import IO
 
 from ..world.layout import WorldLayout
+from .host_paths import HostPaths
 
 
 def _count_session(layout: WorldLayout) -> tuple[int, int]:
@@ -58,8 +66,12 @@ def main(argv: list[str]) -> int:
     os.environ.update(state["env"])
     os.chdir(layout.home)
     command = os.environ.pop("SSH_ORIGINAL_COMMAND", "")
+    paths = HostPaths.of_world(root, "/root", [m["mount_point"] for m in state.get("mounts", [])])
     if command == sftp_server:
-        os.execv(sftp_server, [sftp_server])
+        from .sftp_server import serve  # paramiko: only sftp sessions pay for importing it
+
+        serve(paths)
+        return 0
     fault = _ssh_drop_fault(state)
     if fault is not None:
         commands, drops = _count_session(layout)
@@ -70,9 +82,43 @@ def main(argv: list[str]) -> int:
             return 255
     shell = "/bin/sh"
     if command:
-        os.execv(shell, [shell, "-c", command])
+        return _run_translated(shell, command, paths)
     os.execv(shell, ["-sh"])
     return 0  # not reached: execv replaced the process
+
+
+def _run_translated(shell: str, command: str, paths: HostPaths) -> int:
+    """Run `command` with its host paths made real, its output shown with host paths; its exit status."""
+    child = subprocess.Popen(
+        [shell, "-c", paths.inward(command)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert child.stdin is not None and child.stdout is not None and child.stderr is not None
+    pumps = [
+        threading.Thread(target=_pump, args=(sys.stdin.buffer, child.stdin, paths.inward), daemon=True),
+        threading.Thread(target=_pump, args=(child.stdout, sys.stdout.buffer, paths.outward), daemon=True),
+        threading.Thread(target=_pump, args=(child.stderr, sys.stderr.buffer, paths.outward), daemon=True),
+    ]
+    for pump in pumps:
+        pump.start()
+    status = child.wait()
+    for pump in pumps[1:]:  # the output ends when every process holding it has (a detached one closes it)
+        pump.join()
+    return 128 - status if status < 0 else status
+
+
+def _pump(source: IO[bytes], sink: IO[bytes], translate: Callable[[str], str]) -> None:
+    """Copy line by line (a path is never split between two reads), translating each; close the sink at the end."""
+    try:
+        for line in iter(source.readline, b""):
+            sink.write(translate(line.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape"))
+            sink.flush()
+    except (BrokenPipeError, OSError, ValueError):
+        pass
+    finally:
+        try:
+            sink.close()
+        except OSError:
+            pass
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ import asyncio
 import contextvars
 import json
 import math
+import os
 import random
 import time
 import zlib
@@ -28,6 +29,7 @@ from typing import Any
 from aiohttp import web
 
 from ...sglang_releases.facts import LATEST, ReleaseFacts, for_version
+from ..host.host_paths import as_host_shows
 from .engine import Engine, GenerationRequest
 from .metrics import render_metrics
 from .performance import ids_prompt_text, sampler_seed_material
@@ -789,6 +791,9 @@ class Api:
         )
 
 
+HOST_ROOT = os.environ.get("SPECOPS_SIM_ROOT", "")  # the world this server runs in (every host command has it)
+
+
 def build_app(state: ServerState) -> web.Application:
     api = Api(state)
 
@@ -804,6 +809,11 @@ def build_app(state: ServerState) -> web.Application:
             response = await handler(request)
         except BadRequest as exc:
             response = _error(str(exc))
+        if isinstance(response, web.Response) and isinstance(response.body, bytes) and HOST_ROOT:
+            # What the server says names the host's paths (/root/models/x), as the host shows them.
+            if HOST_ROOT.encode() in response.body:
+                shown = as_host_shows(HOST_ROOT, response.body.decode("utf-8", "surrogateescape"))
+                response.body = shown.encode("utf-8", "surrogateescape")
         if state.access_log is not None:
             peer = request.transport.get_extra_info("peername") if request.transport else None
             where = f"{peer[0]}:{peer[1]}" if peer else "-"

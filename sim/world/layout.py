@@ -16,6 +16,8 @@ from pathlib import Path, PurePosixPath
 
 # How a host spec names a simulated host: sim:/path/to/root (a running world) or sim:PROFILE (one a run starts).
 SIM_HOST_PREFIX = "sim:"
+# In the environment of every process of a world (its commands, its programs, its servers): the world's root.
+ROOT_VARIABLE = "SPECOPS_SIM_ROOT"
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.timeout(60)
 
 
 async def test_non_interactive_run_refuses_a_self_approved_delete(world_host, tmp_path):
-    kimi = world_host.removeprefix("sim:") + "/root/models/Kimi-K2.6"
+    kimi = "/root/models/Kimi-K2.6"  # the host's path
     outcome = await drive(
         scripted(
             call(
@@ -32,7 +32,7 @@ async def test_non_interactive_run_refuses_a_self_approved_delete(world_host, tm
     approval = events(outcome, "approval")[0]
     assert approval.approved is False and approval.by == "non-interactive default" and kimi in approval.asked
     assert any("not created by this run" in n.text for n in events(outcome, "note"))
-    assert Path(kimi, "config.json").exists()
+    assert Path(world_host.removeprefix("sim:") + kimi, "config.json").exists()
 
 
 def test_cli_refuses_a_goal_without_a_repo(tmp_path):
@@ -56,21 +56,24 @@ def old_model_dir(world_host):
         path.rmdir()
 
 
-def _free(path: Path):
-    return scripted(call("free_space", {"ids": [f"dir:{path}"], "dry_run": False, "approved_paths": [str(path)]}))
+OLD = "/root/models/old-experiment"  # old_model_dir as the host names it
+
+
+def _free():
+    return scripted(call("free_space", {"ids": [f"dir:{OLD}"], "dry_run": False, "approved_paths": [OLD]}))
 
 
 async def test_allow_delete_lets_the_run_delete_that_path_and_records_why(world_host, tmp_path, old_model_dir):
-    outcome = await drive(_free(old_model_dir), world_host, tmp_path, allow_delete=(str(old_model_dir.parent),))
+    outcome = await drive(_free(), world_host, tmp_path, allow_delete=("/root/models",))
     result = [e for e in events(outcome, "tool_result") if e.tool == "free_space"][0]
-    assert result.ok and [d["path"] for d in result.result["deleted"]] == [str(old_model_dir)]
+    assert result.ok and [d["path"] for d in result.result["deleted"]] == [OLD]
     approval = events(outcome, "approval")[0]
     assert approval.approved is True and approval.by == "--allow-delete"
     assert not old_model_dir.exists()
 
 
 async def test_allow_delete_of_another_path_does_not_cover_this_one(world_host, tmp_path, old_model_dir):
-    outcome = await drive(_free(old_model_dir), world_host, tmp_path, allow_delete=(str(old_model_dir) + "-other",))
+    outcome = await drive(_free(), world_host, tmp_path, allow_delete=(OLD + "-other",))
     result = [e for e in events(outcome, "tool_result") if e.tool == "free_space"][0]
     assert result.result["deleted"] == [] and old_model_dir.exists()
     assert events(outcome, "approval")[0].approved is False
@@ -90,14 +93,14 @@ async def test_nothing_is_asked_mid_run_even_on_a_terminal(world_host, tmp_path,
     outcome = await run_goal_async(
         "deploy SubSir/Kimi-K2.6-DFlash-tmp-long",
         host=world_host,
-        policy=_free(old_model_dir),
+        policy=_free(),
         run_dir=tmp_path / "run",
         options=RunOptions(fsync=False),
         ask_yes_no=confirm,
     )
     assert asked == []
     approval = events(outcome, "approval")[0]
-    assert approval.approved is False and str(old_model_dir) in approval.asked
+    assert approval.approved is False and OLD in approval.asked
     assert old_model_dir.exists()
 
 

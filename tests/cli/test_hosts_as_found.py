@@ -185,14 +185,13 @@ def test_gpu_host_with_an_sglang_without_dflash(hermetic, world_with, tmp_path):
 )
 def test_gpu_host_with_a_driver_and_no_nvidia_smi_on_path(hermetic, world_with, found_at, tmp_path):
     world, host = world_with, world_with.host_spec
-    root = world.layout.root
     before = snapshot(world)
     line = the_why_line(run(host, tmp_path))
-    signs = f"kernel module 580.159.04; {root}/dev/nvidiactl and 8 more device files"
+    signs = "kernel module 580.159.04; /dev/nvidiactl and 8 more device files"  # as the host names them
     if found_at:
-        smi = f"{root}{found_at}/nvidia-smi"
+        smi = f"{found_at}/nvidia-smi"
         remedy = (
-            f"add {root}{found_at} to the PATH of the host's non-interactive shells (the ones specops runs), or link "
+            f"add {found_at} to the PATH of the host's non-interactive shells (the ones specops runs), or link "
             f"it: ln -s {smi} /usr/local/bin/nvidia-smi"
         )
         signs += f"; nvidia-smi at {smi}"

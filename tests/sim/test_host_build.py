@@ -64,7 +64,12 @@ def test_world_json_env_and_layout(seed):
         "python3",
         "python3.12",
         "ss",
+        "uname",  # -r: the modelled kernel
     ]
+    # What the modelled machine's OS says of itself, where a real host's tools read it.
+    assert 'PRETTY_NAME="Ubuntu 24.04.3 LTS"' in (root / "etc/os-release").read_text()
+    assert "model name\t: AMD EPYC 9575F 64-Core Processor" in (root / "proc/cpuinfo").read_text()
+    assert (root / "dev/null").resolve() == Path("/dev/null")
     assert [m.mount_point for m in seed.mounts] == ["/", "/dev/shm"]
     assert all(m.kind == "virtual" for m in seed.mounts)
 

@@ -28,13 +28,19 @@ def test_ssh_sessions_land_on_the_sim_host(world_over_ssh):
         smi = host.run(["nvidia-smi", "--query-gpu=name,memory.total", "--format=csv,noheader"], timeout=30).check()
         assert smi.stdout.splitlines()[0] == "NVIDIA RTX PRO 6000 Blackwell Server Edition, 97887 MiB"
         pwd = host.run(["pwd"], timeout=10).check()
-        assert pwd.stdout.strip() == str(world.layout.home)
+        assert pwd.stdout.strip() == "/root"  # the host's home, as it names it
         df = host.run(["df", "-h", "/"], timeout=10).check()
         assert "1000G  971G   29G  98%" in df.stdout
         # Files travel over SFTP, which runs behind the same forced command.
         host.write_file("notes/hello.txt", b"hi")
         assert (world.layout.home / "notes" / "hello.txt").read_bytes() == b"hi"
-        assert host.read_file(str(world.layout.home / "notes" / "hello.txt")) == b"hi"
+        assert host.read_file("/root/notes/hello.txt") == b"hi"
+        assert host.exists("/root/notes/hello.txt") and not host.exists(str(world.layout.home / "notes" / "x"))
+        # A text file names host paths on either side of the link; on this machine it names the real ones.
+        host.write_file("/root/notes/where.txt", b"model at /root/models/x\n")
+        assert (world.layout.home / "notes" / "where.txt").read_text() == f"model at {world.layout.home}/models/x\n"
+        assert host.read_file("/root/notes/where.txt") == b"model at /root/models/x\n"
+        assert host.run(["cat", "/root/notes/where.txt"], timeout=10).stdout == "model at /root/models/x\n"
 
 
 @pytest.mark.parametrize("world_over_ssh", [[SshDrop(after_commands=1, times=1)]], indirect=True)

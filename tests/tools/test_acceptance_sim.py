@@ -58,7 +58,7 @@ def _launch(host, home: str, *extra: str):
 def dflash_world():
     """One world serving the DFlash drafter for the module; every backend below reaches the same server."""
     with start_world(FAST_LOAD, time_scale=TIME_SCALE) as world, reach(world, "sim") as host:
-        home = str(world.layout.home)
+        home = "/root"
         host.run(
             ["hf", "download", "SubSir/Kimi-K2.6-DFlash-tmp-long", "--local-dir", f"{home}/models/dflash"], timeout=120
         ).check()
@@ -205,7 +205,7 @@ def test_bad_input_is_refused_before_anything_runs():
 
 def test_a_server_without_speculation_is_named_as_such():
     with start_world(FAST_LOAD, time_scale=TIME_SCALE) as world, reach(world, "sim") as host:
-        server = _launch(host, str(world.layout.home))
+        server = _launch(host, "/root")
         try:
             with pytest.raises(NotSpeculative):
                 measure_acceptance(

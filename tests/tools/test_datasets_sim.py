@@ -52,7 +52,7 @@ def test_the_five_datasets_load_on_the_host_formatted(ctx, world):
     loaded = load_standard_prompts(ctx, list(DATASET_NAMES), None, TIMEOUT_S)
     assert loaded.complete and loaded.failures == []
     assert [d.name for d in loaded] == list(DATASET_NAMES)
-    home = str(world.layout.home)
+    home = "/root"
     for d in loaded:
         dataset = STANDARD_DATASETS[d.name]
         # Fewer rows than the usual count: the whole file, in file order, formatted as DFlash does.

@@ -25,8 +25,8 @@ def test_drafter_fits_on_the_seed_host(ctx, world):  # noqa: F811
     assert result.download_bytes > 8_000_000_000  # the two shards the Hub declares, 4.97 GB + 3.24 GB
     assert result.margin_bytes == 2 * GIB  # 5% of 8 GB is less than the 2 GiB floor
     assert result.needed_bytes == result.download_bytes + result.margin_bytes
-    assert result.mount.mount_point == str(world.layout.root) and result.free_bytes == result.mount.free_bytes
-    assert result.measured_path == str(world.layout.home / "models")
+    assert result.mount.mount_point == "/" and result.free_bytes == result.mount.free_bytes
+    assert result.measured_path == "/root/models"
 
 
 def test_the_target_already_on_disk_needs_nothing(ctx):  # noqa: F811
@@ -48,11 +48,11 @@ def test_full_disk_does_not_fit_and_names_the_other_mount():
         assert result.verdict == "does_not_fit" and result.shortfall_bytes == result.needed_bytes - result.free_bytes
         assert result.free_bytes <= 3 * GIB
         [alternative] = [a for a in result.alternatives if a.allowed]
-        assert alternative.mount.mount_point == str(w.layout.root / "data") and not alternative.ram_backed
-        assert alternative.target == str(w.layout.root / "data" / "models" / "Kimi-K2.6-DFlash")
+        assert alternative.mount.mount_point == "/data" and not alternative.ram_backed
+        assert alternative.target == "/data/models/Kimi-K2.6-DFlash"
         # /dev/shm has room too, but it is RAM and outside the roots: offered with both said, never as allowed.
         [shm] = [a for a in result.alternatives if not a.allowed]
-        assert shm.mount.mount_point == str(w.layout.root / "dev" / "shm") and shm.ram_backed
+        assert shm.mount.mount_point == "/dev/shm" and shm.ram_backed
         assert "RAM-backed and volatile" in shm.why and "--allow-root /dev/shm" in shm.why
         assert "room on" in result.summary and "tmpfs: RAM-backed, volatile" in result.summary
         # A partial download in the target counts as present.
@@ -90,17 +90,17 @@ def test_no_alternative_says_why_for_each_mount():
         c = ToolContext.for_host(h)
         result = check_disk(c, CheckDiskArgs(repo_id=DRAFTER, target="models/Kimi-K2.6-DFlash"))
         assert result.verdict == "does_not_fit" and not [a for a in result.alternatives if a.allowed]
-        [data] = [m for m in result.set_aside if m.mount_point == str(w.layout.root / "data")]
+        [data] = [m for m in result.set_aside if m.mount_point == "/data"]
         assert data.reason == "too_small" and "needs" in data.why
         # /boot has room, but it is the system's: set aside as such, whatever its free space.
-        [system] = [m for m in result.set_aside if m.mount_point == str(w.layout.root / "boot")]
+        [system] = [m for m in result.set_aside if m.mount_point == "/boot"]
         assert system.reason == "system" and "not a place for models" in system.why
         assert f"set aside: {data.mount_point}: {data.why}" in result.summary and "/boot" not in result.summary
         assert disk_view(result)["system_mounts_set_aside"] == [system.mount_point]
         [shm] = result.alternatives
         assert shm.ram_backed and not shm.allowed and shm.target is None
         # With /dev/shm among the allowed roots it is a place to write, still named RAM-backed.
-        shm_root = str(w.layout.root / "dev" / "shm")
+        shm_root = "/dev/shm"
         wider = ToolContext(host=h, home=c.home, allowed_roots=(*c.allowed_roots, shm_root))
         again = check_disk(wider, CheckDiskArgs(repo_id=DRAFTER, target="models/Kimi-K2.6-DFlash"))
         [shm] = again.alternatives
@@ -121,7 +121,7 @@ def test_a_real_small_tmpfs_is_set_aside_as_too_small_and_named_ram(small_fs):
     ):
         c = ToolContext.for_host(h)
         result = check_disk(c, CheckDiskArgs(repo_id=DRAFTER, target="models/Kimi-K2.6-DFlash"))
-        [scratch] = [m for m in result.set_aside if m.mount_point == str(w.layout.root / "scratch")]
+        [scratch] = [m for m in result.set_aside if m.mount_point == "/scratch"]
         assert scratch.reason == "too_small" and scratch.free.endswith(("K", "M"))
         assert "RAM-backed and volatile" in scratch.why
         assert "no other mount has room" not in result.summary  # /dev/shm has room: it is offered, as RAM

@@ -38,7 +38,8 @@ def stored_sizes(repo_id: str, byte_scale: int) -> dict[str, int]:
     return {f.path: f.stored_size(byte_scale) for f in FIXTURES[repo_id].revision().files}
 
 
-def on_disk(target: str) -> dict[str, int]:
+def on_disk(target: Path) -> dict[str, int]:
+    """What lies under `target`, a real path on this machine (a world's layout.host_path of the host's path)."""
     root = Path(target)
     return {
         p.relative_to(root).as_posix(): p.stat().st_size
@@ -80,7 +81,7 @@ def test_download_finishes_and_matches_the_listing(ctx, world):
     assert status.files_complete == status.files_total == len(revision.files)
     assert status.done_bytes == status.expected_bytes and status.fraction == 1.0
     # On disk: every file at the size the Hub delivers (a large file is 1/byte_scale of its listed size here).
-    assert on_disk(handle.target_dir) == stored_sizes(SMALL_DRAFTER, world.state.byte_scale)
+    assert on_disk(world.layout.host_path(handle.target_dir)) == stored_sizes(SMALL_DRAFTER, world.state.byte_scale)
     assert "exited 0" in status.log_tail
     # Both are plain JSON for the transcript and for handing the handle back.
     assert json.loads(status.model_dump_json())["state"] == "finished"
@@ -134,7 +135,7 @@ def test_progress_while_running_then_stop_and_resume(backend):
             for p, n in stored_sizes(DRAFTER, slow_world.state.byte_scale).items()
             if p.endswith(".json") or "00002" in p
         }
-        assert on_disk(resumed.target_dir) == wanted
+        assert on_disk(slow_world.layout.host_path(resumed.target_dir)) == wanted
 
 
 @pytest.mark.parametrize(

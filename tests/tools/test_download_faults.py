@@ -88,7 +88,7 @@ def test_gated_repo_needs_a_granted_token_which_never_shows():
         status = wait(ctx, handle)
         assert status.state is DownloadState.FINISHED, status
         assert granted not in handle.model_dump_json() + status.model_dump_json()
-        assert granted not in Path(handle.log_path).read_text()
+        assert granted not in h.read_file(handle.log_path).decode()
 
 
 def test_missing_repo_is_refused_before_anything_runs():

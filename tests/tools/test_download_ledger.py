@@ -35,7 +35,7 @@ def test_a_later_run_may_free_an_earlier_download_but_not_a_directory_it_only_fi
         theirs = _download(first_run, "models/theirs")  # existed before: never claimed
         ledger = read_ledger(first_run)
         assert set(ledger) == {ours} and ledger[ours].repo_id == SMALL_DRAFTER and ledger[ours].sha
-        assert json.loads((world.layout.home / LEDGER).read_text().splitlines()[0])["target_dir"] == ours
+        assert json.loads(host.read_file(LEDGER).decode().splitlines()[0])["target_dir"] == ours
 
         later_run = ToolContext.for_host(host)  # a new run: created_paths empty
         items = {i.path: i for i in list_freeable(later_run, ListFreeableArgs()).items if i.kind == "directory"}
@@ -65,9 +65,7 @@ def test_a_vanished_directory_leaves_the_ledger_and_one_made_later_at_its_path_i
         kept = _download(ctx, "models/kept-drafter")
         shutil.rmtree(world.layout.home / "models" / "earlier-drafter")  # a person removed it
         assert set(read_ledger(ctx)) == {kept}
-        assert [json.loads(line)["target_dir"] for line in (world.layout.home / LEDGER).read_text().splitlines()] == [
-            kept
-        ]
+        assert [json.loads(line)["target_dir"] for line in host.read_file(LEDGER).decode().splitlines()] == [kept]
         (world.layout.home / "models" / "earlier-drafter").mkdir()  # and later made their own there
         (world.layout.home / "models" / "earlier-drafter" / "config.json").write_text("{}")
         items = {i.path: i for i in list_freeable(ctx, ListFreeableArgs()).items if i.kind == "directory"}

@@ -55,18 +55,26 @@ def host(world: WorldState) -> Iterator[SimHost]:
 
 def test_commands_run_with_the_world_environment_and_home(host, world):
     result = host.run(["sh", "-c", 'pwd; echo "$SIM_MARK $EXTRA"; nvidia-smi'], timeout=10, env={"EXTRA": "added"})
-    assert result.stdout == f"{world.layout.home}\nfrom-world added\nsimulated nvidia-smi\n"
+    assert result.stdout == "/root\nfrom-world added\nsimulated nvidia-smi\n"  # the host's home, as it names it
     assert host.run(["nvidia-smi"], timeout=10).stdout == "simulated nvidia-smi\n", "PATH from world.json finds it"
     assert host.spec == f"sim:{world.root}"
     sub = world.layout.home / "work"
     sub.mkdir()
-    assert host.run(["pwd"], timeout=10, cwd="work").stdout == f"{sub}\n"
+    assert host.run(["pwd"], timeout=10, cwd="work").stdout == "/root/work\n"
+    assert host.run(["pwd"], timeout=10, cwd="/root/work").stdout == "/root/work\n"
 
 
-def test_relative_paths_are_under_the_home_and_absolute_ones_are_real(host, world, tmp_path):
+def test_paths_are_the_hosts_relative_ones_under_its_home(host, world, tmp_path):
     host.write_file("notes/a.txt", b"in home")
     assert (world.layout.home / "notes" / "a.txt").read_bytes() == b"in home"
     assert host.read_file("notes/a.txt") == b"in home" and host.exists("~/notes/a.txt")
+    assert host.read_file("/root/notes/a.txt") == b"in home"
+    # A text file names host paths inside the host and out; the file on this machine names the real ones.
+    host.write_file("/root/notes/where.txt", b"model at /root/models/x\n")
+    assert (world.layout.home / "notes" / "where.txt").read_text() == f"model at {world.layout.home}/models/x\n"
+    assert host.read_file("~/notes/where.txt") == b"model at /root/models/x\n"
+    assert host.run(["cat", "/root/notes/where.txt"], timeout=10).stdout == "model at /root/models/x\n"
+    # What the host does not own is this machine's, as a container's host shares /tmp.
     outside = tmp_path / "real.txt"
     host.write_file(str(outside), b"real")
     assert outside.read_bytes() == b"real"
@@ -81,7 +89,7 @@ def test_detached_processes_run_in_the_world(host, world):
         while log.read_text().count("\n") < 2 and deadline:
             deadline -= 1
             threading.Event().wait(0.05)
-        assert host.tail("logs/server.log") == f"from-world\n{world.layout.home}\n"
+        assert host.tail("logs/server.log") == "from-world\n/root\n"
     finally:
         host.stop(proc, grace_s=2)
     assert not host.is_running(proc)

@@ -1,4 +1,4 @@
-"""find_models: model directories and HF cache snapshots on the seed host (reached as sim:, ssh:// and local),
+"""find_models: model directories and HF cache snapshots on the seed host (reached as sim: and ssh://),
 with layers, experts and df-sized sizes."""
 
 from specops.tools.models_on_host import FindModelsArgs, find_models
@@ -10,7 +10,7 @@ def test_seed_host_models(ctx, world):  # noqa: F811
     found = find_models(ctx, FindModelsArgs())
     by_name = {(m.name, m.source): m for m in found.models}
     kimi = by_name[("Kimi-K2.6", "directory")]
-    assert kimi.path == str(world.layout.home / "models" / "Kimi-K2.6")
+    assert kimi.path == "/root/models/Kimi-K2.6"  # the host's path, as the seed host shows it
     # Kimi-K2.6 is multimodal: layers and experts sit in text_config.
     assert kimi.num_hidden_layers == 61 and kimi.num_experts == 384
     assert kimi.size_bytes > 500 * 1024**3 and kimi.served_by == []

@@ -24,9 +24,7 @@ from specops.evals.host_state import live_servers
 from specops.sim.world.cluster import SimCluster
 from specops.sim.world.gpu_registry import live_holdings
 from specops.tools.benchmark import BenchmarkArgs, run_benchmark
-from specops.tools.cluster.paths import host_path
 from specops.tools.context import ToolContext
-from specops.tools.disk import simulated_root
 from specops.tools.errors import ErrorKind, InvalidToolInput
 from specops.tools.gateway import GatewayFailed, GatewayWorker, gateway_handles
 from specops.tools.gateway.workers import read_workers
@@ -230,9 +228,8 @@ def head(cluster) -> Iterator[ToolContext]:
 def test_two_tp8_replicas_one_per_node_behind_the_gateway_serve_a_benchmark_and_stop_cleanly(cluster, head):
     assert [node.host.spec for node in head.nodes] == [w.host_spec for w in cluster.worlds]
     assert _running(cluster) == NOTHING_RUNNING
-    roots = [w.root.as_posix() for w in cluster.worlds]
     node_b = cluster.worlds[1].host_spec
-    config = ServerConfig(model_path=f"{roots[0]}{MODEL}", tp=8, replicas=2, enable_metrics=True)
+    config = ServerConfig(model_path=MODEL, tp=8, replicas=2, enable_metrics=True)
     server = launch_server(head, LaunchArgs(config=config))
     try:
         # The handle is the gateway's: its process and port, every replica behind it.
@@ -248,17 +245,16 @@ def test_two_tp8_replicas_one_per_node_behind_the_gateway_serve_a_benchmark_and_
         # One replica on each node, each a whole tp8 server on its node's GPUs from 0, on ports 30002 and 30003.
         replicas = server.replicas
         assert [(r.host, r.port) for r in replicas] == [(head.host.spec, 30002), (head.peers[0].host.spec, 30003)]
-        for node, replica, root, world in zip(head.nodes, replicas, roots, cluster.worlds, strict=True):
+        for node, replica, world in zip(head.nodes, replicas, cluster.worlds, strict=True):
             assert replica.config.replicas == 1 and replica.config.port == replica.port
-            assert replica.config.model_path == f"{root}{MODEL}"  # the same host path, under its own node's root
-            assert _flag(replica.argv, "--model-path") == f"{root}{MODEL}"
-            assert host_path(replica.config.model_path, simulated_root(node.host)) == MODEL
+            assert replica.config.model_path == MODEL  # the same host path on every node
+            assert _flag(replica.argv, "--model-path") == MODEL
             assert _flag(replica.argv, "--tp-size") == "8" and _flag(replica.argv, "--port") == str(replica.port)
             assert "--base-gpu-id" not in replica.argv
             assert posixpath.dirname(replica.log_path) == node.resolve(LOGS)
             assert node.host.is_running(replica.process) and health_status(node.host, replica.port) == 200
             assert node.host.exists(record_path(node, replica.pgid))
-            assert replica.info.model_path == f"{root}{MODEL}"
+            assert replica.info.model_path == MODEL
             assert _gpus_held(cluster, cluster.worlds.index(world), replica.pid) == list(range(8))
 
         # The gateway on rank 0 lists both replicas healthy, each at the URL rank 0 reaches it by.
@@ -419,8 +415,8 @@ def test_two_replicas_over_ssh_nodes_come_up_behind_the_gateway_and_stop_cleanly
             assert server.host == "h100-a" and server.port == PORT
             assert [(r.host, r.port) for r in replicas] == [("h100-a", 30002), ("h100-b", 30003)]
             for node, replica in zip(head.nodes, replicas, strict=True):
-                # The same host path on each node (a sim node finds it under its own root).
-                assert host_path(replica.config.model_path, simulated_root(node.host)) == MODEL
+                # The same host path on each node.
+                assert replica.config.model_path == MODEL
                 # Every node is reached at 127.0.0.1 here: the replicas need not listen on every interface.
                 assert replica.config.host == "127.0.0.1" and _flag(replica.argv, "--host") == "127.0.0.1"
                 assert node.host.is_running(replica.process) and health_status(node.host, replica.port) == 200

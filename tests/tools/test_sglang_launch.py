@@ -120,7 +120,7 @@ def test_dflash_on_ep4_takes_block_size_8_from_the_drafter_then_restarts_without
         stop_server(ctx, StopArgs(server=server.id))
 
 
-@pytest.mark.parametrize("backend", ["ssh", "local"])
+@pytest.mark.parametrize("backend", ["ssh", "sim"])
 def test_launch_status_restart_and_stop_over_ssh_and_locally(world, backend):
     with reach(world, backend) as host:
         ctx = ToolContext.for_host(host)

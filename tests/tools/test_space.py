@@ -32,7 +32,7 @@ def test_seed_host_candidates(ctx, world):  # noqa: F811
     assert all(i.safety == "needs_approval" and i.created_by == "other" and i.approved_by is None for i in cache)
     assert all(i.approve_with == f"cache:{QWEN}" and f"--allow-delete cache:{QWEN}" in i.reason for i in cache)
     [kimi] = [i for i in listing.items if i.kind == "directory"]
-    assert kimi.path == str(world.layout.home / "models" / "Kimi-K2.6") and kimi.safety == "needs_approval"
+    assert kimi.path == "/root/models/Kimi-K2.6" and kimi.safety == "needs_approval"
     # Sizes are what df counts: 1024x what is stored on a sim host.
     assert kimi.size_bytes == kimi.measured_bytes * 1024 and kimi.size_bytes > 500 * 1024**3
     # The two revisions share their blobs: each alone frees only its links; the repo set frees the lot, and the

@@ -2,10 +2,9 @@
 
 `world` is a seed-ct200 world (time scale 50) per test module; `sim_host` reaches it
 through the sim backend, `ssh_host` through a real sshd whose sessions land on it,
-`local_host` as the `local` backend (a LocalHost whose commands get the world's
-environment, PATH and HOME included, and start in its home, as a shell on that
-host would), and `host` is parametrized over all three, so one test proves a tool
-on sim:, ssh:// and local. Tests that need faults start their own world with
+and `host` is parametrized over both, so one test proves a tool on sim: and ssh://
+(both show the host's paths; a LocalHost given a world's environment would not be
+that host, only this machine with its PATH). Tests that need faults start their own world with
 `start_world(...)`. `open_group(cluster)` opens a simulated cluster's nodes as a run opens a host group.
 """
 
@@ -21,12 +20,12 @@ from specops.sim.world.cluster import SimCluster
 from specops.sim.world.world import SimWorld
 from specops.tools.cluster.group import parse_host_group
 from specops.tools.context import ToolContext
-from specops.tools.hosts import DetachedProcess, Host, LocalHost, open_host
+from specops.tools.hosts import DetachedProcess, Host, open_host
 
 from .sshd import require_sshd
 
 FAST = 50.0
-BACKENDS = ("sim", "ssh", "local")
+BACKENDS = ("sim", "ssh")
 
 
 @contextmanager
@@ -37,11 +36,8 @@ def start_world(profile: str = "seed-ct200", *, faults=(), time_scale: float = F
 
 @contextmanager
 def reach(world: SimWorld, backend: str) -> Iterator[Host]:
-    """A Host on `world` through the `sim` backend, over real SSH, or as the `local` backend."""
-    if backend == "local":
-        with LocalHost(env=world.state.env, cwd=world.layout.home) as host:
-            yield host
-    elif backend == "sim":
+    """A Host on `world` through the `sim` backend, or over real SSH."""
+    if backend == "sim":
         with open_host(world.host_spec) as host:
             yield host
     elif backend == "ssh":
@@ -68,12 +64,6 @@ def sim_host(world) -> Iterator[Host]:
 @pytest.fixture(scope="module")
 def ssh_host(world) -> Iterator[Host]:
     with reach(world, "ssh") as h:
-        yield h
-
-
-@pytest.fixture(scope="module")
-def local_host(world) -> Iterator[Host]:
-    with reach(world, "local") as h:
         yield h
 
 

@@ -16,9 +16,6 @@ other nodes share, so a model is downloaded once there instead of once per node.
 specops writes under each root on rank 0 (never outside its allowed roots) and looks for, by the same host
 path, on every other node (a random token in it, so a stale or foreign file is no proof); the markers are
 removed afterwards. Nothing else is written anywhere.
-
-Paths compare as host paths (paths.py): on simulated nodes, which live on one machine, `/root` of one world
-is not `/root` of another.
 """
 
 from __future__ import annotations
@@ -34,14 +31,12 @@ from typing import Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from specops.tools.context import ToolContext
-from specops.tools.disk import simulated_root
 from specops.tools.errors import InvalidToolInput, ToolError
 from specops.tools.facts import HostFacts, gather_host_facts
 from specops.tools.models_on_host import FindModelsArgs, find_models
 from specops.tools.probing import probe
 
 from .names import node_names
-from .paths import host_path, node_path
 
 MARKER_PREFIX = ".specops-shared-"
 _COMMAND_TIMEOUT_S = 60.0
@@ -169,14 +164,14 @@ def _is_path(model: str) -> bool:
     return model.startswith(("/", "~", "."))
 
 
-def _model_check(contexts: Sequence[ToolContext], names: list[str], roots: list[str | None], model: str) -> Check:
+def _model_check(contexts: Sequence[ToolContext], names: list[str], model: str) -> Check:
     """Whether `model` (a host path or a repo id) is on every node."""
     if _is_path(model):
-        where = host_path(contexts[0].resolve(model), roots[0])
-        values = _each_indexed(contexts, lambda i, ctx: _look_path(ctx, node_path(where, roots[i])))
+        where = contexts[0].resolve(model)
+        values = _each(contexts, lambda ctx: _look_path(ctx, where))
         subject = where
     else:  # a repo id (cluster_facts refused anything else)
-        values = _each_indexed(contexts, lambda i, ctx: _look_repo(ctx, model, roots[i]))
+        values = _each(contexts, lambda ctx: _look_repo(ctx, model))
         subject = model
     present = {n: v for n, v in zip(names, values, strict=True) if v[0]}
     failing = [n for n in names if n not in present]
@@ -188,11 +183,6 @@ def _model_check(contexts: Sequence[ToolContext], names: list[str], roots: list[
     return Check(
         name="model_present", subject=subject, ok=not failing, values=by_node, failing=failing, summary=summary
     )
-
-
-def _each_indexed(contexts: Sequence[ToolContext], fn: Callable[[int, ToolContext], T]) -> list[T]:
-    with ThreadPoolExecutor(max_workers=min(len(contexts), 16)) as pool:
-        return list(pool.map(fn, range(len(contexts)), contexts))
 
 
 def _look_path(ctx: ToolContext, path: str) -> tuple[bool, str]:
@@ -213,7 +203,7 @@ def _look_path(ctx: ToolContext, path: str) -> tuple[bool, str]:
     return True, f"present ({seen['weights']} weight files)"
 
 
-def _look_repo(ctx: ToolContext, repo_id: str, sim_root: str | None) -> tuple[bool, str]:
+def _look_repo(ctx: ToolContext, repo_id: str) -> tuple[bool, str]:
     """(present, where): a cache snapshot of repo_id, or a directory named as the repo, as find_models lists them."""
     name = repo_id.split("/")[-1]
     try:
@@ -221,24 +211,24 @@ def _look_repo(ctx: ToolContext, repo_id: str, sim_root: str | None) -> tuple[bo
     except ToolError as exc:
         return False, f"could not look: {exc.what}"
     paths = [
-        host_path(m.path, sim_root)
+        m.path
         for m in found.models
         if (m.repo_id or "").lower() == repo_id.lower() or (m.repo_id is None and m.name.lower() == name.lower())
     ]
     if not paths:
-        return False, "not found (searched " + ", ".join(host_path(s, sim_root) for s in found.searched) + ")"
+        return False, "not found (searched " + ", ".join(found.searched) + ")"
     return True, ", ".join(paths)
 
 
 def _shared_roots(
-    contexts: Sequence[ToolContext], names: list[str], roots: list[str | None], writable: Sequence[str] | None
+    contexts: Sequence[ToolContext], names: list[str], writable: Sequence[str] | None
 ) -> tuple[list[SharedRoot], list[str]]:
     """Write a marker under each of rank 0's roots, read it on every other node by host path, remove it."""
     rank0 = contexts[0]
     notes: list[str] = []
     candidates = [rank0.writable(r) for r in writable] if writable is not None else list(rank0.allowed_roots)
     token = secrets.token_hex(16)
-    written: dict[str, str] = {}  # root (real, rank 0) -> marker
+    written: dict[str, str] = {}  # root -> marker
     errors: dict[str, str] = {}
     for root in candidates:
         marker = rank0.writable(posixpath.join(root, MARKER_PREFIX + secrets.token_hex(6)))
@@ -249,10 +239,8 @@ def _shared_roots(
             said = (done.stderr or done.stdout).strip().splitlines()
             errors[root] = f"could not write a marker under it on {names[0]}: {said[-1] if said else done.exit_code}"
     try:
-        markers = [host_path(m, roots[0]) for m in written.values()]
-        seen = _each_indexed(
-            contexts[1:], lambda i, ctx: _read_markers(ctx, [node_path(m, roots[i + 1]) for m in markers])
-        )
+        markers = list(written.values())
+        seen = _each(contexts[1:], lambda ctx: _read_markers(ctx, markers))
     finally:
         for marker in written.values():
             removed = probe(rank0.host, ["rm", "-f", "--", marker], timeout=_COMMAND_TIMEOUT_S)
@@ -260,7 +248,7 @@ def _shared_roots(
                 notes.append(f"could not remove the marker {marker} on {names[0]}: {removed.stderr.strip()[-200:]}")
     results: list[SharedRoot] = []
     for root in candidates:
-        shown = host_path(root, roots[0])
+        shown = root
         if root in errors:
             results.append(
                 SharedRoot(
@@ -332,7 +320,6 @@ def cluster_facts(
             )
     names = node_names(contexts)
     facts = _each(contexts, lambda ctx: gather_host_facts(ctx.host))  # each node alone (the tool would ask the group)
-    roots = [simulated_root(ctx.host) for ctx in contexts]
     checks = [
         _same(
             "gpu_model",
@@ -353,11 +340,11 @@ def cluster_facts(
             missing=lambda v: v is None,
         ),
     ]
-    checks += [_model_check(contexts, names, roots, model) for model in models]
+    checks += [_model_check(contexts, names, model) for model in models]
     shared: list[SharedRoot] = []
     notes: list[str] = []
     if check_shared and len(contexts) > 1:
-        shared, notes = _shared_roots(contexts, names, roots, shared_roots)
+        shared, notes = _shared_roots(contexts, names, shared_roots)
     problems = [c.summary for c in checks if not c.ok]
     shared_root = next((s.root for s in shared if s.all_nodes), None)
     if problems:

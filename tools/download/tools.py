@@ -13,9 +13,7 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime
 
-from ..cluster.paths import same_path_on
 from ..context import ToolContext
-from ..disk import simulated_root
 from ..hosts import HostError
 from ..hub import host_hub_endpoint, list_repo
 from ..registry import tool
@@ -82,10 +80,8 @@ def start_download(ctx: ToolContext, args: StartDownloadArgs) -> DownloadHandle:
     # A host group: every node needs the files at the same path (a launch over the nodes reads them there).
     peers: list[DownloadHandle] = []
     try:
-        head_root = simulated_root(ctx.host)
         for node in ctx.peers:
-            on_node = same_path_on(args.target_dir, head_root, simulated_root(node.host))
-            peers.append(_start(node, args.model_copy(update={"target_dir": on_node})))
+            peers.append(_start(node, args))
     except BaseException:
         for started, node in zip([handle, *peers], ctx.nodes, strict=False):
             node.host.stop(started.process, grace_s=5)

@@ -4,7 +4,7 @@ with open_host("ssh://root@gpu-1") as host:
     host.run(["nvidia-smi"], timeout=30).check()
 """
 
-from ._shell import check_env, leader_alive
+from ._shell import check_argv, check_env, leader_alive
 from .base import Host
 from .errors import (
     CommandFailed,
@@ -50,6 +50,7 @@ __all__ = [
     "SshOptions",
     "SshTarget",
     "UnknownHostName",
+    "check_argv",
     "check_env",
     "leader_alive",
     "open_host",

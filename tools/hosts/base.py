@@ -22,7 +22,6 @@ from .results import CommandResult, DetachedProcess
 # Helper commands (ps, kill, tail, the detached launcher) finish at once; this
 # only bounds them on a host that stopped answering.
 HELPER_TIMEOUT_S = 30.0
-SIM_ROOT_VARIABLE = "SPECOPS_SIM_ROOT"  # set in a simulated world's environment: its root directory
 _POLL_S = 0.1
 
 
@@ -90,16 +89,6 @@ class Host(ABC):
         if cached is None:
             cached = self._environment_variable(PORT_MAP_VARIABLE)
             self._port_map_seen = cached
-        return cached
-
-    def sim_root(self) -> str:
-        """The root of the simulated world this host is ("" on a real machine): what its sessions carry in
-        SPECOPS_SIM_ROOT, asked once. Everything else tools know of a sim host comes from that world's world.json
-        (tools/simulated.py)."""
-        cached: str | None = getattr(self, "_sim_root_seen", None)
-        if cached is None:
-            cached = self._environment_variable(SIM_ROOT_VARIABLE)
-            self._sim_root_seen = cached
         return cached
 
     def _environment_variable(self, name: str) -> str:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import IO
 
 from ._shell import check_argv, check_env
-from .base import SIM_ROOT_VARIABLE, Host
+from .base import Host
 from .errors import PortNotListening, RemoteFileNotFound
 from .port_map import PORT_MAP_VARIABLE, read_entry
 from .results import CommandResult
@@ -206,10 +206,6 @@ class LocalHost(Host):
         return super().clock() if "PATH" in self._base_env else time.time()
 
     # -- ports ------------------------------------------------------------------------------
-
-    def sim_root(self) -> str:
-        """The simulated world this host's environment belongs to, or "" on a real machine (no command needed)."""
-        return self._environment(None).get(SIM_ROOT_VARIABLE, "")
 
     def port_map_dir(self) -> str:
         return self._environment(None).get(PORT_MAP_VARIABLE, "")

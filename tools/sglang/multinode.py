@@ -22,9 +22,7 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ..cluster.paths import same_path_on
 from ..context import ToolContext
-from ..disk import simulated_root
 from ..errors import HostUnavailable, InvalidToolInput
 from ..hosts import ConnectionDropped
 from ..hosts.ssh import SshHost
@@ -146,9 +144,8 @@ def start_across_nodes(
     ranks: list[RankProcess] = []
     launched_at = contexts[0].host.clock()  # rank 0's start-up is timed on its host's clock from here
     try:
-        head_root = simulated_root(contexts[0].host)
         for rank, (ctx, caps) in enumerate(zip(contexts, capabilities, strict=True)):
-            ranks.append(_start_rank(ctx, caps, launch, rank, len(contexts), stamp, head_root))
+            ranks.append(_start_rank(ctx, caps, launch, rank, len(contexts), stamp))
     except BaseException:
         stop_ranks(contexts, ranks)
         raise
@@ -194,20 +191,6 @@ def _same_release(contexts: Sequence[ToolContext], capabilities: list[SglangCapa
         )
 
 
-def _on_node(config: ServerConfig, head_root: str | None, node_root: str | None) -> ServerConfig:
-    """The config as `node` runs it: the same host paths, which on simulated nodes (trees on this machine) lie
-    under each node's own root (tools/cluster/paths.py); a real node's are the very same."""
-    if head_root == node_root:
-        return config
-    drafter = config.drafter_path
-    return config.model_copy(
-        update={
-            "model_path": same_path_on(config.model_path, head_root, node_root),
-            "drafter_path": same_path_on(drafter, head_root, node_root) if drafter is not None else None,
-        }
-    )
-
-
 def _start_rank(
     ctx: ToolContext,
     caps: SglangCapabilities,
@@ -215,12 +198,9 @@ def _start_rank(
     rank: int,
     nnodes: int,
     stamp: str,
-    head_root: str | None,
 ) -> RankProcess:
     log_path = posixpath.join(ctx.writable(launch.log_dir), f"sglang-{launch.config.port}-rank{rank}-{stamp}.log")
-    argv = launch_argv(
-        _on_node(launch.config, head_root, simulated_root(ctx.host)), python=launch.python, flags=caps.flags
-    )
+    argv = launch_argv(launch.config, python=launch.python, flags=caps.flags)
     argv += node_flags(nnodes, rank, launch.dist_init_addr)
     try:
         proc = ctx.host.start_detached(argv, log_path=log_path)

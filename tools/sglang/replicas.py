@@ -18,9 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..cluster.paths import same_path_on
 from ..context import ToolContext
-from ..disk import simulated_root
 from ..errors import InvalidToolInput, ToolError
 from ..gateway.launch import start_gateway
 from ..gateway.models import GatewayArgs, GatewayWorker, StopGatewayArgs
@@ -92,12 +90,11 @@ def launch_replicas(ctx: ToolContext, args: LaunchArgs, launch_one: LaunchOne) -
     config = args.config
     nodes = ctx.nodes
     places = place_replicas(config, gpus_per_node(ctx), len(nodes))
-    head_root = simulated_root(ctx.host)
     replicas: list[RunningServer] = []
     try:
         for place in places:
             node = nodes[place.node]
-            replicas.append(_start_replica(node, args, place, head_root, launch_one))
+            replicas.append(_start_replica(node, args, place, launch_one))
         workers = [
             GatewayWorker(url=f"http://{_reached(ctx, node)}:{node.host.port_on_host(r.port)}", gpus=r.config.gpus)
             for r, node in ((r, _node_of(ctx, r.host)) for r in replicas)
@@ -126,10 +123,7 @@ def launch_replicas(ctx: ToolContext, args: LaunchArgs, launch_one: LaunchOne) -
     )
 
 
-def _start_replica(
-    node: ToolContext, args: LaunchArgs, place: Placement, head_root: str | None, launch_one: LaunchOne
-) -> RunningServer:
-    node_root = simulated_root(node.host)
+def _start_replica(node: ToolContext, args: LaunchArgs, place: Placement, launch_one: LaunchOne) -> RunningServer:
     config = args.config
     one = config.model_copy(
         update={
@@ -137,8 +131,6 @@ def _start_replica(
             "port": place.port,
             # A replica on another machine must accept the gateway's connections from rank 0's.
             "host": ALL_INTERFACES if node_address(node) != LOOPBACK else config.host,
-            "model_path": same_path_on(config.model_path, head_root, node_root),
-            "drafter_path": same_path_on(config.drafter_path, head_root, node_root) if config.drafter_path else None,
         }
     )
     caps = read_capabilities(node.host, python=args.python)

@@ -9,8 +9,9 @@ import atexit
 import os
 from pathlib import Path
 
-# Set by every wrapper script: the root of the world the executable belongs to.
-ROOT_VARIABLE = "SPECOPS_SIM_ROOT"
+from ...world.layout import ROOT_VARIABLE  # set by every wrapper script: the world the executable belongs to
+
+__all__ = ["ROOT_VARIABLE"]
 
 
 def _release_clock() -> None:

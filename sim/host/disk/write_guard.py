@@ -24,7 +24,9 @@ import io
 import os
 from typing import Any
 
-from ..commands import ROOT_VARIABLE
+# Not from ..commands: importing that package registers a command's clock release at exit, which a program
+# (on the host's clock, host_time.py) must never run.
+from ...world.layout import ROOT_VARIABLE
 
 SCAN_EVERY_BYTES = 256 * 1024  # real bytes: 256 MiB modelled at byte_scale 1024
 _WRITE_MODES = frozenset("wax+")
