@@ -147,7 +147,9 @@ class ClientLoad(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    cpu_fraction: float = Field(description="Client CPU seconds / level wall seconds (1.0 = one core saturated)")
+    cpu_fraction: float = Field(
+        description="Client CPU seconds / the level's seconds, both as the client read them (1.0 = one core saturated)"
+    )
     loop_lag_p99_ms: float = Field(description="How late a 5 ms timer fired, p99: the client's scheduling delay")
     limited: bool = Field(description="True when the client was busy enough to distort the figures")
     edge_aligned_chunks: int = Field(
