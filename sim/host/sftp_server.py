@@ -72,7 +72,11 @@ class _File(SFTPHandle):
         return SFTPAttributes.from_stat(os.fstat(self._fd))
 
     def chattr(self, attr: SFTPAttributes) -> int:
-        return SFTPServer.set_file_attr(self.real, attr)
+        try:
+            SFTPServer.set_file_attr(self.real, attr)
+        except OSError as exc:
+            return SFTPServer.convert_errno(exc.errno)
+        return SFTP_OK
 
     def close(self) -> None:
         if self._written is not None and self._written:
@@ -140,7 +144,7 @@ class _HostFiles(SFTPServerInterface):
         return self._call(os.rmdir, self._real(path))
 
     def chattr(self, path: str, attr: SFTPAttributes) -> int:
-        return SFTPServer.set_file_attr(self._real(path), attr)
+        return self._call(SFTPServer.set_file_attr, self._real(path), attr)
 
     def symlink(self, target_path: str, path: str) -> int:
         return self._call(os.symlink, self.paths.real(target_path), self._real(path))

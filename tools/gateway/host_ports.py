@@ -6,16 +6,16 @@ and serve it from a free real port, and `Host.forward`/`port_on_host` look the
 port up there. The router is a real program that knows nothing of that, so on
 such a host it binds two free real ports, and the gateway claims the host's
 ports for it in the map under its pid (an entry whose process is gone holds
-nothing). Such hosts live on this machine, so the map is read and written
-here, as LocalHost does.
+nothing). The map is the host's files: read and written through the Host, over
+SSH as on `sim:`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..hosts import Host, PortNotListening
-from ..hosts.port_map import PortEntry, read_entry, remove_entry, write_entry
+from ..hosts import Host, PortNotListening, RemoteFileNotFound
+from ..hosts.port_map import PortEntry, entry_path
 from .errors import GatewayFailed
 
 _FREE_PORTS = (
@@ -49,7 +49,7 @@ def choose_ports(host: Host, *, python: str, port: int, metrics_port: int) -> Ro
                 )
         return RouterPorts(port, metrics_port, port, metrics_port)
     for wanted in (port, metrics_port):
-        if (entry := read_entry(map_dir, wanted)) is not None:
+        if (entry := _read_entry(host, map_dir, wanted)) is not None:
             raise GatewayFailed(
                 f"port {wanted} on {host.spec} is taken (pid {entry.pid}: {entry.command or entry.owner})",
                 remedy="choose other ports for the gateway (port, metrics_port), or stop what holds it",
@@ -68,18 +68,35 @@ def _answers(host: Host, port: int) -> bool:
         return False
 
 
-def claim(ports: RouterPorts, *, pid: int, argv: list[str]) -> None:
+def _read_entry(host: Host, map_dir: str, port: int) -> PortEntry | None:
+    """The live entry for a host port, or None when it is free (no entry, or its process is gone)."""
+    try:
+        entry = PortEntry.model_validate_json(host.read_file(str(entry_path(map_dir, port))))
+    except (RemoteFileNotFound, ValueError):
+        return None
+    alive = host.run(["kill", "-0", str(entry.pid)], timeout=30, idempotent=True).ok
+    return entry if alive else None
+
+
+def claim(host: Host, ports: RouterPorts, *, pid: int, argv: list[str]) -> None:
     """On a host with a port map, map its ports to the router's real ones, held by its pid."""
     if not ports.port_map:
         return
     command = " ".join(argv)
     for virtual, real in ((ports.port, ports.bound_port), (ports.metrics_port, ports.bound_metrics_port)):
-        write_entry(ports.port_map, virtual, PortEntry(pid=pid, real_port=real, owner=OWNER, command=command))
+        entry = PortEntry(pid=pid, real_port=real, owner=OWNER, command=command)
+        host.write_file(str(entry_path(ports.port_map, virtual)), entry.model_dump_json().encode())
 
 
-def release(ports: RouterPorts, *, pid: int) -> None:
+def release(host: Host, ports: RouterPorts, *, pid: int) -> None:
     """Drop the router's claims (only entries its pid still holds)."""
     if not ports.port_map:
         return
     for virtual in (ports.port, ports.metrics_port):
-        remove_entry(ports.port_map, virtual, pid)
+        path = str(entry_path(ports.port_map, virtual))
+        try:
+            held = PortEntry.model_validate_json(host.read_file(path)).pid == pid
+        except (RemoteFileNotFound, ValueError):
+            continue
+        if held:
+            host.run(["rm", "-f", "--", path], timeout=30, idempotent=True)

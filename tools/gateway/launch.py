@@ -61,7 +61,7 @@ def start_gateway(ctx: ToolContext, args: GatewayArgs) -> RunningGateway:
             details={"log_path": log_path, "may_have_run": exc.may_have_run},
         ) from exc
     try:
-        claim(ports, pid=proc.pid, argv=argv)
+        claim(ctx.host, ports, pid=proc.pid, argv=argv)
         states = _wait_until_ready(ctx, args, proc, ports)
     except BaseException:  # not ready, interrupted, or the host failed mid-wait: leave nothing running
         _stop(ctx, proc, ports)
@@ -191,4 +191,4 @@ def _stop(ctx: ToolContext, proc: DetachedProcess, ports: RouterPorts) -> None:
     try:
         ctx.host.stop(proc, grace_s=STOP_GRACE_S)
     finally:
-        release(ports, pid=proc.pid)
+        release(ctx.host, ports, pid=proc.pid)

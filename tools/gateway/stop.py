@@ -33,7 +33,7 @@ def stop_gateway(ctx: ToolContext, args: StopGatewayArgs) -> GatewayStopResult:
     try:
         host.stop(proc, grace_s=args.grace_s)
     finally:
-        release(_ports(host, gateway), pid=gateway.pid)
+        release(host, _ports(host, gateway), pid=gateway.pid)
     handles.mark_stopped(gateway.id)  # its processes are gone, whatever still holds the port
     deadline = time.monotonic() + PORT_RELEASE_S
     while (answers := _answers(host, gateway.port)) and time.monotonic() < deadline:
