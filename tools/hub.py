@@ -23,7 +23,7 @@ from huggingface_hub.errors import GatedRepoError, HfHubHTTPError, RepositoryNot
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from tenacity import retry, retry_if_exception, stop_after_attempt, wait_exponential
 
-from .errors import ErrorKind, ToolError
+from .errors import ErrorKind, HostCommandFailed, ToolError
 from .hosts import Host
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
@@ -115,9 +115,17 @@ def local_hub_token_source() -> str | None:
 
 
 def host_hub_endpoint(host: Host) -> str:
-    """The Hub the host downloads from: its HF_ENDPOINT, else huggingface.co."""
-    done = host.run(["sh", "-c", 'printf %s "${HF_ENDPOINT:-}"'], timeout=30)
-    return (done.stdout.strip() if done.ok else "") or DEFAULT_ENDPOINT
+    """The Hub the host downloads from: its HF_ENDPOINT, else huggingface.co. A host that could not be asked is an
+    error, never the public Hub by default (its mirror would be silently bypassed)."""
+    done = host.run(["sh", "-c", 'printf %s "${HF_ENDPOINT:-}"'], timeout=30, idempotent=True)
+    if not done.ok:
+        said = (done.stderr or done.stdout).strip()[-300:] or "nothing"
+        raise HostCommandFailed(
+            f"could not read HF_ENDPOINT on {host.spec}: the shell exited {done.exit_code} and said {said}",
+            remedy="check that the host runs commands (host_facts), then try again",
+            details={"exit_code": done.exit_code, "timed_out": done.timed_out},
+        )
+    return done.stdout.strip() or DEFAULT_ENDPOINT
 
 
 def _transient(exc: BaseException) -> bool:
