@@ -137,6 +137,5 @@ class SimHost(LocalHost):
 
 
 def world_paths(state: WorldState) -> HostPaths:
-    """How the world `state` describes translates host paths (host_paths.py)."""
-    home = "/" + state.layout.home.relative_to(state.layout.root).as_posix()
-    return HostPaths.of_world(state.layout.root, home, [m.mount_point for m in state.mounts])
+    """The translation of host paths for the world `state` describes (host_paths.py)."""
+    return HostPaths.of_world(state.layout.root, state.layout.host_home, [m.mount_point for m in state.mounts])

@@ -66,7 +66,7 @@ def main(argv: list[str]) -> int:
     os.environ.update(state["env"])
     os.chdir(layout.home)
     command = os.environ.pop("SSH_ORIGINAL_COMMAND", "")
-    paths = HostPaths.of_world(root, "/root", [m["mount_point"] for m in state.get("mounts", [])])
+    paths = HostPaths.of_world(root, layout.host_home, [m["mount_point"] for m in state.get("mounts", [])])
     if command == sftp_server:
         from .sftp_server import serve  # paramiko: only sftp sessions pay for importing it
 

@@ -67,6 +67,11 @@ class WorldLayout:
     def home(self) -> Path:
         return self.root / "root"
 
+    @property
+    def host_home(self) -> str:
+        """The home directory as the host names it."""
+        return "/" + self.home.relative_to(self.root).as_posix()
+
     def host_path(self, path: str | PurePosixPath) -> Path:
         """The real path of a host path: absolute ones are under the root, relative ones under home.
 
