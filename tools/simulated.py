@@ -19,13 +19,11 @@ from .hosts import Host, RemoteFileNotFound
 
 class SimulatedScales(BaseModel):
     """What tools must know about a simulated host, read once from its world.json: how many bytes it reports per
-    byte stored, and which of its mounts store at that scale (its time scales until no tool reads them)."""
+    byte stored, and which of its mounts store at that scale."""
 
     model_config = ConfigDict(frozen=True)
 
     simulated: bool = False
-    time_scale: float = 1.0
-    load_time_scale: float = Field(default=1.0, description="Like time_scale, for a server's start-up (loading)")
     byte_scale: int = 1
     mounts: list[str] = Field(default_factory=list, description="Every mount point of the world")
     virtual_mounts: list[str] = Field(default_factory=list, description="The mount points stored scaled")
@@ -78,21 +76,9 @@ def simulated_scales(host: Host) -> SimulatedScales:
         mounts = world.get("mounts", [])
         scales = SimulatedScales(
             simulated=True,
-            time_scale=float(sim.get("time_scale", 1.0)),
-            load_time_scale=float(sim.get("load_time_scale") or sim.get("time_scale", 1.0)),
             byte_scale=int(sim.get("byte_scale", 1)),
             mounts=[m["mount_point"].rstrip("/") or "/" for m in mounts],
             virtual_mounts=[m["mount_point"].rstrip("/") or "/" for m in mounts if m.get("kind") == "virtual"],
         )
     _cache[host] = scales
     return scales
-
-
-def time_scale_note(time_scale: float) -> str:
-    """The sentence a measurement's method ends with on a simulated host ('' on a real one)."""
-    if time_scale == 1.0:
-        return ""
-    return (
-        f" Simulated host running {time_scale:g}x faster than the host it models: measured times were multiplied "
-        f"and rates divided by {time_scale:g}, so the figures are the modelled host's."
-    )
