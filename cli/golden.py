@@ -4,7 +4,7 @@ replayed, or recorded again on the built-in simulated host, which this entry poi
 import sys
 
 from ..agent.replay.golden import main
-from ..sim.hosting import register as offer_simulated_hosts
+from .simulated_hosts import offer_simulated_hosts
 
 if __name__ == "__main__":
     offer_simulated_hosts()

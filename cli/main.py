@@ -5,7 +5,6 @@ Every command prints its result on stdout and its progress, logs and errors on s
 
 import typer
 
-from ..sim.hosting import register as offer_simulated_hosts
 from .accept import accept
 from .bench import bench
 from .doctor import doctor
@@ -16,6 +15,7 @@ from .resume import resume
 from .run import run
 from .show import show
 from .sim import sim_app
+from .simulated_hosts import offer_simulated_hosts
 from .streams import OneLineErrors, logs_to_stderr, redact_output
 
 offer_simulated_hosts()  # `--host sim:...`: the built-in simulated hosts, offered to every command

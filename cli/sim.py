@@ -178,7 +178,7 @@ def _parse_mount(spec: str) -> tuple[str, Path]:
 
 @sim_app.command("exec", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def exec_(
-    host: Annotated[str, typer.Argument(help="The host a running `specops sim up` printed (sim:/path)")],
+    host: Annotated[str, typer.Argument(help="The host a running `specops sim up` printed (sim:NAME)")],
     command: Annotated[list[str], typer.Argument(help="The command and its arguments (after --)")],
     timeout: Annotated[float, typer.Option(help="Seconds before the command is killed")] = 600.0,
 ) -> None:

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import yaml
 
+from specops.cli.simulated_hosts import offer_simulated_hosts
 from specops.sim.faults import Fault, parse_fault
-from specops.sim.hosting import register as offer_simulated_hosts
 from specops.sim.profiles import Profile, load_profile
 from specops.sim.profiles.cluster import is_cluster_profile, load_cluster_profile
 from specops.sim.world.cluster import SimCluster, parse_node_fault

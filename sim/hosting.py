@@ -1,6 +1,6 @@
 """The simulator as a provider of hosts (tools/hosts/kinds.py): import this module to offer `sim:` specs.
 
-- `sim:/abs/root`: a running world (`specops sim up` prints it), opened as a SimHost;
+- `sim:NAME` or `sim:/abs/root`: a running world (`specops sim up` prints it), opened as a SimHost;
 - `sim:PROFILE` (a built-in profile name, `sim:seed-ct200`): a world started for a run with the faults and time
   scale asked for, or a cluster profile's nodes (each over SSH, as an inventory group), taken down after the run.
 
@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
@@ -28,19 +27,24 @@ from specops.tools.hosts import (
 )
 from specops.tools.hosts.kinds import ProvisionFailed
 
-from .world.layout import SIM_HOST_PREFIX
+from .world.layout import SIM_HOST_PREFIX, world_root
 
 _ROOT_CHARS = re.compile(r"[A-Za-z0-9._/~+@%=:,\-]+\Z")  # what a world's directory is named with
+
+
+def _running(spec: str) -> bool:
+    """Whether `spec` names a running world (its tree holds a world.json)."""
+    return (world_root(spec) / ".sim" / "world.json").is_file()
 
 
 def _check_root_spec(spec: str) -> None:
     rest = spec[len(SIM_HOST_PREFIX) :]
     if not rest:
-        raise InvalidHostSpec("sim: needs the root of a running world, e.g. sim:/tmp/specops-sim-x", host=spec)
-    if not rest.startswith("/"):
+        raise InvalidHostSpec("sim: needs a running world's name, as `specops sim up` prints it", host=spec)
+    if not rest.startswith("/") and not _running(spec):
         raise HostNotRunning(
             f"{spec!r} names a profile, not a running world: start one with `specops sim up {rest}` "
-            "and use the host it prints (sim:/path/to/root)",
+            "and use the host it prints",
             host=spec,
         )
 
@@ -48,7 +52,7 @@ def _check_root_spec(spec: str) -> None:
 def _open_root(spec: str) -> Host:
     from .host.sim_host import SimHost
 
-    return SimHost(Path(spec[len(SIM_HOST_PREFIX) :]))
+    return SimHost(world_root(spec))
 
 
 RUNNING_WORLD = HostKind(
@@ -66,7 +70,9 @@ class SimProfiles:
     prefix = SIM_HOST_PREFIX
 
     def provides(self, spec: str) -> bool:
-        return spec.startswith(SIM_HOST_PREFIX) and not spec[len(SIM_HOST_PREFIX) :].startswith("/")
+        return (
+            spec.startswith(SIM_HOST_PREFIX) and not spec[len(SIM_HOST_PREFIX) :].startswith("/") and not _running(spec)
+        )
 
     def check(self, request: HostRequest) -> None:
         """The profile exists and every fault parses (a cluster's may name a node); starts nothing."""

@@ -6,7 +6,7 @@ import os
 import pytest
 import structlog
 
-from specops.sim.hosting import register as offer_simulated_hosts
+from specops.cli.simulated_hosts import offer_simulated_hosts
 
 offer_simulated_hosts()  # the tests open `sim:` hosts as the CLI does
 

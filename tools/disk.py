@@ -10,10 +10,10 @@ RAM-backed and volatile) or set aside with the reason (too small, outside the
 allowed roots and how to allow it, a system or pseudo filesystem), so "no
 alternative" always comes with why.
 
-Simulated hosts store each file at 1/byte_scale of its size while `df` and the
-Hub report full sizes (see specops.sim.host.disk.usage). `storage_scale` says
-how many bytes df counts per stored byte under a path (1 on a real host), so
-sizes measured on disk (du, find, hf cache) convert to what df will see.
+What a directory already holds is measured as the disk counts it (`du`'s
+allocated bytes, the unit df counts in), not by file sizes: a sparse or
+compressed file takes other than its size, and only what it takes is freed or
+still needed.
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ from .inputs import HostPath, RepoId, Revision
 from .parsers.df import DF_ARGS, PSEUDO_FSTYPES, parse_df
 from .probing import probe
 from .registry import tool
-from .simulated import SCALE_NOTE_START, StorageScale, simulated_scales
 
 GIB = 1024**3
 # Where `hf download --local-dir` keeps what it has not finished: resumed on the next run, so it counts as there.
@@ -126,18 +125,6 @@ def mount_of(host: Host, path: str) -> tuple[Mount, str]:
     return _mount(rows[0]), measured.strip()
 
 
-# -- simulated hosts: stored bytes vs modelled bytes ------------------------------------------------
-
-
-def without_scale_notes(notes: list[str]) -> list[str]:
-    return [n for n in notes if not n.startswith(SCALE_NOTE_START)]
-
-
-def storage_scale(host: Host, path: str) -> StorageScale:
-    """How df counts what is stored under `path`. A real host: 1. A sim host: its byte_scale on virtual mounts."""
-    return simulated_scales(host).for_path(path)
-
-
 def mount_for(path: str, mounts: list[Mount]) -> Mount | None:
     """The mount an existing absolute path lies on, from a df listing (the deepest mount point holding it)."""
     holding = [m for m in mounts if path == m.mount_point or path.startswith(m.mount_point.rstrip("/") + "/")]
@@ -147,23 +134,25 @@ def mount_for(path: str, mounts: list[Mount]) -> Mount | None:
 # -- what a target directory already holds -----------------------------------------------------------
 
 
-def stored_files(host: Host, directory: str) -> dict[str, int] | None:
-    """Relative path -> stored bytes of every file under `directory`; None when it does not exist."""
-    done = probe(host, ["find", directory, "-type", "f", "-printf", "%s\\t%P\\n"])
-    if not done.ok:
+def space_on_disk(host: Host, directory: str) -> dict[str, int] | None:
+    """Relative path -> bytes it takes on the disk (du: every file and subdirectory under `directory`, each
+    directory with what it holds); None when `directory` does not exist."""
+    done = probe(host, ["du", "-a", "-B1", "--", directory])
+    if not done.ok and not done.stdout:
         if not host.exists(directory):
             return None
         raise HostCommandFailed(
-            f"could not list {directory} on {host.spec}: {done.stderr.strip()[-300:]}",
+            f"could not measure {directory} on {host.spec}: {done.stderr.strip()[-300:]}",
             remedy="check the directory's permissions",
             details={"path": directory},
         )
-    files = {}
+    prefix = directory.rstrip("/") + "/"
+    taken = {}
     for line in done.stdout.splitlines():
-        size, _, rel = line.partition("\t")
-        if size.isdigit() and rel:
-            files[rel] = int(size)
-    return files
+        size, _, path = line.partition("\t")
+        if size.isdigit() and path.startswith(prefix):
+            taken[path[len(prefix) :]] = int(size)
+    return taken
 
 
 # -- the tool -----------------------------------------------------------------------------------------
@@ -240,19 +229,18 @@ class DiskCheck(BaseModel):
     )
 
 
-def _present(listing, files: dict[str, int] | None, factor: int) -> tuple[int, int, int]:
-    if not files:
+def _present(listing, taken: dict[str, int] | None) -> tuple[int, int, int]:
+    """(bytes the listed files already take in the target, how many are there, bytes of partial downloads)."""
+    if not taken:
         return 0, 0, 0
     present = count = 0
     for f in listing.files:
-        if f.path in files:
-            # Never count more than the file will be, nor a stored size rounded up by the scale.
-            present += min(f.size, files[f.path] * factor)
+        if f.path in taken:
+            # Never count more than the file will be (a disk allocates in blocks).
+            present += min(f.size, taken[f.path])
             count += 1
     partial = sum(
-        size * factor
-        for rel, size in files.items()
-        if rel.startswith(PARTIAL_DIR + "/") and rel.endswith(".incomplete")
+        size for rel, size in taken.items() if rel.startswith(PARTIAL_DIR + "/") and rel.endswith(".incomplete")
     )
     total = listing.total_bytes
     partial = min(partial, max(0, total - present))
@@ -281,7 +269,7 @@ def disk_view(check: DiskCheck) -> dict[str, Any]:
     # System filesystems (a real host lists many) are named, not explained one by one.
     data["set_aside"] = [m.model_dump(mode="json") for m in check.set_aside if m.reason != "system"]
     data["system_mounts_set_aside"] = [m.mount_point for m in check.set_aside if m.reason == "system"]
-    data["notes"] = without_scale_notes(check.notes)
+    data["notes"] = check.notes
     if check.nodes:
         data["nodes"] = check.nodes
     return data
@@ -351,10 +339,7 @@ def _check_one(ctx: ToolContext, args: CheckDiskArgs) -> DiskCheck:
     listing = list_repo(args.repo_id, endpoint=host_hub_endpoint(host), revision=args.revision, token=ctx.hub_token)
     listing = listing.selected(args.include, args.exclude)
     mount, measured = mount_of(host, target)
-    scale = storage_scale(host, measured)
-    present, present_files, partial = _present(
-        listing, stored_files(host, target) if measured == target else None, scale.factor
-    )
+    present, present_files, partial = _present(listing, space_on_disk(host, target) if measured == target else None)
 
     total = listing.total_bytes
     remaining = max(0, total - present)
@@ -369,7 +354,7 @@ def _check_one(ctx: ToolContext, args: CheckDiskArgs) -> DiskCheck:
         name = posixpath.basename(target.rstrip("/")) or args.repo_id.split("/")[-1]
         alternatives, set_aside = _other_mounts(ctx, mount, total + margin, name)
 
-    notes = [n for n in (scale.note,) if n]
+    notes: list[str] = []
     if not listing.files:
         notes.append(f"no file of {args.repo_id}@{args.revision} matches the include/exclude patterns")
     if listing.gated:

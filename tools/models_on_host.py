@@ -7,8 +7,8 @@ snapshots of the Hugging Face cache (`models--ORG--NAME/snapshots/SHA`),
 named by their repo id. One python3 script on the host walks and reads them
 all, so the tool costs one command on local, ssh:// and sim: hosts alike.
 
-Sizes are what `df` counts (a simulated host stores files at 1/byte_scale of
-their size: disk.storage_scale), following the cache's links to its blobs.
+Sizes are the blocks the files take on the disk (what `df` counts), following
+the cache's links to its blobs.
 A config.json that does not parse is a fact (`config_error`), not a failure.
 """
 
@@ -21,13 +21,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from .context import ToolContext
-from .disk import human_bytes, without_scale_notes
+from .disk import human_bytes
 from .errors import HostCommandFailed
 from .facts import is_sglang_server, scan_processes
 from .inputs import HostPath
 from .probing import probe
 from .registry import tool
-from .simulated import simulated_scales
 
 MAX_DEPTH = 4
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
@@ -52,10 +51,10 @@ def describe(path, repo_id=None):
     for top, dirs, files in os.walk(path):
         for f in files:
             try:
-                size += os.stat(os.path.join(top, f)).st_size  # follows the cache's links to blobs
+                size += os.stat(os.path.join(top, f)).st_blocks * 512  # what it takes on the disk; follows links
             except OSError:
                 pass
-    entry = {"path": path, "repo_id": repo_id, "weight_files": len(weights), "stored_bytes": size}
+    entry = {"path": path, "repo_id": repo_id, "weight_files": len(weights), "bytes_on_disk": size}
     try:
         with open(os.path.join(path, "config.json")) as f:
             entry["config"] = json.load(f)
@@ -138,7 +137,6 @@ class ModelsOnHost(BaseModel):
     models: list[ModelOnHost]
     searched: list[str] = Field(description="The roots walked, and the Hugging Face cache")
     max_depth: int
-    notes: list[str]
     summary: str
 
 
@@ -198,8 +196,7 @@ def models_view(found: ModelsOnHost) -> dict[str, Any]:
     return {
         "models": [
             m.model_dump(mode="json", include=set(keep) - ({"name"} if m.repo_id else set())) for m in found.models
-        ],
-        "notes": without_scale_notes(found.notes),
+        ]
     }
 
 
@@ -221,7 +218,6 @@ def find_models(ctx: ToolContext, args: FindModelsArgs) -> ModelsOnHost:
             remedy="check that python3 runs on the host; list model directories with the shell tool instead",
             details={"roots": roots},
         ) from None
-    scales = simulated_scales(ctx.host)
     served = _served_paths(ctx)
     models = []
     for entry in data["models"]:
@@ -229,7 +225,7 @@ def find_models(ctx: ToolContext, args: FindModelsArgs) -> ModelsOnHost:
         config = config if isinstance(config, dict) else {}
         repo_id = entry.get("repo_id")
         path = entry["path"]
-        size = entry["stored_bytes"] * scales.for_path(path).factor
+        size = entry["bytes_on_disk"]
         architectures = config.get("architectures") or (config.get("text_config") or {}).get("architectures") or []
         model_type = config.get("model_type")
         models.append(
@@ -256,13 +252,10 @@ def find_models(ctx: ToolContext, args: FindModelsArgs) -> ModelsOnHost:
         models = [m for m in models if wanted in m.name.lower() or wanted in (m.repo_id or "").lower()]
     if ctx.peers:
         models = [m.model_copy(update={"missing_on": _missing_on(ctx, m.path)}) for m in models]
-    notes = [n for n in {scales.for_path(m.path).note for m in models} if n]
     summary = (
         f"{len(models)} model(s) on {ctx.host.spec}: "
         + ", ".join(f"{m.name} ({m.size}, {m.path}{', served' if m.served_by else ''})" for m in models)
         if models
         else f"no model directory (config.json + weights) under {', '.join(roots)} or in {data['hub_cache']}"
     )
-    return ModelsOnHost(
-        models=models, searched=[*roots, data["hub_cache"]], max_depth=MAX_DEPTH, notes=sorted(notes), summary=summary
-    )
+    return ModelsOnHost(models=models, searched=[*roots, data["hub_cache"]], max_depth=MAX_DEPTH, summary=summary)

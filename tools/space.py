@@ -16,9 +16,9 @@ the tools class every candidate and delete nothing else:
 - needs_approval: everything else; `approved_by` names the user's approval
   that covers it, if any, and `approve_with` the --allow-delete value that would.
 
-Sizes are what `df` will see freed: the bytes the host's tools measure (du, and
-huggingface_hub's own deletion plan for cache revisions), times the storage
-scale of a simulated host (disk.storage_scale). Revisions of one cached repo
+Sizes are what `df` will see freed: the blocks the files take on the disk (du,
+and st_blocks of the files in huggingface_hub's own deletion plan for cache
+revisions), not their sizes. Revisions of one cached repo
 share blobs: a revision alone frees only what no other revision references (its
 `size_bytes`, often just its links), so what a SET of candidates frees is
 computed for the set together (`sets`: per repo all its unused revisions, per
@@ -38,18 +38,36 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 
 from .context import ToolContext
-from .disk import Mount, human_bytes, list_mounts, mount_for, without_scale_notes
+from .disk import Mount, human_bytes, list_mounts, mount_for
 from .download.ledger import LedgerEntry, forget, read_ledger
 from .errors import HostCommandFailed, InvalidToolInput, PathOutsideAllowedRoots
 from .facts import HostProcess, is_sglang_server, scan_processes
 from .inputs import HostPath
 from .probing import probe
 from .registry import tool
-from .simulated import SimulatedScales, simulated_scales
 
 Safety = Literal["safe", "needs_approval", "never"]
 CreatedBy = Literal["this_run", "specops", "other"]
 DELETE_TIMEOUT_S = 600.0
+
+# Python run on the host: what a huggingface_hub deletion plan frees on the disk. hf's own expected_freed_size
+# sums file sizes; the disk frees the blocks the files take (df's unit), which a sparse file or a compressing
+# filesystem makes differ.
+_FREED_ON_DISK = r"""
+import os, stat
+def _taken(path):
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return 0
+    return st.st_blocks * 512 if stat.S_ISREG(st.st_mode) else 0
+def freed(strategy):
+    files = {str(b) for b in strategy.blobs}
+    for repo in strategy.repos:
+        for top, _, names in os.walk(repo):
+            files.update(os.path.join(top, n) for n in names)
+    return sum(_taken(f) for f in files)
+"""
 
 # Runs on the host with its huggingface_hub: each cached revision and what deleting it alone would free.
 _SCAN_CACHE = r"""
@@ -71,8 +89,7 @@ for repo in info.repos:
         out.append({
             "repo_id": repo.repo_id, "repo_type": repo.repo_type, "revision": rev.commit_hash,
             "refs": sorted(rev.refs), "snapshot_path": str(rev.snapshot_path), "repo_path": str(repo.repo_path),
-            "size_on_disk": rev.size_on_disk,
-            "freed": info.delete_revisions(rev.commit_hash).expected_freed_size,
+            "freed": freed(info.delete_revisions(rev.commit_hash)),
         })
 print(json.dumps({"revisions": out}))
 """
@@ -83,7 +100,7 @@ _PLAN_SETS = r"""
 import json, sys
 from huggingface_hub import scan_cache_dir
 info = scan_cache_dir()
-print(json.dumps([info.delete_revisions(*revisions).expected_freed_size if revisions else 0
+print(json.dumps([freed(info.delete_revisions(*revisions)) if revisions else 0
                   for revisions in json.loads(sys.argv[1])]))
 """
 
@@ -95,7 +112,7 @@ from huggingface_hub import scan_cache_dir
 strategy = scan_cache_dir().delete_revisions(*sys.argv[2:])
 if sys.argv[1] == "delete":
     strategy.execute()
-print(strategy.expected_freed_size)
+print(freed(strategy))
 """
 
 # Model directories: those holding a config.json, at most this deep under an allowed root.
@@ -170,7 +187,6 @@ class FreeableItem(BaseModel):
         "keeps the blobs another revision shares (see the listing's sets for what several free)"
     )
     size: str
-    measured_bytes: int = Field(description="As the host's tools measured it (du / scan_cache_dir)")
     mount_point: str
     safety: Safety
     reason: str
@@ -292,12 +308,11 @@ def _cache_items(
     ctx: ToolContext,
     processes: list[HostProcess],
     created: set[str],
-    scales: SimulatedScales,
     mounts: list[Mount],
     notes: list[str],
     approvals: list[UserApproval],
 ) -> list[FreeableItem]:
-    done = probe(ctx.host, ["python3", "-c", _SCAN_CACHE], timeout=300)
+    done = probe(ctx.host, ["python3", "-c", _FREED_ON_DISK + _SCAN_CACHE], timeout=300)
     try:
         data = json.loads(done.stdout)
     except ValueError:
@@ -324,7 +339,6 @@ def _cache_items(
             what=f"another model's Hugging Face cache ({repo_id}), someone's hours of download, used or not",
             covers={"repo_id": repo_id, "revision": rev["revision"], "refs": rev["refs"]},
         )
-        scale = scales.for_path(snapshot)
         items.append(
             FreeableItem(
                 id=f"cache:{repo_id}@{rev['revision']}",
@@ -333,9 +347,8 @@ def _cache_items(
                 repo_id=repo_id,
                 revision=rev["revision"],
                 refs=rev["refs"],
-                size_bytes=rev["freed"] * scale.factor,
-                size=human_bytes(rev["freed"] * scale.factor),
-                measured_bytes=rev["freed"],
+                size_bytes=rev["freed"],
+                size=human_bytes(rev["freed"]),
                 mount_point=_mount_point(snapshot, mounts),
                 safety=safety,
                 reason=reason,
@@ -353,7 +366,6 @@ def _directory_items(
     ctx: ToolContext,
     processes: list[HostProcess],
     created: set[str],
-    scales: SimulatedScales,
     mounts: list[Mount],
     cache_dirs: list[str],
     approvals: list[UserApproval],
@@ -385,7 +397,7 @@ def _directory_items(
     if not directories:
         return []
     sizes: dict[str, int] = {}
-    du = probe(ctx.host, ["du", "-sb", "--", *directories], timeout=300)
+    du = probe(ctx.host, ["du", "-s", "-B1", "--", *directories], timeout=300)
     for line in du.stdout.splitlines():
         du_size, _, path = line.partition("\t")
         if du_size.isdigit():
@@ -407,7 +419,7 @@ def _directory_items(
             covers={},
             what="a model directory someone may want",
         )
-        size = sizes[directory] * scales.for_path(directory).factor
+        size = sizes[directory]
         items.append(
             FreeableItem(
                 id=f"dir:{directory}",
@@ -415,7 +427,6 @@ def _directory_items(
                 path=directory,
                 size_bytes=size,
                 size=human_bytes(size),
-                measured_bytes=sizes[directory],
                 mount_point=_mount_point(directory, mounts),
                 safety=safety,
                 reason=reason,
@@ -437,8 +448,8 @@ class _Planner:
     """What sets of candidates free, each set as a whole: cache revisions planned by huggingface_hub on the host
     (one call for every set), directories summed (they share nothing)."""
 
-    def __init__(self, ctx: ToolContext, scales: SimulatedScales, notes: list[str]) -> None:
-        self.ctx, self.scales, self.notes = ctx, scales, notes
+    def __init__(self, ctx: ToolContext, notes: list[str]) -> None:
+        self.ctx, self.notes = ctx, notes
         self._wanted: list[tuple[str, ...]] = []
         self._planned: dict[tuple[str, ...], int] = {}
 
@@ -454,7 +465,9 @@ class _Planner:
     def plan(self) -> None:
         if not self._wanted:
             return
-        done = probe(self.ctx.host, ["python3", "-c", _PLAN_SETS, json.dumps(self._wanted)], timeout=300)
+        done = probe(
+            self.ctx.host, ["python3", "-c", _FREED_ON_DISK + _PLAN_SETS, json.dumps(self._wanted)], timeout=300
+        )
         try:
             sizes = json.loads(done.stdout)
         except ValueError:
@@ -475,7 +488,7 @@ class _Planner:
         together = sum(i.size_bytes for i in items if i.kind == "directory")
         key = self._revisions(revisions)
         if len(key) > 1 and key in self._planned:
-            return together + self._planned[key] * self.scales.for_path(revisions[0].path).factor
+            return together + self._planned[key]
         return together + sum(i.size_bytes for i in revisions)
 
 
@@ -527,18 +540,15 @@ def gather_freeable(
     approvals = list(approvals or [])
     notes: list[str] = []
     # Independent looks at the host, side by side.
-    with ThreadPoolExecutor(max_workers=3) as pool:
-        scales_run = pool.submit(simulated_scales, ctx.host)
+    with ThreadPoolExecutor(max_workers=2) as pool:
         mounts_run = pool.submit(list_mounts, ctx.host)
         processes_run = pool.submit(scan_processes, ctx.host, open_files=True)
-    scales, all_mounts = scales_run.result(), mounts_run.result()
-    processes = processes_run.result()
-    cache = _cache_items(ctx, processes, created, scales, all_mounts, notes, approvals)
+    all_mounts, processes = mounts_run.result(), processes_run.result()
+    cache = _cache_items(ctx, processes, created, all_mounts, notes, approvals)
     cache_dirs = sorted({posixpath.dirname(posixpath.dirname(i.path)) for i in cache})
-    items = cache + _directory_items(ctx, processes, created, scales, all_mounts, cache_dirs, approvals)
-    scale_note = next((n for i in items for n in [scales.for_path(i.path).note] if n), None)
+    items = cache + _directory_items(ctx, processes, created, all_mounts, cache_dirs, approvals)
 
-    planner = _Planner(ctx, scales, notes)
+    planner = _Planner(ctx, notes)
     candidates = _candidate_sets(items)
     by_mount = {
         m: [i for i in items if i.mount_point == m and i.safety != "never"] for m in {i.mount_point for i in items}
@@ -574,8 +584,6 @@ def gather_freeable(
             f"frees only what no other revision uses ({', '.join(i.size for i in alone)}); all {len(alone)} "
             f"together free {repo_set.frees} (set {repo_set.id})"
         )
-    if scale_note:
-        notes.append(scale_note)
 
     touched = {i.mount_point for i in items}
     mounts = {m.mount_point: m for m in all_mounts if m.mount_point in touched}
@@ -638,7 +646,7 @@ def freeable_view(listing: FreeableList) -> dict[str, Any]:
             }
             for s in listing.sets
         ],
-        "notes": without_scale_notes(listing.notes),
+        "notes": listing.notes,
     }
 
 
@@ -698,16 +706,21 @@ def cache_expected(ctx: ToolContext, items: list[FreeableItem]) -> int:
     revisions = [i for i in items if i.kind == "cache_revision"]
     if not revisions:
         return 0
-    done = probe(ctx.host, ["python3", "-c", _DELETE_REVISIONS, "plan", *[str(i.revision) for i in revisions]])
+    done = probe(
+        ctx.host, ["python3", "-c", _FREED_ON_DISK + _DELETE_REVISIONS, "plan", *[str(i.revision) for i in revisions]]
+    )
     if not done.ok or not done.stdout.strip().isdigit():
         return sum(i.size_bytes for i in revisions)  # the per-revision figures: a lower bound
-    return int(done.stdout.strip()) * simulated_scales(ctx.host).for_path(revisions[0].path).factor
+    return int(done.stdout.strip())
 
 
 def _delete(ctx: ToolContext, item: FreeableItem) -> None:
     host = ctx.host
     if item.kind == "cache_revision":
-        done = host.run(["python3", "-c", _DELETE_REVISIONS, "delete", str(item.revision)], timeout=DELETE_TIMEOUT_S)
+        done = host.run(
+            ["python3", "-c", _FREED_ON_DISK + _DELETE_REVISIONS, "delete", str(item.revision)],
+            timeout=DELETE_TIMEOUT_S,
+        )
     else:
         path = ctx.writable(item.path)  # checked again right before the only rm this tool runs
         if path in ctx.allowed_roots or path in ("/", ctx.home):

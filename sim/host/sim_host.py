@@ -30,7 +30,7 @@ from specops.tools.hosts import (
 )
 
 from ..world.clock import WorldClock
-from ..world.layout import SIM_HOST_PREFIX, WorldLayout
+from ..world.layout import WorldLayout, world_spec
 from ..world.ports import PortNotListening as SimPortNotListening
 from ..world.ports import resolve_port
 from ..world.state import WorldState, WorldStateDamaged
@@ -55,14 +55,14 @@ class SimHost(LocalHost):
             raise HostNotRunning(
                 f"no simulated world at {root} (no .sim/world.json): start one with `specops sim up PROFILE` "
                 "and use the host it prints",
-                host=f"{SIM_HOST_PREFIX}{root}",
+                host=world_spec(root),
             ) from None
         except WorldStateDamaged as exc:
             raise HostNotRunning(
                 f"the simulated world at {root} cannot be used: {exc}; start a new one with `specops sim up PROFILE`",
-                host=f"{SIM_HOST_PREFIX}{root}",
+                host=world_spec(root),
             ) from None
-        super().__init__(spec=f"{SIM_HOST_PREFIX}{self.state.root}")
+        super().__init__(spec=world_spec(self.state.root))
         self.paths = world_paths(self.state)
 
     @property

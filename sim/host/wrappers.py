@@ -36,6 +36,7 @@ def host_executables(profile: Profile) -> dict[str, str]:
     names = {
         "nvidia-smi": "nvidia_smi",
         "df": "df",
+        "du": "du",
         "free": "free",
         "nproc": "nproc",
         "date": "date",

@@ -3,7 +3,7 @@
 A quick run (`specops run` on a `sim:PROFILE` host without --time-scale) runs modelled
 time faster than the wall clock, so the benchmark's figures are the simulated server's
 only while this machine keeps up: the simulated server (one asyncio process) must
-write, and the benchmark client (tools/benchmark/stream_client.py) must read, every
+write, and the benchmark client (the one runs use, handed in: use_level_client) must read, every
 chunk on time, and every wall-clock millisecond a request spends outside the model
 (the client sending it, the server's timers) is multiplied by the scale into modelled
 time. So before the world starts, a short calibration measures both on this machine:
@@ -41,7 +41,7 @@ import sys
 import threading
 import time
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from ..profiles.schema import ParallelConfig, Profile, ServingSpec
 
@@ -55,6 +55,34 @@ ASK_CHUNKS_S = 200_000.0  # what the streaming measurement asks for: far past an
 OVERHEAD_REQUESTS = 6
 CACHE_SECONDS = 600.0
 INPUT_TOKENS = 128
+
+
+class LevelClient(Protocol):
+    """Runs one level of the benchmark client that runs will use against `url`, and returns its raw level output
+    (per request: start_s, end_s, chunk_s, chunk_tokens, error; and duration_s, client_cpu_s). The simulator
+    measures with the client it is measured by, but imports no tool: whoever offers simulated hosts hands it in
+    (cli/simulated_hosts.py)."""
+
+    def __call__(
+        self,
+        url: str,
+        concurrency: int,
+        *,
+        input_len: int,
+        output_len: int,
+        duration_s: float | None,
+        requests: int | None,
+        end: str,
+    ) -> dict[str, Any]: ...
+
+
+_level_client: LevelClient | None = None
+
+
+def use_level_client(client: LevelClient) -> None:
+    """The benchmark client quick runs are calibrated with (set once by whoever offers simulated hosts)."""
+    global _level_client
+    _level_client = client
 
 
 @dataclass(frozen=True)
@@ -284,34 +312,21 @@ class _Server:
         requests: int | None = None,
         end: str = "window",
     ) -> dict[str, Any]:
-        """One level of the benchmark client (run as the benchmark tool runs it here): its raw output."""
-        from ...tools.benchmark.models import BenchmarkArgs
-        from ...tools.benchmark.sweep import CLIENT_SCRIPT, client_config
-
-        sizing: dict[str, Any] = (
-            {"duration_s": duration_s, "end": end} if duration_s else {"requests_per_level": requests}
-        )
-        args = BenchmarkArgs(
-            levels=[concurrency],
+        """One level of the benchmark client, as runs use it here: its raw output."""
+        if _level_client is None:
+            raise RuntimeError(
+                "a quick run's time scale is measured with the benchmark client, and none was handed in: "
+                "offer simulated hosts through specops.cli.simulated_hosts, or give the world a time scale"
+            )
+        return _level_client(
+            f"http://127.0.0.1:{self.port}",
+            concurrency,
             input_len=INPUT_TOKENS,
             output_len=output_len,
-            warmup_requests=0,
-            flush_cache=False,
-            client="local",
-            request_timeout_s=60,
-            **sizing,
+            duration_s=duration_s,
+            requests=requests,
+            end=end,
         )
-        config = client_config(args, f"http://127.0.0.1:{self.port}")
-        done = subprocess.run(
-            [sys.executable, str(CLIENT_SCRIPT)], input=json.dumps(config), capture_output=True, text=True, timeout=120
-        )
-        try:
-            out = json.loads(done.stdout)
-        except json.JSONDecodeError:
-            raise RuntimeError(f"the benchmark client failed in calibration: {done.stderr[-500:]}") from None
-        if "fatal" in out or not out.get("levels"):
-            raise RuntimeError(f"the benchmark client failed in calibration: {out.get('fatal')}")
-        return out["levels"][0]
 
 
 def _launch(config: ParallelConfig):

@@ -11,13 +11,33 @@ machine's own `/root` or `/data`. The simulator's own bookkeeping lives in
 
 from __future__ import annotations
 
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-# How a host spec names a simulated host: sim:/path/to/root (a running world) or sim:PROFILE (one a run starts).
+# How a host spec names a simulated host: sim:NAME or sim:/path/to/root (a running world), sim:PROFILE (one a run
+# starts).
 SIM_HOST_PREFIX = "sim:"
+# A world started without a root of its own lives in the temporary directory as specops-sim-NAME; it is `sim:NAME`.
+WORLD_DIR_PREFIX = "specops-sim-"
 # In the environment of every process of a world (its commands, its programs, its servers): the world's root.
 ROOT_VARIABLE = "SPECOPS_SIM_ROOT"
+
+
+def world_spec(root: str | Path) -> str:
+    """The host spec of the running world at `root`: `sim:NAME` for one in the temporary directory, as a host's name
+    reads (never this machine's scratch path in what a tool says); `sim:/ROOT` for a root the user chose."""
+    root = Path(root)
+    if root.parent == Path(tempfile.gettempdir()) and root.name.startswith(WORLD_DIR_PREFIX):
+        return f"{SIM_HOST_PREFIX}{root.name[len(WORLD_DIR_PREFIX) :]}"
+    return f"{SIM_HOST_PREFIX}{root}"
+
+
+def world_root(spec: str) -> Path:
+    """The root a running world's spec names (world_spec's inverse): `sim:/ROOT`, or `sim:NAME` in the temporary
+    directory. Whether a world runs there is the caller's question."""
+    rest = spec[len(SIM_HOST_PREFIX) :]
+    return Path(rest) if rest.startswith("/") else Path(tempfile.gettempdir(), f"{WORLD_DIR_PREFIX}{rest}")
 
 
 @dataclass(frozen=True)

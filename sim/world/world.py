@@ -21,11 +21,12 @@ from ..host.build import build_host
 from ..host.ssh_gateway import SshServer, start_sshd, stop_sshd
 from ..hub.fixtures import load_fixtures
 from ..hub.runner import HubEmulatorThread
-from ..profiles import load_profile
+from ..profiles import builtin_profiles, load_profile
+from ..profiles.cluster import is_cluster_profile
 from ..profiles.schema import Profile
 from .calibration import calibrated_time_scale
 from .gpu_registry import live_holdings
-from .layout import SIM_HOST_PREFIX, WorldLayout
+from .layout import SIM_HOST_PREFIX, WORLD_DIR_PREFIX, WorldLayout, world_root, world_spec
 from .ports import read_entry
 from .processes import pid_alive
 from .state import WorldState
@@ -82,7 +83,7 @@ class SimWorld:
             profile = profile.model_copy(update={"sim": profile.sim.model_copy(update=scales)})
         owns_root = root is None
         if root is None:
-            root = Path(tempfile.mkdtemp(prefix=f"specops-sim-{profile.name}-"))
+            root = Path(tempfile.mkdtemp(prefix=f"{WORLD_DIR_PREFIX}{profile.name}-"))
         elif root.exists() and any(root.iterdir()):
             raise FileExistsError(f"{root} is not empty: a sim host needs a fresh directory")
         root = root.resolve()
@@ -159,7 +160,7 @@ class SimWorld:
     @property
     def host_spec(self) -> str:
         """The host spec other commands accept for this running world."""
-        return f"{SIM_HOST_PREFIX}{self.root}"
+        return world_spec(self.root)
 
     def start_ssh(self) -> SshServer:
         """Make the host reachable over real SSH too (an sshd on loopback whose sessions land on it)."""
@@ -246,13 +247,19 @@ def _signal(pid: int, sig: int) -> None:
 
 
 def attach(host_spec: str) -> WorldState:
-    """The state of a running world named by a `sim:/path/to/root` host spec."""
+    """The state of a running world named by its host spec (`sim:NAME` or `sim:/path/to/root`)."""
     if not host_spec.startswith(SIM_HOST_PREFIX):
-        raise ValueError(f"not a simulated host spec: {host_spec!r} (expected sim:/path/to/root)")
-    root = host_spec[len(SIM_HOST_PREFIX) :]
-    if not root.startswith("/"):
+        raise ValueError(f"not a simulated host spec: {host_spec!r} (expected sim:NAME, as `specops sim up` prints)")
+    root = world_root(host_spec)
+    if not (root / ".sim" / "world.json").exists() and not host_spec[len(SIM_HOST_PREFIX) :].startswith("/"):
+        name = host_spec[len(SIM_HOST_PREFIX) :]
+        if name in builtin_profiles() or is_cluster_profile(name):
+            raise ValueError(
+                f"{host_spec!r} names a profile, not a running world: start one with `specops sim up {name}` "
+                "and use the host it prints"
+            )
         raise ValueError(
-            f"{host_spec!r} names a profile, not a running world: start one with `specops sim up {root}` "
+            f"no running simulated world is named {name!r}: start one with `specops sim up PROFILE` "
             "and use the host it prints"
         )
     return WorldState.load(root)

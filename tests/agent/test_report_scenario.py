@@ -246,7 +246,6 @@ def freeable_cache() -> FreeableItem:
         refs=["main"],
         size_bytes=231 * GIB,
         size="231G",
-        measured_bytes=231 * GIB // 1024,
         mount_point="/",
         safety="safe",
         reason="no process uses this revision",

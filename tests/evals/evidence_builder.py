@@ -338,7 +338,6 @@ def freeable_item(item_id: str, path: str, safety: str, refs: list[str] | None =
             "refs": refs or [],
             "size_bytes": 10,
             "size": "10B",
-            "measured_bytes": 10,
             "mount_point": "/",
             "safety": safety,
             "reason": "",

@@ -103,7 +103,7 @@ def test_names_come_from_the_inventory_then_ssh_config(tmp_path):
         (
             "root@gpu-1",
             "@",
-            "has '@' right after \"root\": give local, ssh://user@host[:port], a host name or sim:/root",
+            "has '@' right after \"root\": give local, ssh://user@host[:port], a host name or sim:NAME",
         ),
         ("my host", " ", 'has a space right after "my"'),
         ("sim:/tmp/w>x", ">", "has '>' right after \"sim:/tmp/w\": a sim: root is a plain path"),

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 from tenacity import retry, retry_if_exception, stop_after_attempt, wait_exponential
 
 from ..context import ToolContext
-from ..disk import storage_scale, stored_files
+from ..disk import space_on_disk
 from ..errors import ErrorKind, ToolError
 from ..hosts import Host, RemoteFileNotFound
 from ..hub import HubUnavailable, RepoGated, RepoNotFound, RevisionNotFound, list_repo
@@ -170,11 +170,10 @@ def _weights_on_disk(host: Host, directory: str) -> int | None:
             return total
     except (RemoteFileNotFound, ValueError):
         pass
-    files = stored_files(host, directory)
-    if not files:
+    taken = space_on_disk(host, directory)
+    if not taken:
         return None
-    scale = storage_scale(host, directory).factor
-    return sum(size for rel, size in files.items() if rel.endswith(_WEIGHT_SUFFIXES) and "/" not in rel) * scale or None
+    return sum(size for rel, size in taken.items() if rel.endswith(_WEIGHT_SUFFIXES) and "/" not in rel) or None
 
 
 def _weights_on_hub(repo_id: str, revision: str, endpoint: str, token: SecretStr | None) -> int | None:

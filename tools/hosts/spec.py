@@ -42,7 +42,7 @@ _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*\Z")
 _SSH_URL_CHARS = re.compile(r"[A-Za-z0-9_.:@\[\]/\-]+\Z")
 _USER_AT_HOST = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*@[A-Za-z0-9][A-Za-z0-9.\-]*(?::[0-9]+)?\Z")
 _NAME_CHARS = re.compile(r"[A-Za-z0-9_.\-]+\Z")
-_SPECS = "give local, ssh://user@host[:port], a host name or sim:/root"
+_SPECS = "give local, ssh://user@host[:port], a host name or sim:NAME"
 
 
 class LocalSpec(BaseModel):
@@ -85,7 +85,7 @@ def parse_host_spec(
     """Check and resolve a spec. Raises InvalidHostSpec (a ValueError) and its kinds; connects to nothing."""
     if not isinstance(spec, str) or not spec.strip():
         raise InvalidHostSpec(
-            "empty host spec: give local, ssh://user@host[:port], a host name or sim:/root", host=str(spec)
+            "empty host spec: give local, ssh://user@host[:port], a host name or sim:NAME", host=str(spec)
         )
     check_host_spec_characters(spec)
     if spec == "local":

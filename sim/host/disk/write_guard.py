@@ -27,6 +27,7 @@ from typing import Any
 # Not from ..commands: importing that package registers a command's clock release at exit, which a program
 # (on the host's clock, host_time.py) must never run.
 from ...world.layout import ROOT_VARIABLE
+from .virtual_mounts import VirtualMounts
 
 SCAN_EVERY_BYTES = 256 * 1024  # real bytes: 256 MiB modelled at byte_scale 1024
 _WRITE_MODES = frozenset("wax+")
@@ -88,45 +89,19 @@ class GuardedFile:
         return getattr(self._file, name)
 
 
-class _World:
-    """The world's mounts, loaded on the first write onto one of its disks."""
-
-    def __init__(self, root: str) -> None:
-        self.root = os.path.realpath(root)
-        self._state: Any = None
-
-    def virtual_mount(self, path: str) -> tuple[Any, Any] | None:
-        real = os.path.realpath(path)
-        if not real.startswith(self.root + os.sep):
-            return None
-        from pathlib import Path
-
-        from ...world.layout import WorldLayout
-
-        if real.startswith(f"{WorldLayout(Path(self.root)).sim_dir}{os.sep}"):
-            return None  # the simulator's own bookkeeping: not on any disk the host reports
-        from ...world.state_view import load_state_view
-        from .usage import mount_of
-
-        if self._state is None:
-            self._state = load_state_view(self.root)
-        mount = mount_of(self._state, real)
-        return (self._state, mount) if mount.kind == "virtual" else None
-
-
 def install() -> None:
     """Guard this process's writes, when it belongs to a sim host."""
     root = os.environ.get(ROOT_VARIABLE)
     if not root or getattr(io.open, GUARD_MARKER, False):
         return
-    world = _World(root)
+    world = VirtualMounts(root)
 
     def guarded_open(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
         handle = _original_open(file, mode, *args, **kwargs)
         if not isinstance(file, (str, bytes, os.PathLike)) or not _WRITE_MODES & set(mode):
             return handle
         path = os.fsdecode(file)
-        found = world.virtual_mount(path)
+        found = world.holding(path)
         if found is None:
             return handle
         return GuardedFile(handle, DiskFullGuard(found[0], found[1], path))
