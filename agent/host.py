@@ -5,7 +5,7 @@ take, parsed once). A host that a registered provisioner brings up for the run
 (tools/hosts/kinds.py: `sim:seed-ct200`, a simulated world started from a
 profile with the faults and time scale asked for) is brought up, opened, and
 taken down afterwards (servers it runs stop with it); any other spec (`local`,
-`ssh://...`, inventory names, a group, `sim:/path` of a world already up) is
+`ssh://...`, inventory names, a group, `sim:NAME` of a world already up) is
 opened as it is. The run never asks what kind of host it has. A host that
 cannot be opened or does not answer is HostNotAnswering, with the reason, and
 nothing on it changed.

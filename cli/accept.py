@@ -30,7 +30,9 @@ FLAGS = {
 
 
 def accept(
-    host: Annotated[str, typer.Option(help="local, ssh://user@host[:port], an inventory name, or sim:/path")] = "local",
+    host: Annotated[
+        str, typer.Option(help="local, ssh://user@host[:port], an inventory name, or sim:NAME (a running world)")
+    ] = "local",
     port: Annotated[int, typer.Option(help="The server's port on the host")] = 30000,
     category: Annotated[
         list[str] | None,

@@ -96,7 +96,9 @@ def _print_table(result) -> None:
 
 
 def bench(
-    host: Annotated[str, typer.Option(help="local, ssh://user@host[:port], an inventory name, or sim:/path")] = "local",
+    host: Annotated[
+        str, typer.Option(help="local, ssh://user@host[:port], an inventory name, or sim:NAME (a running world)")
+    ] = "local",
     port: Annotated[int, typer.Option(help="The server's port on the host")] = 30000,
     levels: Annotated[
         str, typer.Option(help="Concurrency levels, comma separated (e.g. 1,8,32)", callback=_check_levels)

@@ -203,7 +203,7 @@ def doctor(
     host: Annotated[
         str,
         typer.Argument(
-            help="sim:PROFILE (started for the check), sim:/root, local, ssh://user@host[:port], or an inventory name"
+            help="sim:PROFILE (started for the check), sim:NAME (a running world), local, ssh://user@host[:port], or an inventory name"
         ),
     ],
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as one JSON object on stdout")] = False,

@@ -114,7 +114,9 @@ def run(
     goal: Annotated[str, typer.Argument(help="The goal in one line, naming the drafter's Hub repo")],
     host: Annotated[
         str,
-        typer.Option(help="sim:PROFILE (started for the run), sim:/root, local, ssh://user@host, or an inventory name"),
+        typer.Option(
+            help="sim:PROFILE (started for the run), sim:NAME (a running world), local, ssh://user@host, or an inventory name"
+        ),
     ] = DEFAULT_HOST,
     model: Annotated[
         str | None,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
@@ -136,6 +137,8 @@ class SimProfiles:
 def _reopened(root: str, hub_port: int) -> Iterator[Provisioned]:
     from .world.world import SimWorld
 
+    if not Path(root, ".sim", "world.json").is_file():
+        raise ProvisionFailed(f"the simulated world it ran in, {root}, no longer exists")
     try:
         world = SimWorld.reopen(root, hub_port=hub_port)
     except (FileNotFoundError, ValueError, RuntimeError) as exc:

@@ -162,13 +162,10 @@ async def resume_async(
 def _unreachable(run_id: str, described: dict[str, Any], exc: HostNotAnswering) -> str:
     """One line: the run's host cannot be reached, why, and that nothing was changed."""
     spec = str(described.get("spec", ""))
-    root = str((described.get("sim") or {}).get("root", ""))
     fork = "fork the run onto another host with `specops replay RUN --from N --host HOST`"
-    if is_provisioned(spec) and root and not Path(root).exists():
-        why, remedy = f"the simulated world it ran in, {root}, no longer exists", fork
-    else:
-        why, remedy = str(exc), f"bring the host back and resume again, or {fork}"
-    return f"run {run_id} cannot be resumed: its host {spec} cannot be reached ({why}); nothing was changed: {remedy}"
+    # A host the run brought up for itself is its provider's to bring back (the reason says why it could not).
+    remedy = fork if is_provisioned(spec) else f"bring the host back and resume again, or {fork}"
+    return f"run {run_id} cannot be resumed: its host {spec} cannot be reached ({exc}); nothing was changed: {remedy}"
 
 
 class _FinishedCalls(LiveTools):

@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from pydantic_ai.models.function import FunctionModel
 
+from specops.sim.world.layout import world_root
+
 from .scripted import call, drive, events, finish, invoke_run, last_request, scripted, turn, world_host  # noqa: F401
 
 pytestmark = pytest.mark.timeout(60)
@@ -32,7 +34,7 @@ async def test_non_interactive_run_refuses_a_self_approved_delete(world_host, tm
     approval = events(outcome, "approval")[0]
     assert approval.approved is False and approval.by == "non-interactive default" and kimi in approval.asked
     assert any("not created by this run" in n.text for n in events(outcome, "note"))
-    assert Path(world_host.removeprefix("sim:") + kimi, "config.json").exists()
+    assert Path(str(world_root(world_host)) + kimi, "config.json").exists()
 
 
 def test_cli_refuses_a_goal_without_a_repo(tmp_path):
@@ -45,7 +47,7 @@ def test_cli_refuses_a_goal_without_a_repo(tmp_path):
 @pytest.fixture
 def old_model_dir(world_host):
     """A model directory someone left on the host: listed by list_freeable, needing approval to delete."""
-    path = Path(world_host.removeprefix("sim:"), "root", "models", "old-experiment")
+    path = Path(world_root(world_host), "root", "models", "old-experiment")
     path.mkdir(parents=True, exist_ok=True)
     (path / "config.json").write_text('{"architectures": ["LlamaForCausalLM"]}')
     (path / "weights.bin").write_bytes(b"\0" * 4096)

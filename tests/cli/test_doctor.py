@@ -40,7 +40,7 @@ def test_doctor_json_on_a_sim_profile_run_accepts(no_hub_token):
     assert result.exit_code == 1, (result.stdout, result.stderr)  # the seed host's problems: a check failed
     found = json.loads(result.stdout)  # stdout is the JSON alone
     assert found["host"] == "sim:seed-ct200" and found["reached"] and not found["ok"]
-    assert found["opened"].startswith("sim:/") and found["error"] is None
+    assert found["opened"].startswith("sim:seed-ct200-") and found["error"] is None
     assert found["facts"]["gpus"] and "RTX PRO 6000" in found["facts"]["gpus"][0]["model"]
     assert any("98% full" in p["what"] for p in found["problems"]) and all(p["remedy"] for p in found["problems"])
     assert set(found["hub_token"]) == {"found", "source", "error"}  # where this machine keeps one, if it does

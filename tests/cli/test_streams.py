@@ -289,7 +289,7 @@ def test_sim_up_prints_its_json_line_on_stdout():
     )
     try:
         summary = json.loads(process.stdout.readline())
-        assert summary["profile"] == "seed-ct200" and summary["host"].startswith("sim:/")
+        assert summary["profile"] == "seed-ct200" and summary["host"].startswith("sim:seed-ct200-")
         process.send_signal(signal.SIGINT)
         rest, err = process.communicate(timeout=60)
     finally:
