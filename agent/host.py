@@ -86,9 +86,9 @@ def open_run_host(request: HostRequest | str) -> Iterator[RunHost]:
     spec = request.spec
     provisioner = provisioner_for(spec)
     if provisioner is None:
-        if request.has_options:
+        if request.options:
             raise HostNotAnswering(
-                f"--sim-fault and --time-scale apply to hosts a run brings up (sim:PROFILE) only, not {spec!r}"
+                f"{', '.join(request.options)} apply to hosts a run brings up (sim:PROFILE) only, not {spec!r}"
             )
         with _open_provisioned(spec, Provisioned(open_spec=spec, group=is_host_group(spec))) as run_host:
             yield run_host

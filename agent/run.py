@@ -121,22 +121,13 @@ def open_live_host(request: HostRequest) -> AbstractContextManager[RunHost]:
 
 def recorded_request(request: HostRequest) -> dict[str, Any]:
     """The host request as run_start records it (replay and resume ask for the same host again from it)."""
-    return {
-        "spec": request.spec,
-        **({"faults": list(request.faults)} if request.faults else {}),
-        **({"time_scale": request.time_scale} if request.time_scale is not None else {}),
-    }
+    return {"spec": request.spec, **request.options}
 
 
-def request_of(recorded_host: dict[str, Any], options: dict[str, Any] | None = None) -> HostRequest:
-    """The host request a run recorded; a transcript from before requests were recorded whole kept the faults and
-    time scale in its options."""
-    options = options or {}
-    return HostRequest(
-        spec=str(recorded_host.get("spec", "")),
-        faults=tuple(recorded_host.get("faults") or options.get("sim_faults") or ()),
-        time_scale=recorded_host.get("time_scale", options.get("time_scale")),
-    )
+def request_of(recorded_host: dict[str, Any]) -> HostRequest:
+    """The host request a run recorded (recorded_request's inverse)."""
+    options = {name: value for name, value in recorded_host.items() if name != "spec"}
+    return HostRequest(spec=str(recorded_host.get("spec", "")), options=options)
 
 
 # Makes the run's recorder: (transcript path, run id, fsync) -> recorder.

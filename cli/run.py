@@ -83,10 +83,11 @@ def parse_host_request(host: str, sim_faults: list[str], time_scale: float | Non
         raise fail(f"--host: {exc}", 2) from None
     if time_scale is not None and not time_scale > 0:  # nan too
         raise fail(f"--time-scale: {time_scale} is not a time scale: give a positive number (10: ten times faster)", 2)
-    request = HostRequest(spec=host, faults=tuple(sim_faults), time_scale=time_scale)
+    given = {"faults": tuple(sim_faults), "time_scale": time_scale}
+    request = HostRequest(spec=host, options={name: value for name, value in given.items() if value})
     provisioner = provisioner_for(host)
     if provisioner is None:
-        if request.has_options:
+        if request.options:
             raise fail(f"--sim-fault and --time-scale apply to sim:PROFILE hosts only, not --host {host}", 2)
         return request
     try:

@@ -14,29 +14,24 @@ import sys
 from typing import Any
 
 from ..sim.hosting import register
-from ..sim.world.calibration import use_level_client
+from ..sim.world.calibration import Level, use_level_client
 from ..tools.benchmark.models import BenchmarkArgs
 from ..tools.benchmark.sweep import CLIENT_SCRIPT, client_config
 
 CLIENT_TIMEOUT_S = 120
 
 
-def benchmark_level(
-    url: str,
-    concurrency: int,
-    *,
-    input_len: int,
-    output_len: int,
-    duration_s: float | None,
-    requests: int | None,
-    end: str,
-) -> dict[str, Any]:
+def benchmark_level(url: str, level: Level) -> dict[str, Any]:
     """One level of the benchmark tool's client against `url`, run on this machine as the tool runs it: raw output."""
-    sizing: dict[str, Any] = {"duration_s": duration_s, "end": end} if duration_s else {"requests_per_level": requests}
+    sizing: dict[str, Any] = (
+        {"duration_s": level.duration_s, "end": level.end}
+        if level.duration_s
+        else {"requests_per_level": level.requests}
+    )
     args = BenchmarkArgs(
-        levels=[concurrency],
-        input_len=input_len,
-        output_len=output_len,
+        levels=[level.concurrency],
+        input_len=level.input_len,
+        output_len=level.output_len,
         warmup_requests=0,
         flush_cache=False,
         client="local",

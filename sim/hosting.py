@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
@@ -28,14 +27,14 @@ from specops.tools.hosts import (
 )
 from specops.tools.hosts.kinds import ProvisionFailed
 
-from .world.layout import SIM_HOST_PREFIX, world_root
+from .world.layout import SIM_HOST_PREFIX, world_root, world_runs_at
 
 _ROOT_CHARS = re.compile(r"[A-Za-z0-9._/~+@%=:,\-]+\Z")  # what a world's directory is named with
 
 
 def _running(spec: str) -> bool:
-    """Whether `spec` names a running world (its tree holds a world.json)."""
-    return (world_root(spec) / ".sim" / "world.json").is_file()
+    """Whether `spec` names a running world."""
+    return world_runs_at(world_root(spec))
 
 
 def _check_root_spec(spec: str) -> None:
@@ -89,7 +88,7 @@ class SimProfiles:
                 load_profile(name)
         except (UnknownProfileError, ProfileInvalid) as exc:
             raise ProvisionFailed(f"{' '.join(str(exc).split())} (see `specops sim profiles`)") from None
-        for spec in request.faults:
+        for spec in _faults(request):
             try:
                 parse_node_fault(spec, nodes) if nodes else parse_fault(spec)
             except ValueError as exc:  # a ValidationError too
@@ -137,7 +136,7 @@ class SimProfiles:
 def _reopened(root: str, hub_port: int) -> Iterator[Provisioned]:
     from .world.world import SimWorld
 
-    if not Path(root, ".sim", "world.json").is_file():
+    if not world_runs_at(root):
         raise ProvisionFailed(f"the simulated world it ran in, {root}, no longer exists")
     try:
         world = SimWorld.reopen(root, hub_port=hub_port)
@@ -156,7 +155,7 @@ def _start_cluster(profile: str, request: HostRequest) -> Any:
     from .world.cluster import SimCluster
 
     try:
-        return SimCluster.start(profile, faults=list(request.faults), time_scale=request.time_scale, ssh=True)
+        return SimCluster.start(profile, faults=_faults(request), time_scale=_time_scale(request), ssh=True)
     except ValueError as exc:  # a bad node fault (a ValidationError too)
         raise ProvisionFailed(f"bad --sim-fault: {' '.join(str(exc).split())} (see `specops sim faults`)") from None
     except (UnknownProfileError, ProfileInvalid, SshdMissing) as exc:
@@ -169,7 +168,7 @@ def _start_world(profile: str, request: HostRequest) -> Any:
     from .world.world import SimWorld
 
     faults = []
-    for spec in request.faults:
+    for spec in _faults(request):
         try:
             faults.append(parse_fault(spec))
         except ValueError as exc:  # a ValidationError too
@@ -179,13 +178,25 @@ def _start_world(profile: str, request: HostRequest) -> Any:
     try:
         # The profile's quick-run scales unless told: loading far faster than serving, and serving as fast
         # as this machine can stream the profile's peak to a benchmark client.
-        if request.time_scale is None:
+        time_scale = _time_scale(request)
+        if time_scale is None:
             return SimWorld.start_fast(profile, faults=faults)
-        return SimWorld.start(profile, faults=faults, time_scale=request.time_scale)
+        return SimWorld.start(profile, faults=faults, time_scale=time_scale)
     except UnknownProfileError as exc:
         raise ProvisionFailed(f"no simulated host profile {profile!r}: {exc} (see `specops sim profiles`)") from None
     except ProfileInvalid as exc:
         raise ProvisionFailed(f"simulated host profile {profile!r} cannot be used: {exc}") from None
+
+
+def _faults(request: HostRequest) -> list[str]:
+    """The faults asked for (`--sim-fault`): the request's "faults" option."""
+    return list(request.options.get("faults") or ())
+
+
+def _time_scale(request: HostRequest) -> float | None:
+    """The time scale asked for (`--time-scale`), if any: the request's "time_scale" option."""
+    scale = request.options.get("time_scale")
+    return None if scale is None else float(scale)
 
 
 def register() -> None:

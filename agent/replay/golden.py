@@ -95,7 +95,7 @@ async def record(scenario: GoldenScenario) -> str:
     with tempfile.TemporaryDirectory(prefix="specops-golden-") as tmp, _serving(scenario) as base_url:
         outcome = await run_goal_async(
             scenario.goal,
-            host=HostRequest(spec="sim:seed-ct200", faults=tuple(scenario.faults)),
+            host=HostRequest(spec="sim:seed-ct200", options={"faults": tuple(scenario.faults)}),
             policy=scenario.policy,
             run_dir=Path(tmp) / scenario.name,
             options=RunOptions(fsync=False, base_url=base_url, allow_delete=scenario.allow_delete),

@@ -193,8 +193,8 @@ def recorded_settings(recorded: RecordedRun, live: bool) -> tuple[RunOptions, Bu
 
 
 def _recorded_request(recorded: RecordedRun) -> HostRequest:
-    """The host the run asked for, as it asked (with its faults and time scale)."""
-    request = request_of(recorded.start.host, recorded.config.get("options"))
+    """The host the run asked for, as it asked (with its provider options)."""
+    request = request_of(recorded.start.host)
     return request if request.spec else HostRequest(spec="local")
 
 

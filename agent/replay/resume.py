@@ -141,7 +141,7 @@ async def resume_async(
 
             parts = RunParts(
                 goal=goal,
-                host=request_of(recorded.start.host, recorded.config.get("options")),
+                host=request_of(recorded.start.host),
                 model=policy,
                 budgets=budgets,
                 run_dir=run_dir,

@@ -40,8 +40,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from ..profiles.schema import ParallelConfig, Profile, ServingSpec
 
@@ -57,24 +58,24 @@ CACHE_SECONDS = 600.0
 INPUT_TOKENS = 128
 
 
-class LevelClient(Protocol):
-    """Runs one level of the benchmark client that runs will use against `url`, and returns its raw level output
-    (per request: start_s, end_s, chunk_s, chunk_tokens, error; and duration_s, client_cpu_s). The simulator
-    measures with the client it is measured by, but imports no tool: whoever offers simulated hosts hands it in
-    (cli/simulated_hosts.py)."""
+@dataclass(frozen=True)
+class Level:
+    """One level the calibration asks the benchmark client for: `duration_s` of streaming (cut at its end when
+    `end` is "cut"), or a number of closed-loop `requests`."""
 
-    def __call__(
-        self,
-        url: str,
-        concurrency: int,
-        *,
-        input_len: int,
-        output_len: int,
-        duration_s: float | None,
-        requests: int | None,
-        end: str,
-    ) -> dict[str, Any]: ...
+    concurrency: int
+    input_len: int
+    output_len: int
+    duration_s: float | None = None
+    requests: int | None = None
+    end: str = "window"
 
+
+# Runs a Level of the benchmark client that runs use against a URL and returns its raw level output (per request:
+# start_s, end_s, chunk_s, chunk_tokens, error; and duration_s, client_cpu_s). The simulator measures with the
+# client it is measured by, but imports no tool: whoever offers simulated hosts hands it in
+# (cli/simulated_hosts.py).
+LevelClient = Callable[[str, Level], dict[str, Any]]
 
 _level_client: LevelClient | None = None
 
@@ -227,8 +228,8 @@ def measure(profile: Profile, peak: Peak) -> Measured:
     serving, config = _busiest(profile, peak)
     scale = ASK_CHUNKS_S / peak.chunks_s
     with _Server(serving, config, scale) as server:
-        stream = server.level(peak.concurrency, duration_s=STREAM_SECONDS, output_len=1_000_000, end="cut")
-        single = server.level(1, requests=OVERHEAD_REQUESTS, output_len=REFERENCE_ANSWER_TOKENS)
+        stream = server.level(Level(peak.concurrency, INPUT_TOKENS, 1_000_000, duration_s=STREAM_SECONDS, end="cut"))
+        single = server.level(Level(1, INPUT_TOKENS, REFERENCE_ANSWER_TOKENS, requests=OVERHEAD_REQUESTS))
         modelled = server.modelled_request_s(REFERENCE_ANSWER_TOKENS)
     requests = [r for r in stream["requests"] if r["chunk_s"]]
     first = max(r["start_s"] + r["chunk_s"][0] for r in requests)  # every stream under way
@@ -303,30 +304,14 @@ class _Server:
         model = build_performance_model(self.serving, _launch(self.config), 1)
         return model.prefill_seconds(INPUT_TOKENS) + (tokens - 1) * model.step_time(1)
 
-    def level(
-        self,
-        concurrency: int,
-        *,
-        output_len: int,
-        duration_s: float | None = None,
-        requests: int | None = None,
-        end: str = "window",
-    ) -> dict[str, Any]:
+    def level(self, level: Level) -> dict[str, Any]:
         """One level of the benchmark client, as runs use it here: its raw output."""
         if _level_client is None:
             raise RuntimeError(
                 "a quick run's time scale is measured with the benchmark client, and none was handed in: "
                 "offer simulated hosts through specops.cli.simulated_hosts, or give the world a time scale"
             )
-        return _level_client(
-            f"http://127.0.0.1:{self.port}",
-            concurrency,
-            input_len=INPUT_TOKENS,
-            output_len=output_len,
-            duration_s=duration_s,
-            requests=requests,
-            end=end,
-        )
+        return _level_client(f"http://127.0.0.1:{self.port}", level)
 
 
 def _launch(config: ParallelConfig):

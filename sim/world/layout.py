@@ -40,6 +40,11 @@ def world_root(spec: str) -> Path:
     return Path(rest) if rest.startswith("/") else Path(tempfile.gettempdir(), f"{WORLD_DIR_PREFIX}{rest}")
 
 
+def world_runs_at(root: str | Path) -> bool:
+    """Whether a world's tree is at `root` (its state file is there)."""
+    return WorldLayout(Path(root)).state_file.is_file()
+
+
 @dataclass(frozen=True)
 class WorldLayout:
     root: Path

@@ -26,7 +26,7 @@ from ..profiles.cluster import is_cluster_profile
 from ..profiles.schema import Profile
 from .calibration import calibrated_time_scale
 from .gpu_registry import live_holdings
-from .layout import SIM_HOST_PREFIX, WORLD_DIR_PREFIX, WorldLayout, world_root, world_spec
+from .layout import SIM_HOST_PREFIX, WORLD_DIR_PREFIX, WorldLayout, world_root, world_runs_at, world_spec
 from .ports import read_entry
 from .processes import pid_alive
 from .state import WorldState
@@ -250,9 +250,8 @@ def attach(host_spec: str) -> WorldState:
     """The state of a running world named by its host spec (`sim:NAME` or `sim:/path/to/root`)."""
     if not host_spec.startswith(SIM_HOST_PREFIX):
         raise ValueError(f"not a simulated host spec: {host_spec!r} (expected sim:NAME, as `specops sim up` prints)")
-    root = world_root(host_spec)
-    if not (root / ".sim" / "world.json").exists() and not host_spec[len(SIM_HOST_PREFIX) :].startswith("/"):
-        name = host_spec[len(SIM_HOST_PREFIX) :]
+    root, name = world_root(host_spec), host_spec[len(SIM_HOST_PREFIX) :]
+    if not name.startswith("/") and not world_runs_at(root):
         if name in builtin_profiles() or is_cluster_profile(name):
             raise ValueError(
                 f"{host_spec!r} names a profile, not a running world: start one with `specops sim up {name}` "

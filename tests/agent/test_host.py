@@ -40,7 +40,7 @@ async def test_a_host_that_does_not_answer_ends_the_run(host, tmp_path):
 async def test_sim_profile_starts_a_world_for_the_run_and_closes_it(tmp_path):
     outcome = await run_goal_async(
         GOAL,
-        host=HostRequest(spec="sim:seed-ct200", faults=("missing_repo:repo_id=nobody/missing",)),
+        host=HostRequest(spec="sim:seed-ct200", options={"faults": ("missing_repo:repo_id=nobody/missing",)}),
         policy=scripted(call("check_disk", {"repo_id": "nobody/missing", "target": "~/m"})),
         run_dir=tmp_path / "run",
         options=RunOptions(fsync=False),

@@ -29,7 +29,7 @@ def test_seed_run_recovers_from_full_disk_and_broken_cli(tmp_path):
     # recovery and finding, and under four test workers the whole job takes minutes.
     outcome = run_goal(
         SEED_GOAL,
-        host=HostRequest(spec="sim:seed-ct200", faults=("full_disk", "broken_cli")),
+        host=HostRequest(spec="sim:seed-ct200", options={"faults": ("full_disk", "broken_cli")}),
         policy="playbook:tune=false;bracket=false",
         options=RunOptions(
             runs_dir=tmp_path,

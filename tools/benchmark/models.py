@@ -371,9 +371,6 @@ class BenchmarkResult(BaseModel):
     )
     method: str = Field(description="How the figures were measured and counted, in words")
     warnings: list[str]
-    time_scale: float | None = Field(
-        None, description="Not set any more: only older transcripts carry it (the figures were always the host's)"
-    )
     goodput_targets: GoodputTargets = Field(
         DEFAULT_GOODPUT_TARGETS,
         description="The latency targets the levels' goodput was judged against",

@@ -1,11 +1,11 @@
 """Kinds of host beyond this machine and SSH, registered by whoever provides them.
 
 The tools open every host with open_host and act on it through the Host interface alone; they never ask what kind
-of host it is. A provider (the simulator: specops.sim.hosting) registers two things here, named by a spec prefix:
+of host it is. A provider registers two things here, named by a spec prefix:
 
-- a HostKind: a running host of its kind, opened from a spec (`sim:/tmp/specops-sim-x`, a world already up);
-- a Provisioner: a host a run brings up for itself and takes down after it (`sim:seed-ct200`, a world started
-  from a profile with the faults and time scale asked for), handed to the run as the spec to open.
+- a HostKind: a running host of its kind, opened from a spec (`sim:seed-ct200-ab12cd34`, a world already up);
+- a Provisioner: a host a run brings up for itself and takes down after it (`sim:seed-ct200`, started with the
+  options the request carries), handed to the run as the spec to open.
 
 The program's entry points (the CLI, the eval runner) import the providers they offer; a spec of a kind nobody
 registered is refused like any unknown spec.
@@ -25,7 +25,7 @@ from .base import Host
 
 class ProvisionFailed(RuntimeError):
     """A host could not be brought up for a run (a bad option, an unknown profile): one line in the user's words;
-    nothing was started. `option`: what of the request is wrong ("spec", "faults" or "time_scale")."""
+    nothing was started. `option`: what of the request is wrong ("spec", or the name of one of its options)."""
 
     def __init__(self, message: str, *, option: str = "spec") -> None:
         super().__init__(message)
@@ -56,12 +56,9 @@ class HostRequest:
     """A host as the user asked for it, parsed once: the spec, and the options that only some kinds take."""
 
     spec: str
-    faults: tuple[str, ...] = ()  # failures to inject (a simulated host's)
-    time_scale: float | None = None  # how much faster than the host it models a simulated host runs
-
-    @property
-    def has_options(self) -> bool:
-        return bool(self.faults) or self.time_scale is not None
+    # What only the provider of the spec's kind understands (the CLI's host flags, by name): handed to its
+    # provisioner as given, recorded with the run so replay and resume ask for the same host again.
+    options: Mapping[str, Any] = field(default_factory=dict)
 
 
 class Provisioner(Protocol):

@@ -10,6 +10,7 @@ with the same arguments, so nothing GNU du accepts is refused and every usage er
 
 from __future__ import annotations
 
+import getopt
 import os
 import re
 import stat
@@ -25,36 +26,36 @@ from . import ROOT_VARIABLE
 
 PROGRAM = "du"
 _POWERS = "KMGTPEZY"
-_SHORT_FLAGS = set("0abchHklmsxDLPS")
-_SHORT_VALUES = set("dBtX")
-# GNU du's long options: name -> (what it does here, whether it takes a value). A name mapped to "" is one this
-# module leaves to the real du.
-_LONG_OPTIONS: dict[str, tuple[str, Literal["no", "required", "optional"]]] = {
-    "all": ("a", "no"),
-    "apparent-size": ("apparent-size", "no"),
-    "block-size": ("B", "required"),
-    "bytes": ("b", "no"),
-    "count-links": ("l", "no"),
-    "dereference": ("L", "no"),
-    "dereference-args": ("D", "no"),
-    "exclude": ("", "required"),
-    "exclude-from": ("", "required"),
-    "files0-from": ("", "required"),
-    "human-readable": ("h", "no"),
-    "inodes": ("", "no"),
-    "si": ("si", "no"),
-    "max-depth": ("d", "required"),
-    "null": ("0", "no"),
-    "no-dereference": ("P", "no"),
-    "one-file-system": ("x", "no"),
-    "separate-dirs": ("S", "no"),
-    "summarize": ("s", "no"),
-    "total": ("c", "no"),
-    "threshold": ("", "required"),
-    "time": ("", "optional"),
-    "time-style": ("", "required"),
-    "help": ("", "no"),
-    "version": ("", "no"),
+# getopt's spelling of GNU du's short options; t and X (threshold, exclude-from) are left to the real du.
+_SHORT_OPTIONS = "0abchHklmsxDLPSd:B:t:X:"
+# GNU du's long options: name -> (the short flag it means here, whether it takes a value). A name mapped to "" is
+# one this module leaves to the real du.
+_LONG_OPTIONS: dict[str, tuple[str, bool]] = {
+    "all": ("a", False),
+    "apparent-size": ("apparent-size", False),
+    "block-size": ("B", True),
+    "bytes": ("b", False),
+    "count-links": ("l", False),
+    "dereference": ("L", False),
+    "dereference-args": ("D", False),
+    "exclude": ("", True),
+    "exclude-from": ("", True),
+    "files0-from": ("", True),
+    "human-readable": ("h", False),
+    "inodes": ("", False),
+    "si": ("si", False),
+    "max-depth": ("d", True),
+    "null": ("0", False),
+    "no-dereference": ("P", False),
+    "one-file-system": ("x", False),
+    "separate-dirs": ("S", False),
+    "summarize": ("s", False),
+    "total": ("c", False),
+    "threshold": ("", True),
+    "time": ("", False),  # its value is optional, which getopt cannot say: any use goes to the real du anyway
+    "time-style": ("", True),
+    "help": ("", False),
+    "version": ("", False),
 }
 
 
@@ -143,20 +144,10 @@ def default_units(env: Mapping[str, str]) -> Units:
     return Units()
 
 
-def long_option(name: str) -> str:
-    """The long option `name` stands for: exact, or the one option it is an unambiguous prefix of (getopt_long)."""
-    if name in _LONG_OPTIONS:
-        return name
-    matches = [known for known in _LONG_OPTIONS if known.startswith(name)]
-    if len(matches) != 1:
-        raise Fallback(name)  # unknown or ambiguous: GNU's message
-    return matches[0]
-
-
 def apply(options: Options, flag: str, value: str | None) -> None:
     """One option, as du's getopt loop applies it: the last of the unit and link-following options wins."""
-    if flag == "":
-        raise Fallback(flag)
+    if flag in ("", "t", "X"):
+        raise Fallback(flag)  # an option this du leaves to the real one
     if flag in _UNIT_FLAGS:
         options.units = _UNIT_FLAGS[flag]
     elif flag == "B":
@@ -174,46 +165,19 @@ def apply(options: Options, flag: str, value: str | None) -> None:
 
 
 def parse(argv: list[str], env: Mapping[str, str]) -> Options:
-    """GNU getopt_long over du's options: flags may follow operands, short ones combine (-sh, -aB1)."""
+    """GNU getopt_long over du's options (the stdlib's gnu_getopt: flags may follow operands, short ones combine
+    as in -sh and -aB1, long ones may be abbreviated); what it refuses, the real du refuses in its own words."""
     if env.get("POSIXLY_CORRECT") is not None:
         raise Fallback("POSIXLY_CORRECT")  # 512-byte blocks and options only before operands: the real du's
-    options = Options(units=default_units(env))
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        i += 1
-        if arg == "--":
-            options.paths += argv[i:]
-            break
-        if arg.startswith("--"):
-            spelled, has_value, value = arg[2:].partition("=")
-            name = long_option(spelled)
-            flag, takes = _LONG_OPTIONS[name]
-            if takes == "no" and has_value:
-                raise Fallback(arg)
-            if takes == "required" and not has_value:
-                if i >= len(argv):
-                    raise Fallback(arg)
-                value, i = argv[i], i + 1
-            apply(options, flag, value if has_value or takes == "required" else None)
-        elif arg.startswith("-") and arg != "-":
-            j = 1
-            while j < len(arg):
-                flag = arg[j]
-                j += 1
-                if flag in _SHORT_VALUES:
-                    value = arg[j:]
-                    if not value:
-                        if i >= len(argv):
-                            raise Fallback(arg)
-                        value, i = argv[i], i + 1
-                    apply(options, flag if flag in "dB" else "", value)
-                    break
-                if flag not in _SHORT_FLAGS:
-                    raise Fallback(arg)
-                apply(options, flag, None)
-        else:
-            options.paths.append(arg)
+    longs = [f"{name}=" if takes else name for name, (_, takes) in _LONG_OPTIONS.items()]
+    try:
+        given, paths = getopt.gnu_getopt(argv, _SHORT_OPTIONS, longs)
+    except getopt.GetoptError as error:
+        raise Fallback(str(error)) from None
+    options = Options(units=default_units(env), paths=paths)
+    for name, value in given:
+        flag = _LONG_OPTIONS[name[2:]][0] if name.startswith("--") else name[1:]
+        apply(options, flag, value)
     if options.summarize and (options.all or options.max_depth not in (None, 0)):
         raise Fallback("-s")  # GNU refuses -s with -a or with a depth other than 0
     return options
