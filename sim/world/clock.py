@@ -89,11 +89,16 @@ class WorldClock:
     # ------------------------------------------------------------------ reading
     def now(self) -> float:
         """The modelled host's time, in epoch seconds."""
+        # The wall time first: the files read after it are the state at that moment or a later one, so the reading
+        # is the clock's at that moment. Taken after them, a reader delayed in between (a busy machine) would run
+        # an old anchor on past a horizon set meanwhile, and the next reading would come back below it.
+        at_wall = time.time()
         parts, anchor = self._participants(), self._anchor()  # in this order: see _set
         if any(not p.counted or not _alive(p.pid) for p in parts):
             with self._locked():
                 anchor, parts = self._settle()
-        return _reading(anchor, parts, time.time())
+                at_wall = time.time()
+        return _reading(anchor, parts, at_wall)
 
     # ------------------------------------------------------------------ participating
     def hold(self, pid: int | None = None) -> None:

@@ -161,3 +161,26 @@ def test_readings_never_go_backwards_while_a_loader_moves_its_horizon(clock: Wor
     loader.join()
     assert len(readings) > 100
     assert all(later >= earlier for earlier, later in zip(readings, readings[1:], strict=False))
+
+
+def test_a_reader_held_up_after_reading_the_state_reads_the_clock_of_the_moment_it_read(
+    clock: WorldClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reader descheduled between reading the clock's files and computing its reading, while a loader names a
+    horizon just ahead: the reading is never past that horizon, so the next one does not come back below it."""
+    real_anchor = clock._anchor  # noqa: SLF001 - the one step a reader can be held up after
+    horizon = clock.now() + 1.0  # 10 ms ahead at the clock's rate of 100
+    delayed = []
+
+    def anchor_then_held_up():
+        anchor = real_anchor()
+        if not delayed:
+            delayed.append(True)
+            clock.wait_for(horizon)  # meanwhile the loader names its next event
+            time.sleep(0.05)  # and this reader gets no CPU for 50 ms (5 modelled s)
+        return anchor
+
+    monkeypatch.setattr(clock, "_anchor", anchor_then_held_up)
+    first = clock.now()
+    second = clock.now()
+    assert first <= horizon and first <= second == horizon
