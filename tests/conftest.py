@@ -2,6 +2,11 @@
 release wheels that tests/sglang_releases/test_committed_data.py checks the committed facts against)."""
 
 import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import structlog
@@ -29,3 +34,37 @@ def _structlog_as_it_was():
     structlog.reset_defaults()
     yield
     structlog.reset_defaults()
+
+
+@pytest.fixture
+def small_fs(request: pytest.FixtureRequest) -> Iterator[Path]:
+    """A directory on a small real filesystem no other process writes to: the test command's 4 MiB tmpfs
+    (SPECOPS_TEST_SMALL_FS; tests/run.sh mounts it as root), or one this fixture mounts as root. ENOSPC for real, and
+    figures that hold still. Tests using it are `serial`: the filesystem is one for the whole run.
+
+    Without either the test is skipped, except under CI, where a missing filesystem is a failure."""
+    given = os.environ.get("SPECOPS_TEST_SMALL_FS")
+    if given:
+        own = Path(tempfile.mkdtemp(prefix=f"{request.node.name[:40]}-", dir=given))
+        try:
+            yield own
+        finally:
+            shutil.rmtree(own, ignore_errors=True)
+        return
+    reason = "needs a small real filesystem: SPECOPS_TEST_SMALL_FS, or root to mount a tmpfs"
+    if os.geteuid() != 0:
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    mount_dir = Path(tempfile.mkdtemp(prefix="specops-test-tmpfs-"))
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount_dir)], capture_output=True)
+    if mounted.returncode != 0:
+        mount_dir.rmdir()
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{reason} ({mounted.stderr.decode().strip()})")
+        pytest.skip(reason)
+    try:
+        yield mount_dir
+    finally:
+        subprocess.run(["umount", str(mount_dir)], check=False)
+        mount_dir.rmdir()

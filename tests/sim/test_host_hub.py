@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -42,36 +40,6 @@ def sh(world, *argv: str, timeout: float = 60) -> subprocess.CompletedProcess[st
 
 def files_under(path: Path) -> list[Path]:
     return [p for p in path.rglob("*") if p.is_file()] if path.exists() else []
-
-
-@pytest.fixture
-def small_fs() -> Iterator[Path]:
-    """A small real filesystem: the test command's (SPECOPS_TEST_SMALL_FS), or our own 4 MiB tmpfs as root."""
-    given = os.environ.get("SPECOPS_TEST_SMALL_FS")
-    if given:
-        own = Path(tempfile.mkdtemp(prefix="host-enospc-", dir=given))
-        try:
-            yield own
-        finally:
-            shutil.rmtree(own, ignore_errors=True)
-        return
-    reason = "needs a small real filesystem: SPECOPS_TEST_SMALL_FS, or root to mount a tmpfs"
-    if os.geteuid() != 0:
-        if os.environ.get("CI") == "true":
-            pytest.fail(reason)
-        pytest.skip(reason)
-    mount_dir = Path(tempfile.mkdtemp(prefix="specops-host-tmpfs-"))
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount_dir)], capture_output=True)
-    if mounted.returncode != 0:
-        mount_dir.rmdir()
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{reason} ({mounted.stderr.decode().strip()})")
-        pytest.skip(reason)
-    try:
-        yield mount_dir
-    finally:
-        subprocess.run(["umount", str(mount_dir)], check=False)
-        mount_dir.rmdir()
 
 
 @pytest.mark.serial  # the small tmpfs is one for the whole run: no other test may fill it meanwhile
