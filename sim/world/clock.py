@@ -19,8 +19,9 @@ processes are waiting on it, never while one of them is doing the simulator's ow
 The state lives in `.sim/clock/`: `anchor.json` ({"model": modelled epoch seconds, "wall": this machine's epoch
 seconds at that point, or null while held, "rate"}) and one file per participating process in `procs/<pid>`:
 empty (a hold its wrapper wrote and no one has counted yet), or JSON {"hold": true} / {"horizon": T, "rate": R}.
-Every change takes `lock` and re-anchors, so modelled time never jumps; reading takes no lock unless it finds
-something to settle (an uncounted hold, a participant that died).
+Every change takes `lock` and re-anchors, so modelled time never jumps; a reading takes it shared (no change
+comes between its wall time and the files it reads), and exclusive only when it finds something to settle (an
+uncounted hold, a participant that died).
 """
 
 from __future__ import annotations
@@ -89,11 +90,14 @@ class WorldClock:
     # ------------------------------------------------------------------ reading
     def now(self) -> float:
         """The modelled host's time, in epoch seconds."""
-        # The wall time first: the files read after it are the state at that moment or a later one, so the reading
-        # is the clock's at that moment. Taken after them, a reader delayed in between (a busy machine) would run
-        # an old anchor on past a horizon set meanwhile, and the next reading would come back below it.
-        at_wall = time.time()
-        parts, anchor = self._participants(), self._anchor()  # in this order: see _set
+        # Under the shared lock, the wall time first: no change can be made between it and the files read after
+        # it, so the reading is the clock's at that moment however long this reader is held up (a busy machine).
+        # Without the lock, a reader that took its wall time after a writer took its own, but read the files
+        # before the writer wrote them, ran the old anchor on past the point the writer fixed: past a horizon the
+        # writer set below it (a loader late for its next event), and the next reading came back below it.
+        with self._locked(shared=True):
+            at_wall = time.time()
+            parts, anchor = self._participants(), self._anchor()
         if any(not p.counted or not _alive(p.pid) for p in parts):
             with self._locked():
                 anchor, parts = self._settle()
@@ -135,8 +139,6 @@ class WorldClock:
     def _set(self, pid: int, record: dict) -> None:
         with self._locked():
             anchor, parts = self._settle()
-            # The anchor first, then the participant: a reader reads the participants first, then the anchor, so it
-            # never pairs the old anchor (running on past the old horizon) with a new, later horizon.
             now_wall = time.time()
             after = [p for p in parts if p.pid != pid] + [_participant(pid, record, now_wall)]
             self._reanchor(anchor, parts, after, now_wall)
@@ -227,9 +229,11 @@ class WorldClock:
         return parts
 
     @contextmanager
-    def _locked(self) -> Iterator[None]:
+    def _locked(self, *, shared: bool = False) -> Iterator[None]:
+        """The clock's lock: exclusive for a change, shared for a reading (never both at once in one process: an
+        exclusive request from a second open file would wait for this process's own shared lock)."""
         with open(self.dir / "lock", "a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
+            fcntl.flock(lock, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
             try:
                 yield
             finally:

@@ -163,24 +163,54 @@ def test_readings_never_go_backwards_while_a_loader_moves_its_horizon(clock: Wor
     assert all(later >= earlier for earlier, later in zip(readings, readings[1:], strict=False))
 
 
-def test_a_reader_held_up_after_reading_the_state_reads_the_clock_of_the_moment_it_read(
+def test_a_reader_held_up_while_reading_keeps_a_loader_waiting(
     clock: WorldClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A reader descheduled between reading the clock's files and computing its reading, while a loader names a
-    horizon just ahead: the reading is never past that horizon, so the next one does not come back below it."""
+    horizon just ahead: the loader waits for the reading (the shared lock), so the reading is the clock's when it
+    read, and the next one does not come back below it."""
+    import threading
+
     real_anchor = clock._anchor  # noqa: SLF001 - the one step a reader can be held up after
     horizon = clock.now() + 1.0  # 10 ms ahead at the clock's rate of 100
-    delayed = []
+    loader = threading.Thread(target=clock.wait_for, args=(horizon,))
 
     def anchor_then_held_up():
         anchor = real_anchor()
-        if not delayed:
-            delayed.append(True)
-            clock.wait_for(horizon)  # meanwhile the loader names its next event
+        if not loader.is_alive() and loader.ident is None:
+            loader.start()  # meanwhile the loader names its next event
             time.sleep(0.05)  # and this reader gets no CPU for 50 ms (5 modelled s)
         return anchor
 
     monkeypatch.setattr(clock, "_anchor", anchor_then_held_up)
     first = clock.now()
+    loader.join()
     second = clock.now()
-    assert first <= horizon and first <= second == horizon
+    assert first <= second
+
+
+def test_a_loader_held_up_before_it_writes_keeps_readers_waiting(
+    clock: WorldClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A loader late for its next event (the clock already there) is descheduled between taking its wall time and
+    writing the anchor, while a reader reads: the reader waits for it. Without the lock the reader ran the old
+    anchor on past the point the loader fixed, and the next reading came back below it."""
+    import threading
+
+    real_write = clock._write_anchor  # noqa: SLF001 - the step a writer can be held up before
+    writing = threading.Event()
+
+    def held_up(anchor):
+        writing.set()
+        time.sleep(0.05)  # 5 modelled s at the clock's rate of 100
+        real_write(anchor)
+
+    monkeypatch.setattr(clock, "_write_anchor", held_up)
+    horizon = clock.now()  # reached by the time the loader names it
+    loader = threading.Thread(target=clock.wait_for, args=(horizon,))
+    loader.start()
+    writing.wait()
+    first = clock.now()
+    loader.join()
+    second = clock.now()
+    assert first <= second
