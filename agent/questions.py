@@ -40,13 +40,13 @@ from specops.tools.hosts import HostError
 from specops.tools.space import FreeableItem, approval_covers, cache_expected, gather_freeable
 from specops.transcripts import ApprovalEvent, ToolCallEvent, ToolResultEvent
 
+from .answers import ASK_TOOL, Answers, DeletionAnswer
 from .approval import AskYesNo, check_delete_spec
 from .deps import AgentDeps
 from .tool_answer import answer_error, answer_ok
 from .tool_schema import parameters_schema
 from .toolset import parse_args
 
-ASK_TOOL = "ask_user"
 NO_ANSWER = "(no answer: decide yourself and say what you decided)"
 YES = ("y", "yes", "ok", "approve", "approved", "allow", "delete")
 Ask = Callable[[str], str]
@@ -76,17 +76,6 @@ class AskArgs(BaseModel):
         if not self.questions and not self.delete:
             raise ValueError("ask at least one question or one deletion")
         return self
-
-
-class DeletionAnswer(BaseModel):
-    question: str = Field(description="As the user saw it: what it is and what it frees")
-    answer: str
-    approved: bool = Field(description="True: free_space may delete it in this run")
-
-
-class Answers(BaseModel):
-    answers: dict[str, str]
-    deletions: dict[str, DeletionAnswer] = Field(default_factory=dict, description="Per `delete` entry")
 
 
 def _is_yes(answer: str) -> bool:

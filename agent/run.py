@@ -88,6 +88,9 @@ class RunOptions(BaseModel):
     launch_wait_s: float = Field(
         default=7200.0, gt=0, le=86400, description="The most a server start-up showing progress is waited for"
     )
+    stall_wait_s: float = Field(
+        default=600.0, gt=0, le=3600, description="How long a start-up's log may stay silent before it is stuck"
+    )
     base_url: str | None = None
     api_key_env: str | None = None
     max_repeats: int = Field(default=2, ge=1, description="Identical failures of one call before it is refused")
@@ -327,6 +330,7 @@ async def carry_out(parts: RunParts) -> RunOutcome:
         with parts.seams.open_host(parts.host) as run_host:
             run_host.context.allow(options.allow_roots)
             run_host.context.launch_wait_s = options.launch_wait_s
+            run_host.context.stall_wait_s = options.stall_wait_s
             recorder.record(HostOpenedEvent, host=run_host.opened())
             deps = AgentDeps(
                 tool_context=run_host.context,

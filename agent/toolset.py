@@ -38,6 +38,7 @@ from specops.tools.model_view import View
 from specops.tools.registry import REGISTRY, ToolSpec
 from specops.transcripts import ErrorEvent, RetryEvent, ToolCallEvent, ToolResultEvent, ToolSchema
 
+from .answers import ASK_TOOL, Answers
 from .compare import COMPARE_DESCRIPTION, COMPARE_TOOL, CompareArgs, CompareResult, compare_run, compare_view
 from .deps import AgentDeps
 from .todo import TodoRuleBroken, TodoWriteArgs, TodoWriteResult, todo_view
@@ -60,9 +61,10 @@ TOOL_MODULES = (
 )
 TODO_TOOL = "todowrite"
 # The tools the loop answers itself (not on the host): their result types and views.
-_AGENT_TOOL_RESULTS: dict[str, tuple[type[BaseModel], View]] = {
+_AGENT_TOOL_RESULTS: dict[str, tuple[type[BaseModel], View | None]] = {
     TODO_TOOL: (TodoWriteResult, todo_view),
     COMPARE_TOOL: (CompareResult, compare_view),
+    ASK_TOOL: (Answers, None),
 }
 
 

@@ -64,6 +64,7 @@ FLAGS = {
     "allow_delete": "--allow-delete",
     "allow_roots": "--allow-root",
     "launch_wait_s": "--launch-wait",
+    "stall_wait_s": "--stall-wait",
     "base_url": "--base-url",
     "api_key_env": "--api-key-env",
 }
@@ -97,9 +98,13 @@ def parse_host_request(host: str, sim_faults: list[str], time_scale: float | Non
     return request
 
 
-def check_run_inputs(answers: Path | None) -> None:
+def check_run_inputs(answers: Path | None, ask_once: bool) -> None:
     """What `run` can check before anything is written beside the host: the answers file, the Hub token file.
     Exit 2 with one line naming what is wrong; nothing is created."""
+    if answers is not None and not ask_once:
+        raise fail(
+            "--answers: answers are read only in the --ask-once round: add --ask-once, or leave --answers out", 2
+        )
     if answers is not None:
         try:
             load_answers(answers)
@@ -171,10 +176,18 @@ def run(
         float,
         typer.Option(
             help="Most seconds a server start-up (loading, CUDA graphs, warm-up) is waited for while its log shows "
-            "progress; one whose log is silent for 10 minutes is stopped sooner. On sim:PROFILE hosts, the modelled "
+            "progress; one whose log is silent for --stall-wait is stopped sooner. On sim:PROFILE hosts, the modelled "
             "host's seconds"
         ),
     ] = 7200.0,
+    stall_wait: Annotated[
+        float,
+        typer.Option(
+            help="Seconds a server start-up's log may stay silent before it is stuck (a hang in NCCL or on a "
+            "filesystem): stopped, relaunched once, then the run stops. Raise it for a host whose loading is "
+            "silent for longer. On sim:PROFILE hosts, the modelled host's seconds"
+        ),
+    ] = 600.0,
     runs_dir: Annotated[Path, typer.Option(help="Where runs/<run-id>/ go")] = Path("runs"),
     json_out: Annotated[bool, typer.Option("--json", help="Print report.json on stdout (no live display)")] = False,
 ) -> None:
@@ -189,6 +202,7 @@ def run(
             allow_delete=tuple(allow_delete or ()),
             allow_roots=tuple(allow_root or ()),
             launch_wait_s=launch_wait,
+            stall_wait_s=stall_wait,
             base_url=base_url,
             api_key_env=api_key_env,
         )
@@ -202,7 +216,7 @@ def run(
     except ValidationError as exc:
         raise fail(validation_message(exc, FLAGS), 2) from None
     request = parse_host_request(host, sim_fault or [], time_scale)
-    check_run_inputs(answers)
+    check_run_inputs(answers, ask_once)
     for secret, name in run_secrets(options).items():  # what the run's transcript hides, the terminal hides too
         output_redactor().add_secret(secret, name)
     view = LiveView()

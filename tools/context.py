@@ -32,6 +32,10 @@ class ToolContext:
     command_timeout_s: float = 120.0
     # The user's --launch-wait: the most a server start-up that shows progress is waited for (modelled seconds).
     launch_wait_s: float = 7200.0
+    # The user's --stall-wait: how long a start-up's log may stay silent before it is stuck (the host's seconds).
+    # SGLang logs every shard loaded and every CUDA graph batch size captured; a 1T-parameter MoE loads in 5-10
+    # minutes, slower from a network filesystem, but no step of it is silent for 10.
+    stall_wait_s: float = 600.0
     shell_may_change: bool = False  # the shell tool runs only read-only commands unless the policy allows more
     notes: list[str] = field(default_factory=list)
     handles: RunHandles = field(default_factory=RunHandles)  # the servers and downloads this run started, by id

@@ -15,6 +15,7 @@ from __future__ import annotations
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
+from specops.agent.answers import ASK_TOOL
 from specops.agent.final import FinalAnswer
 
 from .playbook_goal import understand
@@ -30,14 +31,19 @@ def _call_id(step: int, index: int) -> str:
 
 
 def next_action(
-    messages: list[ModelMessage], settings: PlaybookSettings | None = None, pipeline: type[Pipeline] = Pipeline
+    messages: list[ModelMessage],
+    settings: PlaybookSettings | None = None,
+    pipeline: type[Pipeline] = Pipeline,
+    *,
+    can_ask: bool = False,
 ) -> tuple[int, list[Call]] | FinalAnswer:
     """The playbook's next step for this history: (its step number, the calls to make now), or the final answer.
 
-    `pipeline` is the Pipeline class to replay (evals' negative controls pass deliberately bad subclasses).
+    `pipeline` is the Pipeline class to replay (evals' negative controls pass deliberately bad subclasses);
+    `can_ask`: the run offers ask_user (--ask-once).
     """
     history = read_history(messages)
-    program = pipeline(understand(history.prompt), settings or PlaybookSettings()).run()
+    program = pipeline(understand(history.prompt), settings or PlaybookSettings(), can_ask=can_ask).run()
     step = 0
     try:
         calls = next(program)
@@ -57,7 +63,8 @@ def playbook_turn(
     settings: PlaybookSettings | None = None,
     pipeline: type[Pipeline] = Pipeline,
 ) -> ModelResponse:
-    action = next_action(messages, settings, pipeline)
+    can_ask = any(t.name == ASK_TOOL for t in info.function_tools)
+    action = next_action(messages, settings, pipeline, can_ask=can_ask)
     if isinstance(action, FinalAnswer):
         args = action.model_dump(mode="json")
         if info.output_tools:

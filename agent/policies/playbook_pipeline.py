@@ -24,6 +24,7 @@ from collections.abc import Generator, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from specops.agent.answers import Answers
 from specops.agent.final import FinalAnswer
 from specops.agent.goal import Goal
 from specops.agent.report.bracketing import BRACKET_FACTOR, octave_levels, unbracketed
@@ -70,6 +71,7 @@ from .playbook_recovery import (
     SWITCH_METHOD,
     GiveUp,
     after_launch_failure,
+    stalled_twice,
 )
 from .playbook_settings import PlaybookSettings
 from .playbook_summary import Sweep, compare, comparison_lines, recommend, shape_line, tuning_lines
@@ -78,6 +80,7 @@ from .playbook_tuning import settings_to_try
 Steps = Generator[list[Call], list[Outcome], Any]
 
 DEFAULT_PORT = 30000
+MAX_DELETIONS_ASKED = 10  # ask_user takes at most this many deletions
 TRANSIENT = (ErrorKind.HOST_UNAVAILABLE, ErrorKind.HUB_UNAVAILABLE)
 WAIT = {"timeout_s": 3600.0, "poll_s": 1.0}
 HUNG_GRACE_S = 5.0
@@ -93,6 +96,26 @@ def _smallest_covering(items: list[FreeableItem], sets: list[FreeableSet], short
     if covering:
         return covering[0][0]
     return [i.id for i in items]
+
+
+def _approvals_to_ask(listing: FreeableList, mount: str, target_dir: str, target: str | None) -> list[str]:
+    """What to ask the user's approval to delete on `mount`, as --allow-delete values: each cached repo's revisions
+    together, each directory alone; never the goal's target model nor the download's own directory."""
+    asked: list[str] = []
+    in_sets: set[str] = set()
+    for s in listing.sets:
+        if s.id.startswith("repo:") and s.mount_point == mount and s.approve_with:
+            asked += s.approve_with
+            in_sets.update(s.ids)
+    for i in listing.items:
+        if i.mount_point != mount or i.safety != "needs_approval" or i.approved_by or i.id in in_sets:
+            continue
+        if i.path.endswith(target_dir.removeprefix("~")):
+            continue
+        if target and posixpath.basename(i.path).lower() == target.lower():
+            continue
+        asked.append(i.approve_with or i.id)
+    return list(dict.fromkeys(asked))[:MAX_DELETIONS_ASKED]
 
 
 def _what_to_free(check: DiskCheck, listing: FreeableList, mount: str, target: str | None) -> str:
@@ -224,9 +247,15 @@ def _fastest(sweeps: dict[str, Sweep], level: int) -> tuple[str, float] | None:
 
 
 class Pipeline:
-    def __init__(self, understood: Understood, settings: PlaybookSettings | None = None) -> None:
+    def __init__(
+        self, understood: Understood, settings: PlaybookSettings | None = None, *, can_ask: bool = False
+    ) -> None:
         self.u = understood
         self.settings = settings or PlaybookSettings()
+        # --ask-once: the run offers ask_user (the same in every request of a run, so every replay takes the same
+        # branch); the playbook asks once, before its first change, when the job needs the user's approval.
+        self.can_ask = can_ask
+        self.asked = False
         self.plan = Plan()
         self.done: list[str] = []  # what happened, in order, for the summary
         self.handled: list[str] = []  # failures met and how each was handled
@@ -302,6 +331,7 @@ class Pipeline:
             stopped, status = stop, stop.status
             self.unresolved.append(stop.why)
         yield from self._stop_all()
+        yield from self._settle_download()
         self.plan.close(f"not reached: {stopped.why}" if stopped else "not needed for this goal")
         if self.plan.dirty:
             yield [self.plan.write_call()]
@@ -574,6 +604,43 @@ class Pipeline:
             )
         freeable = listing.value(FreeableList)
         mount, shortfall = first.mount.mount_point, first.shortfall_bytes
+        if (yield from self._free_what_may_go(freeable, mount, target_dir, shortfall)):
+            return target_dir
+        if self.can_ask and not self.asked:
+            # The one round of questions: each deletion that would help, with what it frees (the tool says).
+            ask = _approvals_to_ask(freeable, mount, target_dir, target_name_for(repo))
+            if ask:
+                self.asked = True
+                out = yield from self.call("ask_user", delete=ask)
+                approved_now = out.ok and any(a.approved for a in out.value(Answers).deletions.values())
+                if not out.ok:
+                    self.handled.append(f"asking the user: {out.describe()}")
+                elif approved_now:
+                    listing = yield from self.look("list_freeable")
+                    if listing.ok:
+                        freeable = listing.value(FreeableList)
+                        if (yield from self._free_what_may_go(freeable, mount, target_dir, shortfall)):
+                            return target_dir
+                else:
+                    self.handled[-1] += "; asked to delete " + ", ".join(ask) + ": not approved"
+        approved = [
+            i
+            for i in freeable.items
+            if i.mount_point == mount and i.safety == "needs_approval" and i.approved_by is not None
+        ]
+        may = "specops' own downloads" + (" and what you approved" if approved else "")
+        raise Stop(
+            "failed",
+            f"{repo} needs {first.needed} on {mount} ({first.free} free), and what may be "
+            f"deleted without more approval ({may}) does not free enough. Nothing was deleted. "
+            + _what_to_free(first, freeable, mount, target_name_for(repo)),
+        )
+
+    def _free_what_may_go(self, freeable: FreeableList, mount: str, target_dir: str, shortfall: int) -> Steps:
+        """Free `shortfall` bytes on `mount` by the deletion rule: specops' own first, what the user approved only
+        when that is not enough. True when the download fits now; False when what may go does not free enough
+        (nothing deleted); a stop when freeing failed or did not make room."""
+        repo = self._repo
         # Never the download's own directory: a partial download there is resumed, not freed.
         here = [
             i for i in freeable.items if i.mount_point == mount and not i.path.endswith(target_dir.removeprefix("~"))
@@ -581,7 +648,6 @@ class Pipeline:
         safe = [i for i in here if i.safety == "safe"]
         approved = [i for i in here if i.safety == "needs_approval" and i.approved_by]
         sets = [s for s in freeable.sets if s.mount_point == mount and s.approved]
-        # Specops' own first; what the user approved only when that is not enough.
         for pool in [safe, safe + approved] if approved else [safe]:
             ids = _smallest_covering(pool, [s for s in sets if set(s.ids) <= {i.id for i in pool}], shortfall)
             if not ids:
@@ -601,19 +667,13 @@ class Pipeline:
             )
             again = yield from self.look("check_disk", repo_id=repo, target=target_dir)
             if again.ok and again.value(DiskCheck).verdict == "fits":
-                return target_dir
+                return True
             raise Stop(
                 "failed",
                 f"{freed.summary}, and {repo} still does not fit: "
                 f"{again.value(DiskCheck).summary if again.ok else again.describe()}",
             )
-        may = "specops' own downloads" + (" and what you approved" if approved else "")
-        raise Stop(
-            "failed",
-            f"{repo} needs {first.needed} on {mount} ({first.free} free), and what may be "
-            f"deleted without more approval ({may}) does not free enough. Nothing was deleted. "
-            + _what_to_free(first, freeable, mount, target_name_for(repo)),
-        )
+        return False
 
     def _download_method(self, facts: HostFacts) -> DownloadMethod:
         """`hf download`, unless host_facts found that it does not work: then the library, without asking."""
@@ -664,6 +724,19 @@ class Pipeline:
             self.handled.append(f"download: {what}; restarted (complete files are kept)")
         yield from self._start_download(target_dir, method)
 
+    def _settle_download(self) -> Steps:
+        """A run that stops while its download runs lets it finish (waited on as ever): nothing is left running,
+        and the next run finds the drafter on disk. One that cannot be followed is said to go on."""
+        if self.download is None or self.download_state != DownloadState.RUNNING:
+            return
+        try:
+            yield from self._finish_download()
+        except Stop as stop:
+            self.left_running.append(
+                f"the download of {self._repo} into {self.download.target_dir} ({self.download.id}) may still "
+                f"be running on the host: {stop.why}"
+            )
+
     def _finish_download(self) -> Steps:
         waits = 0
         while self.download_state == DownloadState.RUNNING:
@@ -711,6 +784,8 @@ class Pipeline:
                     "each would wait for the same node",
                 )
             rule = after_launch_failure(candidate, out, tried)
+            if isinstance(rule, GiveUp) and out.details.get("cause") == "stalled":
+                raise Stop("partial" if self.ar else "failed", stalled_twice(candidate.name, out.details))
             if isinstance(rule, GiveUp):
                 self.last_give_up = out.kind
                 self.handled.append(f"launch {candidate.name}: {rule.reason}; moved on")

@@ -2,8 +2,10 @@
 
 Each rule reads the typed error the tool returned and changes what caused the
 failure, never repeating a call that failed the same way: a new call differs
-in the setting the cause points at. The one exception is a plain crash at
-start (NCCL, a dying child), which SGLang's own advice is to relaunch once.
+in the setting the cause points at. The exceptions are a plain crash at
+start (NCCL, a dying child), which SGLang's own advice is to relaunch once,
+and a start-up that stalled (its log silent), relaunched once: a second
+stall stops the run (the pipeline), since every layout would load the same way.
 Every rule is bounded; past the bound the playbook records the failure and
 moves on.
 """
@@ -80,11 +82,29 @@ def after_launch_failure(candidate: Candidate, failure: Outcome, tried: list[Can
         if config.get("context_length") is None:
             return fresh(f"still short of memory: context_length {REDUCED_CONTEXT}", context_length=REDUCED_CONTEXT)
         return GiveUp(f"{candidate.name}: out of memory at mem_fraction_static {current} and a reduced context")
+    if cause == "stalled" and len(tried) == 1:
+        return Retry(candidate, "stuck while starting (its log silent): relaunched once, as the remedy says")
     if cause == "crash" and len(tried) == 1:
         return Retry(
             candidate, "crashed while starting (no specific cause in the log): relaunched once, as SGLang advises"
         )
     return GiveUp(f"{candidate.name}: {failure.describe()}")
+
+
+def stalled_twice(name: str, details: dict[str, object]) -> str:
+    """Why the run stops after a configuration's start-up stalled on its relaunch too: the silence in the host's
+    minutes, where it stopped, and the two knobs a user has (the last words of the run's `why:`)."""
+    silent = details.get("silent_s")
+    minutes = f"{float(silent) / 60:.1f} min" if isinstance(silent, int | float) else "the stall window"
+    lines = details.get("lines")
+    last = f" at {lines[-1]!r}" if isinstance(lines, list) and lines else ""
+    log = f" (log: {details['log_path']})" if details.get("log_path") else ""
+    return (
+        f"launch {name} stalled twice: its log was silent for {minutes} of the host's time{last}{log}. A silent "
+        "start-up is a hang (NCCL, a filesystem), not a slow load, and every other layout would load the same way: "
+        "nothing else was launched. Read the log; if this host only loads silently for longer, run again with a "
+        "longer --stall-wait (the silence allowed) and --launch-wait (the whole start-up)"
+    )
 
 
 # Download causes and what the playbook does about each.

@@ -49,6 +49,7 @@ from .transfer import send_file
 
 PAGE_SIZE = 1000  # entries per tree page, as the Hub caps them
 PAGE_SIZE_EXPANDED = 50
+SHUTDOWN_GRACE_S = 1.0  # how long stopping waits for requests in flight before it cuts them
 
 
 class HubRequest(BaseModel):
@@ -98,7 +99,11 @@ class HubEmulator:
         """Serve on host:port (0: any free port); returns the base URL (what HF_ENDPOINT takes)."""
         if self._runner is not None:
             raise RuntimeError("the emulator is already running")
-        self._runner = web.AppRunner(self.app(), access_log=None, handler_cancellation=True)
+        # Stopping cuts the downloads still streaming after a moment, as a Hub that goes away does (aiohttp's default
+        # waits 60 s for them, past the thread's stop timeout: a world closed mid-download failed to close).
+        self._runner = web.AppRunner(
+            self.app(), access_log=None, handler_cancellation=True, shutdown_timeout=SHUTDOWN_GRACE_S
+        )
         await self._runner.setup()
         site = web.TCPSite(self._runner, host, port)
         await site.start()

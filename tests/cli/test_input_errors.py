@@ -89,6 +89,8 @@ def test_tool_and_usage_errors_are_one_line_naming_the_flag(args, words):
         (["--max-cost", "nan"], "--max-cost: should be greater than 0 (got nan)"),
         (["--time-scale", "0"], "--time-scale: 0.0 is not a time scale"),
         (["--launch-wait", "0"], "--launch-wait: should be greater than 0 (got 0.0)"),
+        (["--stall-wait", "0"], "--stall-wait: should be greater than 0 (got 0.0)"),
+        (["--answers", "answers.json"], "--answers: answers are read only in the --ask-once round: add --ask-once"),
         (["--sim-fault", "bogus"], "--sim-fault: no fault named 'bogus'; known faults:"),
         (
             ["--sim-fault", "full_disk:colour=red"],

@@ -26,9 +26,6 @@ from .readiness import Outcome, Wait, wait_for_start
 from .replicas import launch_replicas
 from .server_http import server_info
 
-# A start-up whose log shows nothing new this long is stuck: SGLang logs every shard loaded and every CUDA graph
-# batch size captured; a 1T-parameter MoE loads in 5-10 minutes, slower from a network filesystem.
-DEFAULT_STALL_S = 600.0
 USUAL_START_S = 1800.0  # past this a start-up is slow: waited on while it shows progress, and said
 # SGLang's start-up notes a planner should see: defaults it picked, settings it overrode.
 _WARNING = re.compile(
@@ -47,11 +44,12 @@ class LaunchArgs(BaseModel):
         description="The most loading, CUDA-graph capture and warm-up may take while the log shows progress "
         "(default: the run's --launch-wait)",
     )
-    stall_timeout_s: float = Field(
-        default=DEFAULT_STALL_S,
+    stall_timeout_s: float | None = Field(
+        default=None,
         gt=0,
         le=3600,
-        description="A start-up whose log shows nothing new for this long is stuck: stopped, long before the timeout",
+        description="A start-up whose log shows nothing new for this long is stuck: stopped, long before the timeout "
+        "(default: the run's --stall-wait, 600 s)",
     )
     log_dir: HostPath = Field(default="~/.specops/logs", description="Where the server's log goes on the host")
     python: HostPath = Field(default="python3", description="The host interpreter that has SGLang")
@@ -101,7 +99,7 @@ def launch_one(
         ) from exc
     write_record(ctx, proc)
     wait, outcome = wait_for_start(
-        ctx, proc, config.port, args.ready_timeout_s, args.stall_timeout_s, launched_at=launched_at
+        ctx, proc, config.port, args.ready_timeout_s, args.stall_timeout_s or ctx.stall_wait_s, launched_at=launched_at
     )
     if not outcome.ready:
         stopped = False
@@ -142,7 +140,7 @@ def _launch_across_nodes(ctx: ToolContext, args: LaunchArgs, nodes: int) -> Runn
         config=args.config,
         dist_init_addr=dist_init_address(ctx),
         ready_timeout_s=args.ready_timeout_s,
-        stall_timeout_s=args.stall_timeout_s,
+        stall_timeout_s=args.stall_timeout_s or ctx.stall_wait_s,
         log_dir=args.log_dir,
         python=args.python,
     )
@@ -211,7 +209,7 @@ def _launch_failed(
             f"(last line: {last!r}); {then}",
             remedy="a silent start-up is a hang (NCCL, a filesystem), not a slow load: read the log tail; relaunch "
             "once, and if it stalls again stop with the evidence",
-            details={"cause": "stalled", "lines": [last] if last else [], **common},
+            details={"cause": "stalled", "lines": [last] if last else [], "silent_s": outcome.silent_s, **common},
         )
     if outcome.diagnosis is None:
         return LaunchFailed(
