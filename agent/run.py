@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic_ai import Agent
 from pydantic_ai.exceptions import (
     AgentRunError,
+    ModelConnectionError,
     UnexpectedModelBehavior,
     UsageLimitExceeded,
 )
@@ -450,6 +451,10 @@ async def _drive(
     except UnexpectedModelBehavior as exc:
         recorder.record(ErrorEvent, where="model", message=str(exc), kind="unexpected_model_behavior")
         return _ended(run, "failed", f"the model misbehaved: {exc}", None)
+    except ModelConnectionError as exc:
+        said = f"the model endpoint {_endpoint(exc)} did not answer ({exc.message})"
+        recorder.record(ErrorEvent, where="model", message=said, kind=type(exc).__name__)
+        return _ended(run, "failed", f"{said}: check --base-url and that the server is up", None)
     except AgentRunError as exc:
         recorder.record(ErrorEvent, where="agent", message=str(exc), kind=type(exc).__name__)
         return _ended(run, "failed", str(exc), None)
@@ -461,6 +466,15 @@ async def _drive(
     if final.status == "completed":
         return _ended(run, "completed", None, final)
     return _ended(run, "failed", f"the policy ended with status {final.status}", final)  # its summary says why
+
+
+def _endpoint(error: BaseException) -> str:
+    """The URL a model request that could not connect went to, without credentials or query; "?" when unknown."""
+    request = getattr(error.__cause__, "request", None)
+    url = getattr(request, "url", None)
+    if url is None:
+        return "?"
+    return str(url.copy_with(username=None, password=None, query=None, fragment=None))
 
 
 def _ended(run: Any, status: RunStatus, reason: str | None, final: FinalAnswer | None):

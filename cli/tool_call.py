@@ -1,7 +1,8 @@
 """Running one typed tool from the command line: arguments checked first, errors as exit codes.
 
-Bad arguments exit 2 before anything runs; a host or tool failure exits 1 with
-the tool's own message (what happened, what to do).
+Bad input exits 2: arguments before anything runs, a host spec that names no host, a
+value only the tool can judge (its invalid_input). A host or tool failure exits 1 with
+the tool's own message (what happened, what to do). The same codes as `run`.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from ..tools.context import ToolContext
-from ..tools.errors import ToolError
-from ..tools.hosts import HostError, open_host
+from ..tools.errors import ErrorKind, ToolError
+from ..tools.hosts import HostError, HostNotRunning, InvalidHostSpec, open_host
 from ..tools.inputs import validation_message
 from .streams import fail
 
@@ -34,4 +35,11 @@ def call_tool(host: str, tool: Callable[[ToolContext, Any], R], args: BaseModel)
         with open_host(host) as opened:
             return tool(ToolContext.for_host(opened), args)
     except (ToolError, HostError) as exc:
-        raise fail(str(exc), 1) from None
+        raise fail(str(exc), 2 if is_bad_input(exc) else 1) from None
+
+
+def is_bad_input(error: ToolError | HostError) -> bool:
+    """What the user typed is wrong (exit 2), not what the host or tool met (exit 1)."""
+    if isinstance(error, ToolError):
+        return error.kind == ErrorKind.INVALID_INPUT
+    return isinstance(error, InvalidHostSpec | HostNotRunning)

@@ -281,6 +281,24 @@ def test_a_model_call_that_failed_replays_as_it_failed(world_host, tmp_path, mon
     assert result.replayed_events == result.recorded_events
 
 
+def test_an_endpoint_that_does_not_answer_is_named_in_the_last_line(world_host, tmp_path, monkeypatch):  # noqa: F811
+    import socket
+
+    with socket.socket() as sock:  # a port nothing listens on once closed
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    monkeypatch.setattr(models, "ALLOW_MODEL_REQUESTS", True)
+    out = CliRunner().invoke(
+        app,
+        ["run", GOAL, "--model", POLICY, "--base-url", f"http://127.0.0.1:{port}/v1", "--host", world_host]
+        + ["--runs-dir", str(tmp_path)],
+    )
+    assert out.exit_code == 1, out.output
+    last = out.output.strip().splitlines()[-1]
+    assert f"the model endpoint http://127.0.0.1:{port}/v1/chat/completions did not answer" in last, out.output
+    assert "check --base-url" in last
+
+
 # -- fork, resume, eval ----------------------------------------------------------------------------
 
 

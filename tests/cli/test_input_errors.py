@@ -109,6 +109,19 @@ def test_run_refuses_bad_flags_before_creating_anything(tmp_path, args, words):
     assert not runs.exists()
 
 
+@pytest.mark.parametrize("command", [["bench", "--levels", "1"], ["accept"]])
+@pytest.mark.parametrize(
+    ("host", "words"),
+    [
+        ("ssh://gpu;reboot", "host spec 'ssh://gpu;reboot' has ';' right after"),
+        ("sim:no-such-world", "'sim:no-such-world' names a profile, not a running world"),
+    ],
+)
+def test_the_tool_commands_refuse_a_host_that_names_none_as_run_does(command, host, words):
+    """The same exit code as run's for what the user typed: 2, one line."""
+    assert_one_line(invoke(command[0], *command[1:], "--host", host), words)
+
+
 @pytest.mark.parametrize(
     ("goal", "words"),
     [
