@@ -248,6 +248,18 @@ def test_the_unknown_host_error_says_how_to_trust_it_in_one_line_and_following_i
     assert "`accept_unknown_host_key: true` in the `gpu-a:` entry of the specops inventory" in str(refused.value)
 
 
+def test_the_inventory_remedy_works_for_a_host_given_by_its_url(sshd, home, tmp_path):
+    """The unknown-key message offers an inventory entry with the URL; written as it says, the URL connects."""
+    with pytest.raises(HostKeyUnknown) as refused:
+        open_host(sshd.url, **_key_only(sshd))
+    assert f"`accept_unknown_host_key: true` in an entry with `url: {sshd.url}`" in str(refused.value)
+    inventory = tmp_path / "hosts.yaml"
+    inventory.write_text(f"gpu-a:\n  url: {sshd.url}\n  accept_unknown_host_key: true\n")
+    with open_host(sshd.url, inventory=inventory, **_key_only(sshd)) as h:
+        assert h.run(["true"], timeout=10).ok
+    assert (home / ".ssh" / "known_hosts").read_text() == sshd.known_hosts_line  # recorded, as accept-new does
+
+
 def test_accept_new_in_ssh_config_records_a_new_key_then_connects(sshd, home):
     (home / ".ssh" / "config").write_text("Host 127.0.0.1\n  StrictHostKeyChecking accept-new\n")
     with open_host(sshd.url, **_key_only(sshd)) as h:

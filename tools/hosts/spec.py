@@ -98,7 +98,12 @@ def parse_host_spec(
         return KindSpec(spec=spec, prefix=kind.prefix)
     if "://" in spec:
         target = _parse_ssh_url(spec)
-        return SshSpec(spec=spec, target=target, options=_options(spec, options))
+        # An inventory entry for this very URL gives its options (accept_unknown_host_key, known_hosts, ...) to
+        # the URL as to the entry's name: the host is the same however it is named.
+        inventory_path = find_inventory(inventory)
+        entry = _entry_for_url(inventory_path, spec, target) if inventory_path is not None else None
+        base = entry.model_dump(exclude={"url"}, exclude_unset=True) if entry is not None else None
+        return SshSpec(spec=spec, target=target, options=_options(spec, options, base))
     return _named_spec(spec, inventory=inventory, ssh_config=ssh_config, options=options)
 
 
@@ -208,19 +213,43 @@ def _named_spec(
 
 
 def _inventory_entry(path: Path, name: str) -> InventoryEntry | None:
+    raw = _inventory(path, name).get(name)
+    return None if raw is None else _entry(path, name, raw)
+
+
+def _entry_for_url(path: Path, spec: str, target: SshTarget) -> InventoryEntry | None:
+    """The first inventory entry whose url is the same host, user and port as `target`; None when none is."""
+    if not path.is_file():
+        return None
+    for name, raw in _inventory(path, spec).items():
+        url = raw if isinstance(raw, str) else raw.get("url") if isinstance(raw, dict) else None
+        if not isinstance(url, str):
+            continue
+        try:
+            same = _parse_ssh_url(url) == target
+        except InvalidHostSpec:
+            continue  # an entry with a broken url is said when that entry is used by name
+        if same:
+            return _entry(path, str(name), raw)
+    return None
+
+
+def _inventory(path: Path, host: str) -> dict[Any, Any]:
+    """The inventory file's mapping; InvalidHostSpec (naming the file and what is wrong) when it has none."""
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except FileNotFoundError:
-        raise InvalidHostSpec(f"inventory file {path} does not exist", host=name) from None
+        raise InvalidHostSpec(f"inventory file {path} does not exist", host=host) from None
     except yaml.YAMLError as exc:
-        raise InvalidHostSpec(f"inventory file {path} is not valid YAML: {one_line(str(exc))}", host=name) from None
+        raise InvalidHostSpec(f"inventory file {path} is not valid YAML: {one_line(str(exc))}", host=host) from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidHostSpec(f"cannot read inventory file {path}: {one_line(str(exc))}", host=name) from None
+        raise InvalidHostSpec(f"cannot read inventory file {path}: {one_line(str(exc))}", host=host) from None
     if not isinstance(data, dict):
-        raise InvalidHostSpec(f"inventory file {path} must map host names to entries", host=name)
-    raw = data.get(name)
-    if raw is None:
-        return None
+        raise InvalidHostSpec(f"inventory file {path} must map host names to entries", host=host)
+    return data
+
+
+def _entry(path: Path, name: str, raw: Any) -> InventoryEntry:
     try:
         return InventoryEntry.model_validate({"url": raw} if isinstance(raw, str) else raw)
     except ValidationError as exc:
