@@ -20,6 +20,7 @@ from ..agent.replay import replay as replay_run
 from ..tools.hosts import HostError
 from ..tools.hosts.spec import check_host_spec_characters
 from ..transcripts import TranscriptCorrupt
+from .show import note_a_cut_last_line
 from .streams import fail
 
 
@@ -64,6 +65,7 @@ def replay(
             check_host_spec_characters(host)
         except HostError as exc:
             raise fail(f"--host: {exc}", 2) from None
+    note_a_cut_last_line(run)
     try:
         result = replay_run(
             run,

@@ -13,6 +13,7 @@ from ..agent.replay.resume import resume as resume_run
 from ..agent.run import RunOptions, run_secrets
 from ..transcripts import TranscriptCorrupt
 from .run import print_outcome
+from .show import note_a_cut_last_line
 from .streams import fail, output_redactor, result_console
 
 
@@ -30,6 +31,7 @@ def resume(
     # The key the continued run may use and the Hub token, hidden on the terminal as in the run's own files.
     for secret, name in run_secrets(RunOptions(api_key_env=api_key_env)).items():
         output_redactor().add_secret(secret, name)
+    note_a_cut_last_line(run)
     try:
         outcome = resume_run(run, model=model, base_url=base_url, api_key_env=api_key_env)
     except RunAlreadyEnded as exc:  # nothing to do, and nothing changed: not an error

@@ -158,6 +158,11 @@ def fail(message: str, code: int = 2, *, label: str = "error:", highlight: bool 
     return typer.Exit(code=code)
 
 
+def note_line(message: str) -> None:
+    """`note: message` on stderr as one line: something a person should know that is not an error."""
+    error_line(f"[yellow]note:[/yellow] {escape(message)}")
+
+
 def error_line(markup: str, *, highlight: bool = False) -> None:
     """One line of markup on stderr, never wrapped (a terminal wraps it as it does any line).
 

@@ -55,6 +55,17 @@ class TranscriptReadResult:
     def next_seq(self) -> int:
         return len(self.events)
 
+    @property
+    def torn_tail_note(self) -> str | None:
+        """One line for a person when the file's last line was cut (a write the run never finished); else None."""
+        if not self.torn_tail:
+            return None
+        last = f"after event {self.events[-1].seq}" if self.events else "before its first event"
+        return (
+            f"{self.path}: its last line was cut {last} (the run stopped while writing it); "
+            f"read the {len(self.events)} whole events before it"
+        )
+
     def messages_sent(self, request: ModelRequestEvent) -> list[dict[str, Any]]:
         """Every message `request` sent (serialised), its `history` reference resolved."""
         known = self._sent.get(request.seq)

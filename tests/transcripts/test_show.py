@@ -66,6 +66,24 @@ def test_terminal_shows_a_run_that_was_cut_off(tmp_path):
     assert re.search(r"wait_download\s+cut off", out.output)
 
 
+def test_a_cut_last_line_is_said_in_one_line_and_the_report_beside_it_is_shown(tmp_path):
+    """The run_end line was cut mid-write (report.md and report.json were already written): show says so in one
+    line and shows the report's facts from report.json, not "the run did not finish"."""
+    golden = GOLDEN["incompatible-drafter"]
+    run_dir = _run_dir(tmp_path, golden)
+    transcript = run_dir / "transcript.jsonl"
+    whole = transcript.read_text().splitlines(keepends=True)
+    transcript.write_text("".join(whole[:-1]) + whole[-1][: len(whole[-1]) // 2])  # run_end, half written
+    out = CliRunner().invoke(app, ["show", str(run_dir)], env={"COLUMNS": "200"})
+    assert out.exit_code == 0, out.output
+    notes = [line for line in out.stderr.splitlines() if line.startswith("note:")]
+    assert len(notes) == 1 and "its last line was cut after event" in notes[0], out.stderr
+    assert "did not finish" not in out.stdout and "no report" not in out.stdout
+    assert "unresolved:" in out.stdout and "failed" in out.stdout
+    replayed = CliRunner().invoke(app, ["replay", str(run_dir)])
+    assert [line for line in replayed.stderr.splitlines() if "its last line was cut" in line], replayed.stderr
+
+
 def _chromium() -> str:
     found = shutil.which("chromium") or shutil.which("chromium-browser")
     if found is None:
