@@ -22,8 +22,9 @@ from rich.table import Table
 
 from specops.agent.host import HostNotAnswering, is_provisioned, open_run_host
 from specops.sglang_releases.facts import algorithm_history, first_release_with
+from specops.tools.disk import Mount
 from specops.tools.errors import ToolError
-from specops.tools.facts import HostFacts, gather_host_facts
+from specops.tools.facts import CliFacts, HostFacts, gather_host_facts
 from specops.tools.host_problems import host_problems
 from specops.tools.hosts import HostError
 from specops.tools.hub import HubTokenUnreadable, local_hub_token, local_hub_token_source
@@ -83,7 +84,9 @@ def _hub_token_row(hub: HubToken) -> str:
     return "none (gated repos need one: `hf auth login` or HF_TOKEN)"
 
 
-def find_problems(facts: HostFacts) -> list[Problem]:
+def find_problems(facts: HostFacts, home: str | None = None) -> list[Problem]:
+    """What would stop a deployment on the host. `home`: the host's home, under which downloads go (~/models):
+    a nearly full mount is a problem only there (another full mount, an HF_HOME cache say, takes no download)."""
     # A GPU, SGLang and the Hub in the words `specops run` stops with (tools/host_problems.py).
     problems = [Problem(what=p.what, remedy=p.remedy) for p in host_problems(facts)]
     if facts.speculative is not None and not facts.speculative.dflash:
@@ -96,6 +99,8 @@ def find_problems(facts: HostFacts) -> list[Problem]:
         )
     by_name = {c.name: c for c in facts.clis}
     hf, legacy = by_name.get("hf"), by_name.get("huggingface-cli")
+    if facts.huggingface_hub_version is None:
+        hf = legacy = None  # the CLIs cannot work without the library: host_problems says to install it, once
     if hf is not None and not hf.works:
         problems.append(
             Problem(
@@ -111,8 +116,11 @@ def find_problems(facts: HostFacts) -> list[Problem]:
                 remedy="use `hf download` instead; never rely on huggingface-cli on this host",
             )
         )
+    downloads_to = owning_mount(facts.mounts, home) if home is not None else None
     for mount in facts.mounts:
         if mount.fstype in PSEUDO_FSTYPES or mount.use_percent is None:
+            continue
+        if downloads_to is not None and mount.mount_point != downloads_to.mount_point:
             continue
         if mount.use_percent >= NEARLY_FULL_PERCENT:
             problems.append(
@@ -122,6 +130,21 @@ def find_problems(facts: HostFacts) -> list[Problem]:
                 )
             )
     return problems
+
+
+def owning_mount(mounts: list[Mount], path: str) -> Mount | None:
+    """The mount `path` lies on: the longest mount point that is it or one of its parents."""
+
+    def holds(point: str) -> bool:
+        return path == point or path.startswith(point.rstrip("/") + "/")
+
+    return max((m for m in mounts if holds(m.mount_point)), key=lambda m: len(m.mount_point), default=None)
+
+
+def _cli_row(cli: CliFacts, facts: HostFacts) -> str:
+    if not cli.works and facts.huggingface_hub_version is None:
+        return "unusable: huggingface_hub is not installed for python3"
+    return ("ok " if cli.works else "BROKEN ") + cli.detail
 
 
 def minimum_versions() -> str:
@@ -175,7 +198,7 @@ def _facts_table(facts: HostFacts, hub: HubToken, redactor: Redactor) -> Table:
         ("huggingface_hub", facts.huggingface_hub_version or "not installed"),
         ("hub (from the host)", _hub_row(facts)),
     ]
-    rows += [(cli.name, ("ok " if cli.works else "BROKEN ") + cli.detail) for cli in facts.clis]
+    rows += [(cli.name, _cli_row(cli, facts)) for cli in facts.clis]
     rows += [
         (f"mount {m.mount_point}", f"{m.free} free of {m.size} ({m.use_percent}% used, {m.fstype})")
         for m in facts.mounts
@@ -218,13 +241,14 @@ def doctor(
                 f"[green]reached[/green] {escape(redactor.redact_text(host if is_provisioned(host) else opened))}"
             )
             facts = gather_host_facts(run_host.host)
+            home = run_host.context.home
     except (HostNotAnswering, HostError, ToolError) as exc:
         said = redactor.redact_text(_unreachable_reason(host, exc))
         if as_json:
             _print_json(redactor, DoctorResult(host=host, reached=False, ok=False, error=said, hub_token=hub))
         error_line(f"[red]cannot reach {escape(redactor.redact_text(host))}[/red]: {escape(said)}", highlight=True)
         raise typer.Exit(code=2) from None
-    problems = [*find_problems(facts), *hub_problems]
+    problems = [*find_problems(facts, home), *hub_problems]
     if as_json:
         result = DoctorResult(
             host=host, reached=True, opened=opened, ok=not problems, problems=problems, facts=facts, hub_token=hub

@@ -91,3 +91,38 @@ def test_doctor_reports_the_hub_token_file_and_never_its_value(tmp_path):
     assert done.returncode == 2 and "[REDACTED" in done.stderr, done.stderr
     for text in (done.stdout, done.stderr):
         assert FILE_TOKEN not in text
+
+
+@pytest.fixture(scope="module")
+def seed_facts():
+    from specops.tools.facts import HostFacts
+
+    found = json.loads(CliRunner().invoke(app, ["doctor", "sim:seed-ct200", "--json"]).stdout)
+    return HostFacts.model_validate(found["facts"])
+
+
+def test_a_full_mount_is_a_problem_only_where_downloads_go(seed_facts):
+    """The seed's / is 98% full and holds the home: a problem. A full mount the home is not on (an HF_HOME cache
+    on its own disk, say) takes no download: not one."""
+    from specops.cli.doctor import find_problems
+
+    full = [p.what for p in find_problems(seed_facts, "/root") if "full" in p.what]
+    assert full and full[0].startswith("/ is 98% full")
+    root = next(m for m in seed_facts.mounts if m.mount_point == "/")
+    cache = root.model_copy(update={"mount_point": "/hf-cache", "use_percent": 99})
+    roomy = root.model_copy(update={"use_percent": 10})
+    moved = seed_facts.model_copy(update={"mounts": [roomy, cache]})
+    assert not [p for p in find_problems(moved, "/root") if "full" in p.what]
+    assert [p for p in find_problems(moved, "/hf-cache/root") if "/hf-cache is 99% full" in p.what]
+
+
+def test_without_huggingface_hub_the_clis_are_not_called_broken(seed_facts):
+    from specops.cli.doctor import _cli_row, find_problems
+
+    clis = [
+        c.model_copy(update={"works": False, "detail": "ModuleNotFoundError: huggingface_hub"}) for c in seed_facts.clis
+    ]
+    bare = seed_facts.model_copy(update={"huggingface_hub_version": None, "clis": clis})
+    said = " ".join(p.what for p in find_problems(bare, "/root"))
+    assert "broken" not in said and "does not work" not in said
+    assert all(_cli_row(c, bare) == "unusable: huggingface_hub is not installed for python3" for c in clis)
