@@ -50,3 +50,18 @@ def test_no_signature_scans_a_line_from_every_position():
     for sig in SIGNATURES:
         for alternative in sig.pattern.pattern.split("|"):
             assert not alternative.startswith((".*", "[^\\n]*")), (sig.cause, alternative[:40])
+
+
+def test_a_peer_that_went_away_is_told_from_a_watchdog_timeout_and_named():
+    """torch's watchdog reports both; a remote exit is a lost node or link (not load), and the peer line names it."""
+    from specops.sim.serving.multinode import remote_exit_lines
+
+    lost = diagnose(remote_exit_lines(0, 1, range(8, 16), "10.0.0.2<41234>", "2026-12-05 11:00:00"))
+    assert lost.cause == "crash" and "not load" in lost.remedy and "max_running_requests" not in lost.remedy
+    assert "(the peer that went away: 10.0.0.2<41234> (node_rank 1, ranks 8-15))" in lost.remedy
+    assert any("Connection closed by remote peer 10.0.0.2<41234>" in line for line in lost.lines)
+    hung = diagnose(
+        "[rank3]:[E1205 11:00:00.1 ProcessGroupNCCL.cpp:632] [Rank 3] Watchdog caught collective operation timeout: "
+        "WorkNCCL(SeqNum=1282411, OpType=ALLREDUCE) ran for 600000 milliseconds before timing out.\n"
+    )
+    assert "max_running_requests" in hung.remedy and "peer" not in hung.remedy

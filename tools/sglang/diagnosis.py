@@ -67,6 +67,8 @@ _DFLASH_RULES = _release_messages(lambda r: [rule.message for rule in r.launch_r
 _OTHER_SPECULATIVE_RULES = _release_messages(
     lambda r: [rule.message for rule in r.launch_rules if rule.algorithm != "DFLASH"]
 )
+# NCCL's ncclRemoteError as torch's watchdog raises it, and NCCL's own socket warning naming the peer.
+_PEER_LOST = r"remote process exited or there was a network error|ncclRemoteError|Connection closed by remote peer"
 _PORT_CHECK = _release_messages(lambda r: [(r.log_lines.port_in_use or "").split(" dist_init_port")[0]])
 _POOL_TOO_SMALL = _release_messages(lambda r: [r.log_lines.out_of_memory])
 _GRAPH_CAPTURE = _release_messages(lambda r: [r.log_lines.cuda_graph_capture_failed.split(":")[0]])
@@ -125,6 +127,15 @@ SIGNATURES: tuple[_Signature, ...] = (
         "context_length, max_running_requests or cuda_graph_max_bs) or the weights do not fit (more GPUs per "
         "replica: larger tp or pp, or free the GPU memory other processes hold)",
     ),
+    # Before the watchdog: torch's watchdog also reports a peer that went away ("remote process exited"), which is
+    # a lost node or link, not load; its remedy names the peer (the_peer_lost).
+    _sig(
+        "crash",
+        _PEER_LOST,
+        "another node's process went away or the network between the nodes failed (NCCL remote error): not load "
+        "and not this configuration, so fewer running requests will not help. Check the node the peer line names "
+        "(that it is up, its SGLang log, dmesg, nvidia-smi) and its link, then relaunch",
+    ),
     _sig(
         "crash",
         r"Watchdog caught collective operation timeout|Process group watchdog thread terminated",
@@ -143,6 +154,7 @@ SIGNATURES: tuple[_Signature, ...] = (
 )
 
 _NOT_ENOUGH_POOL = "Not enough memory. Please try to increase --mem-fraction-static"
+_PEER_LINE = re.compile(r"(?:Connection closed by remote peer|remote peer) (?P<peer>[^\s,;]+(?: \([^)]*\))?)")
 
 
 class Diagnosis(BaseModel):
@@ -173,11 +185,15 @@ def diagnose(log_text: str) -> Diagnosis:
         memory = None
         if sig.cause == "out_of_memory":
             memory = "pool_too_small" if any(_NOT_ENOUGH_POOL in h for h in hits) else "weights_do_not_fit"
-        if sig.cause == "crash":
+        remedy = _remedy(sig, memory)
+        if sig.pattern.pattern == _PEER_LOST:
+            peers = [m.group("peer") for line in lines if (m := _PEER_LINE.search(line))]
+            hits = hits[:1] + [line.strip() for line in lines if _PEER_LINE.search(line)][:1]
+            if peers:
+                remedy += f" (the peer that went away: {peers[0]})"
+        elif sig.cause == "crash":
             hits = hits[:1] + _last_exception(lines)
-        return Diagnosis(
-            cause=sig.cause, lines=list(dict.fromkeys(hits))[:20], remedy=_remedy(sig, memory), memory=memory
-        )
+        return Diagnosis(cause=sig.cause, lines=list(dict.fromkeys(hits))[:20], remedy=remedy, memory=memory)
     return Diagnosis(
         cause="crash",
         lines=_last_exception(lines) or [line for line in lines[-3:] if line.strip()],
