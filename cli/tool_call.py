@@ -1,7 +1,7 @@
 """Running one typed tool from the command line: arguments checked first, errors as exit codes.
 
-Bad input exits 2: arguments before anything runs, a host spec that names no host, a
-value only the tool can judge (its invalid_input). A host or tool failure exits 1 with
+Bad input exits 2: arguments before anything runs, a host spec (or its inventory entry)
+that names no host, a value only the tool can judge (its invalid_input). A host or tool failure exits 1 with
 the tool's own message (what happened, what to do). The same codes as `run`.
 """
 
@@ -14,7 +14,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..tools.context import ToolContext
 from ..tools.errors import ErrorKind, ToolError
-from ..tools.hosts import HostError, HostNotRunning, InvalidHostSpec, open_host
+from ..tools.hosts import HostError, InvalidHostSpec, open_host
 from ..tools.inputs import validation_message
 from .streams import fail
 
@@ -42,4 +42,4 @@ def is_bad_input(error: ToolError | HostError) -> bool:
     """What the user typed is wrong (exit 2), not what the host or tool met (exit 1)."""
     if isinstance(error, ToolError):
         return error.kind == ErrorKind.INVALID_INPUT
-    return isinstance(error, InvalidHostSpec | HostNotRunning)
+    return isinstance(error, InvalidHostSpec)  # a spec no host answers to, or an inventory entry that is not one

@@ -114,7 +114,7 @@ def test_run_refuses_bad_flags_before_creating_anything(tmp_path, args, words):
     ("host", "words"),
     [
         ("ssh://gpu;reboot", "host spec 'ssh://gpu;reboot' has ';' right after"),
-        ("sim:no-such-world", "'sim:no-such-world' names a profile, not a running world"),
+        ("sim:", "sim: needs a running world's name"),
     ],
 )
 def test_the_tool_commands_refuse_a_host_that_names_none_as_run_does(command, host, words):
@@ -277,7 +277,6 @@ def test_a_damaged_inventory_is_one_line(tmp_path, monkeypatch):
         invoke("bench", "--host", "gpu-a", "--levels", "1"),
         f"inventory entry 'gpu-a' in {inventory} is invalid: keepalive_s: should be greater than or equal to 0 "
         "(got -1); colour: is not a known setting",
-        code=1,
     )
 
 
