@@ -22,7 +22,7 @@ from rich.table import Table
 
 from specops.agent.host import HostNotAnswering, is_provisioned, open_run_host
 from specops.sglang_releases.facts import algorithm_history, first_release_with
-from specops.tools.disk import Mount
+from specops.tools.disk import mount_for
 from specops.tools.errors import ToolError
 from specops.tools.facts import CliFacts, HostFacts, gather_host_facts
 from specops.tools.host_problems import host_problems
@@ -116,7 +116,7 @@ def find_problems(facts: HostFacts, home: str | None = None) -> list[Problem]:
                 remedy="use `hf download` instead; never rely on huggingface-cli on this host",
             )
         )
-    downloads_to = owning_mount(facts.mounts, home) if home is not None else None
+    downloads_to = mount_for(home, facts.mounts) if home is not None else None
     for mount in facts.mounts:
         if mount.fstype in PSEUDO_FSTYPES or mount.use_percent is None:
             continue
@@ -130,15 +130,6 @@ def find_problems(facts: HostFacts, home: str | None = None) -> list[Problem]:
                 )
             )
     return problems
-
-
-def owning_mount(mounts: list[Mount], path: str) -> Mount | None:
-    """The mount `path` lies on: the longest mount point that is it or one of its parents."""
-
-    def holds(point: str) -> bool:
-        return path == point or path.startswith(point.rstrip("/") + "/")
-
-    return max((m for m in mounts if holds(m.mount_point)), key=lambda m: len(m.mount_point), default=None)
 
 
 def _cli_row(cli: CliFacts, facts: HostFacts) -> str:

@@ -98,23 +98,30 @@ def _smallest_covering(items: list[FreeableItem], sets: list[FreeableSet], short
     return [i.id for i in items]
 
 
+def _needing_approval(listing: FreeableList, mount: str) -> tuple[list[FreeableSet], list[FreeableItem]]:
+    """What on `mount` only the user's approval frees: each cached repo's revisions as one set, and every other
+    item not yet approved (what _what_to_free offers and _approvals_to_ask asks about)."""
+    repo_sets = [s for s in listing.sets if s.id.startswith("repo:") and s.mount_point == mount and s.approve_with]
+    in_sets = {i for s in repo_sets for i in s.ids}
+    lone = [
+        i
+        for i in listing.items
+        if i.mount_point == mount and i.safety == "needs_approval" and not i.approved_by and i.id not in in_sets
+    ]
+    return repo_sets, lone
+
+
 def _approvals_to_ask(listing: FreeableList, mount: str, target_dir: str, target: str | None) -> list[str]:
     """What to ask the user's approval to delete on `mount`, as --allow-delete values: each cached repo's revisions
     together, each directory alone; never the goal's target model nor the download's own directory."""
-    asked: list[str] = []
-    in_sets: set[str] = set()
-    for s in listing.sets:
-        if s.id.startswith("repo:") and s.mount_point == mount and s.approve_with:
-            asked += s.approve_with
-            in_sets.update(s.ids)
-    for i in listing.items:
-        if i.mount_point != mount or i.safety != "needs_approval" or i.approved_by or i.id in in_sets:
-            continue
-        if i.path.endswith(target_dir.removeprefix("~")):
-            continue
-        if target and posixpath.basename(i.path).lower() == target.lower():
-            continue
-        asked.append(i.approve_with or i.id)
+    repo_sets, lone = _needing_approval(listing, mount)
+    asked = [spec for s in repo_sets for spec in s.approve_with]
+    asked += [
+        i.approve_with or i.id
+        for i in lone
+        if not i.path.endswith(target_dir.removeprefix("~"))
+        and not (target and posixpath.basename(i.path).lower() == target.lower())
+    ]
     return list(dict.fromkeys(asked))[:MAX_DELETIONS_ASKED]
 
 
@@ -127,13 +134,11 @@ def _what_to_free(check: DiskCheck, listing: FreeableList, mount: str, target: s
     ]
     other += [f"{m.mount_point}: {m.why}" for m in check.set_aside if m.reason != "system"]
     items = [i for i in listing.items if i.mount_point == mount and i.safety == "needs_approval"]
-    repo_sets = [s for s in listing.sets if s.id.startswith("repo:")]
-    in_sets = {i for s in repo_sets for i in s.ids}
+    repo_sets, lone = _needing_approval(listing, mount)
     frees = [
         f"{s.what} frees {s.frees} together (each revision alone: "
         f"{', '.join(i.size for i in items if i.id in s.ids)}; --allow-delete {', '.join(s.approve_with)})"
         for s in repo_sets
-        if s.mount_point == mount and s.approve_with
     ]
     frees += [
         f"{i.path} frees {i.size} "
@@ -142,8 +147,7 @@ def _what_to_free(check: DiskCheck, listing: FreeableList, mount: str, target: s
             if target and posixpath.basename(i.path).lower() == target.lower()
             else f"(--allow-delete {i.approve_with or i.path})"
         )
-        for i in items
-        if i.id not in in_sets and not i.approved_by
+        for i in lone
     ]
     text = ""
     if other:

@@ -39,10 +39,11 @@ class _Signature:
     cause: LaunchCause
     pattern: re.Pattern[str]
     remedy: str
+    names_peer: bool = False  # the remedy ends with the peer the log's NCCL socket line names
 
 
-def _sig(cause: LaunchCause, pattern: str, remedy: str) -> _Signature:
-    return _Signature(cause, re.compile(pattern), remedy)
+def _sig(cause: LaunchCause, pattern: str, remedy: str, *, names_peer: bool = False) -> _Signature:
+    return _Signature(cause, re.compile(pattern), remedy, names_peer)
 
 
 def _message_pattern(template: str) -> str:
@@ -128,13 +129,14 @@ SIGNATURES: tuple[_Signature, ...] = (
         "replica: larger tp or pp, or free the GPU memory other processes hold)",
     ),
     # Before the watchdog: torch's watchdog also reports a peer that went away ("remote process exited"), which is
-    # a lost node or link, not load; its remedy names the peer (the_peer_lost).
+    # a lost node or link, not load; its remedy names the peer.
     _sig(
         "crash",
         _PEER_LOST,
         "another node's process went away or the network between the nodes failed (NCCL remote error): not load "
         "and not this configuration, so fewer running requests will not help. Check the node the peer line names "
         "(that it is up, its SGLang log, dmesg, nvidia-smi) and its link, then relaunch",
+        names_peer=True,
     ),
     _sig(
         "crash",
@@ -186,7 +188,7 @@ def diagnose(log_text: str) -> Diagnosis:
         if sig.cause == "out_of_memory":
             memory = "pool_too_small" if any(_NOT_ENOUGH_POOL in h for h in hits) else "weights_do_not_fit"
         remedy = _remedy(sig, memory)
-        if sig.pattern.pattern == _PEER_LOST:
+        if sig.names_peer:
             peers = [m.group("peer") for line in lines if (m := _PEER_LINE.search(line))]
             hits = hits[:1] + [line.strip() for line in lines if _PEER_LINE.search(line)][:1]
             if peers:
