@@ -62,6 +62,7 @@ from .playbook_configs import (
 )
 from .playbook_goal import Understood, target_name_for
 from .playbook_history import Call, Outcome
+from .playbook_level_failure import LevelFailure, incomplete_why, level_failure, reproduced_line, transient_line
 from .playbook_plan import Plan
 from .playbook_recovery import (
     MAKE_ROOM,
@@ -274,6 +275,7 @@ class Pipeline:
         self.spec_candidates: dict[str, Candidate] = {}
         self.levels = list(self.settings.levels)
         self.crash_level: int | None = None  # the lowest level where a speculative server died or hung
+        self.incomplete: str | None = None  # what the comparison lacks, when a node went away mid-sweep
         self.hung: set[int] = set()  # pids of servers that hung under load: stopped without a long grace
         self.acceptance: AcceptanceResult | None = None
         self.acceptance_tried = False  # measured once: a failed measurement is not repeated on every layout
@@ -812,10 +814,11 @@ class Pipeline:
             yield from self._stop(server)
 
     def _benchmark(self, server: RunningServer, name: str, levels: list[int]) -> Steps:
+        """The sweep's valid levels, and the failure at the lowest level the server died or hung in (or None)."""
         out = yield from self.call("benchmark", port=server.port, levels=levels, **self.settings.bench_args)
         if not out.ok:
             self.handled.append(f"benchmark {name}: {out.describe()}")
-            return {}
+            return {}, None
         # A level counts only when tokens streamed and no request failed: a level where the server died (failures)
         # or hung (not one token within the window) says nothing about its throughput. Requests still running when
         # a timed level ends are cut, not failed (tools/benchmark/stream_client.py): their tokens count.
@@ -825,26 +828,18 @@ class Pipeline:
         sweep = {lv.concurrency: lv.output_tok_s for lv in streamed if lv.requests_failed == 0}
         failed = [lv.concurrency for lv in measured if lv.requests_failed > 0]
         hung = [lv.concurrency for lv in measured if lv not in streamed and not lv.requests_failed]
-        if failed or hung:
-            level = min(failed + hung)
-            status = yield from self.look("server_status", server=server.id)
-            down = status.ok and not status.value(ServerStatus).up
-            what = f"requests failed at C={level}" if level in failed else f"no token came back at C={level}"
-            if down:
-                self.handled.append(
-                    f"benchmark {name}: {what}; the server died under load, levels from there not counted"
-                )
-            elif level in hung:
-                self.hung.add(server.pid)
-                self.handled.append(
-                    f"benchmark {name}: {what}; the server hung under load (alive, answering nothing), "
-                    "levels from there not counted"
-                )
-            else:
-                self.handled.append(f"benchmark {name}: {what}")
-            if down or level in hung:
-                self.crash_level = min(level, self.crash_level or level)
-        return sweep
+        if not failed and not hung:
+            return sweep, None
+        level = min(failed + hung)
+        status = yield from self.look("server_status", server=server.id)
+        down = status.ok and not status.value(ServerStatus).up
+        if level in failed and not down:
+            self.handled.append(f"benchmark {name}: requests failed at C={level}")  # the server is fine: not a crash
+            return sweep, None
+        failure = level_failure(measured, failed, hung, down)
+        if not failure.down:
+            self.hung.add(server.pid)
+        return {c: tok_s for c, tok_s in sweep.items() if c < failure.level}, failure
 
     def _best_baseline(self, levels: Iterable[int]) -> dict[int, float]:
         """The best autoregressive tok/s measured so far at each level (0.0 where none was)."""
@@ -864,19 +859,57 @@ class Pipeline:
         return ", ".join(f"{sweep[c]:.0f} vs {best[c]:.0f} tok/s at C={c}" for c in sorted(sweep))
 
     def _sweep(self, server: RunningServer, name: str, levels: list[int], *, screened: bool) -> Steps:
-        """The layout's sweep; a screened one stops after the lower half of the levels when it is far behind."""
+        """The layout's sweep and the failure it met (or None); a screened one stops after the lower half of the
+        levels when it is far behind."""
         low, high = (levels[: (len(levels) + 1) // 2], levels[(len(levels) + 1) // 2 :]) if screened else (levels, [])
-        sweep = yield from self._benchmark(server, name, low)
-        if high and sweep and len(sweep) == len(low):
+        sweep, failure = yield from self._benchmark(server, name, low)
+        if high and sweep and len(sweep) == len(low) and failure is None:
             behind = self._far_behind(sweep)
             if behind is None:
-                sweep = {**sweep, **(yield from self._benchmark(server, name, high))}
+                more, failure = yield from self._benchmark(server, name, high)
+                sweep = {**sweep, **more}
             else:
                 self.done.append(
                     f"{name} not measured past C={low[-1]}: under {self.settings.screen_below:.0%} of "
                     f"the best baseline at every level below and not catching up ({behind})"
                 )
+        return sweep, failure
+
+    def _measure_again(self, candidate: Candidate, name: str, first: LevelFailure, levels: list[int]) -> Steps:
+        """After a level failed (`first`): the same configuration on a fresh server, from that level. Its sweep
+        when the failure does not come back (transient); else the levels below where it failed again, and the
+        conclusion drawn (playbook_level_failure.py)."""
+        again = [c for c in levels if c >= first.level]
+        try:
+            server, _ = yield from self._launch(candidate)
+        except Stop as stop:
+            if first.node is None:
+                raise
+            raise self._incomplete(name, first, stop.why) from None
+        if server is None:
+            if first.node is not None:
+                raise self._incomplete(name, first, "a fresh server did not come up")
+            self.handled.append(f"benchmark {name}: {first.words}; a fresh server did not come up to measure it again")
+            self.crash_level = min(first.level, self.crash_level or first.level)
+            return {}
+        sweep, failure = yield from self._benchmark(server, name, again)
+        yield from self._stop(server)
+        if failure is None:
+            self.handled.append(transient_line(name, first))
+            return sweep
+        if first.node is not None or failure.node is not None:
+            raise self._incomplete(name, failure if failure.node else first, "again on a fresh server")
+        self.handled.append(reproduced_line(name, first, failure))
+        self.crash_level = min(failure.level, self.crash_level or failure.level)
         return sweep
+
+    def _incomplete(self, name: str, failure: LevelFailure, after: str) -> Stop:
+        """The stop when a node went away: the comparison lacks `name` from the failed level up."""
+        self.incomplete = f"{name} has no figures from C={failure.level} up"
+        return Stop("partial", incomplete_why(name, failure, self._measured(name), after))
+
+    def _measured(self, name: str) -> list[int]:
+        return sorted({**self.ar.get(name, {}), **self.spec.get(name, {})})
 
     def _measure(
         self,
@@ -906,13 +939,22 @@ class Pipeline:
         if self._benchmarking:
             levels = levels or self.levels
             levels = [c for c in levels if self.crash_level is None or c < self.crash_level] if speculative else levels
-            sweep = (yield from self._sweep(server, name, levels, screened=screened)) if levels else {}
-            if sweep:  # a configuration measured again (at levels bracketing the crossover) keeps its first levels
-                sweeps = self.spec if speculative else self.ar
-                sweeps[name] = {**sweeps.get(name, {}), **sweep}
-                (self.spec_candidates if speculative else self.ar_candidates)[name] = launched
+            sweep, failure = (yield from self._sweep(server, name, levels, screened=screened)) if levels else ({}, None)
+            if failure is not None:
+                yield from self._stop(server)
+                self._keep(name, launched, sweep, speculative=speculative)
+                sweep = yield from self._measure_again(launched, name, failure, levels)
+                self._keep(name, launched, sweep, speculative=speculative)
+                return launched
+            self._keep(name, launched, sweep, speculative=speculative)
         yield from self._stop(server)
         return launched
+
+    def _keep(self, name: str, launched: Candidate, sweep: Sweep, *, speculative: bool) -> None:
+        if sweep:  # a configuration measured again (at levels bracketing the crossover) keeps its first levels
+            sweeps = self.spec if speculative else self.ar
+            sweeps[name] = {**sweeps.get(name, {}), **sweep}
+            (self.spec_candidates if speculative else self.ar_candidates)[name] = launched
 
     @property
     def _spoken(self) -> str:
@@ -1058,6 +1100,8 @@ class Pipeline:
         if self.servers_started and not self.left_running:
             parts.append("every server this run started was stopped")
         recommendation = recommend(verdicts, self._spoken).text if (self.ar or self.spec) else None
+        if recommendation and self.incomplete:
+            recommendation = f"from what was measured, which is incomplete ({self.incomplete}): {recommendation}"
         if recommendation and self.crash_level is not None:
             recommendation += (
                 f"; {self._spoken} has no figures from C={self.crash_level} up (its server died or hung under "

@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..inputs import Concurrency, Port
+from ..sglang.node_fault import NodeFault
 from .goodput import DEFAULT_GOODPUT_TARGETS, GoodputTargets
 
 # random token ids; a standard dataset fetched on the host (tools/datasets); a shipped prompt set, or all three.
@@ -176,6 +177,9 @@ class ServerFailure(BaseModel):
     cause_words: str = Field(description="The cause in words, e.g. 'NCCL watchdog timeout (a collective hung)'")
     log_lines: list[str] = Field(default_factory=list, description="The log lines that show the cause")
     log_path: str | None = Field(None, description="The server's log on the host (from its launch record)")
+    node: NodeFault | None = Field(
+        None, description="A server over several nodes that lost one: which node, how, and what to do (not load)"
+    )
 
 
 class ServerMetricsSummary(BaseModel):

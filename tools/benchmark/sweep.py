@@ -40,6 +40,7 @@ from ..hosts import ConnectionDropped, DetachedProcess, Host, HostError, LocalHo
 from ..registry import tool
 from ..sglang.diagnosis import SIGNATURES, diagnose
 from ..sglang.handle import RECORDS_DIR
+from ..sglang.node_fault import NodeFault, find_node_fault, peer_lost
 from .bench_serving import run_bench_serving
 from .errors import BenchmarkClientFailed, ServerNotReachable
 from .for_model import benchmark_view
@@ -333,6 +334,8 @@ def find_server_process(ctx: ToolContext, port: int) -> DetachedProcess | None:
 
 def _cause_words(cause: str, lines: list[str]) -> str:
     text = " ".join(lines)
+    if peer_lost(text):  # torch's watchdog raises NCCL's remote error too: a peer went away, not a hung collective
+        return "a peer went away (NCCL remote error: another node's process exited or the network between them failed)"
     if "Watchdog caught collective operation timeout" in text or "watchdog thread terminated" in text:
         return "NCCL watchdog timeout (a collective hung and the watchdog killed the server)"
     return {
@@ -393,6 +396,17 @@ def check_server(ctx: ToolContext, port: int, health: str, since: float | None =
             log_lines=[line for line in log.splitlines()[-3:] if line.strip()],
         )
     found = diagnose(log)
+    node = _node_at_fault(ctx, port, log) if state == "died" else None
+    if node is not None:
+        return ServerFailure(
+            state=state,
+            health=health,
+            cause=node.kind,
+            cause_words=node.words,
+            log_lines=node.evidence or found.lines,
+            log_path=proc.log_path,
+            node=node,
+        )
     return ServerFailure(
         state=state,
         health=health,
@@ -401,6 +415,14 @@ def check_server(ctx: ToolContext, port: int, health: str, since: float | None =
         log_lines=found.lines,
         log_path=proc.log_path,
     )
+
+
+def _node_at_fault(ctx: ToolContext, port: int, rank0_log: str) -> NodeFault | None:
+    """For a server over several nodes this run launched: the node it lost, read from every node (node_fault.py)."""
+    mine = [s for s in ctx.handles.servers.values() if s.port == port and s.host == ctx.host.spec and s.ranks]
+    if not mine:
+        return None
+    return find_node_fault(ctx, max(mine, key=lambda s: s.started_at).ranks, rank0_log)
 
 
 def failed_level(level: LevelResult, failure: ServerFailure, port: int, cap: int | None) -> LevelResult:
@@ -415,6 +437,14 @@ def failed_level(level: LevelResult, failure: ServerFailure, port: int, cap: int
     if failure.log_lines:
         reason += f"; log: {failure.log_lines[0][:300]}"
     lower = max(1, running // 2)
+    if failure.node is not None:  # a node went away: not load, so no cap helps
+        remedy = (
+            f"Not load, so fewer running requests will not help: {failure.node.remedy}. The levels before C={c} "
+            "stand, this one's figures are not a measurement"
+        )
+        return level.model_copy(
+            update={"valid": False, "invalid_reason": reason, "remedy": remedy, "server_failure": failure}
+        )
     if failure.cause == "out_of_memory":
         fix = (
             f"Relaunch with fewer running requests (max_running_requests, --max-running-requests, below {running}, "

@@ -69,7 +69,10 @@ _OTHER_SPECULATIVE_RULES = _release_messages(
     lambda r: [rule.message for rule in r.launch_rules if rule.algorithm != "DFLASH"]
 )
 # NCCL's ncclRemoteError as torch's watchdog raises it, and NCCL's own socket warning naming the peer.
-_PEER_LOST = r"remote process exited or there was a network error|ncclRemoteError|Connection closed by remote peer"
+PEER_LOST = (
+    r"remote process exited or there was a network error|ncclRemoteError|Connection closed by remote peer"
+    r"|NET/IB : Got completion from peer"
+)
 _PORT_CHECK = _release_messages(lambda r: [(r.log_lines.port_in_use or "").split(" dist_init_port")[0]])
 _POOL_TOO_SMALL = _release_messages(lambda r: [r.log_lines.out_of_memory])
 _GRAPH_CAPTURE = _release_messages(lambda r: [r.log_lines.cuda_graph_capture_failed.split(":")[0]])
@@ -132,7 +135,7 @@ SIGNATURES: tuple[_Signature, ...] = (
     # a lost node or link, not load; its remedy names the peer.
     _sig(
         "crash",
-        _PEER_LOST,
+        PEER_LOST,
         "another node's process went away or the network between the nodes failed (NCCL remote error): not load "
         "and not this configuration, so fewer running requests will not help. Check the node the peer line names "
         "(that it is up, its SGLang log, dmesg, nvidia-smi) and its link, then relaunch",
@@ -156,7 +159,12 @@ SIGNATURES: tuple[_Signature, ...] = (
 )
 
 _NOT_ENOUGH_POOL = "Not enough memory. Please try to increase --mem-fraction-static"
-_PEER_LINE = re.compile(r"(?:Connection closed by remote peer|remote peer) (?P<peer>[^\s,;]+(?: \([^)]*\))?)")
+# NCCL's socket line ("Connection closed by remote peer ADDR<PORT>") or its InfiniBand completion error ("Got
+# completion from peer ADDR<PORT> with status=12 ..."), with what follows it in parentheses (the node, where named).
+_PEER_LINE = re.compile(
+    r"(?:Connection closed by remote peer|remote peer|Got completion from peer) (?P<peer>[^\s,;]+)"
+    r"(?:[^\n]*?(?P<where> \(node_rank [^)]*\)))?"
+)
 
 
 class Diagnosis(BaseModel):
@@ -189,7 +197,7 @@ def diagnose(log_text: str) -> Diagnosis:
             memory = "pool_too_small" if any(_NOT_ENOUGH_POOL in h for h in hits) else "weights_do_not_fit"
         remedy = _remedy(sig, memory)
         if sig.names_peer:
-            peers = [m.group("peer") for line in lines if (m := _PEER_LINE.search(line))]
+            peers = [m.group("peer") + (m.group("where") or "") for line in lines if (m := _PEER_LINE.search(line))]
             hits = hits[:1] + [line.strip() for line in lines if _PEER_LINE.search(line)][:1]
             if peers:
                 remedy += f" (the peer that went away: {peers[0]})"

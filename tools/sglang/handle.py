@@ -37,6 +37,9 @@ class RankProcess(BaseModel):
     log_path: str
     argv: list[str]
     started_at: datetime
+    boot_id: str | None = Field(
+        default=None, description="The node's kernel boot id at launch: another one later means the node rebooted"
+    )
 
     @property
     def process(self) -> DetachedProcess:

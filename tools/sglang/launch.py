@@ -99,7 +99,7 @@ def launch_one(
         ) from exc
     write_record(ctx, proc)
     wait, outcome = wait_for_start(
-        ctx, proc, config.port, args.ready_timeout_s, args.stall_timeout_s or ctx.stall_wait_s, launched_at=launched_at
+        ctx, proc, config.port, args.ready_timeout_s, args.stall_timeout_s, launched_at=launched_at
     )
     if not outcome.ready:
         stopped = False
@@ -140,7 +140,7 @@ def _launch_across_nodes(ctx: ToolContext, args: LaunchArgs, nodes: int) -> Runn
         config=args.config,
         dist_init_addr=dist_init_address(ctx),
         ready_timeout_s=args.ready_timeout_s,
-        stall_timeout_s=args.stall_timeout_s or ctx.stall_wait_s,
+        stall_timeout_s=args.stall_timeout_s,
         log_dir=args.log_dir,
         python=args.python,
     )

@@ -33,6 +33,7 @@ from .config import ServerConfig
 from .diagnosis import diagnose
 from .errors import LaunchFailed
 from .handle import STOP_GRACE_S, RankProcess, write_record
+from .node_fault import BOOT_ID_PATH
 from .preflight import check_launch
 from .readiness import Outcome, Wait, wait_for_start
 
@@ -106,7 +107,7 @@ class MultiNodeLaunch(BaseModel):
     config: ServerConfig = Field(description="The whole server: tp/ep/pp over every node's GPUs together")
     dist_init_addr: str = Field(description="HOST:PORT of rank 0 as every node reaches it (--dist-init-addr)")
     ready_timeout_s: float | None = None
-    stall_timeout_s: float
+    stall_timeout_s: float | None = None  # None: the run's --stall-wait
     log_dir: str
     python: str = "python3"
 
@@ -219,7 +220,14 @@ def _start_rank(
         log_path=log_path,
         argv=proc.argv,
         started_at=proc.started_at,
+        boot_id=_boot_id(ctx),
     )
+
+
+def _boot_id(ctx: ToolContext) -> str | None:
+    """The node's boot id now (node_fault.py tells a reboot by it); None where the host does not show one."""
+    done = ctx.host.run(["cat", BOOT_ID_PATH], timeout=30, idempotent=True)
+    return done.stdout.strip() or None if done.ok else None
 
 
 def _rank_state(ctx: ToolContext, rank: RankProcess) -> RankState:

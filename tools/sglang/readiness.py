@@ -172,15 +172,15 @@ def wait_for_start(
     proc: DetachedProcess,
     port: int,
     ready_timeout_s: float | None,
-    stall_timeout_s: float,
+    stall_timeout_s: float | None,
     *,
     launched_at: float | None = None,
 ) -> tuple[Wait, Outcome]:
     """Wait for the server `proc` on `port` of ctx's host to be ready (readiness.wait_until_ready), as long as the
-    run allows."""
+    run allows. A timeout left None is the run's (--launch-wait, --stall-wait)."""
     # The user's --launch-wait bounds every start-up; a caller may ask for less (a quick screen), never more.
     limit = min(ready_timeout_s or ctx.launch_wait_s, ctx.launch_wait_s)
-    wait = Wait(limit_s=limit, stall_s=stall_timeout_s)
+    wait = Wait(limit_s=limit, stall_s=stall_timeout_s or ctx.stall_wait_s)
     outcome = wait_until_ready(
         ctx.host, proc, port, timeout_s=wait.limit_s, stall_s=wait.stall_s, launched_at=launched_at
     )
