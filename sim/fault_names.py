@@ -30,3 +30,12 @@ class FaultName(StrEnum):
     NO_SGLANG = "no_sglang"
     NVIDIA_SMI_OFF_PATH = "nvidia_smi_off_path"
     HUB_OFFLINE = "hub_offline"
+    NODE_DIES = "node_dies"
+    NODE_REBOOTS = "node_reboots"
+    NETWORK_PARTITION = "network_partition"
+    GPU_LOST = "gpu_lost"
+
+
+# A cluster node's faults that strike mid-job, on the node they are given for (`NAME:node=I`), when rank 0 of a
+# server over that node first runs `at_running` requests (serving/node_faults.py).
+NODE_FAULTS = (FaultName.NODE_DIES, FaultName.NODE_REBOOTS, FaultName.NETWORK_PARTITION, FaultName.GPU_LOST)

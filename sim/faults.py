@@ -111,6 +111,9 @@ class CrashUnderLoad(_Fault):
     name: Literal[FaultName.CRASH_UNDER_LOAD] = FaultName.CRASH_UNDER_LOAD
     at_running: int = Field(default=96, ge=1)
     speculative_only: bool = True
+    times: int | None = Field(
+        default=None, ge=1, description="Servers that crash before one survives the load (a transient crash); None: all"
+    )
 
 
 class CudaGraphDrafter(_Fault):
@@ -199,6 +202,45 @@ class HubOffline(_Fault):
     name: Literal[FaultName.HUB_OFFLINE] = FaultName.HUB_OFFLINE
 
 
+class _NodeFault(_Fault):
+    """A fault of one node of a cluster (`NAME:node=I`) that strikes mid-job: when rank 0 of a server spanning the
+    node first runs `at_running` requests. Read by the serving simulator (serving/node_faults.py)."""
+
+    at_running: int = Field(default=32, ge=1)
+
+
+class NodeDies(_NodeFault):
+    """The node loses power for good: its processes die without a word, its SSH connections drop and no new one is
+    answered; the other nodes' ranks report NCCL's remote error naming it and die."""
+
+    name: Literal[FaultName.NODE_DIES] = FaultName.NODE_DIES
+
+
+class NodeReboots(_NodeFault):
+    """As node_dies, but the node is back `down_s` of its seconds later: rebooted (a new boot id), no SGLang running,
+    its files as they were."""
+
+    name: Literal[FaultName.NODE_REBOOTS] = FaultName.NODE_REBOOTS
+    down_s: float = Field(default=300.0, gt=0)
+
+
+class NetworkPartition(_NodeFault):
+    """The InfiniBand link between the node and the others fails: every rank on both sides reports NCCL's IB
+    completion error (IBV_WC_RETRY_EXC_ERR) naming the other side and dies; both nodes stay up."""
+
+    name: Literal[FaultName.NETWORK_PARTITION] = FaultName.NETWORK_PARTITION
+
+
+class GpuLost(_NodeFault):
+    """GPU `gpu` of the node falls off the bus (Xid 79): the kernel logs it, nvidia-smi cannot reach it, the rank on
+    it dies with a CUDA error (and the others with NCCL's remote error); it stays lost until the node reboots."""
+
+    name: Literal[FaultName.GPU_LOST] = FaultName.GPU_LOST
+    gpu: int = Field(default=0, ge=0)
+
+
+NodeFault = NodeDies | NodeReboots | NetworkPartition | GpuLost
+
 Fault = Annotated[
     FullDisk
     | BrokenCli
@@ -219,7 +261,11 @@ Fault = Annotated[
     | OldSglang
     | NoSglang
     | NvidiaSmiOffPath
-    | HubOffline,
+    | HubOffline
+    | NodeDies
+    | NodeReboots
+    | NetworkPartition
+    | GpuLost,
     Field(discriminator="name"),
 ]
 

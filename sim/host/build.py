@@ -11,6 +11,7 @@ import os
 import shlex
 import sys
 import sysconfig
+import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from ..faults import Fault, FullDisk, NvidiaSmiOffPath, OutOfMemory, PortInUse, 
 from ..hub.fixtures import FixtureRepo
 from ..profiles.schema import MountSpec, Profile
 from ..world.gpu_registry import GpuHolding, register
+from ..world.hardware import BOOT_ID
 from ..world.layout import WorldLayout
 from ..world.ports import PortEntry, write_entry
 from ..world.state import MountState, WorldState
@@ -179,6 +181,9 @@ def _nvidia_smi_off_path(layout: WorldLayout, profile: Profile, fault: NvidiaSmi
         f"NVRM version: NVIDIA UNIX x86_64 Kernel Module  {profile.gpus.driver_version}  Release Build\n"
         "GCC version:  gcc version 13.3.0 (Ubuntu 13.3.0-6ubuntu2~24.04)\n"
     )
+    boot_id = layout.host_path(BOOT_ID)  # a reboot draws another (world/hardware.py)
+    boot_id.parent.mkdir(parents=True, exist_ok=True)
+    boot_id.write_text(f"{uuid.uuid4()}\n")
     devices = layout.host_path("/dev")
     devices.mkdir(parents=True, exist_ok=True)
     for name in ["nvidiactl", *(f"nvidia{i}" for i in range(profile.gpus.count))]:
@@ -191,7 +196,7 @@ _SHARED_DEVICES = ("null", "zero", "full", "random", "urandom", "tty", "ptmx", "
 
 def _system_files(layout: WorldLayout, profile: Profile) -> None:
     """What the modelled machine's OS says of itself where a real host's tools read it: /etc/os-release,
-    /proc/cpuinfo, `uname`; and its /dev, with this machine's null, zero, random... linked in."""
+    /proc/cpuinfo, its boot id, `uname`; and its /dev, with this machine's null, zero, random... linked in."""
     software = profile.software
     os_release = layout.host_path("/etc/os-release")
     os_release.parent.mkdir(parents=True, exist_ok=True)
@@ -202,6 +207,9 @@ def _system_files(layout: WorldLayout, profile: Profile) -> None:
     cpuinfo.write_text(
         "".join(f"processor\t: {i}\nmodel name\t: {profile.cpu.model}\n\n" for i in range(profile.cpu.cores))
     )
+    boot_id = layout.host_path(BOOT_ID)  # a reboot draws another (world/hardware.py)
+    boot_id.parent.mkdir(parents=True, exist_ok=True)
+    boot_id.write_text(f"{uuid.uuid4()}\n")
     devices = layout.host_path("/dev")
     devices.mkdir(parents=True, exist_ok=True)
     for name in _SHARED_DEVICES:

@@ -22,6 +22,7 @@ from pathlib import Path
 from specops.tools.hosts import (
     CommandResult,
     HostNotRunning,
+    HostUnreachable,
     LocalHost,
     PortNotListening,
     RemoteFileNotFound,
@@ -29,6 +30,7 @@ from specops.tools.hosts import (
     check_env,
 )
 
+from ..world import hardware
 from ..world.clock import WorldClock
 from ..world.layout import WorldLayout, world_spec
 from ..world.ports import PortNotListening as SimPortNotListening
@@ -98,6 +100,7 @@ class SimHost(LocalHost):
         idempotent: bool = False,
     ) -> CommandResult:
         words = check_argv(argv)
+        self._answering()
         done = super().run(
             [self.paths.inward(w) for w in words],
             timeout=timeout,
@@ -110,13 +113,22 @@ class SimHost(LocalHost):
             update={"argv": words, "stdout": self.paths.outward(done.stdout), "stderr": self.paths.outward(done.stderr)}
         )
 
+    def _answering(self) -> None:
+        """A node that is powered off (world/hardware.py) answers nothing, as a machine without power does."""
+        if hardware.is_down(self.state.layout):
+            raise HostUnreachable(
+                f"{self.spec} does not answer: no route to host (the simulated node is powered off)", host=self.spec
+            )
+
     def read_file(self, path: str) -> bytes:
+        self._answering()
         try:
             return self.paths.outward_bytes(super().read_file(path))
         except RemoteFileNotFound:
             raise RemoteFileNotFound(f"{path} does not exist on {self.spec}", host=self.spec, path=path) from None
 
     def write_file(self, path: str, data: bytes, *, mode: int | None = None) -> None:
+        self._answering()
         super().write_file(path, self.paths.inward_bytes(data), mode=mode)
 
     def clock(self) -> float:

@@ -4,7 +4,8 @@ sshd runs `python -m specops.sim.host.ssh_session ROOT SFTP_SERVER` for each
 session, with the client's command in SSH_ORIGINAL_COMMAND. This wrapper gives
 the session the host's environment and home, applies the `ssh_drop` fault (the
 connection dies under the client, as a flaky link does), then runs the
-client's command, serves sftp, or becomes a login shell. Commands and files
+client's command, serves sftp, or becomes a login shell. A node that is powered
+off (world/hardware.py) drops every connection instead. Commands and files
 name host paths: the command line and its stdin are translated in, its output
 out (host_paths.py), and sftp is served by sftp_server.py with the same
 translation.
@@ -23,6 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, NoReturn
 
+from ..world import hardware
 from ..world.layout import WorldLayout
 from .host_paths import HostPaths
 
@@ -61,6 +63,11 @@ def _ssh_drop_fault(state: dict) -> dict | None:
 def main(argv: list[str]) -> int:
     root, sftp_server = Path(argv[0]), argv[1]
     layout = WorldLayout(root)
+    if hardware.is_down(layout):
+        # A node without power answers nothing: the connection this session came in on dies (its sshd process
+        # carries it), every time until the node is back (world/hardware.py).
+        os.kill(os.getppid(), signal.SIGKILL)
+        return 255
     # Plain json, not the pydantic WorldState: every SSH command pays this start-up.
     state = json.loads(layout.state_file.read_text())
     os.environ.update(state["env"])

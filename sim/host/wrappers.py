@@ -39,6 +39,7 @@ def host_executables(profile: Profile) -> dict[str, str]:
         "du": "du",
         "free": "free",
         "nproc": "nproc",
+        "dmesg": "dmesg",
         "date": "date",
         "ss": "ss",
         "python": "python",

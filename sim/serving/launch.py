@@ -29,7 +29,6 @@ import os
 import signal
 import sys
 import traceback
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -39,9 +38,10 @@ from aiohttp import web
 from ...sglang_releases.facts import LATEST, for_version
 from ..faults import CrashUnderLoad, CudaGraphDrafter, FaultName, LoadHang, OutOfMemory, ServerCrashAtStart, SlowLoad
 from ..profiles.schema import ServingSpec
-from ..world import gpu_registry, ports
+from ..world import gpu_registry, hardware, ports
 from ..world.clock import WorldClock
 from ..world.state import WorldState
+from . import node_faults
 from .checkpoint import GIB, Checkpoint, load_checkpoint
 from .engine import Engine
 from .errors import SGLANG_SRC, LaunchError, scheduler_traceback
@@ -63,6 +63,7 @@ from .multinode import (
     check_placement_args,
     dist_address,
     dummy_health_check_app,
+    ib_completion_line,
     node_placement,
     remote_exit_lines,
 )
@@ -91,6 +92,7 @@ PHASE_KV = 0.86
 PHASE_GRAPHS_END = 0.97
 WARMUP_FRACTION = 0.02
 CRASH_COUNTER = "server_crash_at_start.json"
+UNDER_LOAD_COUNTER = "crash_under_load.json"
 SIMULATOR_LOG = "simulator.log"  # in the world's .sim folder
 
 
@@ -164,6 +166,7 @@ class Launcher:
         self.rank_zero_shutdown = asyncio.Event()  # a node of rank >= 1: rank 0's ShutdownReq came
         self.following = False  # a node of rank >= 1 serving its health check: SIGTERM only warns
         self._watcher: asyncio.Task[None] | None = None  # a node of rank >= 1: its watch on rank 0's link
+        self.survives_load = False  # crash_under_load with `times`: this server is one that does not crash
 
     # ------------------------------------------------------------------ helpers
     @property
@@ -219,9 +222,9 @@ class Launcher:
             await self._until_fraction(fraction)
             self.elapsed = fraction
 
-    def _count_crash(self, times: int) -> bool:
-        """Count this launch against the fault's `times`; True if it is one that crashes."""
-        path = self.layout.counters_dir / CRASH_COUNTER
+    def _count_crash(self, times: int, counter: str = CRASH_COUNTER) -> bool:
+        """Count this server against the fault's `times` (in `counter`); True if it is one that crashes."""
+        path = self.layout.counters_dir / counter
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path.with_suffix(".lock"), "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
@@ -550,20 +553,40 @@ class Launcher:
             time_scale=self.world.load_time_scale,
             stamp=self.log.stamp,
             log=self.log.scheduler,
+            fault=node_faults.pending(self.world, self.layout),
         )
         await self.link.join()
         self._watcher = asyncio.get_running_loop().create_task(self._watch_rank_zero(address.host, address.port))
 
     async def _watch_rank_zero(self, host: str, port: int) -> None:
         assert self.link is not None
-        if await self.link.wait_for_rank_zero():
+        said = await self.link.wait_for_rank_zero()
+        if said == "shutdown":
             self.rank_zero_shutdown.set()
-        else:
+        elif said == "lost":
             self._node_lost(0, range(self.placement.ranks_per_node), f"{host}<{port}>")
+        else:  # this node's fault strikes now: it dies as the fault leaves it (node_faults.py)
+            node_faults.strike(
+                said,
+                world=self.world,
+                layout=self.layout,
+                log=self.log,
+                placement=self.placement,
+                rank_zero=f"{host}<{port}>",
+                pid=self.pid,
+            )
+            self.cleanup()
+            os.killpg(os.getpgid(0), signal.SIGKILL)
 
-    def _node_lost(self, node_rank: int, ranks: range, peer: str) -> None:
-        """Another node's process went away: NCCL's remote error in the watchdog, and this server dies with it."""
-        self.log.raw(remote_exit_lines(self.placement.ranks.start, node_rank, ranks, peer, self.log.stamp()))
+    def _node_lost(self, node_rank: int, ranks: range, peer: str, fault: str | None = None) -> None:
+        """Another node's process went away: NCCL's remote error in the watchdog, and this server dies with it. A
+        link that failed (`fault` network_partition) is NCCL's InfiniBand completion error instead of a socket
+        closed by the peer."""
+        last_error = None
+        if fault == FaultName.NETWORK_PARTITION:
+            last_error = ib_completion_line(peer, peer.split("<")[0], node_rank, ranks)
+        own = self.placement.ranks.start
+        self.log.raw(remote_exit_lines(own, node_rank, ranks, peer, self.log.stamp(), last_error=last_error))
         self.log.server("Received sigquit from a child process. It usually means the child failed.")
         self.cleanup()
         os.kill(os.getpid(), signal.SIGKILL)
@@ -602,7 +625,7 @@ class Launcher:
         """Load as SGLang does, phase by phase with its log lines; returns the MiB held per GPU at the end."""
         await self._advance(PHASE_DISTRIBUTED)
         self.log.scheduler("Init torch distributed begin.")
-        check_devices(self.placement, self.world.profile.gpus.count)
+        check_devices(self.placement, self.world.profile.gpus.count, hardware.lost_gpus(self.layout))
         await self._rendezvous(p.args)
         self._register_gpus(p.args, 512)
         self.log.scheduler("Init torch distributed ends. mem usage=0.50 GB")
@@ -763,12 +786,15 @@ class Launcher:
         assert p.plan is not None
         assert args.cuda_graph_max_bs is not None, "_fill_defaults sets it"
         crash_fault = self.world.fault(FaultName.CRASH_UNDER_LOAD)
-        on_running: Callable[[int], None] | None = None
-        if isinstance(crash_fault, CrashUnderLoad) and (args.speculative_algorithm or not crash_fault.speculative_only):
-            fault = crash_fault
+        crashes = isinstance(crash_fault, CrashUnderLoad) and (
+            args.speculative_algorithm or not crash_fault.speculative_only
+        )
 
-            def on_running(n: int) -> None:  # `engine` is bound below, before the engine serves
-                self._maybe_crash(engine, fault, n, args)
+        def on_running(n: int) -> None:  # `engine` is bound below, before the engine serves
+            if crashes and isinstance(crash_fault, CrashUnderLoad):
+                self._maybe_crash(engine, crash_fault, n, args)
+            if self.store is not None:  # rank 0 over several nodes: a node fault may strike at this load
+                self.store.load_changed(n)
 
         engine = Engine(
             model=p.model,
@@ -842,7 +868,10 @@ class Launcher:
         return 200
 
     def _maybe_crash(self, engine: Engine, fault: CrashUnderLoad, running: int, args: ServerArgs) -> None:
-        if running < fault.at_running or engine.stalled:
+        if running < fault.at_running or engine.stalled or self.survives_load:
+            return
+        if fault.times is not None and not self._count_crash(fault.times, UNDER_LOAD_COUNTER):
+            self.survives_load = True  # a server after the fault's `times`: the crash was transient
             return
         engine.stalled = True
         asyncio.get_running_loop().create_task(self._crash(args))

@@ -43,8 +43,9 @@ import contextlib
 import json
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import NoReturn
 
 from aiohttp import web
 
@@ -136,11 +137,17 @@ def check_placement_args(placement: NodePlacement) -> None:
         )
 
 
-def check_devices(placement: NodePlacement, gpu_count: int) -> None:
-    """Selecting a GPU this node lacks fails in the scheduler, as torch reports it."""
+def check_devices(placement: NodePlacement, gpu_count: int, lost: Sequence[int] = ()) -> None:
+    """Selecting a GPU this node lacks, or one that fell off the bus (`lost`, hardware.py), fails in the scheduler
+    as torch reports it."""
     missing = [g for g in placement.gpu_ids if g >= gpu_count]
-    if not missing:
-        return
+    if missing:
+        _device_error("CUDA error: invalid device ordinal\nGPU device may be out of range, do you have enough GPUs?\n")
+    if set(placement.gpu_ids) & set(lost):
+        _device_error("CUDA error: unspecified launch failure\n")
+
+
+def _device_error(error: str) -> NoReturn:
     raise LaunchError(
         scheduler_traceback(
             [
@@ -163,8 +170,7 @@ def check_devices(placement: NodePlacement, gpu_count: int) -> None:
                     "torch._C._cuda_setDevice(device)",
                 ),
             ],
-            "torch.AcceleratorError: CUDA error: invalid device ordinal\n"
-            "GPU device may be out of range, do you have enough GPUs?\n"
+            f"torch.AcceleratorError: {error}"
             "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below "
             "might be incorrect.\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1\n"
             "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n",
@@ -246,16 +252,33 @@ def version_refused_error(node_rank: int, theirs: str, ours: str) -> LaunchError
     )
 
 
-def remote_exit_lines(own_rank: int, lost_node: int, lost_ranks: range, peer: str, stamp: str) -> str:
-    """What a surviving scheduler prints when another node's process exits: NCCL's ncclRemoteError through torch's
-    watchdog (torch's ProcessGroupNCCL wording; the peer line names the node and ranks that went away)."""
+def socket_closed_line(peer: str, node_rank: int, ranks: range) -> str:
+    """NCCL's socket warning for a peer whose process went away (with the node and ranks, which the simulator adds
+    so a reader can name the node without an address book)."""
+    return f"socketProgress: Connection closed by remote peer {peer} (node_rank {node_rank}, ranks {ranks_text(ranks)})"
+
+
+def ib_completion_line(peer: str, local_address: str, node_rank: int, ranks: range) -> str:
+    """NCCL's InfiniBand completion error when the link to `peer` fails (net_ib.cc: status 12 is
+    IBV_WC_RETRY_EXC_ERR, the transport retry counter exceeded), with the peer's node and ranks."""
+    remote = peer.split("<")[0]
+    return (
+        f"NET/IB : Got completion from peer {peer} with status=12 opcode=0 len=0 vendor err 129 (Recv) localGid "
+        f"::ffff:{local_address} remoteGids::ffff:{remote} hca mlx5_0 (node_rank {node_rank}, ranks {ranks_text(ranks)})"
+    )
+
+
+def remote_exit_lines(
+    own_rank: int, lost_node: int, lost_ranks: range, peer: str, stamp: str, last_error: str | None = None
+) -> str:
+    """What a surviving scheduler prints when an NCCL call to another node fails: ncclRemoteError through torch's
+    watchdog (torch's ProcessGroupNCCL wording). `last_error` is NCCL's own line (default: the socket closed by a
+    peer whose process exited)."""
     head = f"[rank{own_rank}]:[E{_c10d_stamp(stamp)} ProcessGroupNCCL.cpp:1896] [PG ID 0 PG GUID 0(default_pg) Rank {own_rank}]"
     error = f"NCCL error: remote process exited or there was a network error, NCCL version {NCCL_VERSION}"
     detail = (
         "ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.\n"
-        "Last error:\n"
-        f"socketProgress: Connection closed by remote peer {peer} (node_rank {lost_node}, ranks "
-        f"{ranks_text(lost_ranks)})"
+        "Last error:\n" + (last_error or socket_closed_line(peer, lost_node, lost_ranks))
     )
     return (
         f"{head} Process group watchdog thread terminated with exception: {error}\n{detail}\n"
@@ -307,6 +330,9 @@ class _Peer:
     peer: str  # its address as rank 0 sees it
     writer: asyncio.StreamWriter
     loaded: bool = False
+    fault: str | None = None  # a node fault it carries (serving/node_faults.py), told when to strike
+    at_running: int | None = None
+    struck: bool = False
 
 
 async def _send(writer: asyncio.StreamWriter, message: dict[str, object]) -> None:
@@ -319,7 +345,9 @@ async def _send(writer: asyncio.StreamWriter, message: dict[str, object]) -> Non
 class RankZeroStore:
     """Rank 0's side: listens at the dist-init port, admits every other node once, then watches each link.
 
-    `on_rank_lost(node_rank, ranks, peer)` runs when a joined node's link closes (that node died)."""
+    `on_rank_lost(node_rank, ranks, peer, fault)` runs when a joined node's link closes (that node died; `fault`:
+    the node fault it was told to strike, if any). A node that carries a fault says so when it joins, and rank 0
+    tells it to strike once its engine runs that many requests (`load_changed`)."""
 
     placement: NodePlacement
     address: DistAddress
@@ -328,7 +356,7 @@ class RankZeroStore:
     time_scale: float
     log: Callable[[str], None]  # the scheduler's log
     warn: Callable[[str], None]
-    on_rank_lost: Callable[[int, range, str], None]
+    on_rank_lost: Callable[[int, range, str, str | None], None]
     peers: dict[int, _Peer] = field(default_factory=dict)
     _changed: asyncio.Event = field(default_factory=asyncio.Event)
     _server: asyncio.Server | None = None
@@ -388,7 +416,15 @@ class RankZeroStore:
             await _send(writer, {"refused": refusal})
             writer.close()
             return
-        self.peers[node_rank] = _Peer(node_rank, ranks, peer, writer)
+        fault, at_running = hello.get("fault"), hello.get("at_running")
+        self.peers[node_rank] = _Peer(
+            node_rank,
+            ranks,
+            peer,
+            writer,
+            fault=str(fault) if fault else None,
+            at_running=int(at_running) if at_running else None,
+        )
         await _send(writer, {"welcome": True})
         self.log(RANK_JOINED_LINE.format(node_rank=node_rank, ranks=ranks_text(ranks), version=hello.get("version")))
         self._changed.set()
@@ -403,7 +439,15 @@ class RankZeroStore:
                 self.peers[node_rank].loaded = True
                 self._changed.set()
         if not self._closing:
-            self.on_rank_lost(node_rank, ranks, peer)
+            struck = self.peers[node_rank]
+            self.on_rank_lost(node_rank, ranks, peer, struck.fault if struck.struck else None)
+
+    def load_changed(self, running: int) -> None:
+        """Rank 0's engine runs `running` requests: a node whose fault strikes at that load is told to now."""
+        for peer in self.peers.values():
+            if peer.fault and not peer.struck and peer.at_running is not None and running >= peer.at_running:
+                peer.struck = True
+                asyncio.get_running_loop().create_task(_send(peer.writer, {"strike": peer.fault}))
 
     def _refusal(self, node_rank: int, version: str) -> str | None:
         """Why a node may not join, or None.
@@ -430,6 +474,7 @@ class RankLink:
     time_scale: float
     stamp: Callable[[], str]
     log: Callable[[str], None]  # the scheduler's log
+    fault: tuple[str, int] | None = None  # a node fault this node carries: (its name, the load it strikes at)
     _reader: asyncio.StreamReader | None = None
     _writer: asyncio.StreamWriter | None = None
 
@@ -450,7 +495,13 @@ class RankLink:
         p = self.placement
         await _send(
             self._writer,
-            {"node_rank": p.node_rank, "first_rank": p.ranks.start, "gpus": p.ranks_per_node, "version": self.version},
+            {
+                "node_rank": p.node_rank,
+                "first_rank": p.ranks.start,
+                "gpus": p.ranks_per_node,
+                "version": self.version,
+                **({"fault": self.fault[0], "at_running": self.fault[1]} if self.fault else {}),
+            },
         )
         answer = await self._read()
         if answer.get("refused"):
@@ -474,19 +525,22 @@ class RankLink:
         assert self._writer is not None, "join() first"
         await _send(self._writer, {"loaded": True})
 
-    async def wait_for_rank_zero(self) -> bool:
-        """Block until rank 0 ends this node, once every node joined: True for its ShutdownReq broadcast, False when
-        the link was lost (rank 0 died)."""
+    async def wait_for_rank_zero(self) -> str:
+        """Block until rank 0 ends this node or tells it to strike, once every node joined: "shutdown" for its
+        ShutdownReq broadcast, "lost" when the link was lost (rank 0 died), or the name of the fault to strike."""
         assert self._reader is not None, "join() first"
         while True:
             try:
                 line = await self._reader.readline()
             except ConnectionError:
-                return False
+                return "lost"
             if not line:
-                return False
-            if json.loads(line).get("shutdown"):
-                return True
+                return "lost"
+            message = json.loads(line)
+            if message.get("shutdown"):
+                return "shutdown"
+            if message.get("strike"):
+                return str(message["strike"])
 
     def close(self) -> None:
         if self._writer is not None:

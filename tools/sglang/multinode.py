@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..context import ToolContext
 from ..errors import HostUnavailable, InvalidToolInput
-from ..hosts import ConnectionDropped
+from ..hosts import ConnectionDropped, HostUnreachable
 from ..hosts.ssh import SshHost
 from ..probing import probe
 from .capabilities import SglangCapabilities, read_capabilities
@@ -170,13 +170,21 @@ def start_across_nodes(
     return ranks, wait, outcome
 
 
-def stop_ranks(contexts: Sequence[ToolContext], ranks: Sequence[RankProcess], *, grace_s: float = STOP_GRACE_S) -> None:
-    """Stop every rank still running, rank 0 first (its shutdown ends the others in SGLang)."""
+def stop_ranks(
+    contexts: Sequence[ToolContext], ranks: Sequence[RankProcess], *, grace_s: float = STOP_GRACE_S
+) -> list[str]:
+    """Stop every rank still running, rank 0 first (its shutdown ends the others in SGLang). Returns the ranks on
+    nodes that did not answer (a node that went down took its rank with it, or holds it still: said, not raised)."""
     by_host = {ctx.host.spec: ctx for ctx in contexts}
+    unreached = []
     for rank in ranks:
         ctx = by_host.get(rank.host)
-        if ctx is not None and ctx.host.is_running(rank.process):
-            ctx.host.stop(rank.process, grace_s=grace_s)
+        try:
+            if ctx is not None and ctx.host.is_running(rank.process):
+                ctx.host.stop(rank.process, grace_s=grace_s)
+        except (ConnectionDropped, HostUnreachable) as exc:
+            unreached.append(f"rank {rank.node_rank} on {rank.host} (pid {rank.pid}): its node did not answer ({exc})")
+    return unreached
 
 
 def _same_release(contexts: Sequence[ToolContext], capabilities: list[SglangCapabilities]) -> None:

@@ -27,7 +27,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..context import ToolContext
-from ..hosts import HostError
+from ..hosts import ConnectionDropped, HostError, HostUnreachable
 from .diagnosis import PEER_LOST, diagnose
 from .handle import RankProcess
 
@@ -100,7 +100,7 @@ def _look_at(node: ToolContext | None, rank: RankProcess, rank0_log: str, named:
             node_rank=rank.node_rank,
             host=rank.host,
             kind="node_down",
-            words=f"{who} does not answer ({_first_line(exc)}): it went down while the server ran "
+            words=f"{who} does not answer ({_no_answer(exc)}): it went down while the server ran "
             "(power, a kernel panic, or a reboot still under way)",
             remedy=f"bring {who} back (its console or BMC: power, kernel log), check its GPUs with nvidia-smi, then "
             "relaunch and measure again from this level",
@@ -173,8 +173,13 @@ def _look_at(node: ToolContext | None, rank: RankProcess, rank0_log: str, named:
     )
 
 
-def _first_line(exc: BaseException) -> str:
-    return (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+def _no_answer(exc: HostError) -> str:
+    """How the node failed to answer, in a few words (the host layer's message is a paragraph)."""
+    if isinstance(exc, ConnectionDropped):
+        return "its connection dropped and could not be set up again"
+    if isinstance(exc, HostUnreachable):
+        return "no connection can be set up to it"
+    return (str(exc).splitlines() or [type(exc).__name__])[0][:160]
 
 
 def _peer_lines(log: str) -> list[str]:

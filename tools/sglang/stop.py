@@ -54,6 +54,11 @@ class StopResult(BaseModel):
     gpu_mib_released: int = Field(description="GPU memory (MiB, all GPUs) its processes held before the stop")
     gpu_released: bool
     seconds: float
+    unreached_ranks: list[str] = Field(
+        default_factory=list,
+        description="A server over several nodes: ranks on nodes that did not answer, so not stopped (check them "
+        "when the node is back)",
+    )
 
 
 def _group_members(host: Host, pgid: int) -> set[int]:
@@ -129,15 +134,17 @@ def _target(ctx: ToolContext, args: StopArgs) -> tuple[DetachedProcess, int | No
     return proc, args.port
 
 
-def _stop_other_ranks(ctx: ToolContext, server: RunningServer, grace_s: float) -> None:
+def _stop_other_ranks(ctx: ToolContext, server: RunningServer, grace_s: float) -> list[str]:
     """A server over several nodes: rank 0's shutdown ends the other ranks (SGLang's ShutdownReq); any still
-    running is stopped on its node, and every node's launch record goes."""
+    running is stopped on its node, and every node's launch record goes. Returns the ranks on nodes that did not
+    answer (their records stay: the node may come back with them)."""
     others = server.ranks[1:]
-    stop_ranks(ctx.nodes, others, grace_s=grace_s)
+    unreached = stop_ranks(ctx.nodes, others, grace_s=grace_s)
     by_host = {node.host.spec: node for node in ctx.nodes}
     for rank in others:
-        if rank.host in by_host:
+        if rank.host in by_host and not any(u.startswith(f"rank {rank.node_rank} ") for u in unreached):
             forget_record(by_host[rank.host], rank.pgid)
+    return unreached
 
 
 def _stop_replicated(ctx: ToolContext, server: RunningServer, args: StopArgs) -> StopResult:
@@ -186,13 +193,15 @@ def _stop_replicated(ctx: ToolContext, server: RunningServer, args: StopArgs) ->
 def stop_view(result: StopResult) -> dict[str, object]:
     """What a planner checks after a stop: one word when all went as meant; else the port, the GPUs and
     `was_running` (only when it had already died)."""
+    unreached = {"unreached_ranks": result.unreached_ranks} if result.unreached_ranks else {}
     if result.port_free and result.gpu_released and result.was_running:
-        return {"stopped": result.server}
+        return {"stopped": result.server, **unreached}
     return {
         "server": result.server,
         "port_free": result.port_free,
         "gpu_released": result.gpu_released,
         "was_running": False if not result.was_running else None,
+        **unreached,
     }
 
 
@@ -212,8 +221,7 @@ def stop_server(ctx: ToolContext, args: StopArgs) -> StopResult:
     released_mib = sum(mib for pid, mib in held_before.items() if pid in members)
     was_running = host.is_running(proc)
     host.stop(proc, grace_s=args.grace_s)
-    if args.server is not None:
-        _stop_other_ranks(ctx, ctx.handles.server(args.server), args.grace_s)
+    unreached = _stop_other_ranks(ctx, ctx.handles.server(args.server), args.grace_s) if args.server else []
     deadline = time.monotonic() + args.release_timeout_s
     while True:
         port_free = port is None or not _port_answers(host, port)
@@ -242,6 +250,7 @@ def stop_server(ctx: ToolContext, args: StopArgs) -> StopResult:
         gpu_mib_released=released_mib,
         gpu_released=gpu_free,
         seconds=round(time.monotonic() - start, 2),
+        unreached_ranks=unreached,
     )
 
 

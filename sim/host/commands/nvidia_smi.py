@@ -6,6 +6,7 @@ import sys
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from ...world import hardware
 from ...world.gpu_registry import live_holdings
 from ..gpu.details import render_details
 from ..gpu.devices import SimGpu, host_gpus
@@ -17,6 +18,7 @@ from ._world import current_world
 # nvidia-smi's documented return codes.
 EXIT_INVALID_ARGUMENT = 2
 EXIT_NOT_FOUND = 6
+EXIT_GPU_LOST = 15  # "A GPU has fallen off the bus or has otherwise become inaccessible" (nvidia-smi(1))
 INVALID_COMBINATION = "Invalid combination of input arguments. Please run 'nvidia-smi -h' for help."
 
 HELP = """NVIDIA System Management Interface -- v{driver}
@@ -162,7 +164,12 @@ def run(args: list[str]) -> int:
             f"DRIVER version      : {spec.driver_version}\nCUDA Version        : {spec.cuda_version}\n"
         )
         return 0
-    all_gpus = host_gpus(profile, live_holdings(world.layout))
+    every_gpu = host_gpus(profile, live_holdings(world.layout))
+    lost = set(hardware.lost_gpus(world.layout))  # fell off the bus (Xid 79): NVML cannot reach them
+    for gpu in every_gpu:
+        if gpu.index in lost:
+            print(f"Unable to determine the device handle for GPU {gpu.bus_id[4:]}: Unknown Error")
+    all_gpus = [g for g in every_gpu if g.index not in lost]
     gpus = _select(all_gpus, request.ids)
     if gpus is None:
         print("No devices were found")
@@ -202,7 +209,7 @@ def run(args: list[str]) -> int:
             print(f"{error}\n")
             return EXIT_INVALID_ARGUMENT
         sys.stdout.write(text)
-    return 0
+    return EXIT_GPU_LOST if lost else 0
 
 
 if __name__ == "__main__":
