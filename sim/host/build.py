@@ -21,6 +21,7 @@ from ..fault_names import FaultName
 from ..faults import Fault, FullDisk, NvidiaSmiOffPath, OutOfMemory, PortInUse, find_fault
 from ..hub.fixtures import FixtureRepo
 from ..profiles.schema import MountSpec, Profile
+from ..world import hardware
 from ..world.gpu_registry import GpuHolding, register
 from ..world.hardware import BOOT_ID
 from ..world.layout import WorldLayout
@@ -196,7 +197,7 @@ _SHARED_DEVICES = ("null", "zero", "full", "random", "urandom", "tty", "ptmx", "
 
 def _system_files(layout: WorldLayout, profile: Profile) -> None:
     """What the modelled machine's OS says of itself where a real host's tools read it: /etc/os-release,
-    /proc/cpuinfo, its boot id, `uname`; and its /dev, with this machine's null, zero, random... linked in."""
+    /proc/cpuinfo, its boot id and uptime, `uname`; and its /dev, with this machine's null, zero, random... linked in."""
     software = profile.software
     os_release = layout.host_path("/etc/os-release")
     os_release.parent.mkdir(parents=True, exist_ok=True)
@@ -207,9 +208,7 @@ def _system_files(layout: WorldLayout, profile: Profile) -> None:
     cpuinfo.write_text(
         "".join(f"processor\t: {i}\nmodel name\t: {profile.cpu.model}\n\n" for i in range(profile.cpu.cores))
     )
-    boot_id = layout.host_path(BOOT_ID)  # a reboot draws another (world/hardware.py)
-    boot_id.parent.mkdir(parents=True, exist_ok=True)
-    boot_id.write_text(f"{uuid.uuid4()}\n")
+    hardware.first_boot(layout, profile.cpu.cores)  # its boot id and /proc/uptime; a reboot draws new ones
     devices = layout.host_path("/dev")
     devices.mkdir(parents=True, exist_ok=True)
     for name in _SHARED_DEVICES:

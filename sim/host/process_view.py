@@ -18,6 +18,12 @@ from ..world.layout import ROOT_VARIABLE
 
 def world_pids(root: str) -> set[str]:
     """The pids (as /proc names them) of the world whose root is `root`."""
+    return world_processes(root) | _gpu_holders(root)
+
+
+def world_processes(root: str) -> set[str]:
+    """The pids of the processes that run on the world's host: those whose environment carries its root (every
+    command of the host's). A foreign GPU holder a fault registered is not one (it is the world's own process)."""
     marker = f"{ROOT_VARIABLE}={root}".encode() + b"\0"
     pids = set()
     for name in _listdir("/proc"):
@@ -29,7 +35,7 @@ def world_pids(root: str) -> set[str]:
                     pids.add(name)
         except OSError:
             continue
-    return pids | _gpu_holders(root)
+    return pids
 
 
 def _gpu_holders(root: str) -> set[str]:
@@ -52,8 +58,8 @@ def install() -> None:
     if not root:
         return
 
-    def listdir(path: str | bytes | os.PathLike | None = ".") -> list:  # type: ignore[type-arg]
-        names = _listdir(path)  # type: ignore[arg-type]
+    def listdir(path: str | bytes | os.PathLike | None = ".") -> list:
+        names = _listdir(path)
         if path not in ("/proc", b"/proc", "/proc/", b"/proc/"):
             return names
         mine = world_pids(root)

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from specops.tools.hosts import (
     CommandResult,
+    ConnectionDropped,
     HostNotRunning,
     HostUnreachable,
     LocalHost,
@@ -101,6 +102,7 @@ class SimHost(LocalHost):
     ) -> CommandResult:
         words = check_argv(argv)
         self._answering()
+        hardware.write_uptime(self.state.layout, self.state.profile.cpu.cores)
         done = super().run(
             [self.paths.inward(w) for w in words],
             timeout=timeout,
@@ -109,19 +111,37 @@ class SimHost(LocalHost):
             stdin=None if stdin is None else self.paths.inward(stdin),
             idempotent=idempotent,
         )
-        return done.model_copy(
+        done = done.model_copy(
             update={"argv": words, "stdout": self.paths.outward(done.stdout), "stderr": self.paths.outward(done.stderr)}
         )
+        if hardware.is_down(self.state.layout):
+            # The node lost power while the command ran (its processes were killed with it): over SSH the
+            # connection drops under the command and no new one is answered.
+            raise ConnectionDropped(
+                f"the connection to {self.spec} dropped while `{' '.join(words)}` ran and could not be "
+                "re-established: no route to host (the simulated node is powered off)",
+                host=self.spec,
+                may_have_run=True,
+                partial=done,
+            )
+        return done
 
     def _answering(self) -> None:
-        """A node that is powered off (world/hardware.py) answers nothing, as a machine without power does."""
+        """A node that is powered off (world/hardware.py) answers nothing, as a machine without power does: what the
+        SSH route raises when no connection can be set up (HostUnreachable)."""
         if hardware.is_down(self.state.layout):
             raise HostUnreachable(
                 f"{self.spec} does not answer: no route to host (the simulated node is powered off)", host=self.spec
             )
 
+    def exists(self, path: str) -> bool:
+        self._answering()
+        return super().exists(path)
+
     def read_file(self, path: str) -> bytes:
         self._answering()
+        if path == hardware.UPTIME:
+            hardware.write_uptime(self.state.layout, self.state.profile.cpu.cores)
         try:
             return self.paths.outward_bytes(super().read_file(path))
         except RemoteFileNotFound:
@@ -132,12 +152,14 @@ class SimHost(LocalHost):
         super().write_file(path, self.paths.inward_bytes(data), mode=mode)
 
     def clock(self) -> float:
+        self._answering()
         return WorldClock(self.state.layout.sim_dir).now()  # what the host's `date` prints, without a process
 
     def port_on_host(self, port: int) -> int:
         return self._listening_port(port)
 
     def _listening_port(self, port: int) -> int:
+        self._answering()
         try:
             return resolve_port(self.state.layout, port)
         except SimPortNotListening:

@@ -93,27 +93,7 @@ class SshServer:
 
     def session_pids(self) -> list[int]:
         """The sshd processes serving connections now (children of the listener, and theirs)."""
-        children: dict[int, list[int]] = {}
-        comm: dict[int, str] = {}
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            name = stat[stat.index("(") + 1 : stat.rindex(")")]
-            ppid = int(stat[stat.rindex(")") + 2 :].split()[1])
-            pid = int(entry.name)
-            comm[pid] = name
-            children.setdefault(ppid, []).append(pid)
-        found, todo = [], list(children.get(self.process.pid, []))
-        while todo:
-            pid = todo.pop()
-            if comm.get(pid, "").startswith("sshd"):
-                found.append(pid)
-                todo.extend(children.get(pid, []))
-        return found
+        return _sshd_descendants(self.process.pid)
 
     def drop_connections(self) -> list[int]:
         """SIGKILL every sshd process serving a connection: clients see the connection drop.
@@ -128,6 +108,95 @@ class SshServer:
             except ProcessLookupError:
                 pass
         return pids
+
+
+def _sshd_descendants(listener: int) -> list[int]:
+    """The sshd processes below the listener `listener` (one per connection, and their privilege-separated ones)."""
+    children: dict[int, list[int]] = {}
+    comm: dict[int, str] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        ppid = int(stat[stat.rindex(")") + 2 :].split()[1])
+        pid = int(entry.name)
+        comm[pid] = name
+        children.setdefault(ppid, []).append(pid)
+    found, todo = [], list(children.get(listener, []))
+    while todo:
+        pid = todo.pop()
+        if comm.get(pid, "").startswith("sshd"):
+            found.append(pid)
+            todo.extend(children.get(pid, []))
+    return found
+
+
+def kill_sshd(directory: Path, world_root: Path | None = None) -> None:
+    """SIGKILL the sshd whose files are in `directory` (its pid file), every connection it serves and, given the
+    world it serves, the session wrappers of those connections, from any process: a machine that loses power stops
+    listening and drops its connections at once (world/hardware.py)."""
+    try:
+        listener = int((directory / "sshd.pid").read_text().split()[0])
+        with open(f"/proc/{listener}/stat") as stat:
+            alive = stat.read().split("(", 1)[1].startswith("sshd")  # not a pid file left behind, its number reused
+    except (OSError, ValueError, IndexError):
+        listener, alive = 0, False
+    sessions = _sshd_descendants(listener) if alive else []
+    wrappers = _session_wrappers(world_root) if world_root is not None else []
+    for pid in [*([listener] if alive else []), *sessions, *wrappers]:  # the listener first: no new connection
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def _session_wrappers(world_root: Path) -> list[int]:
+    """The forced commands (ssh_session) running for the world at `world_root`, by their command line."""
+    wanted = ["-m", "specops.sim.host.ssh_session", str(world_root)]
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        if argv[1:4] == wanted:
+            found.append(int(entry.name))
+    return found
+
+
+def restart_sshd(server: SshServer) -> None:
+    """Start the server's sshd again as it was (its config: the same port, host key and client keys), as a machine
+    back from a reboot starts its sshd; waits until it listens."""
+    if server.process.poll() is None:
+        return
+    config = server.directory / "sshd_config"
+    with open(server.directory / "sshd.log", "ab") as log:
+        server.process = subprocess.Popen(
+            [str(SSHD), "-D", "-e", "-f", str(config)], stdout=log, stderr=subprocess.STDOUT
+        )
+    _wait_listening(server)
+
+
+def _wait_listening(server: SshServer) -> None:
+    deadline = time.monotonic() + _START_TIMEOUT_S
+    log_path = server.directory / "sshd.log"
+    while True:
+        if server.process.poll() is not None:
+            raise RuntimeError(f"sshd exited {server.process.returncode}: {log_path.read_text()}")
+        try:
+            socket.create_connection(("127.0.0.1", server.port), timeout=1).close()
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                stop_sshd(server)
+                raise RuntimeError(f"sshd did not listen on {server.port}: {log_path.read_text()}") from None
+            time.sleep(0.05)
 
 
 def _config(directory: Path, port: int, host_key: Path, authorized_keys: Path, world_root: Path | None) -> str:
@@ -195,18 +264,8 @@ def start_sshd(directory: Path, *, world_root: Path | None = None) -> SshServer:
         user=getpass.getuser(),
     )
     server.known_hosts.write_text(server.known_hosts_line)
-    deadline = time.monotonic() + _START_TIMEOUT_S
-    while True:
-        if process.poll() is not None:
-            raise RuntimeError(f"sshd exited {process.returncode}: {log_path.read_text()}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return server
-        except OSError:
-            if time.monotonic() > deadline:
-                stop_sshd(server)
-                raise RuntimeError(f"sshd did not listen on {port}: {log_path.read_text()}") from None
-            time.sleep(0.05)
+    _wait_listening(server)
+    return server
 
 
 def stop_sshd(server: SshServer) -> None:

@@ -578,6 +578,30 @@ class Launcher:
             self.cleanup()
             os.killpg(os.getpgid(0), signal.SIGKILL)
 
+    def _maybe_strike_own_node(self, running: int) -> None:
+        """Rank 0's own node carries a node fault (`NAME:node=0`) that strikes at this load. A partition is the
+        link's failing, so the other nodes are told to strike it too: each side then names the other
+        (node_faults.py); anything else, this node acts it out and dies, and the others find rank 0 gone."""
+        own = node_faults.pending(self.world, self.layout)
+        if own is None or running < own[1] or self.store is None:
+            return
+        name = own[0]
+        if name == FaultName.NETWORK_PARTITION:
+            hardware.mark_fired(self.layout, name)
+            self.store.partition_all()
+            return
+        node_faults.strike(
+            name,
+            world=self.world,
+            layout=self.layout,
+            log=self.log,
+            placement=self.placement,
+            rank_zero=f"{self.store.address.host}<{self.store.address.port}>",
+            pid=self.pid,
+        )
+        self.cleanup()
+        os.killpg(os.getpgid(0), signal.SIGKILL)
+
     def _node_lost(self, node_rank: int, ranks: range, peer: str, fault: str | None = None) -> None:
         """Another node's process went away: NCCL's remote error in the watchdog, and this server dies with it. A
         link that failed (`fault` network_partition) is NCCL's InfiniBand completion error instead of a socket
@@ -795,6 +819,7 @@ class Launcher:
                 self._maybe_crash(engine, crash_fault, n, args)
             if self.store is not None:  # rank 0 over several nodes: a node fault may strike at this load
                 self.store.load_changed(n)
+                self._maybe_strike_own_node(n)
 
         engine = Engine(
             model=p.model,

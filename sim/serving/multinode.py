@@ -49,6 +49,7 @@ from typing import NoReturn
 
 from aiohttp import web
 
+from ..fault_names import FaultName
 from .errors import SGLANG_SRC, LaunchError, scheduler_traceback, server_args_traceback
 
 DEFAULT_DIST_TIMEOUT_S = 600  # torch's default process-group timeout with NCCL
@@ -447,6 +448,14 @@ class RankZeroStore:
         for peer in self.peers.values():
             if peer.fault and not peer.struck and peer.at_running is not None and running >= peer.at_running:
                 peer.struck = True
+                asyncio.get_running_loop().create_task(_send(peer.writer, {"strike": peer.fault}))
+
+    def partition_all(self) -> None:
+        """Rank 0's own node is cut off: every other node is told to strike a partition now (each reports the link
+        to rank 0 failed), and rank 0 reports the same of each when its link closes."""
+        for peer in self.peers.values():
+            if not peer.struck:
+                peer.fault, peer.struck = FaultName.NETWORK_PARTITION.value, True
                 asyncio.get_running_loop().create_task(_send(peer.writer, {"strike": peer.fault}))
 
     def _refusal(self, node_rank: int, version: str) -> str | None:

@@ -17,9 +17,15 @@ What a real cluster shows, and so what the node shows here:
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
+
 from ..fault_names import NODE_FAULTS, FaultName
 from ..faults import GpuLost, NodeReboots
 from ..host.gpu.devices import host_gpus
+from ..host.process_view import world_processes
+from ..host.ssh_gateway import kill_sshd
 from ..world import hardware
 from ..world.layout import WorldLayout
 from ..world.state import WorldState
@@ -27,6 +33,7 @@ from .errors import SGLANG_SRC, python_traceback
 from .logs import ServerLog
 from .multinode import NodePlacement, ib_completion_line, remote_exit_lines
 
+SSH_DIR = "ssh"  # the world's sshd files, under its .sim directory (world.py: SimWorld.start_ssh)
 SIGQUIT_LINE = "Received sigquit from a child process. It usually means the child failed."
 
 
@@ -53,9 +60,9 @@ def strike(
     hardware.mark_fired(layout, name)
     fault = world.fault(FaultName(name))
     if name == FaultName.NODE_DIES:
-        hardware.power_off(layout)
+        lose_power(layout)
     elif name == FaultName.NODE_REBOOTS and isinstance(fault, NodeReboots):
-        hardware.power_off(layout, back_after_s=fault.down_s)
+        lose_power(layout, back_after_s=fault.down_s)
     elif name == FaultName.NETWORK_PARTITION:
         own = placement.ranks.start
         local = rank_zero.split("<")[0]  # every node of a simulated cluster is on this machine's loopback
@@ -92,3 +99,15 @@ def strike(
         )
         log.scheduler(f"Scheduler hit an exception: {trace.rstrip()}")
         log.server(SIGQUIT_LINE)
+
+
+def lose_power(layout: WorldLayout, *, back_after_s: float | None = None) -> None:
+    """The node's power goes: its sshd and every connection it serves first (clients see them drop, new ones are
+    refused), then every process of the node's world but this one, which its caller kills last (SIGKILL: nothing
+    gets to say a word)."""
+    hardware.power_off(layout, back_after_s=back_after_s)
+    kill_sshd(layout.sim_dir / SSH_DIR, layout.root)
+    for pid in sorted(int(p) for p in world_processes(str(layout.root))):
+        if pid != os.getpid():
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)

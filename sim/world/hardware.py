@@ -2,17 +2,20 @@
 logs what the hardware did (dmesg), a GPU falls off the bus (Xid 79).
 
 A real node that loses power drops every SSH connection and answers no new one; when it reboots, the kernel draws
-a new `/proc/sys/kernel/random/boot_id` and logs from uptime 0 again; a GPU that fell off the bus stays gone until
+a new `/proc/sys/kernel/random/boot_id`, counts `/proc/uptime` from 0 and logs from uptime 0 again; a GPU that fell off the bus stays gone until
 the node is reset (NVRM logs "Xid (PCI:...): 79, ... GPU has fallen off the bus." and nvidia-smi can no longer
-reach it). Here that is three files under the world's .sim directory, written by the serving simulator when a node
+reach it). Here that is a few files under the world's .sim directory, written by the serving simulator when a node
 fault fires (serving/node_faults.py) and read by what a tool meets: the sshd session wrapper and SimHost (a node
-that is down), `dmesg` (the kernel log), `nvidia-smi` and the launch (a lost GPU).
+that is down), `dmesg` (the kernel log), `nvidia-smi` and the launch (a lost GPU). The node's own processes and its
+sshd are killed by the fault itself (serving/node_faults.py); the world that owns the sshd starts it again once a
+rebooted node is back (world/world.py).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -21,27 +24,65 @@ from .clock import WorldClock
 from .layout import WorldLayout
 
 BOOT_ID = "/proc/sys/kernel/random/boot_id"  # as the host names it
+UPTIME = "/proc/uptime"  # as the host names it: "<seconds since boot> <idle seconds, summed over CPUs>"
+# How long a node has been up when its world starts: a machine in service, not one just booted (any figure would
+# do; a reboot starts it again from 0).
+UP_AT_START_S = 9 * 86400 + 4 * 3600 + 17 * 60
 _POWER = "power.json"  # {"down_until": modelled epoch seconds, or null: down for good}
 _KERNEL_LOG = "kernel.log"  # one line per kernel message, "[uptime] text"
 _LOST_GPUS = "lost_gpus.json"  # [GPU index, ...]
 _FIRED = "fired_faults.json"  # [fault name, ...]: the node faults that have struck (each strikes once)
 
 
-def new_boot(layout: WorldLayout) -> None:
-    """A boot: a new boot id and an empty kernel log (what a tool reads after a reboot)."""
+def new_boot(layout: WorldLayout, *, at: float | None = None) -> None:
+    """A boot at `at` (modelled epoch seconds; default now): a new boot id, an empty kernel log and uptime from 0
+    (what a tool reads after a reboot)."""
     path = layout.host_path(BOOT_ID)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(f"{uuid.uuid4()}\n")
     (layout.sim_dir / _KERNEL_LOG).write_text("")
-    _write(layout, "boot.json", {"at": WorldClock(layout.sim_dir).now()})
+    _write(layout, "boot.json", {"at": WorldClock(layout.sim_dir).now() if at is None else at})
+
+
+def uptime(layout: WorldLayout) -> float:
+    """Seconds since the node booted, on its clock (0 for a world that never recorded a boot)."""
+    return max(WorldClock(layout.sim_dir).now() - boot_time(layout), 0.0) if math.isfinite(boot_time(layout)) else 0.0
+
+
+def write_uptime(layout: WorldLayout, cpus: int) -> None:
+    """Bring the host's /proc/uptime up to its clock. The kernel computes the file at each read; here it is written
+    where a read can begin (each command of the host, each file read through the Host interface), so a program that
+    reads it twice in one command sees the first value again. Idle time is taken as every CPU idle all along."""
+    _write_uptime(layout, uptime(layout), cpus)
+
+
+def _write_uptime(layout: WorldLayout, up: float, cpus: int) -> None:
+    path = layout.host_path(UPTIME)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(".uptime.tmp")
+    tmp.write_text(f"{up:.2f} {up * max(cpus, 1):.2f}\n")
+    tmp.replace(path)
+
+
+def first_boot(layout: WorldLayout, cpus: int) -> None:
+    """The boot a new world's node has been up since (UP_AT_START_S before its clock starts, which is now)."""
+    now = time.time()  # the world's clock starts at this machine's time (clock.py), once the world is saved
+    new_boot(layout, at=now - UP_AT_START_S)
+    _write_uptime(layout, UP_AT_START_S, cpus)
 
 
 def power_off(layout: WorldLayout, *, back_after_s: float | None = None) -> None:
     """The node goes down; it is up again `back_after_s` of its seconds later (rebooted), or never (None)."""
     until = None if back_after_s is None else WorldClock(layout.sim_dir).now() + back_after_s
     _write(layout, _POWER, {"down_until": until})
-    if back_after_s is not None:
-        new_boot(layout)  # the boot id the node shows once it answers again
+    if until is not None:
+        new_boot(layout, at=until)  # the boot the node shows once it answers again: its uptime counts from then
+        (layout.sim_dir / _LOST_GPUS).unlink(missing_ok=True)  # a GPU off the bus is back after a power cycle
+
+
+def was_powered_off(layout: WorldLayout) -> bool:
+    """Whether the node has lost power at some point (it may be back)."""
+    return (layout.sim_dir / _POWER).is_file()
 
 
 def is_down(layout: WorldLayout) -> bool:

@@ -2,7 +2,9 @@
 
 The world process owns the Hub emulator (a thread) and the host's directory
 tree. Servers the agent launches on the host are separate processes; closing
-the world stops those that are still up, so nothing outlives it.
+the world stops those that are still up, so nothing outlives it. A world
+reached over SSH keeps its sshd in step with the node's power: a rebooted node
+listens again once it is back (world/hardware.py).
 """
 
 from __future__ import annotations
@@ -12,18 +14,20 @@ import os
 import shutil
 import signal
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
 from ..faults import Fault
 from ..host.build import build_host
-from ..host.ssh_gateway import SshServer, start_sshd, stop_sshd
+from ..host.ssh_gateway import SshServer, kill_sshd, restart_sshd, start_sshd, stop_sshd
 from ..hub.fixtures import load_fixtures
 from ..hub.runner import HubEmulatorThread
 from ..profiles import builtin_profiles, load_profile
 from ..profiles.cluster import is_cluster_profile
 from ..profiles.schema import Profile
+from . import hardware
 from .calibration import calibrated_time_scale
 from .gpu_registry import live_holdings
 from .layout import SIM_HOST_PREFIX, WORLD_DIR_PREFIX, WorldLayout, world_root, world_runs_at, world_spec
@@ -33,6 +37,8 @@ from .state import WorldState
 
 log = logging.getLogger(__name__)
 
+POWER_WATCH_S = 0.1  # how often a world with an sshd looks at its node's power (this machine's seconds)
+
 
 class SimWorld:
     def __init__(self, state: WorldState, hub: HubEmulatorThread, *, owns_root: bool) -> None:
@@ -41,6 +47,9 @@ class SimWorld:
         self.ssh: SshServer | None = None
         self._owns_root = owns_root
         self._closed = False
+        self._power_watch: threading.Thread | None = None
+        self._stop_watch = threading.Event()
+        self._ssh_lock = threading.Lock()  # the watch restarts the sshd; close stops it
 
     @classmethod
     def start_fast(cls, profile: Profile | str, **kwargs) -> SimWorld:
@@ -166,7 +175,31 @@ class SimWorld:
         """Make the host reachable over real SSH too (an sshd on loopback whose sessions land on it)."""
         if self.ssh is None:
             self.ssh = start_sshd(self.layout.sim_dir / "ssh", world_root=self.root)
+            self._power_watch = threading.Thread(target=self._watch_power, name="sim-power-watch", daemon=True)
+            self._power_watch.start()
         return self.ssh
+
+    def _watch_power(self) -> None:
+        """Keep the sshd in step with the node's power (world/hardware.py): gone while the node is down (the fault
+        killed it already; this catches a connection that raced it), started again as it was (same port, same host
+        key) once a rebooted node is back, as a machine's init starts its sshd at boot."""
+        while not self._stop_watch.wait(POWER_WATCH_S):
+            if not hardware.was_powered_off(self.layout):
+                continue
+            down = hardware.is_down(self.layout)
+            with self._ssh_lock:
+                if self.ssh is None or self._closed:
+                    return
+                running = self.ssh.process.poll() is None
+                if down and running:
+                    kill_sshd(self.ssh.directory, self.root)
+                    self.ssh.process.wait()
+                elif not down and not running:
+                    try:
+                        restart_sshd(self.ssh)
+                    except RuntimeError as exc:  # the port was taken meanwhile: the node stays unreachable
+                        log.warning("sim node %s: sshd did not come back after the reboot: %s", self.root, exc)
+                        return
 
     def summary(self) -> dict[str, object]:
         """What `specops sim up` prints: enough to reach everything in the world."""
@@ -201,9 +234,13 @@ class SimWorld:
         """Stop the host's servers and the Hub; remove the tree if this world made it."""
         if self._closed:
             return
-        self._closed = True
-        if self.ssh is not None:
-            stop_sshd(self.ssh)
+        self._stop_watch.set()
+        with self._ssh_lock:
+            self._closed = True
+            if self.ssh is not None:
+                stop_sshd(self.ssh)
+        if self._power_watch is not None:
+            self._power_watch.join(timeout=15)
         stop_host_processes(self.layout)
         self.hub.stop()
         if self._owns_root and not keep_root:

@@ -55,6 +55,7 @@ def test_world_json_env_and_layout(seed):
     assert sorted(p.name for p in (root / ".sim/bin").iterdir()) == [
         "date",  # the host's clock (sim/world/clock.py)
         "df",
+        "dmesg",  # the kernel log (sim/world/hardware.py)
         "du",  # counts a virtual mount as its df does (sim/host/disk/allocation.py)
         "free",
         "hf",
