@@ -565,18 +565,22 @@ class Launcher:
             self.rank_zero_shutdown.set()
         elif said == "lost":
             self._node_lost(0, range(self.placement.ranks_per_node), f"{host}<{port}>")
-        else:  # this node's fault strikes now: it dies as the fault leaves it (node_faults.py)
-            node_faults.strike(
-                said,
-                world=self.world,
-                layout=self.layout,
-                log=self.log,
-                placement=self.placement,
-                rank_zero=f"{host}<{port}>",
-                pid=self.pid,
-            )
-            self.cleanup()
-            os.killpg(os.getpgid(0), signal.SIGKILL)
+        else:  # this node's fault strikes now
+            self._strike(said, f"{host}<{port}>")
+
+    def _strike(self, name: str, rank_zero: str) -> None:
+        """This node's fault `name` strikes: acted out (node_faults.py), then the node's server dies with it."""
+        node_faults.strike(
+            name,
+            world=self.world,
+            layout=self.layout,
+            log=self.log,
+            placement=self.placement,
+            rank_zero=rank_zero,
+            pid=self.pid,
+        )
+        self.cleanup()
+        os.killpg(os.getpgid(0), signal.SIGKILL)
 
     def _maybe_strike_own_node(self, running: int) -> None:
         """Rank 0's own node carries a node fault (`NAME:node=0`) that strikes at this load. A partition is the
@@ -590,17 +594,7 @@ class Launcher:
             hardware.mark_fired(self.layout, name)
             self.store.partition_all()
             return
-        node_faults.strike(
-            name,
-            world=self.world,
-            layout=self.layout,
-            log=self.log,
-            placement=self.placement,
-            rank_zero=f"{self.store.address.host}<{self.store.address.port}>",
-            pid=self.pid,
-        )
-        self.cleanup()
-        os.killpg(os.getpgid(0), signal.SIGKILL)
+        self._strike(name, f"{self.store.address.host}<{self.store.address.port}>")
 
     def _node_lost(self, node_rank: int, ranks: range, peer: str, fault: str | None = None) -> None:
         """Another node's process went away: NCCL's remote error in the watchdog, and this server dies with it. A

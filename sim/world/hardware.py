@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -59,9 +61,7 @@ def write_uptime(layout: WorldLayout, cpus: int) -> None:
 def _write_uptime(layout: WorldLayout, up: float, cpus: int) -> None:
     path = layout.host_path(UPTIME)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(".uptime.tmp")
-    tmp.write_text(f"{up:.2f} {up * max(cpus, 1):.2f}\n")
-    tmp.replace(path)
+    _replace(path, f"{up:.2f} {up * max(cpus, 1):.2f}\n")
 
 
 def first_boot(layout: WorldLayout, cpus: int) -> None:
@@ -154,6 +154,12 @@ def _read(layout: WorldLayout, name: str, default: Any) -> Any:
 
 def _write(layout: WorldLayout, name: str, value: object) -> None:
     path: Path = layout.sim_dir / name
-    tmp = path.with_name(f".{name}.tmp")
-    tmp.write_text(json.dumps(value))
+    _replace(path, json.dumps(value))
+
+
+def _replace(path: Path, text: str) -> None:
+    """Write `text` to `path` whole: through a temporary file of this writer's own (a host's commands run side by
+    side, each bringing /proc/uptime up to date), renamed over it."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp.write_text(text)
     tmp.replace(path)

@@ -93,59 +93,59 @@ def _look_at(node: ToolContext | None, rank: RankProcess, rank0_log: str, named:
     who = f"node {rank.node_rank} ({rank.host})"
     if node is None:
         return None
-    try:
-        boot = node.host.run(["cat", BOOT_ID_PATH], timeout=CHECK_TIMEOUT_S, idempotent=True)
-    except HostError as exc:
+
+    def found(kind: NodeFaultKind, words: str, remedy: str, evidence: list[str]) -> NodeFault:
         return NodeFault(
             node_rank=rank.node_rank,
             host=rank.host,
+            kind=kind,
+            words=words,
+            remedy=remedy,
+            evidence=evidence,
+            log_path=rank.log_path,
+        )
+
+    try:
+        boot = node.host.run(["cat", BOOT_ID_PATH], timeout=CHECK_TIMEOUT_S, idempotent=True)
+    except HostError as exc:
+        return found(
             kind="node_down",
             words=f"{who} does not answer ({_no_answer(exc)}): it went down while the server ran "
             "(power, a kernel panic, or a reboot still under way)",
             remedy=f"bring {who} back (its console or BMC: power, kernel log), check its GPUs with nvidia-smi, then "
             "relaunch and measure again from this level",
             evidence=_peer_lines(rank0_log),
-            log_path=rank.log_path,
         )
     log = _quiet_tail(node, rank.log_path)
     kernel = _kernel_log(node)
     xid = _gpu_xid(kernel)
     if xid is not None:
         line, code = xid
-        return NodeFault(
-            node_rank=rank.node_rank,
-            host=rank.host,
+        return found(
             kind="gpu_lost",
             words=f"a GPU of {who} {_GPU_GONE.get(code, f'failed (Xid {code})')} (Xid {code}) and its rank died "
             "with it",
             remedy=f"the GPU is gone until {who} is reset: reboot the node (or reset the GPU with nvidia-smi -r), "
             "check nvidia-smi lists every GPU, then relaunch; or launch on nodes whose GPUs all answer",
             evidence=[line, *_CUDA_ERROR.findall(log)[:1], *_peer_lines(rank0_log)[:1]],
-            log_path=rank.log_path,
         )
     if rank.boot_id and boot.ok and boot.stdout.strip() and boot.stdout.strip() != rank.boot_id:
-        return NodeFault(
-            node_rank=rank.node_rank,
-            host=rank.host,
+        return found(
             kind="node_rebooted",
             words=f"{who} rebooted while the server ran (its boot id changed since the launch; its rank's process "
             "went with the reboot)",
             remedy=f"find why {who} rebooted (its kernel log from the last boot, the BMC's event log), then relaunch "
             "and measure again from this level",
             evidence=_peer_lines(rank0_log),
-            log_path=rank.log_path,
         )
     if _NETWORK_ERROR.search(log) and named_peer(log) == 0 and _NETWORK_ERROR.search(rank0_log):
-        return NodeFault(
-            node_rank=rank.node_rank,
-            host=rank.host,
+        return found(
             kind="network",
             words=f"the link between node 0 and {who} failed: both sides report a network error naming the other, "
             "and both nodes are up",
             remedy=f"check the fabric between node 0 and {who} (ibstat and ibv_devinfo on both, the switch ports, "
             "NCCL_IB_HCA / NCCL_SOCKET_IFNAME), then relaunch and measure again from this level",
             evidence=[*_peer_lines(rank0_log)[:1], *_peer_lines(log)[:1]],
-            log_path=rank.log_path,
         )
     if node.host.is_running(rank.process) or (peer_lost(log) and named_peer(log) is not None):
         return None  # it went down because rank 0 did, or is still up: not the node at fault
@@ -153,23 +153,17 @@ def _look_at(node: ToolContext | None, rank: RankProcess, rank0_log: str, named:
         return None
     own = diagnose(log) if log.strip() else None
     if own is not None and own.lines and not peer_lost(log):
-        return NodeFault(
-            node_rank=rank.node_rank,
-            host=rank.host,
+        return found(
             kind="rank_exited",
             words=f"the rank on {who} exited first: {own.lines[-1][:200]}",
             remedy=f"read that rank's log on {who}: {own.remedy}",
             evidence=own.lines[-2:],
-            log_path=rank.log_path,
         )
-    return NodeFault(
-        node_rank=rank.node_rank,
-        host=rank.host,
+    return found(
         kind="rank_killed",
         words=f"the rank on {who} was killed without a word in its log (the OOM killer, or a kill from outside)",
         remedy=f"read {who}'s kernel log (dmesg) for the OOM killer and its host memory, then relaunch",
         evidence=_peer_lines(rank0_log),
-        log_path=rank.log_path,
     )
 
 
