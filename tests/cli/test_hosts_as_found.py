@@ -75,6 +75,8 @@ def snapshot(world: SimWorld) -> dict[str, tuple[int, int]]:
             path.is_relative_to(d) for d in (world.layout.ports_dir, world.layout.gpu_dir)
         ):
             continue  # world.json, the clock and counters are the simulator's own bookkeeping
+        if path.is_relative_to(root / "proc"):
+            continue  # the kernel's view (/proc/uptime moves with the host's clock): not a change anyone made
         stat = path.lstat()
         found[str(path.relative_to(root))] = (stat.st_size if path.is_file() else 0, stat.st_mtime_ns)
     return found
