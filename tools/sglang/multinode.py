@@ -172,18 +172,21 @@ def start_across_nodes(
 
 def stop_ranks(
     contexts: Sequence[ToolContext], ranks: Sequence[RankProcess], *, grace_s: float = STOP_GRACE_S
-) -> list[str]:
+) -> dict[int, str]:
     """Stop every rank still running, rank 0 first (its shutdown ends the others in SGLang). Returns the ranks on
-    nodes that did not answer (a node that went down took its rank with it, or holds it still: said, not raised)."""
+    nodes that did not answer, by node rank, in words (a node that went down took its rank with it, or holds it
+    still: said, not raised)."""
     by_host = {ctx.host.spec: ctx for ctx in contexts}
-    unreached = []
+    unreached = {}
     for rank in ranks:
         ctx = by_host.get(rank.host)
         try:
             if ctx is not None and ctx.host.is_running(rank.process):
                 ctx.host.stop(rank.process, grace_s=grace_s)
         except (ConnectionDropped, HostUnreachable) as exc:
-            unreached.append(f"rank {rank.node_rank} on {rank.host} (pid {rank.pid}): its node did not answer ({exc})")
+            unreached[rank.node_rank] = (
+                f"rank {rank.node_rank} on {rank.host} (pid {rank.pid}): its node did not answer ({exc})"
+            )
     return unreached
 
 

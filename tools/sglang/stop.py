@@ -142,9 +142,9 @@ def _stop_other_ranks(ctx: ToolContext, server: RunningServer, grace_s: float) -
     unreached = stop_ranks(ctx.nodes, others, grace_s=grace_s)
     by_host = {node.host.spec: node for node in ctx.nodes}
     for rank in others:
-        if rank.host in by_host and not any(u.startswith(f"rank {rank.node_rank} ") for u in unreached):
+        if rank.host in by_host and rank.node_rank not in unreached:
             forget_record(by_host[rank.host], rank.pgid)
-    return unreached
+    return list(unreached.values())
 
 
 def _stop_replicated(ctx: ToolContext, server: RunningServer, args: StopArgs) -> StopResult:
