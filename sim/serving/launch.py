@@ -897,7 +897,10 @@ class Launcher:
 
     async def _crash(self, args: ServerArgs) -> None:
         """The batch hangs in an all-reduce; the NCCL watchdog fires and the server dies."""
-        await asyncio.sleep(min(args.watchdog_timeout, 300) / self.world.time_scale)
+        # Hung: nothing is served while the watchdog counts, so the host's time goes on at the pace of waiting
+        # (as a hung load's does), on the host's clock like every other modelled wait.
+        hang_s = min(args.watchdog_timeout, 300)
+        await self.clock.sleep_until(self.clock.now() + hang_s, rate=self.world.load_time_scale)
         stamp = self.log.stamp().replace("-", "").replace(" ", " ")
         self.log.raw(
             f"[rank3]:[E{stamp[4:8]} {stamp[9:]}.000000 ProcessGroupNCCL.cpp:632] [Rank 3] Watchdog caught collective "
