@@ -197,7 +197,7 @@ _SHARED_DEVICES = ("null", "zero", "full", "random", "urandom", "tty", "ptmx", "
 
 def _system_files(layout: WorldLayout, profile: Profile) -> None:
     """What the modelled machine's OS says of itself where a real host's tools read it: /etc/os-release,
-    /proc/cpuinfo, its boot id and uptime, `uname`; and its /dev, with this machine's null, zero, random... linked in."""
+    /proc/cpuinfo, its boot id, `uname`; and its /dev, with this machine's null, zero, random... linked in."""
     software = profile.software
     os_release = layout.host_path("/etc/os-release")
     os_release.parent.mkdir(parents=True, exist_ok=True)
@@ -208,7 +208,7 @@ def _system_files(layout: WorldLayout, profile: Profile) -> None:
     cpuinfo.write_text(
         "".join(f"processor\t: {i}\nmodel name\t: {profile.cpu.model}\n\n" for i in range(profile.cpu.cores))
     )
-    hardware.first_boot(layout, profile.cpu.cores)  # its boot id and /proc/uptime; a reboot draws new ones
+    hardware.first_boot(layout)  # its boot id; a reboot draws a new one
     devices = layout.host_path("/dev")
     devices.mkdir(parents=True, exist_ok=True)
     for name in _SHARED_DEVICES:

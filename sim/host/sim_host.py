@@ -102,7 +102,6 @@ class SimHost(LocalHost):
     ) -> CommandResult:
         words = check_argv(argv)
         self._answering()
-        hardware.write_uptime(self.state.layout, self.state.profile.cpu.cores)
         done = super().run(
             [self.paths.inward(w) for w in words],
             timeout=timeout,
@@ -140,8 +139,6 @@ class SimHost(LocalHost):
 
     def read_file(self, path: str) -> bytes:
         self._answering()
-        if path == hardware.UPTIME:
-            hardware.write_uptime(self.state.layout, self.state.profile.cpu.cores)
         try:
             return self.paths.outward_bytes(super().read_file(path))
         except RemoteFileNotFound:

@@ -5,8 +5,7 @@ session, with the client's command in SSH_ORIGINAL_COMMAND. This wrapper gives
 the session the host's environment and home, applies the `ssh_drop` fault (the
 connection dies under the client, as a flaky link does), then runs the
 client's command, serves sftp, or becomes a login shell. A node that is powered
-off (world/hardware.py) drops every connection instead. Each session brings the
-host's /proc/uptime up to its clock first. Commands and files
+off (world/hardware.py) drops every connection instead. Commands and files
 name host paths: the command line and its stdin are translated in, its output
 out (host_paths.py), and sftp is served by sftp_server.py with the same
 translation.
@@ -71,7 +70,6 @@ def main(argv: list[str]) -> int:
         return 255
     # Plain json, not the pydantic WorldState: every SSH command pays this start-up.
     state = json.loads(layout.state_file.read_text())
-    hardware.write_uptime(layout, int(state["profile"]["cpu"]["cores"]))  # /proc/uptime as of this session
     os.environ.update(state["env"])
     os.chdir(layout.home)
     command = os.environ.pop("SSH_ORIGINAL_COMMAND", "")

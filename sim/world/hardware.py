@@ -2,8 +2,8 @@
 logs what the hardware did (dmesg), a GPU falls off the bus (Xid 79).
 
 A real node that loses power drops every SSH connection and answers no new one; when it reboots, the kernel draws
-a new `/proc/sys/kernel/random/boot_id`, counts `/proc/uptime` from 0 and logs from uptime 0 again; a GPU that fell off the bus stays gone until
-the node is reset (NVRM logs "Xid (PCI:...): 79, ... GPU has fallen off the bus." and nvidia-smi can no longer
+a new `/proc/sys/kernel/random/boot_id` and logs from 0 seconds since boot again; a GPU that fell off the bus stays
+gone until the node is reset (NVRM logs "Xid (PCI:...): 79, ... GPU has fallen off the bus." and nvidia-smi can no longer
 reach it). Here that is a few files under the world's .sim directory, written by the serving simulator when a node
 fault fires (serving/node_faults.py) and read by what a tool meets: the sshd session wrapper and SimHost (a node
 that is down), `dmesg` (the kernel log), `nvidia-smi` and the launch (a lost GPU). The node's own processes and its
@@ -26,7 +26,6 @@ from .clock import WorldClock
 from .layout import WorldLayout
 
 BOOT_ID = "/proc/sys/kernel/random/boot_id"  # as the host names it
-UPTIME = "/proc/uptime"  # as the host names it: "<seconds since boot> <idle seconds, summed over CPUs>"
 # How long a node has been up when its world starts: a machine in service, not one just booted (any figure would
 # do; a reboot starts it again from 0).
 UP_AT_START_S = 9 * 86400 + 4 * 3600 + 17 * 60
@@ -37,8 +36,8 @@ _FIRED = "fired_faults.json"  # [fault name, ...]: the node faults that have str
 
 
 def new_boot(layout: WorldLayout, *, at: float | None = None) -> None:
-    """A boot at `at` (modelled epoch seconds; default now): a new boot id, an empty kernel log and uptime from 0
-    (what a tool reads after a reboot)."""
+    """A boot at `at` (modelled epoch seconds; default now): a new boot id and an empty kernel log (what a tool
+    reads after a reboot)."""
     path = layout.host_path(BOOT_ID)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(f"{uuid.uuid4()}\n")
@@ -46,29 +45,10 @@ def new_boot(layout: WorldLayout, *, at: float | None = None) -> None:
     _write(layout, "boot.json", {"at": WorldClock(layout.sim_dir).now() if at is None else at})
 
 
-def uptime(layout: WorldLayout) -> float:
-    """Seconds since the node booted, on its clock (0 for a world that never recorded a boot)."""
-    return max(WorldClock(layout.sim_dir).now() - boot_time(layout), 0.0) if math.isfinite(boot_time(layout)) else 0.0
-
-
-def write_uptime(layout: WorldLayout, cpus: int) -> None:
-    """Bring the host's /proc/uptime up to its clock. The kernel computes the file at each read; here it is written
-    where a read can begin (each command of the host, each file read through the Host interface), so a program that
-    reads it twice in one command sees the first value again. Idle time is taken as every CPU idle all along."""
-    _write_uptime(layout, uptime(layout), cpus)
-
-
-def _write_uptime(layout: WorldLayout, up: float, cpus: int) -> None:
-    path = layout.host_path(UPTIME)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _replace(path, f"{up:.2f} {up * max(cpus, 1):.2f}\n")
-
-
-def first_boot(layout: WorldLayout, cpus: int) -> None:
+def first_boot(layout: WorldLayout) -> None:
     """The boot a new world's node has been up since (UP_AT_START_S before its clock starts, which is now)."""
     now = time.time()  # the world's clock starts at this machine's time (clock.py), once the world is saved
     new_boot(layout, at=now - UP_AT_START_S)
-    _write_uptime(layout, UP_AT_START_S, cpus)
 
 
 def power_off(layout: WorldLayout, *, back_after_s: float | None = None) -> None:
@@ -76,7 +56,7 @@ def power_off(layout: WorldLayout, *, back_after_s: float | None = None) -> None
     until = None if back_after_s is None else WorldClock(layout.sim_dir).now() + back_after_s
     _write(layout, _POWER, {"down_until": until})
     if until is not None:
-        new_boot(layout, at=until)  # the boot the node shows once it answers again: its uptime counts from then
+        new_boot(layout, at=until)  # the boot the node shows once it answers again
         (layout.sim_dir / _LOST_GPUS).unlink(missing_ok=True)  # a GPU off the bus is back after a power cycle
 
 
@@ -158,8 +138,8 @@ def _write(layout: WorldLayout, name: str, value: object) -> None:
 
 
 def _replace(path: Path, text: str) -> None:
-    """Write `text` to `path` whole: through a temporary file of this writer's own (a host's commands run side by
-    side, each bringing /proc/uptime up to date), renamed over it."""
+    """Write `text` to `path` whole: through a temporary file of this writer's own (a node's processes may write
+    side by side), renamed over it."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     tmp.write_text(text)
     tmp.replace(path)

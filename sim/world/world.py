@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..fault_names import FaultName
 from ..faults import Fault
 from ..host.build import build_host
 from ..host.ssh_gateway import SshServer, kill_sshd, restart_sshd, start_sshd, stop_sshd
@@ -37,6 +38,7 @@ from .state import WorldState
 
 log = logging.getLogger(__name__)
 
+POWER_FAULTS = (FaultName.NODE_DIES, FaultName.NODE_REBOOTS)  # the faults that power a node off
 POWER_WATCH_S = 0.1  # how often a world with an sshd looks at its node's power (this machine's seconds)
 
 
@@ -175,8 +177,9 @@ class SimWorld:
         """Make the host reachable over real SSH too (an sshd on loopback whose sessions land on it)."""
         if self.ssh is None:
             self.ssh = start_sshd(self.layout.sim_dir / "ssh", world_root=self.root)
-            self._power_watch = threading.Thread(target=self._watch_power, name="sim-power-watch", daemon=True)
-            self._power_watch.start()
+            if any(self.state.fault(name) is not None for name in POWER_FAULTS):  # only these take the node down
+                self._power_watch = threading.Thread(target=self._watch_power, name="sim-power-watch", daemon=True)
+                self._power_watch.start()
         return self.ssh
 
     def _watch_power(self) -> None:

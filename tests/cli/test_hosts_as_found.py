@@ -76,7 +76,7 @@ def snapshot(world: SimWorld) -> dict[str, tuple[int, int]]:
         ):
             continue  # world.json, the clock and counters are the simulator's own bookkeeping
         if path.is_relative_to(root / "proc"):
-            continue  # the kernel's view (/proc/uptime moves with the host's clock): not a change anyone made
+            continue  # /proc is the kernel's view of the node (its boot id), not a change anyone made
         stat = path.lstat()
         found[str(path.relative_to(root))] = (stat.st_size if path.is_file() else 0, stat.st_mtime_ns)
     return found
