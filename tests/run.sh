@@ -65,8 +65,8 @@ phase lint .venv/bin/ruff check --quiet .
 phase format .venv/bin/ruff format --check --quiet .
 phase types bash tests/typecheck.sh
 phase imports bash tests/import_contracts.sh
-phase serial .venv/bin/python -m pytest -m serial "$@"
-phase parallel .venv/bin/python -m pytest -m "not serial" -n 4 --dist loadfile "$@"
+phase serial .venv/bin/python -m pytest -m serial --durations=10 "$@"
+phase parallel .venv/bin/python -m pytest -m "not serial" -n 4 --dist loadfile --durations=30 "$@"
 if [ "${#failed[@]}" -ne 0 ]; then
   echo "tests/run.sh: failed phases: ${failed[*]}" >&2
   exit 1
