@@ -9,7 +9,7 @@ import pytest
 from specops.agent.run import RunOptions, run_goal
 from specops.tools.hosts import HostRequest
 
-from .test_playbook_runs import _tools
+from .transcript_calls import tool_calls
 
 
 def _crash_at_64(tmp_path, fault: str):
@@ -25,7 +25,9 @@ def _crash_at_64(tmp_path, fault: str):
 
 def _speculative_launches(run_dir) -> list[dict]:
     return [
-        a["config"] for t, a, _ in _tools(run_dir) if t == "launch_server" and a["config"].get("speculative_algorithm")
+        a["config"]
+        for t, a, _ in tool_calls(run_dir)
+        if t == "launch_server" and a["config"].get("speculative_algorithm")
     ]
 
 
