@@ -68,12 +68,30 @@ def _under(path: str, root: str) -> bool:
     return path == root or path.startswith(root + "/") or root == "/"
 
 
+def goal_needs_of(tool: str, args: BaseModel) -> list[str]:
+    """The models a call shows the goal needs, as host paths or repo ids: the target and drafter it reads, the
+    drafter it downloads (and where), the models it serves. The space tools never offer these for deletion."""
+    given = args.model_dump()
+    if tool == "read_drafter_config":
+        sources = [given.get("target") or {}, given.get("drafter") or {}]
+        found = [source.get("path") or source.get("repo_id") for source in sources]
+    elif tool == "start_download":
+        found = [given.get("repo_id"), given.get("target_dir")]
+    elif tool == "launch_server":
+        config = given.get("config") or {}
+        found = [config.get("model_path"), config.get("drafter_path")]
+    else:
+        return []
+    return [str(f) for f in found if f]
+
+
 @dataclass
 class ApprovalPolicy:
     recorder: Recorder
     allow_delete: Sequence[str] = ()
     ask: AskYesNo | None = None  # the terminal's yes/no, for the --ask-once round's deletion questions only
     created_paths: set[str] = field(default_factory=set)
+    goal_needs: set[str] = field(default_factory=set)  # what the run's calls show the goal needs (goal_needs_of)
     changed: bool = False  # a change has been made (or tried): the round of questions is over
     granted: list[UserApproval] = field(default_factory=list)
 
@@ -98,11 +116,16 @@ class ApprovalPolicy:
         """The arguments the call may run with: the user's approvals handed in, nothing the user did not allow."""
         if not self.changed and self._changes(tool, args, ctx):
             self.changed = True
+        self.goal_needs.update(goal_needs_of(tool, args))
         if tool not in SPACE_TOOLS:
             return args
         assert isinstance(args, ListFreeableArgs | FreeSpaceArgs), "the registry's arguments of the space tools"
         deleting = tool in DELETING_TOOLS and not getattr(args, "dry_run", True)
-        update: dict = {"user_approvals": list(self.granted), "created_paths": self._created(args, ctx, deleting)}
+        update: dict = {
+            "user_approvals": list(self.granted),
+            "created_paths": self._created(args, ctx, deleting),
+            "goal_needs": sorted(self.goal_needs),
+        }
         if tool in DELETING_TOOLS:
             assert isinstance(args, FreeSpaceArgs), "free_space's arguments"
             named = list(dict.fromkeys(ctx.resolve(p) for p in args.approved_paths))

@@ -83,9 +83,11 @@ def _is_yes(answer: str) -> bool:
     return bool(words) and words[0] in YES
 
 
-def deletion_questions(ctx: ToolContext, specs: list[str], created_paths: list[str]) -> dict[str, str] | str:
+def deletion_questions(
+    ctx: ToolContext, specs: list[str], created_paths: list[str], goal_needs: list[str] | None = None
+) -> dict[str, str] | str:
     """spec -> the yes/no question the user sees (what it is, what it frees, from the host), or why one cannot be asked."""
-    listing = gather_freeable(ctx, created_paths)
+    listing = gather_freeable(ctx, created_paths, goal_needs=goal_needs)
     out: dict[str, str] = {}
     for spec in specs:
         covered = [i for i in listing.items if _covers(spec, i, ctx)]
@@ -94,7 +96,7 @@ def deletion_questions(ctx: ToolContext, specs: list[str], created_paths: list[s
             why = (
                 "it is specops' own: free_space may delete it without asking"
                 if any(i.safety == "safe" for i in covered)
-                else "it is in use or outside the allowed roots: it cannot be deleted"
+                else f"{next(i.reason for i in covered)}: it cannot be deleted"
                 if covered
                 else "it matches no list_freeable candidate"
             )
@@ -232,10 +234,10 @@ def ask_tool(round_: QuestionRound) -> Tool[AgentDeps]:
             )
         questions: dict[str, str] = {}
         if args.delete:
-            created = sorted(deps.approvals.created_paths)
+            created, needs = sorted(deps.approvals.created_paths), sorted(deps.approvals.goal_needs)
             try:
                 found = await anyio.to_thread.run_sync(
-                    deletion_questions, deps.tool_context, list(args.delete), created
+                    deletion_questions, deps.tool_context, list(args.delete), created, needs
                 )
             except (
                 ToolError,

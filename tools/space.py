@@ -142,6 +142,23 @@ UserApprovals = SkipJsonSchema[list[UserApproval]]
 # What this run created: the harness fills it from what it saw the run create (a caller's list is not believed),
 # so the model is not shown it.
 HarnessPaths = SkipJsonSchema[list[HostPath]]
+# What the goal needs (its target model and drafter, as host paths or repo ids): the harness fills it from the
+# run's own calls (what it read, downloaded or served), and the tools never offer it for deletion.
+GoalNeeds = SkipJsonSchema[list[str]]
+
+
+def goal_need_covering(ctx: ToolContext, needs: list[str], path: str, repo_id: str | None = None) -> str | None:
+    """The goal's need that `path` (a cached `repo_id`'s revision) holds, if any: the need itself, a directory
+    inside it (the target inside a models folder) or the repo."""
+    for need in needs:
+        if "/" in need and not need.startswith(("/", "~")):  # ORG/NAME: a repo id
+            if repo_id is not None and repo_id.lower() == need.lower():
+                return need
+            continue
+        resolved = ctx.resolve(need)
+        if _inside(path, resolved) or _inside(resolved, path):
+            return need
+    return None
 
 
 def approval_covers(
@@ -224,6 +241,7 @@ class ListFreeableArgs(BaseModel):
 
     created_paths: HarnessPaths = Field(default_factory=list)
     user_approvals: UserApprovals = Field(default_factory=list)
+    goal_needs: GoalNeeds = Field(default_factory=list)
 
 
 class FreeableList(BaseModel):
@@ -279,10 +297,14 @@ def _classify(
     what: str,
     approvals: list[UserApproval],
     covers: dict,
+    needed: str | None = None,
 ) -> tuple[Safety, str, str | None]:
-    """(safety, reason, approved_by) by the rule: specops' own goes freely, the rest on the user's approval."""
+    """(safety, reason, approved_by) by the rule: specops' own goes freely, the rest on the user's approval;
+    what a running process uses or the goal needs (`needed`), never."""
     if users:
         return "never", f"in use by running process(es) {users}", None
+    if needed is not None:
+        return "never", f"the goal needs it ({needed}): never a deletion candidate while it does", None
     try:
         ctx.writable(path)
     except PathOutsideAllowedRoots:
@@ -311,6 +333,7 @@ def _cache_items(
     mounts: list[Mount],
     notes: list[str],
     approvals: list[UserApproval],
+    needs: list[str],
 ) -> list[FreeableItem]:
     done = probe(ctx.host, ["python3", "-c", _FREED_ON_DISK + _SCAN_CACHE], timeout=300)
     try:
@@ -338,6 +361,7 @@ def _cache_items(
             approvals=approvals,
             what=f"another model's Hugging Face cache ({repo_id}), someone's hours of download, used or not",
             covers={"repo_id": repo_id, "revision": rev["revision"], "refs": rev["refs"]},
+            needed=goal_need_covering(ctx, needs, snapshot, repo_id),
         )
         items.append(
             FreeableItem(
@@ -369,6 +393,7 @@ def _directory_items(
     mounts: list[Mount],
     cache_dirs: list[str],
     approvals: list[UserApproval],
+    needs: list[str],
 ) -> list[FreeableItem]:
     roots = [r for r in ctx.allowed_roots if ctx.host.exists(r)]
     if not roots:
@@ -418,6 +443,7 @@ def _directory_items(
             approvals=approvals,
             covers={},
             what="a model directory someone may want",
+            needed=goal_need_covering(ctx, needs, directory),
         )
         size = sizes[directory]
         items.append(
@@ -534,19 +560,22 @@ def _candidate_sets(items: list[FreeableItem]) -> list[tuple[str, str, str, list
 
 
 def gather_freeable(
-    ctx: ToolContext, created_paths: list[str], approvals: list[UserApproval] | None = None
+    ctx: ToolContext,
+    created_paths: list[str],
+    approvals: list[UserApproval] | None = None,
+    goal_needs: list[str] | None = None,
 ) -> FreeableList:
     created = {ctx.resolve(p) for p in created_paths}
-    approvals = list(approvals or [])
+    approvals, needs = list(approvals or []), list(goal_needs or [])
     notes: list[str] = []
     # Independent looks at the host, side by side.
     with ThreadPoolExecutor(max_workers=2) as pool:
         mounts_run = pool.submit(list_mounts, ctx.host)
         processes_run = pool.submit(scan_processes, ctx.host, open_files=True)
     all_mounts, processes = mounts_run.result(), processes_run.result()
-    cache = _cache_items(ctx, processes, created, all_mounts, notes, approvals)
+    cache = _cache_items(ctx, processes, created, all_mounts, notes, approvals, needs)
     cache_dirs = sorted({posixpath.dirname(posixpath.dirname(i.path)) for i in cache})
-    items = cache + _directory_items(ctx, processes, created, all_mounts, cache_dirs, approvals)
+    items = cache + _directory_items(ctx, processes, created, all_mounts, cache_dirs, approvals, needs)
 
     planner = _Planner(ctx, notes)
     candidates = _candidate_sets(items)
@@ -602,7 +631,7 @@ def gather_freeable(
         f"{human_bytes(max(0, everything - safe))} more with the user's approval"
         + (f" ({biggest})" if biggest else "")
         + (f"; {human_bytes(now)} may go now (specops' own and what the user approved)" if now > safe else "")
-        + f"; {never} never (in use or outside the allowed roots)"
+        + f"; {never} never (in use, needed by the goal, or outside the allowed roots)"
     )
     return FreeableList(
         items=items,
@@ -656,7 +685,7 @@ def list_freeable(ctx: ToolContext, args: ListFreeableArgs) -> FreeableList:
     (safe: specops' own and unused; needs_approval: anything else, approved_by once the user approved it; never: in
     use). `sets`: what several free together (one repo's revisions share blobs). Deletes nothing.
     """
-    return gather_freeable(ctx, list(args.created_paths), list(args.user_approvals))
+    return gather_freeable(ctx, list(args.created_paths), list(args.user_approvals), list(args.goal_needs))
 
 
 class FreeSpaceArgs(BaseModel):
@@ -669,6 +698,7 @@ class FreeSpaceArgs(BaseModel):
     )
     created_paths: HarnessPaths = Field(default_factory=list)
     user_approvals: UserApprovals = Field(default_factory=list)
+    goal_needs: GoalNeeds = Field(default_factory=list)
 
 
 class MountChange(BaseModel):
@@ -750,7 +780,7 @@ def free_space(ctx: ToolContext, args: FreeSpaceArgs) -> FreeSpaceResult:
     `needs_approval` ones only on the user's approval (approved_by); `never` ones never. Reports df before and after.
     """
     approved = {ctx.resolve(p) for p in args.approved_paths}
-    listing = gather_freeable(ctx, list(args.created_paths), list(args.user_approvals))
+    listing = gather_freeable(ctx, list(args.created_paths), list(args.user_approvals), list(args.goal_needs))
     by_id = {i.id: i for i in listing.items}
     sets = {s.id: s.ids for s in listing.sets}
     unknown = [i for i in args.ids if i not in by_id and i not in sets]

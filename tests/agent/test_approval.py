@@ -199,3 +199,31 @@ def test_the_playbook_frees_the_smallest_unit_that_covers_the_shortfall_counting
     # Nothing covers it: all of them, for the dry run to figure together.
     assert _smallest_covering(rev, [], 7 * 1024**3) == ids
     assert _smallest_covering([], [], 1) == []
+
+
+async def test_the_goals_target_is_never_offered_once_a_call_names_it(world_host, tmp_path):
+    """The target the run reads (read_drafter_config) is what the goal needs: list_freeable then classes it never,
+    --allow-delete covering it or not, and free_space refuses it."""
+    kimi = "/root/models/Kimi-K2.6"
+    outcome = await drive(
+        scripted(
+            call("list_freeable", {}),
+            call(
+                "read_drafter_config",
+                {"drafter": {"repo_id": "SubSir/Kimi-K2.6-DFlash-tmp-long"}, "target": {"path": kimi}},
+            ),
+            call("list_freeable", {}),
+            call("free_space", {"ids": [f"dir:{kimi}"], "dry_run": False}),
+        ),
+        world_host,
+        tmp_path,
+        allow_delete=("/root/models",),
+    )
+    before, after = [e.result for e in events(outcome, "tool_result") if e.tool == "list_freeable"]
+    safety = {i["path"]: i["safety"] for i in before["items"]}
+    assert safety[kimi] == "needs_approval"  # before any call named it, it is another model someone may want
+    [item] = [i for i in after["items"] if i["path"] == kimi]
+    assert item["safety"] == "never" and "the goal needs it" in item["reason"]
+    freed = [e for e in events(outcome, "tool_result") if e.tool == "free_space"][0]
+    assert freed.result["deleted"] == [] and freed.result["refused"][0]["safety"] == "never"
+    assert Path(str(world_root(world_host)) + kimi, "config.json").exists()

@@ -49,6 +49,22 @@ def test_seed_host_candidates(ctx, world):  # noqa: F811
     assert view["sets"][0]["frees_together"] == repo.frees and view["items"][0]["approve_with"] == f"cache:{QWEN}"
 
 
+def test_what_the_goal_needs_is_never_a_candidate(ctx):  # noqa: F811
+    # The goal's target model (given by its path, as read_drafter_config and launch_server name it) and the
+    # drafter's repo are never offered, even with the user's approval covering them: the goal needs them.
+    needs = ["~/models/Kimi-K2.6", QWEN]
+    listing = list_freeable(ctx, ListFreeableArgs(goal_needs=needs, user_approvals=[ALLOW_QWEN]))
+    assert listing.items and all(i.safety == "never" and "the goal needs it" in i.reason for i in listing.items)
+    assert listing.needs_approval_bytes == 0 and not listing.sets
+    done = free_space(ctx, FreeSpaceArgs(ids=[i.id for i in listing.items], dry_run=False, goal_needs=needs))
+    assert not done.deleted and {r.safety for r in done.refused} == {"never"}
+    # A path beside the need is not covered by it.
+    other = list_freeable(ctx, ListFreeableArgs(goal_needs=["/root/models/Kimi-K2"]))
+    assert [i.path for i in other.items if i.kind == "directory" and i.safety == "needs_approval"] == [
+        "/root/models/Kimi-K2.6"
+    ]
+
+
 def test_the_users_approval_covers_what_it_names_and_nothing_else(ctx):  # noqa: F811
     listing = list_freeable(ctx, ListFreeableArgs(user_approvals=[ALLOW_QWEN]))
     cache = [i for i in listing.items if i.kind == "cache_revision"]
