@@ -26,6 +26,7 @@ class ErrorKind(StrEnum):
     - repeated_failure: the same failing call a third time, refused by the loop guard
     - questions_closed: ask_user after the one round of questions
     - retry_prompt: pydantic-ai asked the model to try again
+    - unknown_tool: the model called a tool the run does not have
     - unknown: a kind this version does not know (a recording from another)
     """
 
@@ -67,6 +68,7 @@ class ErrorKind(StrEnum):
     TOOL_ERROR = "tool_error"
     UNEXPECTED_ERROR = "unexpected_error"
     UNKNOWN = "unknown"
+    UNKNOWN_TOOL = "unknown_tool"
     UNKNOWN_HANDLE = "unknown_handle"
     UNSUPPORTED_FLAGS = "unsupported_flags"
 

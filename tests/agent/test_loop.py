@@ -56,9 +56,18 @@ async def test_unknown_tool_is_retried_and_the_run_goes_on(world_host, tmp_path)
 
     outcome = await drive(FunctionModel(respond), world_host, tmp_path)
     assert outcome.status == "completed"
-    assert "Unknown tool name: 'launch_rocket'" in seen["reply"]
+    # Answered in the error shape of every other failure, and recorded as a failed call the report lists.
+    error = json.loads(seen["reply"])["error"]
+    assert error["kind"] == "unknown_tool" and "'launch_rocket'" in error["what"] and error["remedy"]
+    assert "check_disk" in error["details"]["tools"]
+    failed = [e for e in events(outcome, "tool_result") if not e.ok]
+    assert [(e.tool, e.error.kind) for e in failed] == [("launch_rocket", "unknown_tool")]
+    [call_event] = [e for e in events(outcome, "tool_call") if e.tool == "launch_rocket"]
+    assert call_event.args == {"when": "now"}
     retries = events(outcome, "retry")
     assert [r.what for r in retries] == ["tool launch_rocket"]
+    report = json.loads((outcome.run_dir / "report.json").read_text())
+    assert [(f["tool"], f["kind"]) for f in report["failures"]] == [("launch_rocket", "unknown_tool")]
 
 
 async def test_bad_arguments_come_back_with_the_validation_message(world_host, tmp_path):
