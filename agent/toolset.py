@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import json
 import time
 from typing import Any
 
@@ -101,6 +102,11 @@ def _validation_message(exc: ValidationError) -> str:
     return "; ".join(lines)
 
 
+def answered_retry(record: ToolErrorRecord) -> ModelRetry:
+    """A retry the model is asked for, in the error shape of every failure ({"error": {kind, what, remedy}})."""
+    return ModelRetry(json.dumps({"error": record.model_dump(mode="json", exclude_defaults=True)}))
+
+
 def parse_args(
     deps: AgentDeps, ctx: RunContext[AgentDeps], name: str, model: type[BaseModel], raw: dict[str, Any]
 ) -> Any:
@@ -130,7 +136,7 @@ def parse_args(
             reason=message,
             max_attempts=ctx.max_retries + 1 if ctx.max_retries is not None else None,
         )
-        raise ModelRetry(f"invalid arguments for {name}: {message}") from None
+        raise answered_retry(record) from None
 
 
 def registry_tool(spec: ToolSpec) -> Tool[AgentDeps]:
@@ -252,7 +258,7 @@ def todo_tool() -> Tool[AgentDeps]:
                 reason=str(exc),
                 max_attempts=ctx.max_retries + 1 if ctx.max_retries is not None else None,
             )
-            raise ModelRetry(str(exc)) from None
+            raise answered_retry(record) from None
         return _answer_ok(deps, call_id, TODO_TOOL, result.model_dump(mode="json"), started)
 
     return Tool.from_schema(

@@ -2,7 +2,8 @@
 
 A failure is a tool call that answered with an error record, a download whose
 status says it failed (the seed's CLI that printed its help), a disk check
-whose verdict was does_not_fit (the seed's full disk), or a benchmark level the
+whose verdict was does_not_fit (the seed's full disk), a deletion free_space
+refused (not on a dry run), or a benchmark level the
 server died in or stopped answering in (the benchmark answers, but that level
 is not valid: kind server_died / server_not_answering, the cause from the
 server's log). For each: the next call the run made, and the later call that
@@ -14,6 +15,7 @@ what it did differently; without one the failure is unresolved.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from specops.tools.download.models import DownloadState
 from specops.tools.sglang.config import ServerConfig
@@ -108,6 +110,7 @@ def _problems(evidence: Evidence) -> list[_Problem]:
                     ("disk", check.repo_id),
                 )
             )
+    problems += _refused_deletions(evidence)
     for benchmarked in evidence.benchmarks:
         for level in benchmarked.value.levels:
             if level.valid:
@@ -125,6 +128,37 @@ def _problems(evidence: Evidence) -> list[_Problem]:
                 )
             )
     return sorted(problems, key=lambda p: p.seq)
+
+
+def _deletions(evidence: Evidence, key: str) -> list[tuple[ToolExchange, dict[str, Any]]]:
+    """(call, item) for each item a free_space call that was not a dry run `deleted` or `refused`."""
+    return [
+        (x, item)
+        for x in evidence.exchanges
+        if x.tool == "free_space" and x.ok and isinstance(x.result, dict) and not x.result.get("dry_run", True)
+        for item in x.result.get(key) or []
+        if isinstance(item, dict)
+    ]
+
+
+def _refused_deletions(evidence: Evidence) -> list[_Problem]:
+    """Each deletion free_space refused (not on a dry run): what the user did not approve, what is in use or
+    what the goal needs."""
+    return [
+        _Problem(
+            x.seq,
+            x.tool,
+            "deletion_refused",
+            str(item.get("safety") or "") or None,
+            f"free_space did not delete {item.get('id')}: {item.get('reason')}",
+            "only the user approves deleting what specops did not create: --allow-delete, or a yes in the "
+            "--ask-once round"
+            if item.get("safety") == "needs_approval"
+            else "it stays: in use, needed by the goal, or outside the roots the run may delete in",
+            ("deletion", str(item.get("id"))),
+        )
+        for x, item in _deletions(evidence, "refused")
+    ]
 
 
 def _successes(evidence: Evidence) -> list[tuple[int, tuple[str, str | None], str]]:
@@ -162,6 +196,8 @@ def _successes(evidence: Evidence) -> list[tuple[int, tuple[str, str | None], st
                         f"benchmark valid at C={level.concurrency} on port {benchmarked.value.port}",
                     )
                 )
+    for x, item in _deletions(evidence, "deleted"):
+        done.append((x.seq, ("deletion", str(item.get("id"))), f"free_space deleted {item.get('id')}"))
     for x in evidence.exchanges:
         if x.ok and x.tool not in _LAUNCH_TOOLS + _DOWNLOAD_TOOLS + ("check_disk",):
             done.append((x.seq, (x.tool, None), f"{x.tool} succeeded"))

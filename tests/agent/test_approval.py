@@ -35,6 +35,12 @@ async def test_non_interactive_run_refuses_a_self_approved_delete(world_host, tm
     assert approval.approved is False and approval.by == "non-interactive default" and kimi in approval.asked
     assert any("not created by this run" in n.text for n in events(outcome, "note"))
     assert Path(str(world_root(world_host)) + kimi, "config.json").exists()
+    # The refusal is one of the run's failures, in the report's table, with what would approve it.
+    report = json.loads((outcome.run_dir / "report.json").read_text())
+    [refused] = [f for f in report["failures"] if f["kind"] == "deletion_refused"]
+    assert (
+        refused["tool"] == "free_space" and f"dir:{kimi}" in refused["what"] and "--allow-delete" in refused["remedy"]
+    )
 
 
 def test_cli_refuses_a_goal_without_a_repo(tmp_path):

@@ -86,6 +86,8 @@ async def test_bad_arguments_come_back_with_the_validation_message(world_host, t
     outcome = await drive(FunctionModel(respond), world_host, tmp_path)
     assert outcome.status == "completed"
     assert "repo_id" in seen["retry"] and "not a repo" in seen["retry"]
+    # In the one error shape every failure has.
+    assert json.loads(seen["retry"])["error"]["kind"] == "invalid_arguments"
     assert "error" not in seen["fixed"]
     failed = [e for e in events(outcome, "tool_result") if not e.ok]
     assert [(e.tool, e.error.kind) for e in failed] == [("check_disk", "invalid_arguments")]
