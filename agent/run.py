@@ -115,7 +115,9 @@ class RunOutcome:
 
     @property
     def exit_code(self) -> int:
-        return {"completed": 0, "failed": 1, "budget_exceeded": 3, "cancelled": 130}[self.status]
+        # partial: the run finished with part of the goal (useful measurements, not the whole answer): not a success
+        # a script may take for one, nor the failure to do anything.
+        return {"completed": 0, "failed": 1, "budget_exceeded": 3, "partial": 4, "cancelled": 130}[self.status]
 
 
 def open_live_host(request: HostRequest) -> AbstractContextManager[RunHost]:
@@ -465,6 +467,8 @@ async def _drive(
         return _ended(run, "failed", "the policy ended without a final answer", None)
     if final.status == "completed":
         return _ended(run, "completed", None, final)
+    if final.status == "partial":
+        return _ended(run, "partial", "the policy finished with part of the goal", final)  # its summary says which
     return _ended(run, "failed", f"the policy ended with status {final.status}", final)  # its summary says why
 
 

@@ -29,7 +29,7 @@ SCENARIO_DIR = Path(__file__).with_name("scenarios")
 UNREACHABLE_HOST = "ssh://nobody@127.0.0.1:9"  # the discard port: nothing listens, the connection is refused
 
 FinalStatus = Literal["completed", "partial", "failed", "cannot_do"]
-RunStatus = Literal["completed", "failed", "budget_exceeded", "cancelled"]
+RunStatus = Literal["completed", "partial", "failed", "budget_exceeded", "cancelled"]
 Finding = Literal["dflash_wins_low_load", "dflash_loses_peak", "crossover_stated"]
 
 

@@ -24,7 +24,7 @@ from .todos import TodoDiff, TodoItem
 SCHEMA_VERSION: Final = "2"
 SchemaVersion = Literal["1", "2"]  # what a reader reads; the recorder writes SCHEMA_VERSION
 
-RunStatus = Literal["completed", "failed", "budget_exceeded", "cancelled"]
+RunStatus = Literal["completed", "partial", "failed", "budget_exceeded", "cancelled"]
 
 
 def _utc(ts: datetime) -> datetime:

@@ -24,7 +24,7 @@ _CSS = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px auto;max-width:1100px;color:#1d2330;padding:0 16px}
 h1{font-size:22px;margin:0 0 4px} h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #dde2ea;padding-bottom:4px}
 .meta{color:#5a6475} .status{font-weight:600;padding:2px 8px;border-radius:10px}
-.completed{background:#d9f5df;color:#17612a} .failed{background:#fde0e0;color:#8a1c1c} .unfinished,.budget_exceeded,.cancelled{background:#fff1cc;color:#7a5600}
+.completed{background:#d9f5df;color:#17612a} .failed{background:#fde0e0;color:#8a1c1c} .unfinished,.partial,.budget_exceeded,.cancelled{background:#fff1cc;color:#7a5600}
 #todo-timeline .row{display:flex;align-items:center;margin:3px 0} #todo-timeline .label{width:190px;font-size:12px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
 #todo-timeline .lane{flex:1;position:relative;height:16px;background:#f3f5f8;border-radius:3px}
 #todo-timeline .bar{position:absolute;top:0;height:16px;border-radius:3px;background:#5b8def;min-width:3px}

@@ -13,6 +13,7 @@ _STATUS_STYLE = {
     "completed": "bold green",
     "failed": "bold red",
     "budget_exceeded": "bold yellow",
+    "partial": "bold yellow",
     "cancelled": "yellow",
 }
 _MARK = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]", "cancelled": "[-]"}

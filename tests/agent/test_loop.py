@@ -109,6 +109,20 @@ async def test_a_typed_tool_error_is_returned_to_the_model_not_raised(world_host
     assert outcome.status == "failed" and "failed" in outcome.reason and outcome.exit_code != 0
 
 
+async def test_a_policy_that_finished_part_of_the_goal_ends_the_run_partial(world_host, tmp_path):
+    """Useful measurements but not the whole answer: neither a success a script may take for one (exit 0) nor the
+    failure to do anything (exit 1)."""
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return finish("partial", "the baselines are measured; the drafter's sweep is incomplete")
+
+    outcome = await drive(FunctionModel(respond), world_host, tmp_path)
+    assert (outcome.status, outcome.exit_code, outcome.ok) == ("partial", 4, False)
+    assert outcome.reason == "the policy finished with part of the goal"
+    assert events(outcome, "run_end")[0].status == "partial"
+    assert json.loads((outcome.run_dir / "report.json").read_text())["run"]["status"] == "partial"
+
+
 async def test_a_looping_model_is_refused_then_stopped_with_evidence(world_host, tmp_path):
     replies = []
 
