@@ -683,7 +683,7 @@ def freeable_view(listing: FreeableList) -> dict[str, Any]:
 def list_freeable(ctx: ToolContext, args: ListFreeableArgs) -> FreeableList:
     """What could be deleted to free disk under the allowed roots: each item with what it frees alone and its class
     (safe: specops' own and unused; needs_approval: anything else, approved_by once the user approved it; never: in
-    use). `sets`: what several free together (one repo's revisions share blobs). Deletes nothing.
+    use or needed by the goal). `sets`: what several free together (one repo's revisions share blobs). Deletes nothing.
     """
     return gather_freeable(ctx, list(args.created_paths), list(args.user_approvals), list(args.goal_needs))
 
