@@ -70,13 +70,13 @@ def _under(path: str, root: str) -> bool:
 
 def goal_needs_of(tool: str, args: BaseModel) -> list[str]:
     """The models a call shows the goal needs, as host paths or repo ids: the target and drafter it reads, the
-    drafter it downloads (and where), the models it serves. The space tools never offer these for deletion."""
+    drafter it checks room for or downloads (and where), the models it serves. The space tools never offer these for deletion."""
     given = args.model_dump()
     if tool == "read_drafter_config":
         sources = [given.get("target") or {}, given.get("drafter") or {}]
         found = [source.get("path") or source.get("repo_id") for source in sources]
-    elif tool == "start_download":
-        found = [given.get("repo_id"), given.get("target_dir")]
+    elif tool in ("check_disk", "start_download"):  # the drafter, and where it goes
+        found = [given.get("repo_id"), given.get("target") or given.get("target_dir")]
     elif tool == "launch_server":
         config = given.get("config") or {}
         found = [config.get("model_path"), config.get("drafter_path")]

@@ -112,21 +112,17 @@ def _needing_approval(listing: FreeableList, mount: str) -> tuple[list[FreeableS
     return repo_sets, lone
 
 
-def _approvals_to_ask(listing: FreeableList, mount: str, target_dir: str, target: str | None) -> list[str]:
+def _approvals_to_ask(listing: FreeableList, mount: str) -> list[str]:
     """What to ask the user's approval to delete on `mount`, as --allow-delete values: each cached repo's revisions
-    together, each directory alone; never the goal's target model nor the download's own directory."""
+    together, each directory alone (what the goal needs, its target and the download's directory, the tools class
+    never)."""
     repo_sets, lone = _needing_approval(listing, mount)
     asked = [spec for s in repo_sets for spec in s.approve_with]
-    asked += [
-        i.approve_with or i.id
-        for i in lone
-        if not i.path.endswith(target_dir.removeprefix("~"))
-        and not (target and posixpath.basename(i.path).lower() == target.lower())
-    ]
+    asked += [i.approve_with or i.id for i in lone]
     return list(dict.fromkeys(asked))[:MAX_DELETIONS_ASKED]
 
 
-def _what_to_free(check: DiskCheck, listing: FreeableList, mount: str, target: str | None) -> str:
+def _what_to_free(check: DiskCheck, listing: FreeableList, mount: str) -> str:
     """Where else it could go and what could be freed on the user's approval, each with what it frees."""
     other = [
         f"{a.mount.mount_point} ({a.mount.free} free): {a.why or 'not allowed'}"
@@ -141,15 +137,7 @@ def _what_to_free(check: DiskCheck, listing: FreeableList, mount: str, target: s
         f"{', '.join(i.size for i in items if i.id in s.ids)}; --allow-delete {', '.join(s.approve_with)})"
         for s in repo_sets
     ]
-    frees += [
-        f"{i.path} frees {i.size} "
-        + (
-            "(the target model itself: keep it)"
-            if target and posixpath.basename(i.path).lower() == target.lower()
-            else f"(--allow-delete {i.approve_with or i.path})"
-        )
-        for i in lone
-    ]
+    frees += [f"{i.path} frees {i.size} (--allow-delete {i.approve_with or i.path})" for i in lone]
     text = ""
     if other:
         text += "Other mounts: " + "; ".join(other) + ". "
@@ -614,7 +602,7 @@ class Pipeline:
             return target_dir
         if self.can_ask and not self.asked:
             # The one round of questions: each deletion that would help, with what it frees (the tool says).
-            ask = _approvals_to_ask(freeable, mount, target_dir, target_name_for(repo))
+            ask = _approvals_to_ask(freeable, mount)
             if ask:
                 self.asked = True
                 out = yield from self.call("ask_user", delete=ask)
@@ -639,7 +627,7 @@ class Pipeline:
             "failed",
             f"{repo} needs {first.needed} on {mount} ({first.free} free), and what may be "
             f"deleted without more approval ({may}) does not free enough. Nothing was deleted. "
-            + _what_to_free(first, freeable, mount, target_name_for(repo)),
+            + _what_to_free(first, freeable, mount),
         )
 
     def _free_what_may_go(self, freeable: FreeableList, mount: str, target_dir: str, shortfall: int) -> Steps:

@@ -149,7 +149,7 @@ def _refused_deletions(evidence: Evidence) -> list[_Problem]:
             x.seq,
             x.tool,
             "deletion_refused",
-            str(item.get("safety") or "") or None,
+            item.get("safety"),
             f"free_space did not delete {item.get('id')}: {item.get('reason')}",
             "only the user approves deleting what specops did not create: --allow-delete, or a yes in the "
             "--ask-once round"
