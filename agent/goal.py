@@ -5,18 +5,25 @@ evaluate accept lens, deploy, benchmark"). The repo id is the one thing every
 pipeline needs and the one piece of the goal that reaches commands on the host,
 so it is taken only as the text says it: a Hub URL or ORG/NAME standing alone
 (between spaces, at either end, or with plain punctuation around it: a quote,
-a bracket, a closing period or comma). A goal without one is refused; so is a
-goal where a repo id is glued to anything else (`org/x>/tmp/y`, `org/x$IFS`,
-`org/x's`), and a goal holding a newline or another control character: each
-with a one-line message naming the character, never a shorter repo id than the
-one written.
+a bracket, a closing period or comma). A goal where a repo id is glued to
+anything else (`org/x>/tmp/y`, `org/x$IFS`, `org/x's`) is refused, and so is a
+goal holding a newline or another control character: each with a one-line
+message naming the character, never a shorter repo id than the one written.
 
-It also reads which speculative algorithm the goal asks for by name ("MTP",
-"n-gram", "EAGLE-3", "standalone", "DFlash"; words inside a repo id do not count)
-and which target it names: a second repo id ("Qwen/Qwen3-0.6B as a standalone
-drafter for Qwen/Qwen3-32B"), or, for the algorithms that need no drafter (MTP,
-n-gram), the one repo id or a model name after "on"/"for" ("benchmark n-gram
-speculation on Kimi-K2.6"). Such a goal needs no drafter repo.
+People often name no repo ("find a DFlash drafter for Qwen3-8B"): such a goal is
+a hint, not an error. What it says is parsed beside it: which target it names (a
+second repo id, as in "Qwen/Qwen3-0.6B as a standalone drafter for
+Qwen/Qwen3-32B", or a model name after "on"/"for": "Kimi-K2.6", "Llama 3.1 8B")
+and which speculative algorithms its words name ("MTP", "n-gram", "EAGLE-3",
+"standalone", "DFlash"; words inside a repo id do not count). A model policy is
+given every goal with these hints; the playbook searches the Hub for a drafter
+when the goal names none (playbook_goal.py says what it cannot act on).
+
+Where the goal names a drafter repo, the drafter's config settles its algorithm:
+a word about another algorithm ("try X and tell me if it beats dflash") is a
+mention, not a request. Only the algorithms a config cannot say are taken from
+the words there: standalone (a plain model used as a drafter), MTP heads and
+n-gram (no drafter at all).
 """
 
 from __future__ import annotations
@@ -72,8 +79,15 @@ _ALGORITHM_WORDS: tuple[tuple[str, str], ...] = (
 )
 # Algorithms that draft without a separate draft model: the goal names only the target.
 NO_DRAFTER = ("NEXTN", "NGRAM")
-# A model named without its org, after "on" or "for": letters, digits, . _ - with at least one digit (Kimi-K2.6).
-_MODEL_NAME = re.compile(r"\b(?:on|for)\s+['\"(]?([A-Za-z][A-Za-z0-9._-]*\d[A-Za-z0-9._-]*?)[.,:;!?'\")]*(?:\s|$)")
+# What the words decide even where a drafter repo is named: no config says a plain model is to be a drafter.
+_ASKED_BESIDE_A_REPO = ("STANDALONE", *NO_DRAFTER)
+# A model named without its org, after "on" or "for": a name with at least one digit (Kimi-K2.6), or a family's name
+# followed by its version and size as people write them (Llama 3.1 8B), joined with '-' as repo names are.
+_MODEL_NAME = re.compile(
+    r"\b(?:on|for)\s+['\"(]?"
+    r"((?:[A-Za-z][A-Za-z0-9._-]*\d[A-Za-z0-9._-]*?)|(?:[A-Za-z][A-Za-z0-9._-]*(?:\s+\d[A-Za-z0-9.]*)+))"
+    r"[.,:;!?'\")]*(?:\s|$)"
+)
 
 
 class Goal(BaseModel):
@@ -84,6 +98,7 @@ class Goal(BaseModel):
     intents: tuple[Intent, ...]
     target: str | None = None  # the target model the goal names: a repo id, or a model's name
     algorithm: str | None = None  # the --speculative-algorithm the goal asks for by name
+    mentioned: tuple[str, ...] = ()  # every algorithm the goal's words name, asked for or not
 
     @property
     def subject(self) -> str:
@@ -108,7 +123,8 @@ def parse_goal(text: str) -> Goal:
             "'https://huggingface.co/ORG/DRAFTER -- download, evaluate, deploy, benchmark'"
         )
     repos = _repo_ids(text)
-    algorithm = _algorithm(text, repos)
+    mentioned = _algorithms(text, repos)
+    algorithm = mentioned[0] if mentioned else None
     lowered = f" {text.lower()} "
     intents = tuple(intent for intent, words in _INTENT_WORDS.items() if any(w in lowered for w in words))
     if not intents:
@@ -119,31 +135,48 @@ def parse_goal(text: str) -> Goal:
             raise GoalRefused(
                 f"the goal asks for {algorithm} but names no target model: add it, e.g. 'on deepseek-ai/DeepSeek-V3'"
             )
-        return Goal(text=text, repo_id=None, intents=intents, target=target, algorithm=algorithm)
+        return Goal(text=text, repo_id=None, intents=intents, target=target, algorithm=algorithm, mentioned=mentioned)
     if not repos:
-        raise GoalRefused(
-            "the goal names no Hugging Face repo: add the drafter's repo id (ORG/NAME) or its URL "
-            "(https://huggingface.co/ORG/NAME)"
+        # No drafter named: a hint to search by (the target's name, the algorithm asked for), or nothing to go on.
+        return Goal(
+            text=text, repo_id=None, intents=intents, target=_model_name(text), algorithm=algorithm, mentioned=mentioned
         )
     target = repos[1] if len(repos) > 1 else None
-    return Goal(text=text, repo_id=repos[0], intents=intents, target=target, algorithm=algorithm)
+    asked = next((a for a in mentioned if a in _ASKED_BESIDE_A_REPO or _asked_how(text, repos, a)), None)
+    return Goal(text=text, repo_id=repos[0], intents=intents, target=target, algorithm=asked, mentioned=mentioned)
 
 
-def _algorithm(text: str, repos: list[str]) -> str | None:
-    """The algorithm the goal's own words name (not a repo id's: Kimi-K2.6-DFlash is a name, not a request)."""
-    prose = text
-    for repo in repos:
-        prose = prose.replace(repo, " ")
-    prose = _HUB_URL.sub(" ", prose).lower()
+def _algorithms(text: str, repos: list[str]) -> tuple[str, ...]:
+    """The algorithms the goal's own words name, in the order the goal names them (not a repo id's words:
+    Kimi-K2.6-DFlash is a name, not a request)."""
+    prose = _prose(text, repos)
+    found: list[tuple[int, str]] = []
     for algorithm, words in _ALGORITHM_WORDS:
-        if re.search(rf"(?<![a-z0-9/])(?:{words})(?![a-z0-9/])", prose):
-            return algorithm
-    return None
+        match = re.search(rf"(?<![a-z0-9/])(?:{words})(?![a-z0-9/])", prose)
+        if match and not (algorithm == "EAGLE" and any(a == "EAGLE3" for _, a in found)):
+            found.append((match.start(), algorithm))
+    return tuple(algorithm for _, algorithm in sorted(found))
+
+
+def _asked_how(text: str, repos: list[str], algorithm: str) -> bool:
+    """Whether the goal asks to serve its drafter with `algorithm` ("serve org/x with EAGLE-3", "using DFlash")."""
+    words = dict(_ALGORITHM_WORDS)[algorithm]
+    return (
+        re.search(rf"\b(?:with|as|using|via|under)\s+(?:an?\s+)?(?:{words})(?![a-z0-9/])", _prose(text, repos))
+        is not None
+    )
+
+
+def _prose(text: str, repos: list[str]) -> str:
+    """The goal's words without its repo ids and URLs, lower case."""
+    for repo in repos:
+        text = text.replace(repo, " ")
+    return _HUB_URL.sub(" ", text).lower()
 
 
 def _model_name(text: str) -> str | None:
     match = _MODEL_NAME.search(text)
-    return match.group(1) if match else None
+    return "-".join(match.group(1).split()) if match else None
 
 
 def _where(text: str, index: int) -> str:

@@ -62,11 +62,13 @@ from .budget import BudgetExceeded, Budgets, WallClock
 from .compare import COMPARE_TOOL
 from .deps import AgentDeps
 from .final import FinalAnswer
-from .goal import Goal, parse_goal
+from .goal import Goal, GoalRefused, parse_goal
 from .guard import LoopDetected, RepeatGuard
 from .host import DEFAULT_HOST, HostNotAnswering, HostOpener, RunHost, open_run_host
 from .plan_reminder import plan_reminder
 from .policies import default_policy_spec, policy_settings, resolve_policy
+from .policies.playbook_goal import nothing_to_go_on
+from .policies.playbook_settings import is_playbook_spec
 from .questions import ASK_TOOL, QuestionRound, ask_tool, load_answers
 from .recording import Listener, ObservedRecorder, recording_hooks
 from .todo import TodoList
@@ -199,6 +201,9 @@ async def run_goal_async(
     else:
         policy_name = policy or default_policy_spec()
         model = resolve_policy(policy_name, base_url=options.base_url, api_key_env=options.api_key_env)
+        refused = nothing_to_go_on(parsed) if is_playbook_spec(policy_name) else None
+        if refused is not None:  # a model is given any goal; the playbook needs a drafter or a target to search by
+            raise GoalRefused(refused)
     policy_name = seams.policy_name or policy_name
     run_id = run_dir.name if run_dir is not None else new_run_id()
     run_dir = run_dir if run_dir is not None else options.runs_dir / run_id
@@ -407,7 +412,14 @@ def _build_agent(
 
 
 def _user_prompt(goal: Goal, run_host: RunHost) -> str:
-    named = [("Repo", goal.repo_id), ("Target", goal.target), ("Algorithm", goal.algorithm)]
+    others = [a for a in goal.mentioned if a != goal.algorithm]
+    named = [
+        ("Repo", goal.repo_id or "none named (search the Hub for one, if the goal needs a drafter)"),
+        ("Target", goal.target),
+        ("Algorithm", goal.algorithm),
+        # A word about an algorithm is no request: the drafter's config settles its algorithm.
+        ("Algorithms the goal mentions", ", ".join(others) if others else None),
+    ]
     return (
         f"Goal: {goal.text}\n\n"
         + "".join(f"{what}: {value}\n" for what, value in named if value)

@@ -52,6 +52,7 @@ TOOL_MODULES = (
     "specops.tools.facts",
     "specops.tools.disk",
     "specops.tools.space",
+    "specops.tools.hub_search",
     "specops.tools.drafters.tool",
     "specops.tools.download",
     "specops.tools.models_on_host",

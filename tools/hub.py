@@ -128,7 +128,8 @@ def host_hub_endpoint(host: Host) -> str:
     return done.stdout.strip() or DEFAULT_ENDPOINT
 
 
-def _transient(exc: BaseException) -> bool:
+def transient_hub_error(exc: BaseException) -> bool:
+    """Whether a Hub call's failure is worth retrying: a 429, a 5xx, or a connection that failed."""
     if isinstance(exc, HfHubHTTPError) and exc.response is not None:
         return exc.response.status_code == 429 or exc.response.status_code >= 500
     return isinstance(exc, httpx.TransportError)
@@ -141,7 +142,7 @@ def list_repo(
     api = HfApi(endpoint=endpoint, token=token.get_secret_value() if token else False)
 
     @retry(
-        retry=retry_if_exception(_transient),
+        retry=retry_if_exception(transient_hub_error),
         stop=stop_after_attempt(attempts),
         wait=wait_exponential(multiplier=0.5, max=8),
         reraise=True,

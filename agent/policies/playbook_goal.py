@@ -89,9 +89,21 @@ def understand(prompt: str) -> Understood:
             goal = parse_goal(text)
         except GoalRefused as exc:
             return Understood(goal=None, cannot_do=str(exc))
-    if goal.repo_id is None and goal.target is None:
-        return Understood(goal=None, cannot_do="the goal names neither a drafter repo nor a target model")
+    missing = nothing_to_go_on(goal)
+    if missing is not None:
+        return Understood(goal=None, cannot_do=missing)
     return Understood(goal=goal)
+
+
+def nothing_to_go_on(goal: Goal) -> str | None:
+    """Why the playbook cannot start on `goal` (one line, what to write instead); None when it can: the goal names a
+    drafter repo, or a target to find one for on the Hub (or to run MTP heads or n-gram on)."""
+    if goal.repo_id is not None or goal.target is not None:
+        return None
+    return (
+        "the goal names no drafter repo and no target model to find one for: name the drafter (ORG/NAME or its "
+        "https://huggingface.co URL) or its target ('find a DFlash drafter for Qwen3-8B')"
+    )
 
 
 def target_name_for(drafter_repo: str) -> str | None:

@@ -26,7 +26,7 @@ from typing import Any
 
 from specops.agent.answers import Answers
 from specops.agent.final import FinalAnswer
-from specops.agent.goal import Goal
+from specops.agent.goal import NO_DRAFTER, Goal
 from specops.agent.report.bracketing import BRACKET_FACTOR, octave_levels, unbracketed
 from specops.agent.report.servers import other_processes
 from specops.sglang_releases.facts import first_release_with, for_version
@@ -45,6 +45,7 @@ from specops.tools.drafters import SPOKEN_NAMES, DrafterConfig, algorithm_of, fa
 from specops.tools.errors import ErrorKind
 from specops.tools.facts import HostFacts
 from specops.tools.host_problems import HostProblem, gpu_problem, hub_problem, sglang_problem
+from specops.tools.hub_search import HubModel, HubSearch
 from specops.tools.models_on_host import ModelOnHost, ModelsOnHost
 from specops.tools.sglang.config import SpeculativeAlgorithm
 from specops.tools.sglang.handle import RunningServer
@@ -74,6 +75,7 @@ from .playbook_recovery import (
     after_launch_failure,
     stalled_twice,
 )
+from .playbook_search import MAX_CONFIGS_READ, SEARCH_WORD, drafter_candidates
 from .playbook_settings import PlaybookSettings
 from .playbook_summary import Sweep, compare, comparison_lines, recommend, shape_line, tuning_lines
 from .playbook_tuning import settings_to_try
@@ -341,14 +343,17 @@ class Pipeline:
         # A few words each, as todowrite asks: the plan is sent again at the end of every request.
         p.add("facts", "Read the host's GPUs, disks, SGLang and servers")
         p.add("target", "Find the target model on the host")
-        if repo:
-            p.add("drafter", f"Check {repo}'s config against the target")
+        if self._finds_drafter:
+            p.add("find", f"Find a {spoken if asked else 'speculative'} drafter for it on the Hub")
+        if repo or self._finds_drafter:
+            p.add("drafter", f"Check {repo or 'the drafter'}'s config against the target")
             p.add("disk", "Check the disk; free only what the rule allows")
-            p.add("download", f"Download {repo}")
+            p.add("download", f"Download {repo or 'the drafter'}")
         else:
             p.add("drafter", f"Check the target for {spoken}")
         if self._benchmarking:
-            p.add("baseline", "Benchmark autoregressive layouts" + (" during the download" if repo else ""))
+            downloads = repo or self._finds_drafter
+            p.add("baseline", "Benchmark autoregressive layouts" + (" during the download" if downloads else ""))
         p.add("speculative", f"Launch {spoken} where the host's SGLang allows")
         p.add("acceptance", "Measure acceptance length")
         if self._benchmarking:
@@ -357,6 +362,11 @@ class Pipeline:
         if self.u.wants("deploy"):
             p.add("deploy", "Leave the recommended configuration running", "medium")
         p.add("cleanup", "Stop the other servers this run started", "medium")
+
+    @property
+    def _finds_drafter(self) -> bool:
+        """The goal names no drafter but needs one: the playbook searches the Hub for it."""
+        return self.goal.repo_id is None and self.goal.algorithm not in NO_DRAFTER
 
     @property
     def _benchmarking(self) -> bool:
@@ -374,9 +384,16 @@ class Pipeline:
         facts = yield from self._facts()
         self.plan.start("target")
         target = yield from self._target(facts)
-        self.plan.start("drafter")
+        if self._finds_drafter:
+            self.plan.start("find")
+            config = yield from self._find_drafter(target)  # the found drafter's config is read while choosing it
+            self.plan.start("drafter")
+        else:
+            self.plan.start("drafter")
+            config = yield from self._drafter_config(
+                {"repo_id": self.goal.repo_id} if self.goal.repo_id else None, target
+            )
         repo = self.goal.repo_id
-        config = yield from self._drafter_config({"repo_id": repo} if repo else None, target)
         _refuse_what_sglang_cannot_serve(facts, self.algorithm, config)
         if repo:
             self.plan.start("disk")
@@ -450,7 +467,8 @@ class Pipeline:
         nodes = f"{len(facts.group.nodes)} nodes of " if facts.group else ""
         self.done.append(f"host: {nodes}{facts.gpu_count}x {facts.gpu_model} ({link}), SGLang {facts.sglang_version}")
         _refuse_what_sglang_cannot_serve(facts, self._asked)
-        offline = hub_problem(facts) if self.goal.repo_id else None  # the drafter is downloaded on the host
+        # The drafter is searched for and downloaded on the host's Hub.
+        offline = hub_problem(facts) if self.goal.repo_id or self._finds_drafter else None
         if offline is not None:
             raise HostNotReady(offline)
         return facts
@@ -564,6 +582,48 @@ class Pipeline:
             f"drafter config ({'local' if drafter and 'path' in drafter else 'Hub' if drafter else 'target'}): {config.summary}"
         )
         return config
+
+    def _find_drafter(self, target: Target) -> Steps:
+        """Search the Hub for a drafter for `target` (of the algorithm the goal asks for), read the likeliest
+        candidates' configs until one fits, and carry on with it as if the goal had named it. Its config, read."""
+        asked = self.goal.algorithm
+        searches: list[dict[str, Any]] = [{"search": target.name}]
+        if asked in SEARCH_WORD:
+            searches.append({"search": SEARCH_WORD[asked]})
+        listed: list[HubModel] = []
+        for search in searches:
+            out = yield from self.look("search_hub", **search, sort="downloads", limit=50)
+            if not out.ok:
+                raise Stop("failed", f"could not search the Hub: {out.describe()} — {out.remedy}")
+            listed += out.value(HubSearch).models
+        candidates = drafter_candidates(listed, target.name, asked)
+        what = f"{SPOKEN_NAMES[SpeculativeAlgorithm(asked)]} drafter" if asked else "drafter"
+        searched = " and ".join(repr(s["search"]) for s in searches)
+        passed: list[str] = []
+        for candidate in candidates[:MAX_CONFIGS_READ]:
+            args: dict[str, Any] = {"drafter": {"repo_id": candidate.repo_id}, "target": {"path": target.path}}
+            out = yield from self.look("read_drafter_config", **args, **self._algorithm_arg)
+            if not out.ok:
+                passed.append(f"{candidate.repo_id} ({out.describe()})")
+                continue
+            config = out.value(DrafterConfig)
+            self.algorithm = config.algorithm
+            self.u = Understood(goal=self.goal.model_copy(update={"repo_id": candidate.repo_id}))
+            others = len({m.repo_id for m in listed}) - 1
+            self.done.append(
+                f"drafter found on the Hub: {candidate.repo_id}, the first of {len(candidates)} {what} candidates "
+                f"for {target.name} in a search for {searched} ({others} other repos listed): "
+                f"{candidate.why(asked)}; its config confirms it: {config.summary}"
+                + (f"; passed over: {'; '.join(passed)}" if passed else "")
+            )
+            return config
+        raise Stop(
+            "failed",
+            f"found no {what} for {target.name} on the Hub: searched {searched}, "
+            f"{len({m.repo_id for m in listed})} repos listed, {len(candidates)} claimed to be one"
+            + (f"; their configs ruled out {'; '.join(passed)}" if passed else "")
+            + ". Name the drafter in the goal (ORG/NAME). Nothing was downloaded or launched",
+        )
 
     @property
     def _repo(self) -> str:

@@ -46,7 +46,7 @@ async def test_non_interactive_run_refuses_a_self_approved_delete(world_host, tm
 def test_cli_refuses_a_goal_without_a_repo(tmp_path):
     result = invoke_run(tmp_path, "deploy the drafter")
     assert result.exit_code == 2
-    assert "names no Hugging Face repo" in result.output
+    assert "names no drafter repo and no target model" in result.output
     assert list(tmp_path.iterdir()) == []
 
 

@@ -7,6 +7,7 @@ import re
 import pytest
 
 from specops.agent.goal import GoalRefused, parse_goal
+from specops.agent.policies.playbook_goal import nothing_to_go_on
 from specops.agent.run import RunOptions, run_goal
 
 SEED = (
@@ -38,7 +39,6 @@ def test_repo_ids_and_intents(text, repo, intents):
     ("text", "message"),
     [
         ("", "empty"),
-        ("deploy the drafter and benchmark it", "names no Hugging Face repo"),
         ("benchmark org/drafter;rm -rf ~", "the goal has ';' right after \"org/drafter\""),
         (
             "deploy https://huggingface.co/org/$(reboot)",
@@ -143,6 +143,32 @@ def test_a_refused_goal_writes_nothing_and_opens_no_host(tmp_path):
 def test_the_algorithm_and_the_target_a_goal_names(text, repo, target, algorithm):
     goal = parse_goal(text)
     assert (goal.repo_id, goal.target, goal.algorithm) == (repo, target, algorithm)
+
+
+@pytest.mark.parametrize(
+    ("text", "target", "algorithm"),
+    [
+        ("find a DFlash drafter for Qwen3-8B and benchmark it", "Qwen3-8B", "DFLASH"),
+        ("benchmark the z-lab DFlash drafter for Qwen3-8B", "Qwen3-8B", "DFLASH"),
+        ("is there an EAGLE-3 head for Llama 3.1 8B worth serving?", "Llama-3.1-8B", "EAGLE3"),
+        ("find me a drafter for Qwen3-8B", "Qwen3-8B", None),
+        ("deploy the drafter and benchmark it", None, None),
+    ],
+)
+def test_a_goal_without_a_repo_is_a_hint(text, target, algorithm):
+    goal = parse_goal(text)
+    assert (goal.repo_id, goal.target, goal.algorithm) == (None, target, algorithm)
+
+
+def test_a_word_about_another_algorithm_is_a_mention_not_a_request():
+    goal = parse_goal("try lightseekorg/kimi-k2.6-eagle3.1-mla and tell me if it beats dflash")
+    assert (goal.repo_id, goal.algorithm, goal.mentioned) == ("lightseekorg/kimi-k2.6-eagle3.1-mla", None, ("DFLASH",))
+
+
+def test_the_playbook_needs_a_drafter_or_a_target_to_search_for():
+    assert nothing_to_go_on(parse_goal("find a DFlash drafter for Qwen3-8B")) is None
+    missing = nothing_to_go_on(parse_goal("deploy the drafter and benchmark it"))
+    assert missing is not None and "names no drafter repo and no target model" in missing
 
 
 def test_an_algorithm_without_a_drafter_needs_a_target():

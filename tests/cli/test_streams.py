@@ -78,7 +78,7 @@ def test_run_json_is_the_report_alone_on_stdout(tmp_path):
 @pytest.mark.parametrize(
     ("goal", "words"),
     [
-        ("deploy the drafter", "error: the goal names no Hugging Face repo"),
+        ("deploy the drafter", "error: the goal names no drafter repo and no target model to find one for"),
         (
             "deploy the drafter org/[/data]",
             "error: the goal has '[' right after \"org/\"",
