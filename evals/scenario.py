@@ -116,6 +116,11 @@ class Expectation(BaseModel):
         description="algorithm_chosen: the --speculative-algorithm every speculative launch and the report name "
         "(EAGLE3, NEXTN, STANDALONE, NGRAM, DFLASH)",
     )
+    drafter: str | None = Field(
+        default=None,
+        description="drafter_chosen: the drafter repo the report must name and the only one downloaded (for goals "
+        "that name none, the one a careful search finds)",
+    )
     settings_tried: int | None = Field(
         default=None,
         ge=1,

@@ -12,6 +12,7 @@ from .best_baseline import BestBaselinePerConcurrency
 from .budgets import BudgetsRespected
 from .crossover_bracketed import CrossoverBracketed
 from .disk_checked import DiskCheckedBeforeDownload
+from .drafter_chosen import DrafterChosen
 from .host_left_clean import HostLeftClean
 from .no_question import NoQuestionAsked
 from .no_repeated_failure import NoRepeatedFailure
@@ -33,6 +34,7 @@ GRADERS: tuple[type[Grader], ...] = (
     NumbersMatchTruth,
     BestBaselinePerConcurrency,
     AlgorithmChosen,
+    DrafterChosen,
     SettingsTried,
     AcceptancePerDataset,
     CrossoverBracketed,

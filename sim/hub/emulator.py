@@ -1,6 +1,7 @@
 """The Hub emulator: an aiohttp server speaking the part of the Hub API huggingface_hub uses.
 
 Endpoints, for models and, under the Hub's dataset routes, for datasets (no spaces):
+- GET  /api/models                                 model search: search, author, filter, sort, pages (search.py)
 - GET  /api/models/{org}/{name}[/revision/{rev}]   model info (`blobs=true`: sizes and hashes)
 - GET  /api/models/{org}/{name}/tree/{rev}[/{path}] tree listing, `recursive`, `expand`, cursor pages
 - POST /api/models/{org}/{name}/paths-info/{rev}   entries for given paths
@@ -41,14 +42,15 @@ from ..faults import (
     SlowDownload,
     find_fault,
 )
-from . import errors, listing
+from . import errors, listing, search
 from .bandwidth import SharedLink, stored_bytes_per_second
-from .fixtures import FixtureRepo, FixtureRevision, RepoType, load_dataset_fixtures
+from .fixtures import FixtureRepo, FixtureRevision, GatedMode, RepoType, load_dataset_fixtures
 from .tokens import Caller, bearer_token, classify, user_name
 from .transfer import send_file
 
 PAGE_SIZE = 1000  # entries per tree page, as the Hub caps them
 PAGE_SIZE_EXPANDED = 50
+SEARCH_PAGE_SIZE = 1000  # models per search page, as the Hub caps them (smaller when `limit` is)
 SHUTDOWN_GRACE_S = 1.0  # how long stopping waits for requests in flight before it cuts them
 
 
@@ -88,6 +90,7 @@ class HubEmulator:
         self.download_mb_s = slow.mb_s if isinstance(slow, SlowDownload) else download_mb_s
         self.link = SharedLink(stored_bytes_per_second(self.download_mb_s, time_scale, byte_scale))
         self.requests: list[HubRequest] = []
+        self.search_page_size = SEARCH_PAGE_SIZE  # tests lower it to see a search span pages
         self.throttled = 0
         self.cuts = 0
         self._runner: web.AppRunner | None = None
@@ -119,7 +122,7 @@ class HubEmulator:
     def app(self) -> web.Application:
         app = web.Application(middlewares=[self._log_and_throttle])
         repo = "/{org}/{name}"
-        routes = [web.get("/api/whoami-v2", self._whoami)]
+        routes = [web.get("/api/whoami-v2", self._whoami), web.get("/api/models", self._search_models)]
         namespaces: tuple[tuple[RepoType, str, str], ...] = (
             ("dataset", "/api/datasets", "/datasets"),
             ("model", "/api/models", ""),
@@ -188,7 +191,13 @@ class HubEmulator:
         return classify(bearer_token(request.headers.get("Authorization")))
 
     def _is_gated(self, repo: FixtureRepo) -> bool:
-        return repo.gated or any(isinstance(f, GatedRepo) and f.repo_id == repo.repo_id for f in self.faults)
+        return bool(self._gated_mode(repo))
+
+    def _gated_mode(self, repo: FixtureRepo) -> GatedMode:
+        """The repo's own gating, else "manual" where a GatedRepo fault gates it (approval the caller lacks)."""
+        if repo.gated_mode:
+            return repo.gated_mode
+        return "manual" if any(isinstance(f, GatedRepo) and f.repo_id == repo.repo_id for f in self.faults) else False
 
     def _is_missing(self, repo_id: str, repo_type: RepoType) -> bool:
         return any(
@@ -247,7 +256,7 @@ class HubEmulator:
             listing.dataset_info if repo.repo_type == "dataset" else listing.model_info,
             repo,
             revision,
-            gated=self._is_gated(repo),
+            gated=self._gated_mode(repo),
             files_metadata=blobs,
             byte_scale=self.byte_scale,
         )
@@ -280,14 +289,26 @@ class HubEmulator:
         )
         if entries is None:
             return errors.entry_not_found(path)
-        page_size = PAGE_SIZE_EXPANDED if expand else PAGE_SIZE
-        offset = _decode_cursor(request.query.get("cursor"))
-        page = entries[offset : offset + page_size]
-        headers = {}
-        if offset + page_size < len(entries):
-            next_url = request.url.update_query({"cursor": _encode_cursor(offset + page_size)})
-            headers["Link"] = f'<{next_url}>; rel="next"'
+        page, headers = _page(request, entries, PAGE_SIZE_EXPANDED if expand else PAGE_SIZE)
         return web.json_response(page, headers=headers)
+
+    async def _search_models(self, request: web.Request) -> web.Response:
+        """GET /api/models: the model repos a search lists (dataset repos never), a page at a time."""
+        if self._caller(request) is Caller.INVALID:
+            return errors.invalid_credentials()
+        try:
+            query = search.ModelQuery.from_params(request.query)
+        except ValueError as exc:
+            return errors.bad_request(str(exc))
+        candidates = [
+            search.Listed(repo, self._gated_mode(repo))
+            for repo in self.fixtures.values()
+            if not self._is_missing(repo.repo_id, "model")
+        ]
+        found = search.matching(candidates, query)
+        page, headers = _page(request, found, min(query.limit or self.search_page_size, self.search_page_size))
+        items = await asyncio.to_thread(lambda: [search.list_item(listed, query) for listed in page])
+        return web.json_response(items, headers=headers)
 
     async def _paths_info(self, request: web.Request, repo_type: RepoType) -> web.Response:
         found = self._find(request, repo_type)
@@ -345,6 +366,20 @@ class HubEmulator:
 
     def snapshot(self) -> dict[str, Any]:
         return {"throttled": self.throttled, "cuts": self.cuts, "requests": len(self.requests)}
+
+
+def _page(request: web.Request, entries: list[Any], page_size: int) -> tuple[list[Any], dict[str, str]]:
+    """The page of `entries` the request's cursor points at, and the Link header to the next one if any.
+
+    The next URL repeats the request's query with a new cursor, which is how huggingface_hub's
+    paginate() follows it (it sends no parameters of its own after the first page).
+    """
+    offset = _decode_cursor(request.query.get("cursor"))
+    headers = {}
+    if offset + page_size < len(entries):
+        next_url = request.url.update_query({"cursor": _encode_cursor(offset + page_size)})
+        headers["Link"] = f'<{next_url}>; rel="next"'
+    return entries[offset : offset + page_size], headers
 
 
 def _flag(value: str | None) -> bool:

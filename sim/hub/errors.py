@@ -56,6 +56,11 @@ def gated_not_granted(repo_id: str, repo_type: str = "model") -> web.Response:
     )
 
 
+def bad_request(message: str) -> web.Response:
+    """A query the Hub cannot read (an unknown sort key, a limit that is no number): 400, no error code."""
+    return hub_error(400, message)
+
+
 def invalid_credentials() -> web.Response:
     return hub_error(401, INVALID_CREDENTIALS)
 

@@ -15,6 +15,10 @@ Their data files are small and real: rows written by this project, files generat
 dataset_fixtures.py (run it to write them again). A file the real Hub stores through
 LFS (parquet) is named under `lfs_content` in repo.yaml: it is listed and served as an
 LFS file (an `lfs` block, X-Linked-Etag) with its real bytes, whatever the byte_scale.
+
+A model repo's optional `listing:` block says what the Hub shows of it beside its files
+(downloads, likes, trending score, creation date, tags, pipeline tag, library): what a
+model search ranks and filters on (search.py), and what model info reports.
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ FIXTURES_DIR = Path(__file__).with_name("fixtures")
 DATASETS_SUBDIR = "datasets"  # fixtures/datasets/<org>/<name>/: the dataset repos
 
 RepoType = Literal["model", "dataset"]
+# How a repo is gated: False (open), or the Hub's two modes; `true` in repo.yaml means "manual".
+GatedMode = Literal[False, "auto", "manual"]
 
 # Generated content is built from blocks of this size; each block starts with
 # its own digest so that bytes written at the wrong offset (a bad resume) change
@@ -169,14 +175,35 @@ class FixtureRevision(BaseModel):
         return sorted(found)
 
 
+class RepoListing(BaseModel):
+    """What the Hub shows of a model repo beside its files: what a search ranks and filters on.
+
+    Absent values are derived by FixtureRepo (author: the org; created_at: the first
+    revision's date; tags: the library and the region), so that a repo.yaml without a
+    `listing:` block still lists the way a new, unvisited repo does on the Hub.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    author: str | None = None
+    downloads: int = Field(default=0, ge=0, description="Downloads of the last 30 days, as the Hub counts them")
+    likes: int = Field(default=0, ge=0)
+    trending_score: int = Field(default=0, ge=0)
+    created_at: str | None = Field(default=None, description="ISO 8601; default: the first revision's date")
+    tags: list[str] | None = Field(default=None, description="The Hub's tags; default: library_name and region:us")
+    pipeline_tag: str | None = None
+    library_name: str | None = "transformers"
+
+
 class FixtureRepo(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     repo_id: str
     repo_type: RepoType = "model"
-    gated: bool = False
+    gated: bool | Literal["auto", "manual"] = False
     last_modified: str = "2025-01-01T00:00:00.000Z"
     note: str = ""
+    listing: RepoListing = RepoListing()
     revisions: list[FixtureRevision]
 
     @field_validator("revisions")
@@ -197,6 +224,27 @@ class FixtureRepo(BaseModel):
             if len(matches) == 1:
                 return matches[0]
         raise KeyError(f"{self.repo_id}: no revision {wanted!r}")
+
+    @property
+    def gated_mode(self) -> GatedMode:
+        """The `gated` value the Hub answers: False, "auto" or "manual" (what `gated: true` stands for)."""
+        if self.gated is True:
+            return "manual"
+        return self.gated or False
+
+    @property
+    def author(self) -> str:
+        return self.listing.author or self.repo_id.partition("/")[0]
+
+    @property
+    def created_at(self) -> str:
+        return self.listing.created_at or min(r.date for r in self.revisions)
+
+    @property
+    def tags(self) -> list[str]:
+        if self.listing.tags is not None:
+            return list(self.listing.tags)
+        return [t for t in (self.listing.library_name, "region:us") if t]
 
 
 class _LfsDecl(BaseModel):
@@ -224,9 +272,10 @@ class _RepoDecl(BaseModel):
     model_config = ConfigDict(extra="forbid")
     repo_id: str
     repo_type: RepoType = "model"
-    gated: bool = False
+    gated: bool | Literal["auto", "manual"] = False
     last_modified: str
     note: str = ""
+    listing: RepoListing = RepoListing()
     revisions: list[_RevisionDecl]
 
 
@@ -267,6 +316,7 @@ def load_repo(repo_dir: Path) -> FixtureRepo:
         gated=decl.gated,
         last_modified=decl.last_modified,
         note=decl.note,
+        listing=decl.listing,
         revisions=revisions,
     )
 

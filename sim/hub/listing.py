@@ -11,7 +11,12 @@ import hashlib
 import json
 from typing import Any
 
-from .fixtures import FixtureFile, FixtureRepo, FixtureRevision
+import yaml
+
+from .fixtures import FixtureFile, FixtureRepo, FixtureRevision, GatedMode
+
+# What the Hub's `config` block keeps of a quantization_config: enough to tell a quantized copy.
+_QUANT_KEYS = ("quant_method", "bits")
 
 
 def tree_id(revision: FixtureRevision, folder: str) -> str:
@@ -74,8 +79,17 @@ def paths_info(revision: FixtureRevision, paths: list[str], *, expand: bool, byt
     return found
 
 
-def _config_summary(revision: FixtureRevision) -> dict[str, Any] | None:
-    """The `config` block of model info: architectures and model_type from config.json."""
+def model_object_id(repo_id: str) -> str:
+    """The Hub's `_id` (a 24-hex object id): stable per repo, the same in model info and in searches."""
+    return hashlib.sha1(repo_id.encode()).hexdigest()[:24]
+
+
+def config_summary(revision: FixtureRevision) -> dict[str, Any] | None:
+    """The `config` block the Hub shows (model info, searches with config=true): a summary of config.json.
+
+    Like the Hub's, it keeps architectures, model_type, auto_map and the kind of quantization,
+    not the whole file: a client reads sizes from config.json itself.
+    """
     try:
         raw = revision.file("config.json").content
     except KeyError:
@@ -83,7 +97,30 @@ def _config_summary(revision: FixtureRevision) -> dict[str, Any] | None:
     if raw is None:
         return None
     config = json.loads(raw)
-    return {k: config[k] for k in ("architectures", "model_type") if k in config}
+    summary = {k: config[k] for k in ("architectures", "model_type", "auto_map") if k in config}
+    quant = config.get("quantization_config")
+    if isinstance(quant, dict):
+        summary["quantization_config"] = {k: quant[k] for k in _QUANT_KEYS if k in quant}
+    return summary
+
+
+def card_data(revision: FixtureRevision) -> dict[str, Any] | None:
+    """The model card's YAML front matter (the Hub's `cardData`), None when README.md has none."""
+    try:
+        raw = revision.file("README.md").content
+    except KeyError:
+        return None
+    text = (raw or b"").decode("utf-8", errors="replace")
+    if not text.startswith("---\n"):
+        return None
+    front, sep, _ = text[4:].partition("\n---")
+    if not sep:
+        return None
+    try:
+        data = yaml.safe_load(front)
+    except yaml.YAMLError:
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def _siblings(revision: FixtureRevision, *, files_metadata: bool, byte_scale: int) -> list[dict[str, Any]]:
@@ -104,37 +141,39 @@ def _siblings(revision: FixtureRevision, *, files_metadata: bool, byte_scale: in
 
 
 def model_info(
-    repo: FixtureRepo, revision: FixtureRevision, *, gated: bool, files_metadata: bool, byte_scale: int
+    repo: FixtureRepo, revision: FixtureRevision, *, gated: GatedMode, files_metadata: bool, byte_scale: int
 ) -> dict[str, Any]:
-    org, _, _name = repo.repo_id.partition("/")
+    """What GET /api/models/{repo_id} answers; popularity and tags are the repo's listing, as searches show."""
     siblings = _siblings(revision, files_metadata=files_metadata, byte_scale=byte_scale)
+    shown = repo.listing
     info: dict[str, Any] = {
-        "_id": hashlib.sha1(repo.repo_id.encode()).hexdigest()[:24],
+        "_id": model_object_id(repo.repo_id),
         "id": repo.repo_id,
         "modelId": repo.repo_id,
-        "author": org,
+        "author": repo.author,
         "sha": revision.sha,
         "lastModified": repo.last_modified,
-        "createdAt": min(r.date for r in repo.revisions),
+        "createdAt": repo.created_at,
         "private": False,
         "disabled": False,
-        "gated": "manual" if gated else False,
-        "downloads": 0,
-        "likes": 0,
-        "library_name": "transformers",
-        "tags": ["transformers", "safetensors"],
-        "pipeline_tag": "text-generation",
+        "gated": gated,
+        "downloads": shown.downloads,
+        "likes": shown.likes,
+        "library_name": shown.library_name,
+        "tags": repo.tags,
+        "pipeline_tag": shown.pipeline_tag,
         "siblings": siblings,
         "usedStorage": revision.total_size(),
     }
-    config = _config_summary(revision)
+    info = {k: v for k, v in info.items() if v is not None}  # the Hub leaves out what a repo lacks
+    config = config_summary(revision)
     if config is not None:
         info["config"] = config
     return info
 
 
 def dataset_info(
-    repo: FixtureRepo, revision: FixtureRevision, *, gated: bool, files_metadata: bool, byte_scale: int
+    repo: FixtureRepo, revision: FixtureRevision, *, gated: GatedMode, files_metadata: bool, byte_scale: int
 ) -> dict[str, Any]:
     """What GET /api/datasets/{repo_id} answers: the fields huggingface_hub's DatasetInfo reads."""
     org, _, _name = repo.repo_id.partition("/")
@@ -148,7 +187,7 @@ def dataset_info(
         "createdAt": min(r.date for r in repo.revisions),
         "private": False,
         "disabled": False,
-        "gated": "manual" if gated else False,
+        "gated": gated,
         "downloads": 0,
         "likes": 0,
         "tags": [f"format:{'json' if f == 'jsonl' else f}" for f in formats],

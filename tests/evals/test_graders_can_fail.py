@@ -8,6 +8,7 @@ from specops.evals.graders import (
     BestBaselinePerConcurrency,
     BudgetsRespected,
     DiskCheckedBeforeDownload,
+    DrafterChosen,
     ExpectedOutcome,
     HostLeftClean,
     NoQuestionAsked,
@@ -56,6 +57,44 @@ def test_todos_closed_needs_a_reason_for_each_cancellation():
     bad = Run().tool("todowrite", {"todos": [cancelled, {**cancelled, "id": "x", "status": "in_progress"}]}).end()
     ok, fail = _verdicts(TodosClosed(), good, bad)
     assert ok.passed and not fail.passed and "deploy" in fail.reason and "x" in fail.reason
+
+
+def with_drafter(run: Run, drafter: dict) -> Run:
+    run.report["drafter"] = drafter
+    return run
+
+
+def test_drafter_chosen_is_the_truths_and_the_only_one_fetched():
+    drafter = {
+        "repo_id": "z-lab/Qwen3-8B-DFlash-b16",
+        "revision": "main",
+        "sha": None,
+        "path": None,
+        "is_dflash": True,
+        "block_size": 16,
+        "block_size_from": "config",
+        "served_block_size": None,
+        "draft_layers": 5,
+        "target_layer_ids": None,
+        "target": None,
+        "target_compatible": True,
+        "checks": [],
+        "problems": [],
+        "summary": None,
+    }
+    expect = {"expect": {"drafter": "z-lab/Qwen3-8B-DFlash-b16"}}
+    fetch = {"repo_id": "z-lab/Qwen3-8B-DFlash-b16", "target_dir": "~/models/d"}
+    good = with_drafter(Run(expect), drafter).tool("start_download", fetch, {}).end()
+    decoy = {**drafter, "repo_id": "z-lab/Qwen3-4B-DFlash-b16"}
+    wrong = with_drafter(Run(expect), decoy).end()
+    also = (
+        with_drafter(Run(expect), drafter).tool("start_download", {**fetch, "repo_id": "Qwen/Qwen3-8B-AWQ"}, {}).end()
+    )
+    grader = DrafterChosen()
+    assert grader.check(good).passed
+    assert not grader.check(wrong).passed and "z-lab/Qwen3-4B-DFlash-b16" in grader.check(wrong).reason
+    assert not grader.check(also).passed and "Qwen/Qwen3-8B-AWQ" in grader.check(also).reason
+    assert grader.check(with_drafter(Run(), decoy).end()).passed  # nothing expected: nothing to hold
 
 
 def test_disk_checked_before_download():
