@@ -279,7 +279,7 @@ def test_everything_new_is_modelled(profile: Profile) -> None:
 
 
 def test_targets_are_unique_and_found_by_repo_id() -> None:
-    assert [s.target.repo_id for s in H200.serving_specs] == [KIMI, DEEPSEEK, QWEN]
+    assert [s.target.repo_id for s in H200.serving_specs] == [KIMI, DEEPSEEK, QWEN, "Qwen/Qwen3-8B"]
     assert H200.serving_for("qwen/qwen3-32b") is serving(H200, QWEN)
     assert H200.serving_for("Qwen/Qwen3-0.6B") is None
     with pytest.raises(ValueError, match="repo ids must be unique"):
