@@ -49,8 +49,9 @@ _NOT_REPOS = {"tok/s", "and/or", "on/off", "i/o", "req/s", "gb/s", "mb/s", "w/o"
 _REPO_RULE = "a repo id is letters, digits, '-', '_', '.' and one '/'"
 _NOT_MODELS = ("datasets", "spaces", "collections", "docs", "papers", "blog", "settings", "organizations")
 
+_DEPLOY_WORDS = ("deploy", "deply", "serve", "launch", "run it", "host it")
 _INTENT_WORDS: dict[Intent, tuple[str, ...]] = {
-    "deploy": ("deploy", "deply", "serve", "launch", "run it", "host it"),
+    "deploy": _DEPLOY_WORDS,
     "evaluate": ("evaluate", "eval", "accept len", "acceptance", "accept rate"),
     "benchmark": ("benchmark", "bench", "throughput", "tok/s", "latency", "measure"),
     "compare": ("compare", " vs ", "versus", "against", "baseline", "better than"),
@@ -99,6 +100,11 @@ class Goal(BaseModel):
     target: str | None = None  # the target model the goal names: a repo id, or a model's name
     algorithm: str | None = None  # the --speculative-algorithm the goal asks for by name
     mentioned: tuple[str, ...] = ()  # every algorithm the goal's words name, asked for or not
+    drafters: tuple[str, ...] = ()  # every drafter repo the goal names, in order (two or more: a comparison)
+
+    @property
+    def compares_drafters(self) -> bool:
+        return len(self.drafters) > 1
 
     @property
     def subject(self) -> str:
@@ -141,9 +147,45 @@ def parse_goal(text: str) -> Goal:
         return Goal(
             text=text, repo_id=None, intents=intents, target=_model_name(text), algorithm=algorithm, mentioned=mentioned
         )
-    target = repos[1] if len(repos) > 1 else None
+    targets = [r for r in repos if _introduced_as_target(text, r)]
+    if not targets and len(repos) > 1 and not _COMPARISON.search(text):
+        targets = [repos[1]]  # "ORG/DRAFTER ORG/TARGET": the second names what the first drafts for
+    drafters = tuple(r for r in repos if r not in targets)
+    target = targets[0] if targets else _model_name(text) if len(drafters) > 1 else None
+    if len(drafters) > 1 and "compare" not in intents:
+        # "Does A beat B?": measured and compared; deployed only when the goal says so.
+        said = intents != ("deploy", "evaluate", "benchmark") or any(w in f" {text.lower()} " for w in _DEPLOY_WORDS)
+        intents = (*intents, "compare") if said else ("evaluate", "benchmark", "compare")
+    if not drafters:  # "a drafter for Qwen/Qwen3-8B": the target alone, a drafter to find
+        return Goal(text=text, intents=intents, target=target, algorithm=algorithm, mentioned=mentioned)
     asked = next((a for a in mentioned if a in _ASKED_BESIDE_A_REPO or _asked_how(text, repos, a)), None)
-    return Goal(text=text, repo_id=repos[0], intents=intents, target=target, algorithm=asked, mentioned=mentioned)
+    return Goal(
+        text=text,
+        repo_id=drafters[0],
+        intents=intents,
+        target=target,
+        algorithm=asked,
+        mentioned=mentioned,
+        drafters=drafters,
+    )
+
+
+# Words that make a goal naming several drafters a comparison of them ("A vs B", "does A beat B", "which of").
+_COMPARISON = re.compile(r"\b(?:vs\.?|versus|beats?|better than|compare|against|which of|head to head)(?![a-z])", re.I)
+# What introduces the target model right before a repo id: "for ORG/NAME", "on ORG/NAME", "target ORG/NAME".
+_TARGET_CUE = re.compile(r"\b(?:for|on|target(?:\s+model)?)\s+(?:the\s+)?(?:model\s+)?['\"(]?$", re.I)
+
+
+def _introduced_as_target(text: str, repo: str) -> bool:
+    """Whether `repo` stands right after words that name the target ("for", "on"), as itself or as a Hub URL."""
+    for found in re.finditer(re.escape(repo), text):
+        before = _HUB_URL_END.sub("", text[: found.start()])
+        if _TARGET_CUE.search(before):
+            return True
+    return False
+
+
+_HUB_URL_END = re.compile(r"https?://(?:www\.)?(?:huggingface\.co|hf\.co)/(?:models/)?$", re.I)
 
 
 def _algorithms(text: str, repos: list[str]) -> tuple[str, ...]:

@@ -414,7 +414,9 @@ def _build_agent(
 def _user_prompt(goal: Goal, run_host: RunHost) -> str:
     others = [a for a in goal.mentioned if a != goal.algorithm]
     named = [
-        ("Repo", goal.repo_id or "none named (search the Hub for one, if the goal needs a drafter)"),
+        ("Repo", goal.repo_id or "none named (search the Hub for one, if the goal needs a drafter)")
+        if not goal.compares_drafters
+        else ("Drafters to compare", ", ".join(goal.drafters)),
         ("Target", goal.target),
         ("Algorithm", goal.algorithm),
         # A word about an algorithm is no request: the drafter's config settles its algorithm.

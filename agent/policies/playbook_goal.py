@@ -63,6 +63,7 @@ def _parsed_by_loop(prompt: str) -> Goal | None:
                 target=data.get("target"),
                 # Only an algorithm SGLang knows: anything else is as if the goal named none.
                 algorithm=data.get("algorithm") if data.get("algorithm") in set(SpeculativeAlgorithm) else None,
+                drafters=tuple(data.get("drafters") or ([data["repo_id"]] if data.get("repo_id") else [])),
             )
         except (ValueError, TypeError):
             continue

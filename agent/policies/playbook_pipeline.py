@@ -61,6 +61,7 @@ from .playbook_configs import (
     rank_for_speculation,
     speculative_candidates,
 )
+from .playbook_drafters import DrafterResult, drafter_lines
 from .playbook_goal import Understood, target_name_for
 from .playbook_history import Call, Outcome
 from .playbook_level_failure import LevelFailure, incomplete_why, level_failure, reproduced_line, transient_line
@@ -275,6 +276,9 @@ class Pipeline:
         self.download_state: DownloadState | None = None
         self.download_restarts = 0
         self.last_give_up: ErrorKind | None = None  # error kind of the last launch given up on
+        # A comparison of drafters: each one's results once measured; the plan item of the one measured now.
+        self.drafters: list[DrafterResult] = []
+        self.other: str | None = None
 
     @property
     def goal(self) -> Goal:
@@ -357,8 +361,17 @@ class Pipeline:
         p.add("speculative", f"Launch {spoken} where the host's SGLang allows")
         p.add("acceptance", "Measure acceptance length")
         if self._benchmarking:
-            p.add("spec_bench", f"Benchmark {spoken}" + ("; tune its settings" if self.settings.tune else ""))
-            p.add("compare", "Compare with the best baseline per concurrency", "medium")
+            tunes = self.settings.tune and not self.goal.compares_drafters
+            p.add(
+                "spec_bench",
+                f"Benchmark {repo if self.goal.compares_drafters else spoken}"
+                + ("; tune its settings" if tunes else ""),
+            )
+        for i, other in enumerate(self.goal.drafters[1:], start=1):
+            p.add(f"other{i}", f"Check, download and measure {other} on the same layouts")
+        if self._benchmarking:
+            compared = "the drafters head to head and each" if self.goal.compares_drafters else ""
+            p.add("compare", f"Compare {compared} with the best baseline per concurrency".replace("  ", " "), "medium")
         if self.u.wants("deploy"):
             p.add("deploy", "Leave the recommended configuration running", "medium")
         p.add("cleanup", "Stop the other servers this run started", "medium")
@@ -434,10 +447,13 @@ class Pipeline:
                 support=facts.speculative,
             )
         )
-        if self._benchmarking and self.settings.tune:
-            yield from self._tune(config)  # under spec_bench: a few more sweeps, not a step of its own
-        if self._benchmarking and self.settings.bracket:
-            yield from self._bracket()
+        if self.goal.compares_drafters:
+            yield from self._other_drafters(facts, target, ranked)
+        else:
+            if self._benchmarking and self.settings.tune:
+                yield from self._tune(config)  # under spec_bench: a few more sweeps, not a step of its own
+            if self._benchmarking and self.settings.bracket:
+                yield from self._bracket()
         if self._benchmarking:
             self.plan.start("compare")
             self.plan.complete("compare")
@@ -625,6 +641,67 @@ class Pipeline:
             + ". Name the drafter in the goal (ORG/NAME). Nothing was downloaded or launched",
         )
 
+    def _other_drafters(self, facts: HostFacts, target: Target, ranked: list[Candidate]) -> Steps:
+        """A comparison: each further drafter the goal names, checked against the target, downloaded and measured
+        on the layouts and levels the first was, at SGLang's defaults. One that cannot be measured is said so and
+        the comparison goes on with the others."""
+        method = self._download_method(facts)
+        self._set_aside()
+        for i, repo in enumerate(self.goal.drafters[1:], start=1):
+            self.other = f"other{i}"
+            self.plan.start(self.other)
+            self.u = Understood(goal=self.goal.model_copy(update={"repo_id": repo}))
+            self.algorithm, self.acceptance, self.acceptance_tried, self.crash_level = None, None, False, None
+            self.download, self.download_state, self.download_restarts = None, None, 0
+            try:
+                config = yield from self._drafter_config({"repo_id": repo}, target)
+                _refuse_what_sglang_cannot_serve(facts, self.algorithm, config)
+                target_dir = yield from self._make_room(f"~/models/{repo.split('/')[-1]}")
+                yield from self._start_download(target_dir, method)
+                path = yield from self._finish_download()
+                config = yield from self._drafter_config({"path": path}, target)
+                assert self.algorithm is not None, "the drafter config settles the algorithm"
+                yield from self._speculative(
+                    speculative_candidates(
+                        ranked,
+                        self.algorithm,
+                        path,
+                        max(self.levels),
+                        block_size=config.block_size if self.algorithm is SpeculativeAlgorithm.DFLASH else None,
+                        layouts=self.settings.spec_layouts,
+                        support=facts.speculative,
+                    )
+                )
+                self.plan.complete(self.other)
+            except Stop as stop:
+                yield from self._settle_download()
+                self.unresolved.append(f"{repo} was not measured: {stop.why}")
+                self.plan.cancel(self.other, stop.why)
+            self._set_aside()
+        self.other = None
+        self.u = Understood(goal=self.goal.model_copy(update={"repo_id": self.goal.drafters[0]}))
+        # Every drafter's configurations side by side, each named with its drafter: the answer and the deployment
+        # choose among them all.
+        self.spec = {r.tagged(n): sweep for r in self.drafters for n, sweep in r.sweeps.items()}
+        self.spec_candidates = {r.tagged(n): c for r in self.drafters for n, c in r.candidates.items()}
+        self.done.append(
+            f"compared {', '.join(r.repo_id for r in self.drafters)} on the same layouts and levels, each at "
+            "SGLang's default settings (tuning one and not the other would compare the tuning)"
+        )
+
+    def _set_aside(self) -> None:
+        """Keep the results of the drafter just measured under its repo id, and start the next one afresh."""
+        self.drafters.append(
+            DrafterResult(
+                repo_id=self.goal.repo_id or "",
+                spoken=self._spoken,
+                sweeps=dict(self.spec),
+                candidates=dict(self.spec_candidates),
+                acceptance=self.acceptance,
+            )
+        )
+        self.spec, self.spec_candidates = {}, {}
+
     @property
     def _repo(self) -> str:
         """The drafter repo being downloaded: the disk and download steps run only for a goal that names one."""
@@ -807,7 +884,8 @@ class Pipeline:
                     )
                 continue
             yield from self._download_ended(waited.status)
-        self.plan.complete("download")
+        if self.other is None:
+            self.plan.complete("download")
         handle = self._download_handle
         self.done.append(f"downloaded {self._repo} to {handle.target_dir} ({handle.expected_human})")
         return handle.target_dir
@@ -974,7 +1052,7 @@ class Pipeline:
         name = launched.name
         if acceptance:
             self.acceptance_tried = True
-            self.plan.start("acceptance")
+            self._plan_start("acceptance")
             out = yield from self.call("acceptance", port=server.port, **self.settings.acceptance_args)
             if out.ok:
                 self.acceptance = out.value(AcceptanceResult)
@@ -983,7 +1061,7 @@ class Pipeline:
                 self.handled += [f"acceptance: {note}" for note in self.acceptance.notes if "shipped" in note]
             else:
                 self.handled.append(f"acceptance on {name}: {out.describe()}")
-            self.plan.start("spec_bench" if self._benchmarking else "speculative")
+            self._plan_start("spec_bench" if self._benchmarking else "speculative")
         if self._benchmarking:
             levels = levels or self.levels
             levels = [c for c in levels if self.crash_level is None or c < self.crash_level] if speculative else levels
@@ -998,6 +1076,11 @@ class Pipeline:
         yield from self._stop(server)
         return launched
 
+    def _plan_start(self, item: str) -> None:
+        """Move the plan on, except while a comparison measures a further drafter: that is one item of its own."""
+        if self.other is None:
+            self.plan.start(item)
+
     def _keep(self, name: str, launched: Candidate, sweep: Sweep, *, speculative: bool) -> None:
         if sweep:  # a configuration measured again (at levels bracketing the crossover) keeps its first levels
             sweeps = self.spec if speculative else self.ar
@@ -1007,6 +1090,11 @@ class Pipeline:
     @property
     def _spoken(self) -> str:
         return SPOKEN_NAMES[self.algorithm] if self.algorithm else "speculation"
+
+    @property
+    def _spoken_overall(self) -> str:
+        """What the speculative side is called in the answer: several drafters' configurations are 'speculation'."""
+        return "speculation" if self.goal.compares_drafters else self._spoken
 
     def _speculative(self, candidates: list[Candidate]) -> Steps:
         launched_any = False
@@ -1095,7 +1183,7 @@ class Pipeline:
 
     def _deploy(self) -> Steps:
         verdicts = compare(self.ar, self.spec)
-        choice = recommend(verdicts, self._spoken).deploy
+        choice = recommend(verdicts, self._spoken_overall).deploy
         candidate = self.spec_candidates.get(choice) or self.ar_candidates.get(choice) if choice else None
         if candidate is None:
             self.unresolved.append("nothing to deploy: no configuration was measured")
@@ -1127,13 +1215,16 @@ class Pipeline:
     def _answer(self, status: str) -> FinalAnswer:
         verdicts = compare(self.ar, self.spec)
         parts = [f"Goal: {self.goal.text}"] + self.done
-        if self.acceptance:
+        if self.acceptance and not self.goal.compares_drafters:  # a comparison says each drafter's
             overall = self.acceptance.overall
             parts.append(
                 f"acceptance length (overall): request mean {overall.request_mean:.2f}, "
                 f"token weighted {overall.token_weighted:.2f}"
             )
-        parts += comparison_lines(verdicts, self._spoken)
+        if self.goal.compares_drafters:
+            parts += drafter_lines(self.drafters, self.ar)
+        else:
+            parts += comparison_lines(verdicts, self._spoken)
         replicated = {
             name
             for name, candidate in (*self.ar_candidates.items(), *self.spec_candidates.items())
@@ -1147,7 +1238,7 @@ class Pipeline:
             parts.append("what went wrong and how it was handled: " + " | ".join(self.handled))
         if self.servers_started and not self.left_running:
             parts.append("every server this run started was stopped")
-        recommendation = recommend(verdicts, self._spoken).text if (self.ar or self.spec) else None
+        recommendation = recommend(verdicts, self._spoken_overall).text if (self.ar or self.spec) else None
         if recommendation and self.incomplete:
             recommendation = f"from what was measured, which is incomplete ({self.incomplete}): {recommendation}"
         if recommendation and self.crash_level is not None:

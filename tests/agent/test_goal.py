@@ -174,3 +174,42 @@ def test_the_playbook_needs_a_drafter_or_a_target_to_search_for():
 def test_an_algorithm_without_a_drafter_needs_a_target():
     with pytest.raises(GoalRefused, match="names no target model"):
         parse_goal("benchmark n-gram speculation")
+
+
+@pytest.mark.parametrize(
+    ("text", "drafters", "target", "intents"),
+    [
+        (
+            "does lightseekorg/kimi-k2.6-eagle3.1-mla beat SubSir/Kimi-K2.6-DFlash-tmp-long?",
+            ("lightseekorg/kimi-k2.6-eagle3.1-mla", "SubSir/Kimi-K2.6-DFlash-tmp-long"),
+            None,
+            ("evaluate", "benchmark", "compare"),
+        ),
+        (
+            "z-lab/Qwen3-8B-DFlash-b16 vs AngelSlim/Qwen3-8B_eagle3 for Qwen3-8B",
+            ("z-lab/Qwen3-8B-DFlash-b16", "AngelSlim/Qwen3-8B_eagle3"),
+            "Qwen3-8B",
+            ("compare",),
+        ),
+        (
+            "which of z-lab/Qwen3-8B-DFlash-b16 and AngelSlim/Qwen3-8B_eagle3 should I serve? deploy the winner",
+            ("z-lab/Qwen3-8B-DFlash-b16", "AngelSlim/Qwen3-8B_eagle3"),
+            None,
+            ("deploy", "compare"),
+        ),
+        # A second repo after "for" is the target, as before; one without a comparison word too.
+        ("Qwen/Qwen3-0.6B as a standalone drafter for Qwen/Qwen3-32B", ("Qwen/Qwen3-0.6B",), "Qwen/Qwen3-32B", None),
+        ("deploy org/drafter org/target", ("org/drafter",), "org/target", ("deploy",)),
+    ],
+)
+def test_a_goal_naming_several_drafters_compares_them(text, drafters, target, intents):
+    goal = parse_goal(text)
+    assert (goal.drafters, goal.repo_id, goal.target) == (drafters, drafters[0], target)
+    assert goal.compares_drafters == (len(drafters) > 1)
+    if intents is not None:
+        assert goal.intents == intents
+
+
+def test_a_target_repo_alone_is_a_drafter_to_find():
+    goal = parse_goal("benchmark a DFlash drafter for Qwen/Qwen3-8B")
+    assert (goal.repo_id, goal.drafters, goal.target, goal.algorithm) == (None, (), "Qwen/Qwen3-8B", "DFLASH")
