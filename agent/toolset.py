@@ -277,11 +277,15 @@ def compare_tool() -> Tool[AgentDeps]:
 
     async def compare(ctx: RunContext[AgentDeps], **raw: Any) -> ToolReturn:
         deps = ctx.deps
-        parse_args(deps, ctx, COMPARE_TOOL, CompareArgs, raw)
+        args = parse_args(deps, ctx, COMPARE_TOOL, CompareArgs, raw)
         call_id = ctx.tool_call_id or COMPARE_TOOL
         deps.recorder.record(ToolCallEvent, call_id=call_id, tool=COMPARE_TOOL, args=raw)
         started = time.monotonic()
-        return _answer_ok(deps, call_id, COMPARE_TOOL, compare_run(deps.recorder.path).model_dump(mode="json"), started)
+        try:
+            result = compare_run(deps.recorder.path, args)
+        except ToolError as exc:  # a or b names nothing of this run: the names it knows go back
+            return _answer_error(deps, call_id, COMPARE_TOOL, exc.record(), started)
+        return _answer_ok(deps, call_id, COMPARE_TOOL, result.model_dump(mode="json"), started)
 
     return Tool.from_schema(
         compare,

@@ -121,6 +121,11 @@ class Expectation(BaseModel):
         description="drafter_chosen: the drafter repo the report must name and the only one downloaded (for goals "
         "that name none, the one a careful search finds)",
     )
+    compared: list[str] = Field(
+        default_factory=list,
+        description="drafters_compared: the drafters (repo ids) a comparison goal names, each with its own section, "
+        "its own card beside its acceptance, and a head-to-head verdict at every level both were benchmarked at",
+    )
     settings_tried: int | None = Field(
         default=None,
         ge=1,

@@ -87,6 +87,14 @@ SCENARIOS: tuple[GoldenScenario, ...] = (
         why="a model's run over HTTP (scripted Chat Completions server): several calls in one answer, text, "
         "reasoning, usage and provider metadata in the responses; stopped before anything is downloaded",
     ),
+    GoldenScenario(
+        "openai-chat-find-drafter",
+        "is there an EAGLE-3 drafter for Kimi-K2.6 worth trying?",
+        policy="openai-chat:scripted-agent",
+        server="tests.agent.openai_chat_find_script:serve",
+        why="a goal as people say it, naming no repo, given to a model with its hints: it searches the Hub, picks "
+        "the drafter its listing and config support, and answers without downloading",
+    ),
 )
 
 

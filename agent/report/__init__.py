@@ -7,6 +7,8 @@
 - evidence.py: tool calls and results paired and parsed with the tools' own models;
 - naming.py / servers.py: configuration names, and which server answered a measurement;
 - rows.py: the throughput/latency table; comparison.py: per-level comparison and crossover;
+- drafters.py: which drafter is which, and which drafter each configuration serves; head_to_head.py: drafter
+  against drafter per level;
 - recommendation.py: which configuration for which load; failures.py: what failed and what recovered it;
 - timing.py: time per todo item and per tool; sections.py: host, drafter, configs, acceptance, left running;
 - claims.py: the policy's claims checked; critique.py: the seed's critique answered;

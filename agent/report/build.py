@@ -11,9 +11,11 @@ from .card import beside_card
 from .claims import check_claims
 from .comparison import bracketing_levels, compare_levels, find_crossover
 from .critique import answer_critique
+from .drafters import Drafters
 from .evidence import gather_evidence
 from .failures import list_failures
 from .goodput import goodput_targets_used
+from .head_to_head import drafters_head_to_head, rows_by_drafter
 from .naming import ConfigNames
 from .pareto import pareto_points
 from .payoff import payoff_warning
@@ -21,7 +23,15 @@ from .recommendation import recommend
 from .requests import request_rows
 from .rows import benchmark_rows
 from .schema import AcceptanceSection, LevelComparison, Report
-from .sections import acceptance_sections, configs_tried, drafter_section, host_section, left_running, run_section
+from .sections import (
+    acceptance_sections,
+    configs_tried,
+    drafter_sections,
+    host_section,
+    last_read,
+    left_running,
+    run_section,
+)
 from .servers import ServerTimeline
 from .shapes import compare_shapes
 from .timing import time_spent
@@ -39,10 +49,22 @@ def build_report(events: Sequence[Event], final: FinalAnswer | None, *, status: 
     comparisons = compare_levels(rows)
     crossover = find_crossover(comparisons, bracketing_levels(rows))
     recommendation = recommend(rows, final.recommendation if final else None)
-    stated = evidence.drafter_configs[-1].value.card_acceptance if evidence.drafter_configs else None
+    drafters = Drafters(evidence)
+    serving = drafters.serving({names.name(launch.config): launch.config for launch in evidence.launches})
+    sections = drafter_sections(evidence, drafters, serving, list(dict.fromkeys(r.config for r in rows)))
+    cards = {s.identity: s.card for s in sections}
+    # Each drafter's acceptance pays off or not against its own comparison when several were benchmarked.
+    own = rows_by_drafter(rows, serving)
+    baseline = [r for r in rows if not r.speculative]
+    per_drafter = {d: compare_levels([*baseline, *mine]) for d, mine in own.items()} if len(own) > 1 else {}
     acceptance = [
-        beside_card(_with_payoff(section, comparisons), stated) for section in acceptance_sections(evidence, timeline)
+        beside_card(
+            _with_payoff(section, per_drafter.get(section.drafter or "", comparisons)),
+            cards.get(section.drafter),
+        )
+        for section in acceptance_sections(evidence, timeline, drafters)
     ]
+    head_to_head = drafters_head_to_head(rows, serving, drafters.identities)
     failures = list_failures(evidence)
     running = left_running(evidence, timeline, final)
     flags = check_claims(
@@ -55,21 +77,24 @@ def build_report(events: Sequence[Event], final: FinalAnswer | None, *, status: 
         failures=failures,
         running=running,
         exchanges=evidence.exchanges,
+        head_to_head=head_to_head,
     )
     latest_acceptance = acceptance[-1] if acceptance else None
-    configs = configs_tried(evidence, names)
+    configs = configs_tried(evidence, names, drafters)
     for section in acceptance:
         if section.warning:
             notes.append(f"acceptance on {section.config}: {section.warning}")
     return Report(
         run=run_section(evidence, final, status),
         host=host_section(evidence),
-        drafter=drafter_section(evidence),
+        drafter=last_read(sections, drafters),
+        drafters=sections,
         configs=configs,
         acceptance=latest_acceptance,
         acceptance_runs=acceptance,
         benchmarks=rows,
         comparison=comparisons,
+        head_to_head=head_to_head,
         crossover=crossover,
         recommendation=recommendation,
         pareto=pareto_points(rows, configs),

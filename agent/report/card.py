@@ -1,23 +1,23 @@
-"""The drafter's model card's acceptance figures, set beside the measured ones dataset by dataset.
+"""A drafter's model card's acceptance figures, set beside the ones measured on that drafter, dataset by dataset.
 
-The card's figure for a dataset goes on each measured row of that dataset (every
-thinking mode: the card's label says which settings it was stated under). Rows of
-the shipped prompt sets (math, code, chat) get none: a card states no such figure.
+Each acceptance section gets the card of the drafter its configuration serves
+(drafters.py), never another drafter's. The card's figure for a dataset goes on
+each measured row of that dataset (every thinking mode: the card's label says
+which settings it was stated under). Rows of the shipped prompt sets (math,
+code, chat) get none: a card states no such figure.
 """
 
 from __future__ import annotations
 
-from specops.tools.drafters.card_acceptance import CardAcceptance
-
-from .schema import AcceptanceSection, AcceptanceStat
+from .schema import AcceptanceSection, AcceptanceStat, CardFigures
 
 
-def _beside(stat: AcceptanceStat, stated: CardAcceptance) -> AcceptanceStat:
+def _beside(stat: AcceptanceStat, stated: CardFigures) -> AcceptanceStat:
     figure = stated.figures.get(stat.category)
     return stat if figure is None else stat.model_copy(update={"card": figure})
 
 
-def beside_card(section: AcceptanceSection, stated: CardAcceptance | None) -> AcceptanceSection:
+def beside_card(section: AcceptanceSection, stated: CardFigures | None) -> AcceptanceSection:
     """The section with the card's figure on each dataset it states; unchanged when it states none measured here."""
     if stated is None or not any(c.category in stated.figures for c in section.categories):
         return section

@@ -31,6 +31,7 @@ from .schema import (
     Crossover,
     Failure,
     Flag,
+    HeadToHeadLevel,
     LeftRunning,
     LevelComparison,
 )
@@ -278,11 +279,16 @@ def _pair_ratios(a: BenchmarkRow, b: BenchmarkRow) -> Iterator[float]:
 
 
 def _measured_speedups(
-    sentence: str, levels: Levels, rows: Sequence[BenchmarkRow], comparisons: Sequence[LevelComparison]
+    sentence: str,
+    levels: Levels,
+    rows: Sequence[BenchmarkRow],
+    comparisons: Sequence[LevelComparison],
+    head_to_head: Sequence[HeadToHeadLevel] = (),
 ) -> list[float]:
     """The factors the evidence holds at the levels named (all, if none): in a sentence about speculation, every
-    speculative configuration over every autoregressive one (not only the best of each); otherwise any
-    configuration over any other, both ways round (the words name the pair, this check judges the size)."""
+    speculative configuration over every autoregressive one (not only the best of each), and one drafter's best
+    over another's, both ways round; otherwise any configuration over any other, both ways round (the words name
+    the pair, this check judges the size)."""
     here = [r for r in rows if not levels or _at(levels, r.concurrency)]
     found = [
         v
@@ -290,6 +296,14 @@ def _measured_speedups(
         if not levels or _at(levels, c.concurrency)
         for v in (c.speedup, c.tpot_speedup)
         if v is not None
+    ]
+    found += [
+        f
+        for h in head_to_head
+        if not levels or _at(levels, h.concurrency)
+        for v in (h.ratio, h.tpot_ratio)
+        if v
+        for f in (v, 1 / v)
     ]
     about_speculation = bool(_SPECULATIVE.search(sentence))
     for a in here:
@@ -301,11 +315,15 @@ def _measured_speedups(
 
 
 def _speedup_flags(
-    source: str, sentence: str, comparisons: Sequence[LevelComparison], rows: Sequence[BenchmarkRow] = ()
+    source: str,
+    sentence: str,
+    comparisons: Sequence[LevelComparison],
+    rows: Sequence[BenchmarkRow] = (),
+    head_to_head: Sequence[HeadToHeadLevel] = (),
 ) -> list[Flag]:
     flags = []
     levels = _levels(sentence)
-    measured = _measured_speedups(sentence, levels, rows, comparisons)
+    measured = _measured_speedups(sentence, levels, rows, comparisons, head_to_head)
     for figure in read_figures(sentence):
         if figure.kind not in ("speedup", "slowdown"):
             continue
@@ -497,9 +515,11 @@ def check_claims(
     failures: Sequence[Failure],
     running: LeftRunning,
     exchanges: Sequence[ToolExchange] = (),
+    head_to_head: Sequence[HeadToHeadLevel] = (),
 ) -> list[Flag]:
     """Flags on the final answer. `exchanges` (every tool call of the run) lets a figure that only a raw result
-    holds back a claim: one sweep's accept length where the rows average several, a server's own."""
+    holds back a claim: one sweep's accept length where the rows average several, a server's own. `head_to_head`
+    backs a factor between two drafters."""
     if final is None:
         return []
     flags: list[Flag] = []
@@ -508,7 +528,7 @@ def check_claims(
     for source, text in texts:
         for sentence in _sentences(text):
             flags += _throughput_flags(source, sentence, rows)
-            flags += _speedup_flags(source, sentence, comparisons, rows)
+            flags += _speedup_flags(source, sentence, comparisons, rows, head_to_head)
             flags += _acceptance_flags(source, sentence, accepted)
             flags += _crossover_flags(source, sentence, crossover)
             flags += _winner_flags(source, sentence, comparisons, rows)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
 
 from .bracketing import BRACKET_FACTOR, added_levels, octave_levels
 from .schema import BenchmarkRow, Crossing, Crossover, Interval, LevelComparison
@@ -22,7 +24,8 @@ CROSSOVER_METHOD = (
 )
 
 
-def _best(rows: Sequence[BenchmarkRow]) -> BenchmarkRow | None:
+def best_row(rows: Sequence[BenchmarkRow]) -> BenchmarkRow | None:
+    """The fastest of `rows` by output tok/s."""
     return max(rows, key=lambda r: r.output_tok_s, default=None)
 
 
@@ -33,48 +36,79 @@ def ratio_interval(spec: Interval | None, base: Interval | None) -> Interval | N
     return (spec[0] / base[1], spec[1] / base[0])
 
 
+@dataclass(frozen=True)
+class RatioVerdict:
+    """One row's throughput over another's at a level: the ratio, its interval, and who wins by the tie rule."""
+
+    ratio: float | None
+    interval: Interval | None
+    tpot_ratio: float | None  # the bottom row's TPOT p50 / the top row's
+    winner: Literal["top", "bottom", "tie"] | None
+    notes: list[str]
+
+
+def ratio_verdict(top: BenchmarkRow, bottom: BenchmarkRow, *, ratio: str, bottom_figure: str) -> RatioVerdict:
+    """top / bottom by output tok/s; a tie when the ratio's 95% interval includes 1 or cannot be bounded. `ratio`
+    and `bottom_figure` name them in the notes ("speedup", "the autoregressive figure")."""
+    if bottom.output_tok_s <= 0:
+        return RatioVerdict(None, None, None, None, [])
+    notes: list[str] = []
+    value = top.output_tok_s / bottom.output_tok_s
+    interval = ratio_interval(top.output_tok_s_ci95, bottom.output_tok_s_ci95)
+    tpot = bottom.tpot_ms_p50 / top.tpot_ms_p50 if bottom.tpot_ms_p50 and top.tpot_ms_p50 else None
+    spreads_known = top.output_tok_s_ci95 is not None and bottom.output_tok_s_ci95 is not None
+    winner: Literal["top", "bottom", "tie"]
+    if interval is not None and interval[0] <= 1 <= interval[1]:
+        winner = "tie"
+        notes.append(f"the {ratio}'s interval includes 1: within the measurement spread")
+    elif interval is None and spreads_known:
+        # The bottom figure's interval reaches 0, so the ratio has no upper bound: nothing is decided.
+        winner = "tie"
+        notes.append(f"{bottom_figure}'s interval reaches 0: the {ratio} is unbounded, within the measurement spread")
+    else:
+        winner = "top" if value > 1 else "bottom" if value < 1 else "tie"
+    if interval is None and not spreads_known:
+        notes.append(f"spread unknown (one sweep per configuration): no interval on the {ratio}")
+    return RatioVerdict(value, interval, tpot, winner, notes)
+
+
+def row_notes(*rows: BenchmarkRow | None) -> list[str]:
+    """What makes a compared row's figure doubtful: a saturated client, an unstable level, failed requests."""
+    notes = []
+    for row in rows:
+        if row is not None and row.client_limited:
+            notes.append(f"{row.config}: the benchmark client was near saturation; the level may measure the client")
+        if row is not None and row.unstable:
+            notes.append(f"{row.config}: unstable level (throughput interval wider than +-10%)")
+        if row is not None and row.requests_failed:
+            notes.append(f"{row.config}: {row.requests_failed} requests failed")
+    return notes
+
+
+Verdict = Literal["speculative", "autoregressive", "tie"]
+# A speculative row over the best autoregressive one: what its verdict says.
+AGAINST_AUTOREGRESSIVE: dict[str | None, Verdict | None] = {
+    "top": "speculative",
+    "bottom": "autoregressive",
+    "tie": "tie",
+    None: None,
+}
+
+
 def compare_levels(rows: Sequence[BenchmarkRow]) -> list[LevelComparison]:
     comparisons = []
     for concurrency in sorted({r.concurrency for r in rows}):
         here = [r for r in rows if r.concurrency == concurrency]
-        ar = _best([r for r in here if not r.speculative])
-        spec = _best([r for r in here if r.speculative])
+        ar = best_row([r for r in here if not r.speculative])
+        spec = best_row([r for r in here if r.speculative])
         notes: list[str] = []
-        speedup = interval = tpot = None
-        winner = None
+        verdict = RatioVerdict(None, None, None, None, [])
         if ar is None or spec is None:
             notes.append(
                 f"only {'speculative' if ar is None else 'autoregressive'} configurations measured at this level"
             )
-        elif ar.output_tok_s > 0:
-            speedup = spec.output_tok_s / ar.output_tok_s
-            interval = ratio_interval(spec.output_tok_s_ci95, ar.output_tok_s_ci95)
-            if ar.tpot_ms_p50 and spec.tpot_ms_p50:
-                tpot = ar.tpot_ms_p50 / spec.tpot_ms_p50
-            spreads_known = spec.output_tok_s_ci95 is not None and ar.output_tok_s_ci95 is not None
-            if interval is not None and interval[0] <= 1 <= interval[1]:
-                winner = "tie"
-                notes.append("the speedup's interval includes 1: within the measurement spread")
-            elif interval is None and spreads_known:
-                # The baseline's interval reaches 0, so the ratio has no upper bound: nothing is decided.
-                winner = "tie"
-                notes.append(
-                    "the autoregressive figure's interval reaches 0: the speedup is unbounded, within the "
-                    "measurement spread"
-                )
-            else:
-                winner = "speculative" if speedup > 1 else "autoregressive" if speedup < 1 else "tie"
-            if interval is None and not spreads_known:
-                notes.append("spread unknown (one sweep per configuration): no interval on the speedup")
-        for row in (ar, spec):
-            if row is not None and row.client_limited:
-                notes.append(
-                    f"{row.config}: the benchmark client was near saturation; the level may measure the client"
-                )
-            if row is not None and row.unstable:
-                notes.append(f"{row.config}: unstable level (throughput interval wider than +-10%)")
-            if row is not None and row.requests_failed:
-                notes.append(f"{row.config}: {row.requests_failed} requests failed")
+        else:
+            verdict = ratio_verdict(spec, ar, ratio="speedup", bottom_figure="the autoregressive figure")
         comparisons.append(
             LevelComparison(
                 concurrency=concurrency,
@@ -82,11 +116,11 @@ def compare_levels(rows: Sequence[BenchmarkRow]) -> list[LevelComparison]:
                 autoregressive_tok_s=ar.output_tok_s if ar else None,
                 best_speculative=spec.config if spec else None,
                 speculative_tok_s=spec.output_tok_s if spec else None,
-                speedup=speedup,
-                speedup_ci95=interval,
-                tpot_speedup=tpot,
-                winner=winner,
-                notes=notes,
+                speedup=verdict.ratio,
+                speedup_ci95=verdict.interval,
+                tpot_speedup=verdict.tpot_ratio,
+                winner=AGAINST_AUTOREGRESSIVE[verdict.winner],
+                notes=notes + verdict.notes + row_notes(ar, spec),
             )
         )
     return comparisons

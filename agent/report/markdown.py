@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from .deletions import describe as describe_deletion
 from .goodput import goodput_markdown
 from .naming import acceptance_rows, stat_label
-from .schema import AcceptanceStat, Interval, Report
+from .schema import AcceptanceSection, AcceptanceStat, DrafterAtLevel, DrafterSection, Interval, Report
 
 
 def _cell(value: object) -> str:
@@ -88,12 +88,17 @@ def _host(report: Report) -> list[str]:
 
 
 def _drafter(report: Report) -> list[str]:
+    if len(report.drafters) > 1:
+        return _drafters(report)
     d = report.drafter
     if d is None:
         return ["## Drafter", "", "No drafter config was read in this run.", ""]
+    return ["## Drafter", "", *_drafter_facts(d)]
+
+
+def _drafter_facts(d: DrafterSection) -> list[str]:
     compatible = {True: "yes", False: "NO", None: "not checked"}[d.target_compatible]
-    lines = ["## Drafter", ""]
-    lines += _table(
+    lines = _table(
         ["", ""],
         [
             ["repo", d.repo_id],
@@ -111,6 +116,42 @@ def _drafter(report: Report) -> list[str]:
     )
     lines += [f"- checked: {c}" for c in d.checks] + [f"- problem: {p}" for p in d.problems]
     return lines + ([""] if d.checks or d.problems else [])
+
+
+def _drafters(report: Report) -> list[str]:
+    """Several drafters: each one's facts, its card beside what was measured on it, the configurations serving it."""
+    lines = ["## Drafters", "", f"{len(report.drafters)} drafters were read, in this order.", ""]
+    for d in report.drafters:
+        lines += [f"### {d.identity}", "", *_drafter_facts(d)]
+        served = ", ".join(d.configs) if d.configs else "none benchmarked"
+        lines += [f"Configurations that served it: {served}.", ""]
+        lines += _card_beside_measured(d, [a for a in report.acceptance_runs if a.drafter == d.identity])
+    return lines
+
+
+def _card_beside_measured(d: DrafterSection, measured: list[AcceptanceSection]) -> list[str]:
+    """What was measured on the drafter, and its own card's figures beside it dataset by dataset."""
+    lines = [
+        f"Acceptance measured on it: {'; '.join(_overall(a) for a in measured) if measured else 'none'}.",
+        "",
+    ]
+    card = d.card
+    if card is None:
+        return lines + ["Its model card states no acceptance figure.", ""]
+    rows: list[list[object]] = [
+        [stat_label(s), card.figures[s.category], s.token_weighted, _interval(s.token_weighted_ci95), a.config]
+        for a in measured
+        for s in a.categories
+        if s.category in card.figures
+    ]
+    seen = {s.category for a in measured for s in a.categories}
+    rows += [[dataset, figure, None, None, None] for dataset, figure in card.figures.items() if dataset not in seen]
+    lines += [f"Its model card states {card.label!r}; beside it, what was measured on it (token weighted):", ""]
+    return lines + _table(["dataset", "model card", "measured", "95%", "on"], rows)
+
+
+def _overall(a: AcceptanceSection) -> str:
+    return f"{a.overall.token_weighted:.2f} overall on {a.config} (token weighted, {a.overall.prompts} prompts)"
 
 
 def _configs(report: Report) -> list[str]:
@@ -222,6 +263,50 @@ def _comparison(report: Report) -> list[str]:
     return lines + [f"**Crossover:** {report.crossover.statement}.", "", f"_{report.crossover.method}_", ""]
 
 
+def _head_to_head(report: Report) -> list[str]:
+    if not report.head_to_head:
+        return []
+    lines = [
+        "## Head to head",
+        "",
+        "Each drafter at its fastest configuration per level; a level is a tie when the ratio's 95% interval "
+        "includes 1 (or cannot be bounded). Each one's speedup is over the best autoregressive configuration there.",
+        "",
+    ]
+    pairs = list(dict.fromkeys((h.a.drafter, h.b.drafter) for h in report.head_to_head))
+    for a, b in pairs:
+        lines += [f"### {a} against {b}", ""]
+        lines += _table(
+            ["C", "A's best", "tok/s", "B's best", "tok/s", "A/B", "A/B 95%", "winner", "A vs AR", "B vs AR", "notes"],
+            [
+                [
+                    h.concurrency,
+                    h.a.config,
+                    h.a.output_tok_s,
+                    h.b.config,
+                    h.b.output_tok_s,
+                    f"{h.ratio:.2f}x" if h.ratio is not None else None,
+                    _interval(h.ratio_ci95),
+                    h.winner,
+                    _against(h.a),
+                    _against(h.b),
+                    "; ".join(h.notes),
+                ]
+                for h in report.head_to_head
+                if (h.a.drafter, h.b.drafter) == (a, b)
+            ],
+        )
+        lines += [f"A: {a}; B: {b}; AR: the best autoregressive configuration at the level.", ""]
+    return lines
+
+
+def _against(side: DrafterAtLevel) -> str | None:
+    if side.vs_autoregressive is None:
+        return None
+    spread = f" ({_interval(side.vs_autoregressive_ci95)})" if side.vs_autoregressive_ci95 else ""
+    return f"{side.vs_autoregressive:.2f}x{spread}"
+
+
 def _recommendation(report: Report) -> list[str]:
     rec = report.recommendation
     lines = ["## Recommendation", "", rec.text, ""]
@@ -293,8 +378,10 @@ def _acceptance(report: Report) -> list[str]:
     lines = ["## Acceptance length", ""]
     if not report.acceptance_runs:
         return lines + ["No acceptance eval was run.", ""]
+    several = len(report.drafters) > 1
     for a in report.acceptance_runs:
-        lines += [f"### On {a.config} (block size {a.block_size if a.block_size is not None else 'unknown'})", ""]
+        block = f"block size {a.block_size if a.block_size is not None else 'unknown'}"
+        lines += [f"### On {a.config} ({f'{a.drafter}, ' if several and a.drafter else ''}{block})", ""]
         stats = acceptance_rows(a)
         carded = a.card_label is not None
         lines += _table(
@@ -439,6 +526,7 @@ def render_markdown(report: Report, *, latency_plot: bool = False, pareto_plot: 
         _throughput,
         goodput_markdown,
         _comparison,
+        _head_to_head,
         _recommendation,
         _pareto,
         _shapes,

@@ -92,9 +92,24 @@ class HostSection(BaseModel):
     source: Literal["host_facts", "run_start", "none"] = Field(description="Where these facts were read")
 
 
+class CardFigures(BaseModel):
+    """The acceptance lengths a drafter's model card states, per dataset, as read from its tables."""
+
+    model_config = _CONFIG
+
+    figures: dict[str, float] = Field(description="Acceptance length per dataset (gsm8k, math500, ...) as stated")
+    label: str = Field(description="What the card calls the figures (the row or column they came from)")
+
+
 class DrafterSection(BaseModel):
     model_config = _CONFIG
 
+    identity: str | None = Field(
+        default=None,
+        description="What the report calls this drafter elsewhere (acceptance_runs' and configs' drafter, "
+        "head_to_head): its repo id (a folder it was downloaded to reads as the repo), else the path it was read "
+        "from; 'MTP heads of TARGET' (NEXTN) or 'n-gram' (NGRAM) where there is no draft model",
+    )
     repo_id: str | None
     revision: str | None
     sha: str | None = Field(description="The commit the download was pinned to")
@@ -114,6 +129,12 @@ class DrafterSection(BaseModel):
     checks: list[str] = Field(description="What was checked against the target and held")
     problems: list[str] = Field(description="What did not fit, when the drafter was refused")
     summary: str | None
+    configs: list[str] = Field(
+        default_factory=list, description="The benchmarked configurations that served this drafter (see configs)"
+    )
+    card: CardFigures | None = Field(
+        default=None, description="The acceptance lengths this drafter's own model card states; None: none found"
+    )
 
 
 class ConfigTried(BaseModel):
@@ -131,6 +152,9 @@ class ConfigTried(BaseModel):
     dp_attention: bool
     cuda_graphs: bool
     drafter_path: str | None
+    drafter: str | None = Field(
+        default=None, description="The drafter it serves (a drafters identity); None: autoregressive"
+    )
     block_size: int | None
     model_path: str | None = Field(default=None, description="The target model the server loaded")
     num_steps: int | None = Field(default=None, description="--speculative-num-steps as launched; None: not set")
@@ -182,6 +206,11 @@ class AcceptanceSection(BaseModel):
     model_config = _CONFIG
 
     config: str = Field(description="The configuration measured (see configs)")
+    drafter: str | None = Field(
+        default=None,
+        description="The drafter that configuration serves (a drafters identity); its card's figures are the ones "
+        "set beside these",
+    )
     overall: AcceptanceStat = Field(description="Every request pooled; thinking on when both modes were measured")
     categories: list[AcceptanceStat] = Field(description="Per category, and per thinking mode when measured")
     overall_by_thinking: list[AcceptanceStat] = Field(
@@ -307,6 +336,47 @@ class LevelComparison(BaseModel):
     )
     tpot_speedup: float | None = Field(description="Autoregressive TPOT p50 / speculative TPOT p50 (per-token latency)")
     winner: Literal["speculative", "autoregressive", "tie"] | None
+    notes: list[str]
+
+
+class DrafterAtLevel(BaseModel):
+    """One side of a head-to-head level: a drafter's fastest configuration there, and how it does against the best
+    autoregressive configuration at the same level (as comparison computes it)."""
+
+    model_config = _CONFIG
+
+    drafter: str = Field(description="The drafter (a drafters identity), or a configuration when compare names one")
+    config: str = Field(description="Its fastest configuration at this level")
+    output_tok_s: float
+    output_tok_s_ci95: Interval | None
+    vs_autoregressive: float | None = Field(
+        description="output_tok_s / the best autoregressive configuration's at this level; None: none measured there"
+    )
+    vs_autoregressive_ci95: Interval | None
+    vs_autoregressive_winner: Literal["speculative", "autoregressive", "tie"] | None = Field(
+        description="Against the best autoregressive configuration, by comparison's tie rule"
+    )
+
+
+class HeadToHeadLevel(BaseModel):
+    """Two drafters at one concurrency both were measured at, each at its fastest configuration there."""
+
+    model_config = _CONFIG
+
+    concurrency: int
+    a: DrafterAtLevel = Field(description="The drafter read first")
+    b: DrafterAtLevel = Field(description="The drafter read after it")
+    ratio: float | None = Field(description="a.output_tok_s / b.output_tok_s")
+    ratio_ci95: Interval | None = Field(
+        description="From the two throughput intervals, when both are known: [a low / b high, a high / b low]"
+    )
+    tpot_ratio: float | None = Field(description="b's TPOT p50 / a's (per-token latency; above 1: a is faster)")
+    winner: str | None = Field(
+        description="a's or b's drafter, or 'tie' when the ratio's 95% interval includes 1 or cannot be bounded "
+        "(comparison's tie rule); None: b measured no output"
+    )
+    best_autoregressive: str | None = Field(description="The fastest autoregressive configuration at this level")
+    autoregressive_tok_s: float | None
     notes: list[str]
 
 
@@ -522,7 +592,13 @@ class Report(BaseModel):
     schema_version: Literal["1"] = REPORT_SCHEMA_VERSION
     run: RunSection
     host: HostSection
-    drafter: DrafterSection | None
+    drafter: DrafterSection | None = Field(
+        description="The drafter whose config was read last (the only one, in most runs); drafters lists every one"
+    )
+    drafters: list[DrafterSection] = Field(
+        default_factory=list,
+        description="Every drafter this run read a config of (or had refused), one per drafter, in the order first read",
+    )
     configs: list[ConfigTried]
     acceptance: AcceptanceSection | None = Field(
         description="The last acceptance eval; all of them are in acceptance_runs"
@@ -530,6 +606,11 @@ class Report(BaseModel):
     acceptance_runs: list[AcceptanceSection]
     benchmarks: list[BenchmarkRow]
     comparison: list[LevelComparison]
+    head_to_head: list[HeadToHeadLevel] = Field(
+        default_factory=list,
+        description="Two or more drafters benchmarked: per pair (a read before b) and per level both were measured at, "
+        "each one's fastest configuration against the other's; empty otherwise",
+    )
     crossover: Crossover
     recommendation: Recommendation
     pareto: list[ParetoPoint] = Field(

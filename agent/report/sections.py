@@ -1,24 +1,30 @@
 """The descriptive sections of the report, each read from the results that establish it.
 
 run: run_start/run_end events, and free_space's deletions; host: the last host_facts (else what
-run_start recorded); drafter: read_drafter_config and the download of it;
-configs: every launch and restart; acceptance: every acceptance eval, named by
-the server that answered; left running: servers launched and never stopped.
+run_start recorded); drafters: each drafter's read_drafter_config and the download of it
+(drafters.py says which is which); configs: every launch and restart; acceptance: every
+acceptance eval, named by the server that answered and the drafter it serves; left
+running: servers launched and never stopped.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from specops.agent.final import FinalAnswer
 from specops.tools.acceptance import CategoryAcceptance
 from specops.tools.download.models import DownloadState
+from specops.tools.drafters import DrafterConfig
 from specops.tools.sglang.handle import RunningServer
 
 from .deletions import list_deletions
-from .evidence import Evidence
+from .drafters import Drafters, is_repo_id
+from .evidence import Evidence, ToolExchange
 from .naming import ConfigNames, stat_label
 from .schema import (
     AcceptanceSection,
     AcceptanceStat,
+    CardFigures,
     ConfigTried,
     DrafterSection,
     HostSection,
@@ -27,8 +33,6 @@ from .schema import (
     Versions,
 )
 from .servers import ServerTimeline
-
-_DRAFTER_REFUSALS = ("not_a_drafter", "incompatible_drafter")
 
 
 def run_section(evidence: Evidence, final: FinalAnswer | None, status: str) -> RunSection:
@@ -104,50 +108,80 @@ def host_section(evidence: Evidence) -> HostSection:
     )
 
 
-def drafter_section(evidence: Evidence) -> DrafterSection | None:
-    served = [
-        launch.server
-        for launch in evidence.launches
-        if launch.server is not None and launch.config.speculative_algorithm is not None
-    ]
-    served_block = served[-1].info.block_size if served else None
-    refusals = [
-        x
-        for x in evidence.exchanges
-        if x.tool == "read_drafter_config" and not x.ok and x.error and x.error.kind in _DRAFTER_REFUSALS
-    ]
-    latest_ok = evidence.drafter_configs[-1] if evidence.drafter_configs else None
-    if latest_ok is None and not refusals:
-        return None
-    if latest_ok is None or (refusals and refusals[-1].seq > latest_ok.seq):
-        refusal = refusals[-1]
-        error = refusal.error
-        assert error is not None, "refusals holds only exchanges that answered with an error"
-        source = refusal.args.get("drafter") or {}
-        problems = error.details.get("problems") or [error.what]
-        return DrafterSection(
-            repo_id=source.get("repo_id"),
-            revision=source.get("revision"),
-            sha=None,
-            path=source.get("path"),
-            is_dflash=error.kind != "not_a_drafter",
-            block_size=None,
-            block_size_from=None,
-            served_block_size=served_block,
-            draft_layers=None,
-            target_layer_ids=None,
-            target=(
-                (refusal.args.get("target") or {}).get("repo_id") or (refusal.args.get("target") or {}).get("path")
-            ),
-            target_compatible=False,
-            checks=[],
-            problems=[str(p) for p in problems],
-            summary=error.what,
+def drafter_sections(
+    evidence: Evidence, drafters: Drafters, serving: Mapping[str, str], benchmarked: Sequence[str]
+) -> list[DrafterSection]:
+    """A section per drafter read, in the order first read, each from that drafter's latest read (a config, or the
+    refusal); `serving` maps configuration names to the drafter they serve, `benchmarked` lists the names measured."""
+    sections = []
+    for identity in drafters.identities:
+        reads = [r for r in drafters.reads if r.identity == identity]
+        # One drafter read: every speculative server served it (as when the report knew only one).
+        served = [
+            launch.server
+            for launch in evidence.launches
+            if launch.server is not None
+            and launch.config.speculative_algorithm is not None
+            and (len(drafters.identities) == 1 or drafters.serves(launch.config) == identity)
+        ]
+        served_block = served[-1].info.block_size if served else None
+        latest = reads[-1]
+        section = (
+            _refused(latest.refusal, served_block)
+            if latest.refusal is not None
+            else _read(evidence, latest.config, served_block)
         )
-    config = latest_ok.value
+        card = next((r.config.card_acceptance for r in reversed(reads) if r.config and r.config.card_acceptance), None)
+        sections.append(
+            section.model_copy(
+                update={
+                    "identity": identity,
+                    "configs": [name for name in benchmarked if serving.get(name) == identity],
+                    "card": CardFigures(figures=card.figures, label=card.label) if card else None,
+                }
+            )
+        )
+    return sections
+
+
+def last_read(sections: Sequence[DrafterSection], drafters: Drafters) -> DrafterSection | None:
+    """The section of the drafter read last: the report's `drafter`."""
+    if not drafters.reads:
+        return None
+    identity = drafters.reads[-1].identity
+    return next(s for s in sections if s.identity == identity)
+
+
+def _refused(refusal: ToolExchange, served_block: int | None) -> DrafterSection:
+    error = refusal.error
+    assert error is not None, "a refusal is an exchange that answered with an error"
+    source = refusal.args.get("drafter") or {}
+    target = refusal.args.get("target") or {}
+    problems = error.details.get("problems") or [error.what]
+    return DrafterSection(
+        repo_id=source.get("repo_id"),
+        revision=source.get("revision"),
+        sha=None,
+        path=source.get("path"),
+        is_dflash=error.kind != "not_a_drafter",
+        block_size=None,
+        block_size_from=None,
+        served_block_size=served_block,
+        draft_layers=None,
+        target_layer_ids=None,
+        target=target.get("repo_id") or target.get("path"),
+        target_compatible=False,
+        checks=[],
+        problems=[str(p) for p in problems],
+        summary=error.what,
+    )
+
+
+def _read(evidence: Evidence, config: DrafterConfig | None, served_block: int | None) -> DrafterSection:
+    assert config is not None, "a read that was not refused holds its config"
     # MTP heads and n-gram have no drafter of their own: the section names the algorithm and the target.
     repo, _, revision = config.drafter.source.partition("@") if config.drafter else ("", "", "")
-    is_repo = "/" in repo and not repo.startswith(("/", "~", "."))
+    is_repo = is_repo_id(repo)
     handle = next((h.value for h in reversed(evidence.download_handles) if repo and h.value.repo_id == repo), None)
     if handle is None and repo and not is_repo:
         # Read from disk: the download that put it there names the repo.
@@ -173,13 +207,17 @@ def drafter_section(evidence: Evidence) -> DrafterSection | None:
     )
 
 
-def configs_tried(evidence: Evidence, names: ConfigNames) -> list[ConfigTried]:
-    drafter_block = evidence.drafter_configs[-1].value.block_size if evidence.drafter_configs else None
+def configs_tried(evidence: Evidence, names: ConfigNames, drafters: Drafters) -> list[ConfigTried]:
+    last_block = evidence.drafter_configs[-1].value.block_size if evidence.drafter_configs else None
     tried = []
     for launch in evidence.launches:
         c = launch.config
         error = launch.error
         algorithm = c.speculative_algorithm
+        drafter = drafters.serves(c)
+        # DFLASH's default is the block size of the drafter it serves (the last read, when that one was not read).
+        config = drafters.latest_config(drafter) if drafter else None
+        drafter_block = config.block_size if config else last_block
         at_defaults = (
             None
             if algorithm is None
@@ -201,6 +239,7 @@ def configs_tried(evidence: Evidence, names: ConfigNames) -> list[ConfigTried]:
                 dp_attention=c.enable_dp_attention,
                 cuda_graphs=c.cuda_graphs,
                 drafter_path=c.drafter_path,
+                drafter=drafter,
                 block_size=launch.server.info.block_size if launch.server else c.block_size,
                 model_path=c.model_path,
                 num_steps=c.speculative_num_steps,
@@ -239,14 +278,19 @@ def _stat(c: CategoryAcceptance) -> AcceptanceStat:
     )
 
 
-def acceptance_sections(evidence: Evidence, timeline: ServerTimeline) -> list[AcceptanceSection]:
+def acceptance_sections(evidence: Evidence, timeline: ServerTimeline, drafters: Drafters) -> list[AcceptanceSection]:
     sections = []
     for parsed in evidence.acceptance:
         a = parsed.value
         served = timeline.at(a.port, parsed.call_seq, a.speculative_algorithm)
+        if served.server_config is not None:
+            drafter = drafters.serves(served.server_config)
+        else:  # a server this run did not launch: the drafter read, when it read one
+            drafter = drafters.identities[0] if len(drafters.identities) == 1 and served.speculative else None
         sections.append(
             AcceptanceSection(
                 config=served.config,
+                drafter=drafter,
                 overall=_stat(a.overall),
                 categories=[_stat(c) for c in a.categories],
                 overall_by_thinking=[_stat(o) for o in a.overall_by_thinking],

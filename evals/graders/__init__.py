@@ -13,6 +13,7 @@ from .budgets import BudgetsRespected
 from .crossover_bracketed import CrossoverBracketed
 from .disk_checked import DiskCheckedBeforeDownload
 from .drafter_chosen import DrafterChosen
+from .drafters_compared import DraftersCompared
 from .host_left_clean import HostLeftClean
 from .no_question import NoQuestionAsked
 from .no_repeated_failure import NoRepeatedFailure
@@ -35,6 +36,7 @@ GRADERS: tuple[type[Grader], ...] = (
     BestBaselinePerConcurrency,
     AlgorithmChosen,
     DrafterChosen,
+    DraftersCompared,
     SettingsTried,
     AcceptancePerDataset,
     CrossoverBracketed,

@@ -422,11 +422,23 @@ def test_eval_drives_the_model_over_http(tmp_path, monkeypatch):
 
 
 def test_the_golden_model_run_was_recorded_over_http():
-    (scenario,) = [s for s in SCENARIOS if s.policy == POLICY]
+    (scenario,) = [s for s in SCENARIOS if s.server == "tests.agent.openai_chat_script:serve"]
     events = [json.loads(line) for line in gzip.decompress(scenario.path.read_bytes()).decode().splitlines()]
     responses = [e["response"] for e in events if e["type"] == "model_response"]
     assert len(responses) == len(SCRIPT) and all(r["provider_name"] == "openai" for r in responses)
     assert max(sum(p["part_kind"] == "tool-call" for p in r["parts"]) for r in responses) >= 2
+
+
+def test_the_golden_model_run_of_a_goal_without_a_repo_searched_the_hub():
+    """A goal naming no repo reached the model with its hints, and the model's search is in the recording."""
+    (scenario,) = [s for s in SCENARIOS if s.server == "tests.agent.openai_chat_find_script:serve"]
+    events = [json.loads(line) for line in gzip.decompress(scenario.path.read_bytes()).decode().splitlines()]
+    prompt = next(e for e in events if e["type"] == "model_request")["messages"][0]["parts"][0]["content"]
+    assert "Repo: none named" in prompt and "Target: Kimi-K2.6" in prompt and "Algorithm: EAGLE3" in prompt
+    calls = [e["tool"] for e in events if e["type"] == "tool_call"]
+    assert calls.index("search_hub") < calls.index("read_drafter_config") and "start_download" not in calls
+    end = next(e for e in events if e["type"] == "run_end")
+    assert end["status"] == "completed"
 
 
 # -- the scripted server's streaming ---------------------------------------------------------------

@@ -408,7 +408,7 @@ def test_the_loops_parsed_goal_is_taken_only_with_a_known_algorithm_and_somethin
     unknown = understand('Goal: x\n{"repo_id": "org/drafter", "algorithm": "WHATEVER"}')
     assert unknown.goal is not None and unknown.goal.algorithm is None
     nothing = understand('Goal: x\n{"repo_id": null, "target": null}')
-    assert nothing.goal is None and "neither a drafter repo nor a target" in str(nothing.cannot_do)
+    assert nothing.goal is None and "names no drafter repo and no target model" in str(nothing.cannot_do)
 
 
 def test_a_change_of_winner_between_levels_far_apart_is_bracketed_on_the_fastest_of_each_kind():
