@@ -107,6 +107,13 @@ class Goal(BaseModel):
         return len(self.drafters) > 1
 
     @property
+    def compares_algorithms(self) -> tuple[str, ...]:
+        """The algorithms a goal naming no drafter asks to compare ("DFlash vs EAGLE-3 for Qwen3-8B"): a drafter of
+        each is to be found and measured; empty for any other goal."""
+        drafted = tuple(a for a in self.mentioned if a not in NO_DRAFTER)
+        return drafted if self.repo_id is None and "compare" in self.intents and len(drafted) > 1 else ()
+
+    @property
     def subject(self) -> str:
         """What the run is about, in a few words: the drafter repo, else the algorithm on its target."""
         if self.repo_id is not None:
@@ -144,6 +151,8 @@ def parse_goal(text: str) -> Goal:
         return Goal(text=text, repo_id=None, intents=intents, target=target, algorithm=algorithm, mentioned=mentioned)
     if not repos:
         # No drafter named: a hint to search by (the target's name, the algorithm asked for), or nothing to go on.
+        if len([a for a in mentioned if a not in NO_DRAFTER]) > 1 and _COMPARISON.search(text):
+            intents = _comparison_intents(text, intents)
         return Goal(
             text=text, repo_id=None, intents=intents, target=_model_name(text), algorithm=algorithm, mentioned=mentioned
         )
@@ -152,10 +161,8 @@ def parse_goal(text: str) -> Goal:
         targets = [repos[1]]  # "ORG/DRAFTER ORG/TARGET": the second names what the first drafts for
     drafters = tuple(r for r in repos if r not in targets)
     target = targets[0] if targets else _model_name(text) if len(drafters) > 1 else None
-    if len(drafters) > 1 and "compare" not in intents:
-        # "Does A beat B?": measured and compared; deployed only when the goal says so.
-        said = intents != ("deploy", "evaluate", "benchmark") or any(w in f" {text.lower()} " for w in _DEPLOY_WORDS)
-        intents = (*intents, "compare") if said else ("evaluate", "benchmark", "compare")
+    if len(drafters) > 1:
+        intents = _comparison_intents(text, intents)
     if not drafters:  # "a drafter for Qwen/Qwen3-8B": the target alone, a drafter to find
         return Goal(text=text, intents=intents, target=target, algorithm=algorithm, mentioned=mentioned)
     asked = next((a for a in mentioned if a in _ASKED_BESIDE_A_REPO or _asked_how(text, repos, a)), None)
@@ -170,8 +177,19 @@ def parse_goal(text: str) -> Goal:
     )
 
 
+def _comparison_intents(text: str, intents: tuple[Intent, ...]) -> tuple[Intent, ...]:
+    """A comparison's intents: measured and compared; deployed only when the goal says so ("does A beat B?" asks
+    nothing to be left running)."""
+    if "compare" in intents:
+        return intents
+    said = intents != ("deploy", "evaluate", "benchmark") or any(w in f" {text.lower()} " for w in _DEPLOY_WORDS)
+    return (*intents, "compare") if said else ("evaluate", "benchmark", "compare")
+
+
 # Words that make a goal naming several drafters a comparison of them ("A vs B", "does A beat B", "which of").
-_COMPARISON = re.compile(r"\b(?:vs\.?|versus|beats?|better than|compare|against|which of|head to head)(?![a-z])", re.I)
+_COMPARISON = re.compile(
+    r"\b(?:vs\.?|versus|beats?|better than|compare|against|which (?:of|is|one)|whichever|head to head)(?![a-z])", re.I
+)
 # What introduces the target model right before a repo id: "for ORG/NAME", "on ORG/NAME", "target ORG/NAME".
 _TARGET_CUE = re.compile(r"\b(?:for|on|target(?:\s+model)?)\s+(?:the\s+)?(?:model\s+)?['\"(]?$", re.I)
 

@@ -347,7 +347,11 @@ class Pipeline:
         # A few words each, as todowrite asks: the plan is sent again at the end of every request.
         p.add("facts", "Read the host's GPUs, disks, SGLang and servers")
         p.add("target", "Find the target model on the host")
-        if self._finds_drafter:
+        algorithms = self.goal.compares_algorithms
+        if algorithms:
+            names = " and a ".join(SPOKEN_NAMES[SpeculativeAlgorithm(a)] for a in algorithms)
+            p.add("find", f"Find a {names} drafter for it on the Hub")
+        elif self._finds_drafter:
             p.add("find", f"Find a {spoken if asked else 'speculative'} drafter for it on the Hub")
         if repo or self._finds_drafter:
             p.add("drafter", f"Check {repo or 'the drafter'}'s config against the target")
@@ -360,18 +364,22 @@ class Pipeline:
             p.add("baseline", "Benchmark autoregressive layouts" + (" during the download" if downloads else ""))
         p.add("speculative", f"Launch {spoken} where the host's SGLang allows")
         p.add("acceptance", "Measure acceptance length")
+        comparing = self.goal.compares_drafters or bool(algorithms)
         if self._benchmarking:
-            tunes = self.settings.tune and not self.goal.compares_drafters
+            tunes = self.settings.tune and not comparing
             p.add(
                 "spec_bench",
-                f"Benchmark {repo if self.goal.compares_drafters else spoken}"
+                f"Benchmark {repo or 'the first drafter' if comparing else spoken}"
                 + ("; tune its settings" if tunes else ""),
             )
-        for i, other in enumerate(self.goal.drafters[1:], start=1):
+        others = self.goal.drafters[1:] or [
+            f"the {SPOKEN_NAMES[SpeculativeAlgorithm(a)]} drafter" for a in algorithms[1:]
+        ]
+        for i, other in enumerate(others, start=1):
             p.add(f"other{i}", f"Check, download and measure {other} on the same layouts")
         if self._benchmarking:
-            compared = "the drafters head to head and each" if self.goal.compares_drafters else ""
-            p.add("compare", f"Compare {compared} with the best baseline per concurrency".replace("  ", " "), "medium")
+            compared = "the drafters head to head and each " if comparing else ""
+            p.add("compare", f"Compare {compared}with the best baseline per concurrency", "medium")
         if self.u.wants("deploy"):
             p.add("deploy", "Leave the recommended configuration running", "medium")
         p.add("cleanup", "Stop the other servers this run started", "medium")
@@ -399,7 +407,7 @@ class Pipeline:
         target = yield from self._target(facts)
         if self._finds_drafter:
             self.plan.start("find")
-            config = yield from self._find_drafter(target)  # the found drafter's config is read while choosing it
+            config = yield from self._find_drafters(target)  # each found drafter's config is read while choosing it
             self.plan.start("drafter")
         else:
             self.plan.start("drafter")
@@ -599,10 +607,24 @@ class Pipeline:
         )
         return config
 
-    def _find_drafter(self, target: Target) -> Steps:
-        """Search the Hub for a drafter for `target` (of the algorithm the goal asks for), read the likeliest
-        candidates' configs until one fits, and carry on with it as if the goal had named it. Its config, read."""
-        asked = self.goal.algorithm
+    def _find_drafters(self, target: Target) -> Steps:
+        """The drafter the goal asks for, or one of each algorithm it asks to compare, found on the Hub; the run
+        carries on with them as if the goal had named them. The first one's config, read."""
+        found: list[tuple[str, DrafterConfig]] = []
+        for asked in self.goal.compares_algorithms or (self.goal.algorithm,):
+            found.append((yield from self._find_drafter(target, asked)))
+        repos = tuple(repo for repo, _ in found)
+        # Found drafters' configs settle their algorithms (a comparison's first word names only the first).
+        update: dict[str, Any] = {"repo_id": repos[0], "drafters": repos}
+        if len(repos) > 1:
+            update["algorithm"] = None
+        self.u = Understood(goal=self.goal.model_copy(update=update))
+        self.algorithm = found[0][1].algorithm
+        return found[0][1]
+
+    def _find_drafter(self, target: Target, asked: str | None) -> Steps:
+        """Search the Hub for a drafter for `target` (of algorithm `asked`, when given) and read the likeliest
+        candidates' configs until one fits: its repo id and config."""
         searches: list[dict[str, Any]] = [{"search": target.name}]
         if asked in SEARCH_WORD:
             searches.append({"search": SEARCH_WORD[asked]})
@@ -618,13 +640,11 @@ class Pipeline:
         passed: list[str] = []
         for candidate in candidates[:MAX_CONFIGS_READ]:
             args: dict[str, Any] = {"drafter": {"repo_id": candidate.repo_id}, "target": {"path": target.path}}
-            out = yield from self.look("read_drafter_config", **args, **self._algorithm_arg)
+            out = yield from self.look("read_drafter_config", **args, **({"algorithm": asked} if asked else {}))
             if not out.ok:
                 passed.append(f"{candidate.repo_id} ({out.describe()})")
                 continue
             config = out.value(DrafterConfig)
-            self.algorithm = config.algorithm
-            self.u = Understood(goal=self.goal.model_copy(update={"repo_id": candidate.repo_id}))
             others = len({m.repo_id for m in listed}) - 1
             self.done.append(
                 f"drafter found on the Hub: {candidate.repo_id}, the first of {len(candidates)} {what} candidates "
@@ -632,7 +652,7 @@ class Pipeline:
                 f"{candidate.why(asked)}; its config confirms it: {config.summary}"
                 + (f"; passed over: {'; '.join(passed)}" if passed else "")
             )
-            return config
+            return candidate.repo_id, config
         raise Stop(
             "failed",
             f"found no {what} for {target.name} on the Hub: searched {searched}, "

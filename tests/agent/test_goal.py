@@ -213,3 +213,21 @@ def test_a_goal_naming_several_drafters_compares_them(text, drafters, target, in
 def test_a_target_repo_alone_is_a_drafter_to_find():
     goal = parse_goal("benchmark a DFlash drafter for Qwen/Qwen3-8B")
     assert (goal.repo_id, goal.drafters, goal.target, goal.algorithm) == (None, (), "Qwen/Qwen3-8B", "DFLASH")
+
+
+@pytest.mark.parametrize(
+    ("text", "algorithms", "intents"),
+    [
+        (
+            "which is faster for Qwen3-8B, DFlash or EAGLE-3?",
+            ("DFLASH", "EAGLE3"),
+            ("evaluate", "benchmark", "compare"),
+        ),
+        ("compare the DFlash and EAGLE-3 drafters for Qwen3-8B", ("DFLASH", "EAGLE3"), ("compare",)),
+        ("deploy whichever is faster for Qwen3-8B, DFlash or EAGLE-3", ("DFLASH", "EAGLE3"), ("deploy", "compare")),
+        ("find a DFlash drafter for Qwen3-8B and benchmark it", (), ("benchmark",)),
+    ],
+)
+def test_a_goal_naming_algorithms_but_no_repo_compares_a_drafter_of_each(text, algorithms, intents):
+    goal = parse_goal(text)
+    assert (goal.compares_algorithms, goal.intents, goal.target) == (algorithms, intents, "Qwen3-8B")
