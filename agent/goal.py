@@ -101,6 +101,7 @@ class Goal(BaseModel):
     algorithm: str | None = None  # the --speculative-algorithm the goal asks for by name
     mentioned: tuple[str, ...] = ()  # every algorithm the goal's words name, asked for or not
     drafters: tuple[str, ...] = ()  # every drafter repo the goal names, in order (two or more: a comparison)
+    author: str | None = None  # the Hub user or organisation a goal naming no repo names ("the z-lab DFlash drafter")
 
     @property
     def compares_drafters(self) -> bool:
@@ -154,7 +155,13 @@ def parse_goal(text: str) -> Goal:
         if len([a for a in mentioned if a not in NO_DRAFTER]) > 1 and _COMPARISON.search(text):
             intents = _comparison_intents(text, intents)
         return Goal(
-            text=text, repo_id=None, intents=intents, target=_model_name(text), algorithm=algorithm, mentioned=mentioned
+            text=text,
+            repo_id=None,
+            intents=intents,
+            target=_model_name(text),
+            algorithm=algorithm,
+            mentioned=mentioned,
+            author=_author(text),
         )
     targets = [r for r in repos if _introduced_as_target(text, r)]
     if not targets and len(repos) > 1 and not _COMPARISON.search(text):
@@ -232,6 +239,28 @@ def _prose(text: str, repos: list[str]) -> str:
     for repo in repos:
         text = text.replace(repo, " ")
     return _HUB_URL.sub(" ", text).lower()
+
+
+# An organisation named before the algorithm ("the z-lab DFlash drafter") or after "from" ("a drafter from z-lab").
+_AUTHOR = re.compile(
+    r"\b(?:the\s+([A-Za-z0-9][A-Za-z0-9._-]*)(?:'s)?\s+(?:d-?flash\d*|eagle[- ]?3?|mtp|standalone)\b"
+    r"|from\s+([A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9]))",
+    re.I,
+)
+_NOT_AUTHORS = {"best", "fastest", "official", "latest", "newest", "new", "right", "same", "hub", "huggingface"}
+
+
+def _author(text: str) -> str | None:
+    """The Hub organisation the goal names for its drafter, when it names one the way people do."""
+    for match in _AUTHOR.finditer(text):
+        name = match.group(1) or match.group(2)
+        words = dict(_ALGORITHM_WORDS)
+        if name.lower() in _NOT_AUTHORS or any(re.fullmatch(w, name.lower()) for w in words.values()):
+            continue
+        if match.group(2) and not re.search(r"[-_.\d]|[a-z][A-Z]", name):
+            continue  # "from memory", "from scratch": an organisation's name has a separator, a digit or a capital inside
+        return name
+    return None
 
 
 def _model_name(text: str) -> str | None:

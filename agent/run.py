@@ -418,6 +418,7 @@ def _user_prompt(goal: Goal, run_host: RunHost) -> str:
         if not goal.compares_drafters
         else ("Drafters to compare", ", ".join(goal.drafters)),
         ("Target", goal.target),
+        ("Organisation", goal.author),
         ("Algorithm", goal.algorithm),
         # A word about an algorithm is no request: the drafter's config settles its algorithm.
         ("Algorithms the goal mentions", ", ".join(others) if others else None),

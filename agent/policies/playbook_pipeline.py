@@ -76,7 +76,7 @@ from .playbook_recovery import (
     after_launch_failure,
     stalled_twice,
 )
-from .playbook_search import MAX_CONFIGS_READ, SEARCH_WORD, drafter_candidates
+from .playbook_search import MAX_CONFIGS_READ, SEARCH_WORD, DrafterCandidate, drafter_candidates
 from .playbook_settings import PlaybookSettings
 from .playbook_summary import Sweep, compare, comparison_lines, recommend, shape_line, tuning_lines
 from .playbook_tuning import settings_to_try
@@ -625,18 +625,28 @@ class Pipeline:
     def _find_drafter(self, target: Target, asked: str | None) -> Steps:
         """Search the Hub for a drafter for `target` (of algorithm `asked`, when given) and read the likeliest
         candidates' configs until one fits: its repo id and config."""
+        author = self.goal.author
         searches: list[dict[str, Any]] = [{"search": target.name}]
         if asked in SEARCH_WORD:
             searches.append({"search": SEARCH_WORD[asked]})
+        if author:  # the organisation the goal names first; the whole Hub only when it lists none
+            searches.insert(0, {"search": target.name, "author": author})
         listed: list[HubModel] = []
+        candidates: list[DrafterCandidate] = []
+        done: list[dict[str, Any]] = []
         for search in searches:
             out = yield from self.look("search_hub", **search, sort="downloads", limit=50)
             if not out.ok:
                 raise Stop("failed", f"could not search the Hub: {out.describe()} — {out.remedy}")
             listed += out.value(HubSearch).models
-        candidates = drafter_candidates(listed, target.name, asked)
+            done.append(search)
+            candidates = drafter_candidates(listed, target.name, asked)
+            if author and search.get("author"):
+                if candidates:
+                    break
+                self.handled.append(f"the Hub lists no drafter for {target.name} by {author}: searched the whole Hub")
         what = f"{SPOKEN_NAMES[SpeculativeAlgorithm(asked)]} drafter" if asked else "drafter"
-        searched = " and ".join(repr(s["search"]) for s in searches)
+        searched = " and ".join(repr(s["search"]) + (f" by {s['author']}" if s.get("author") else "") for s in done)
         passed: list[str] = []
         for candidate in candidates[:MAX_CONFIGS_READ]:
             args: dict[str, Any] = {"drafter": {"repo_id": candidate.repo_id}, "target": {"path": target.path}}

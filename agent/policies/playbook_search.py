@@ -24,7 +24,7 @@ def _squashed(name: str) -> str:
 
 
 @dataclass(frozen=True)
-class Candidate:
+class DrafterCandidate:
     model: HubModel
     base_is_target: bool  # its card names the target as its base model
 
@@ -41,10 +41,10 @@ class Candidate:
         return f"{words}, {base}, {self.model.downloads:,} downloads" + (" (gated)" if self.model.gated else "")
 
 
-def drafter_candidates(found: list[HubModel], target_name: str, asked: str | None) -> list[Candidate]:
+def drafter_candidates(found: list[HubModel], target_name: str, asked: str | None) -> list[DrafterCandidate]:
     """The repos that claim to be drafters for `target_name` (of algorithm `asked`, when one is), best first."""
     target = _squashed(target_name)
-    ranked: dict[str, Candidate] = {}
+    ranked: dict[str, DrafterCandidate] = {}
     for model in found:
         words = [w for w in model.algorithm_words if w != "SPECULATIVE"]
         if asked is not None and asked not in words and not (asked == "EAGLE" and "EAGLE3" in words):
@@ -55,7 +55,7 @@ def drafter_candidates(found: list[HubModel], target_name: str, asked: str | Non
         base_is_target = target in bases
         if not base_is_target and target not in _squashed(model.repo_id.split("/")[-1]):
             continue
-        ranked.setdefault(model.repo_id, Candidate(model, base_is_target))
+        ranked.setdefault(model.repo_id, DrafterCandidate(model, base_is_target))
     return sorted(
         ranked.values(),
         key=lambda c: (

@@ -231,3 +231,17 @@ def test_a_target_repo_alone_is_a_drafter_to_find():
 def test_a_goal_naming_algorithms_but_no_repo_compares_a_drafter_of_each(text, algorithms, intents):
     goal = parse_goal(text)
     assert (goal.compares_algorithms, goal.intents, goal.target) == (algorithms, intents, "Qwen3-8B")
+
+
+@pytest.mark.parametrize(
+    ("text", "author"),
+    [
+        ("benchmark the z-lab DFlash drafter for Qwen3-8B", "z-lab"),
+        ("find a DFlash drafter for Qwen3-8B from z-lab", "z-lab"),
+        ("the AngelSlim EAGLE-3 head for Qwen3-8B", "AngelSlim"),
+        ("find the best DFlash drafter for Qwen3-8B", None),
+        ("benchmark it from scratch for Qwen3-8B with DFlash", None),
+    ],
+)
+def test_the_organisation_a_goal_names_for_its_drafter(text, author):
+    assert parse_goal(text).author == author
