@@ -18,16 +18,10 @@ from huggingface_hub.errors import GatedRepoError, HfHubHTTPError, RepositoryNot
 from pydantic import SecretStr
 from tenacity import retry, retry_if_exception, stop_after_attempt, wait_exponential
 
-from ..hub import HubUnavailable, RepoListing, RepoNotFound
+from ..hub import HubUnavailable, RepoListing, RepoNotFound, transient_hub_error
 from .models import ExpectedFile
 
 _PARALLEL_HEADS = 8
-
-
-def _transient(exc: BaseException) -> bool:
-    if isinstance(exc, HfHubHTTPError) and exc.response is not None:
-        return exc.response.status_code == 429 or exc.response.status_code >= 500
-    return isinstance(exc, httpx.TransportError)
 
 
 def _refused(exc: HfHubHTTPError) -> bool:
@@ -53,7 +47,7 @@ def expected_files(
     secret = token.get_secret_value() if token is not None else False
 
     @retry(
-        retry=retry_if_exception(_transient),
+        retry=retry_if_exception(transient_hub_error),
         stop=stop_after_attempt(attempts),
         wait=wait_exponential(multiplier=0.5, max=8),
         reraise=True,

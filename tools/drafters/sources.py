@@ -24,7 +24,7 @@ from ..context import ToolContext
 from ..disk import space_on_disk
 from ..errors import ErrorKind, ToolError
 from ..hosts import Host, RemoteFileNotFound
-from ..hub import HubUnavailable, RepoGated, RepoNotFound, RevisionNotFound, list_repo
+from ..hub import HubUnavailable, RepoGated, RepoNotFound, RevisionNotFound, list_repo, transient_hub_error
 from ..inputs import HostPath, RepoId, Revision
 
 MODEL_CARD = "README.md"
@@ -54,14 +54,8 @@ class ModelSource(BaseModel):
         return f"{self.repo_id}@{self.revision}" if self.repo_id else str(self.path)
 
 
-def _transient(exc: BaseException) -> bool:
-    if isinstance(exc, HfHubHTTPError) and exc.response is not None:
-        return exc.response.status_code == 429 or exc.response.status_code >= 500
-    return isinstance(exc, httpx.TransportError)
-
-
 @retry(
-    retry=retry_if_exception(_transient),
+    retry=retry_if_exception(transient_hub_error),
     stop=stop_after_attempt(5),
     wait=wait_exponential(multiplier=0.5, max=8),
     reraise=True,
