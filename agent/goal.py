@@ -164,6 +164,8 @@ def parse_goal(text: str) -> Goal:
             author=_author(text),
         )
     targets = [r for r in repos if _introduced_as_target(text, r)]
+    if targets == repos and _DRAFTER_NAME.search(repos[0].split("/")[-1]):
+        targets = []  # "benchmark DFlash on SubSir/Kimi-K2.6-DFlash-tmp-long": a drafter's name, not a target's
     if not targets and len(repos) > 1 and not _COMPARISON.search(text):
         targets = [repos[1]]  # "ORG/DRAFTER ORG/TARGET": the second names what the first drafts for
     drafters = tuple(r for r in repos if r not in targets)
@@ -210,6 +212,8 @@ def _introduced_as_target(text: str, repo: str) -> bool:
     return False
 
 
+# Words in a repo's name that make it a drafter's (z-lab/Qwen3-8B-DFlash-b16, AngelSlim/Qwen3-8B_eagle3).
+_DRAFTER_NAME = re.compile(r"d-?flash|eagle|draft|speculat|(?<![a-z])mtp(?![a-z])|medusa", re.I)
 _HUB_URL_END = re.compile(r"https?://(?:www\.)?(?:huggingface\.co|hf\.co)/(?:models/)?$", re.I)
 
 

@@ -245,3 +245,8 @@ def test_a_goal_naming_algorithms_but_no_repo_compares_a_drafter_of_each(text, a
 )
 def test_the_organisation_a_goal_names_for_its_drafter(text, author):
     assert parse_goal(text).author == author
+
+
+def test_a_drafters_repo_after_on_is_still_the_drafter():
+    goal = parse_goal("benchmark DFlash on SubSir/Kimi-K2.6-DFlash-tmp-long")
+    assert (goal.repo_id, goal.target) == ("SubSir/Kimi-K2.6-DFlash-tmp-long", None)
