@@ -42,6 +42,9 @@ def drafter_lines(results: list[DrafterResult], ar: dict[str, Sweep]) -> list[st
     """Per drafter, its acceptance and its comparison with the best baseline per level; then head to head."""
     lines: list[str] = []
     for result in results:
+        if not result.sweeps and result.acceptance is None:
+            lines.append(f"{result.repo_id}: not measured (see what is unresolved)")
+            continue
         accepted = (
             f"acceptance length {result.acceptance.overall.token_weighted:.2f} (token weighted)"
             if result.acceptance

@@ -19,3 +19,10 @@ def test_a_comparison_says_each_drafter_against_the_baseline_then_head_to_head()
         "  C=1: kimi-k2.6-eagle3.1-mla tp8+eagle3 110.0 tok/s vs Kimi-K2.6-DFlash-tmp-long tp8+dflash-b8 100.0 tok/s "
         "(1.10x)"
     )
+
+
+def test_a_drafter_that_could_not_be_measured_is_one_line():
+    measured = DrafterResult("a/x-eagle3", "EAGLE-3", sweeps={"tp8+eagle3": {1: 110.0}})
+    lines = drafter_lines([measured, DrafterResult("b/y-dflash", "speculation")], {"tp8": {1: 95.0}})
+    assert "b/y-dflash: not measured (see what is unresolved)" in lines
+    assert lines[-1] == "  no level measured for both"
