@@ -13,7 +13,7 @@ import re
 from typing import Literal
 
 import httpx
-from huggingface_hub import HfApi
+from huggingface_hub import HfApi, ModelInfo
 from huggingface_hub.errors import HfHubHTTPError
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from tenacity import retry, retry_if_exception, stop_after_attempt, wait_exponential
@@ -157,20 +157,19 @@ def _algorithm_words(repo_id: str, tags: list[str]) -> list[str]:
     return [w for w in found if w != "SPECULATIVE"] or found
 
 
-def hub_model(info: object) -> HubModel:
-    """A `huggingface_hub.ModelInfo` from a listing, as a HubModel."""
-    repo_id = str(getattr(info, "id", ""))
-    tags = list(getattr(info, "tags", None) or [])
-    modified = getattr(info, "last_modified", None) or getattr(info, "created_at", None)
+def hub_model(info: ModelInfo) -> HubModel:
+    """A repo as huggingface_hub's listing gives it, as a HubModel."""
+    tags = list(info.tags or [])
+    modified = info.last_modified or info.created_at
     return HubModel(
-        repo_id=repo_id,
-        downloads=int(getattr(info, "downloads", None) or 0),
-        likes=int(getattr(info, "likes", None) or 0),
+        repo_id=info.id,
+        downloads=info.downloads or 0,
+        likes=info.likes or 0,
         updated=modified.date().isoformat() if modified is not None else None,
-        gated=bool(getattr(info, "gated", False)),
-        library=getattr(info, "library_name", None),
+        gated=bool(info.gated),
+        library=info.library_name,
         base_models=_base_models(tags),
-        algorithm_words=_algorithm_words(repo_id, tags),
+        algorithm_words=_algorithm_words(info.id, tags),
         tags=[t for t in tags if not t.startswith("base_model:") and not t.startswith(_NOISE_TAGS)],
     )
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from specops.tools.acceptance import AcceptanceResult
 
 from .playbook_configs import Candidate
-from .playbook_summary import Sweep, compare, comparison_lines
+from .playbook_summary import Sweep, best_at, compare, comparison_lines
 
 
 @dataclass
@@ -31,11 +31,6 @@ class DrafterResult:
     def tagged(self, name: str) -> str:
         """A configuration's name with its drafter's, for the answer and the merged sweeps."""
         return f"{name} [{self.short}]"
-
-
-def _best(result: DrafterResult, level: int) -> tuple[str, float] | None:
-    at = [(name, sweep[level]) for name, sweep in result.sweeps.items() if level in sweep]
-    return max(at, key=lambda pair: pair[1], default=None)
 
 
 def drafter_lines(results: list[DrafterResult], ar: dict[str, Sweep]) -> list[str]:
@@ -63,7 +58,7 @@ def head_to_head_lines(first: DrafterResult, second: DrafterResult) -> list[str]
     lines = [f"head to head, {first.short} against {second.short} (each at its best configuration per level):"]
     levels = sorted({c for s in first.sweeps.values() for c in s} & {c for s in second.sweeps.values() for c in s})
     for level in levels:
-        a, b = _best(first, level), _best(second, level)
+        a, b = best_at(first.sweeps, level), best_at(second.sweeps, level)
         if a is None or b is None or b[1] <= 0:
             continue
         lines.append(

@@ -645,6 +645,7 @@ class Pipeline:
                 if candidates:
                     break
                 self.handled.append(f"the Hub lists no drafter for {target.name} by {author}: searched the whole Hub")
+        distinct = len({m.repo_id for m in listed})  # the searches overlap
         what = f"{SPOKEN_NAMES[SpeculativeAlgorithm(asked)]} drafter" if asked else "drafter"
         searched = " and ".join(repr(s["search"]) + (f" by {s['author']}" if s.get("author") else "") for s in done)
         passed: list[str] = []
@@ -655,10 +656,9 @@ class Pipeline:
                 passed.append(f"{candidate.repo_id} ({out.describe()})")
                 continue
             config = out.value(DrafterConfig)
-            others = len({m.repo_id for m in listed}) - 1
             self.done.append(
                 f"drafter found on the Hub: {candidate.repo_id}, the first of {len(candidates)} {what} candidates "
-                f"for {target.name} in a search for {searched} ({others} other repos listed): "
+                f"for {target.name} in a search for {searched} ({distinct - 1} other repos listed): "
                 f"{candidate.why(asked)}; its config confirms it: {config.summary}"
                 + (f"; passed over: {'; '.join(passed)}" if passed else "")
             )
@@ -666,7 +666,7 @@ class Pipeline:
         raise Stop(
             "failed",
             f"found no {what} for {target.name} on the Hub: searched {searched}, "
-            f"{len({m.repo_id for m in listed})} repos listed, {len(candidates)} claimed to be one"
+            f"{distinct} repos listed, {len(candidates)} claimed to be one"
             + (f"; their configs ruled out {'; '.join(passed)}" if passed else "")
             + ". Name the drafter in the goal (ORG/NAME). Nothing was downloaded or launched",
         )

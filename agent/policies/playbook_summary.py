@@ -26,14 +26,15 @@ class LevelVerdict:
         return self.best_spec[1] / self.best_ar[1]
 
 
-def _best(results: dict[str, Sweep], level: int) -> tuple[str, float] | None:
+def best_at(results: dict[str, Sweep], level: int) -> tuple[str, float] | None:
+    """The fastest configuration measured at `level` and its tok/s; None when none was."""
     at = [(name, sweep[level]) for name, sweep in results.items() if level in sweep]
     return max(at, key=lambda pair: pair[1], default=None)
 
 
 def compare(ar: dict[str, Sweep], spec: dict[str, Sweep]) -> list[LevelVerdict]:
     levels = sorted({c for sweep in (*ar.values(), *spec.values()) for c in sweep})
-    return [LevelVerdict(c, _best(ar, c), _best(spec, c)) for c in levels]
+    return [LevelVerdict(c, best_at(ar, c), best_at(spec, c)) for c in levels]
 
 
 def comparison_lines(verdicts: list[LevelVerdict], spoken: str = "DFlash") -> list[str]:
@@ -54,7 +55,7 @@ def tuning_lines(defaults: dict[str, Sweep], tuned: dict[str, Sweep]) -> list[st
         return []
     gains = []
     for level in sorted({c for sweep in tuned.values() for c in sweep}):
-        best_tuned, best_default = _best(tuned, level), _best(defaults, level)
+        best_tuned, best_default = best_at(tuned, level), best_at(defaults, level)
         if best_tuned is None or best_default is None or best_default[1] <= 0:
             continue
         gain = best_tuned[1] / best_default[1] - 1
@@ -205,8 +206,8 @@ def shape_line(results: dict[str, Sweep], replicated: set[str]) -> str | None:
     levels = sorted({c for sweep in results.values() for c in sweep})
     by_level: list[tuple[int, str]] = []
     for level in levels:
-        one = _best({n: s for n, s in results.items() if n not in replicated}, level)
-        many = _best({n: s for n, s in results.items() if n in replicated}, level)
+        one = best_at({n: s for n, s in results.items() if n not in replicated}, level)
+        many = best_at({n: s for n, s in results.items() if n in replicated}, level)
         if one is not None and many is not None:
             by_level.append((level, "replicas" if many[1] > one[1] else "one server"))
     if not by_level:
