@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-ASK_TOOL = "ask_user"
+from .loop_tools import ASK_TOOL as ASK_TOOL  # its name, where it always was
 
 
 class DeletionAnswer(BaseModel):

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from specops.tools.errors import InvalidToolInput
 from specops.transcripts import read_transcript
 
+from .loop_tools import COMPARE_TOOL as COMPARE_TOOL  # its name, where it always was
 from .report.comparison import bracketing_levels, compare_levels, find_crossover
 from .report.drafters import Drafters
 from .report.evidence import gather_evidence
@@ -30,7 +31,6 @@ from .report.rows import benchmark_rows
 from .report.schema import BenchmarkRow, Crossover, HeadToHeadLevel, LevelComparison
 from .report.servers import ServerTimeline
 
-COMPARE_TOOL = "compare"
 COMPARE_DESCRIPTION = (
     "Per concurrency, this run's best speculative against its best autoregressive benchmark: speedup, 95% interval, "
     "verdict and crossover, as the report will say. With a and b (configurations or drafters, e.g. two repo ids): A "

@@ -110,6 +110,7 @@ class RunOutcome:
     final: FinalAnswer | None
     report_paths: dict[str, Path] = field(default_factory=dict)
     duration_s: float = 0.0
+    host_time: str | None = None  # the report's one line on what the job cost on its host (None: no report)
 
     @property
     def ok(self) -> bool:
@@ -366,7 +367,9 @@ async def carry_out(parts: RunParts) -> RunOutcome:
     reason = recorder.redactor.redact_text(reason) if reason else reason
     # The final answer and the plan are the model's own words: they go through the same redaction as events.
     final = _redacted_final(recorder, final)
-    report_paths, report_data = _report(recorder, run_dir, final, status) if parts.seams.report else ({}, None)
+    report_paths, report_data, host_time = (
+        _report(recorder, run_dir, final, status) if parts.seams.report else ({}, None, None)
+    )
     plan = recorder.redactor.redact(todos.as_json())
     (run_dir / TODOS).write_text(json.dumps(plan, indent=2) + "\n", encoding="utf-8")
     recorder.record(
@@ -386,6 +389,7 @@ async def carry_out(parts: RunParts) -> RunOutcome:
         final=final,
         report_paths=report_paths,
         duration_s=clock.elapsed_s,
+        host_time=host_time,
     )
 
 
@@ -509,18 +513,20 @@ def _redacted_final(recorder: ObservedRecorder, final: FinalAnswer | None) -> Fi
 
 
 def _report(recorder: ObservedRecorder, run_dir: Path, final: FinalAnswer | None, status: str):
-    """The report from the evidence so far; a failure to build it is recorded, never fatal."""
+    """The report from the evidence so far, and its line on the job's host time; a failure to build it is recorded,
+    never fatal."""
     try:
         from .report import build_report, write_report
+        from .report.host_time import host_time_sentence
 
         events = read_transcript(recorder.path).events
         report = build_report(events, final, status=status)
         paths = write_report(run_dir, report, redactor=recorder.redactor)
         data = report.model_dump(mode="json") if isinstance(report, BaseModel) else dict(report)
-        return paths, data
+        return paths, data, host_time_sentence(report.timing.host)
     except Exception as exc:
         recorder.record(ErrorEvent, where="report", message=f"{type(exc).__name__}: {exc}", kind="report_failed")
-        return {}, None
+        return {}, None, None
 
 
 def _package_versions() -> dict[str, str]:

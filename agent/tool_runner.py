@@ -8,12 +8,14 @@ resume and fork mix both. Nothing else in the loop changes between them.
 
 A runner returns the result as JSON data, or raises ToolError (the typed
 failure the model is shown); any other exception is a tool bug and the toolset
-records it as one.
+records it as one. Either way it leaves the call's time on the host's own clock
+in the request's `host_time` slot (read live, or served as recorded), and the
+toolset records it with the result: the one place every host call is timed.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import anyio.to_thread
@@ -21,9 +23,18 @@ from pydantic import BaseModel
 
 from specops.tools.context import ToolContext
 from specops.tools.registry import ToolSpec
+from specops.transcripts import HostTime
 
 # Tools that create a directory the run may later delete as its own (argument naming it).
 CREATING_TOOLS = {"start_download": "target_dir"}
+
+
+@dataclass
+class HostTimeSlot:
+    """Where the runner leaves a call's host time: filled on success and failure alike (a raised ToolError carries
+    no return value); None when the call never reached the host."""
+
+    value: HostTime | None = None
 
 
 @dataclass(frozen=True)
@@ -34,6 +45,7 @@ class ToolRequest:
     spec: ToolSpec
     args: BaseModel
     raw_args: dict[str, Any]
+    host_time: HostTimeSlot = field(default_factory=HostTimeSlot)
 
     @property
     def tool(self) -> str:
@@ -59,8 +71,25 @@ class LiveTools:
 
     async def run(self, request: ToolRequest, context: ToolContext) -> ToolDone:
         created = _new_directory(context, request)
-        result = await anyio.to_thread.run_sync(request.spec.fn, context, request.args)
+        result = await anyio.to_thread.run_sync(_timed_on_host, request, context)
         return ToolDone(result=result.model_dump(mode="json"), created=created)
+
+
+def _timed_on_host(request: ToolRequest, context: ToolContext) -> BaseModel:
+    """The tool's function, between two readings of the host's clock (tools never read it for this themselves)."""
+    start = _host_clock(context)
+    try:
+        return request.spec.fn(context, request.args)
+    finally:
+        request.host_time.value = HostTime(start=start, end=_host_clock(context))
+
+
+def _host_clock(context: ToolContext) -> float | None:
+    """The host's clock now; None when it cannot be read (the call's host time is then unknown, the call goes on)."""
+    try:
+        return context.host.clock()
+    except Exception:
+        return None
 
 
 def _new_directory(context: ToolContext, request: ToolRequest) -> str | None:

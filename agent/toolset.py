@@ -19,7 +19,7 @@ Calls in one answer run one after another, in the order given (each tool is
 `sequential`): a later call sees what an earlier one did.
 
 Every call is recorded as tool_call + tool_result (arguments, result or error,
-duration, host).
+duration, host, and the call's time on the host's own clock, which the runner read).
 """
 
 from __future__ import annotations
@@ -37,11 +37,12 @@ from pydantic_ai.messages import ToolReturn
 from specops.tools.errors import ErrorKind, ToolError, ToolErrorRecord
 from specops.tools.model_view import View
 from specops.tools.registry import REGISTRY, ToolSpec
-from specops.transcripts import ErrorEvent, RetryEvent, ToolCallEvent, ToolResultEvent, ToolSchema
+from specops.transcripts import ErrorEvent, HostTime, RetryEvent, ToolCallEvent, ToolResultEvent, ToolSchema
 
 from .answers import ASK_TOOL, Answers
 from .compare import COMPARE_DESCRIPTION, COMPARE_TOOL, CompareArgs, CompareResult, compare_run, compare_view
 from .deps import AgentDeps
+from .loop_tools import TODO_TOOL
 from .todo import TodoRuleBroken, TodoWriteArgs, TodoWriteResult, todo_view
 from .tool_answer import answer_error, answer_ok
 from .tool_runner import ToolRequest
@@ -61,7 +62,6 @@ TOOL_MODULES = (
     "specops.tools.acceptance",
     "specops.tools.shell",
 )
-TODO_TOOL = "todowrite"
 # The tools the loop answers itself (not on the host): their result types and views.
 _AGENT_TOOL_RESULTS: dict[str, tuple[type[BaseModel], View | None]] = {
     TODO_TOOL: (TodoWriteResult, todo_view),
@@ -155,11 +155,12 @@ def registry_tool(spec: ToolSpec) -> Tool[AgentDeps]:
             return _answer_error(deps, call_id, spec.name, refusal, started)
 
         args = deps.approvals.review(spec.name, args, deps.tool_context)
+        request = ToolRequest(call_id, spec, args, raw)
         try:
-            done = await deps.tools.run(ToolRequest(call_id, spec, args, raw), deps.tool_context)
+            done = await deps.tools.run(request, deps.tool_context)
         except ToolError as exc:
             deps.guard.failed(spec.name, normalized, exc.record())
-            return _answer_error(deps, call_id, spec.name, exc.record(), started)
+            return _answer_error(deps, call_id, spec.name, exc.record(), started, request.host_time.value)
         except Exception as exc:  # a tool bug or a host-layer failure the tool did not type: the run goes on
             deps.recorder.record(ErrorEvent, where=f"tool {spec.name}", message=str(exc), kind=type(exc).__name__)
             record = ToolErrorRecord(
@@ -168,12 +169,12 @@ def registry_tool(spec: ToolSpec) -> Tool[AgentDeps]:
                 remedy="the tool failed in a way it does not recognise; try another way or stop with this evidence",
             )
             deps.guard.failed(spec.name, normalized, record)
-            return _answer_error(deps, call_id, spec.name, record, started)
+            return _answer_error(deps, call_id, spec.name, record, started, request.host_time.value)
         deps.guard.succeeded(spec.name, normalized)
         if done.created is not None:
             deps.approvals.created_paths.add(done.created)
         deps.approvals.deleted(spec.name, done.result)
-        return _answer_ok(deps, call_id, spec.name, done.result, started)
+        return _answer_ok(deps, call_id, spec.name, done.result, started, request.host_time.value)
 
     # sequential: calls in one answer run in the order given, each after the one before has finished.
     return Tool.from_schema(
@@ -210,7 +211,9 @@ def answer_recorded(tool: str, data: dict[str, Any]) -> ToolReturn:
     return answer_ok(data, *known) if known is not None else answer_ok(data, BaseModel, None)
 
 
-def _recorded(deps: AgentDeps, call_id: str, tool: str, started: float, **outcome: Any) -> None:
+def _recorded(
+    deps: AgentDeps, call_id: str, tool: str, started: float, host_time: HostTime | None, **outcome: Any
+) -> None:
     """The call's tool_result event: `result=` when it succeeded, `ok=False, error=` when it failed."""
     deps.recorder.record(
         ToolResultEvent,
@@ -219,18 +222,33 @@ def _recorded(deps: AgentDeps, call_id: str, tool: str, started: float, **outcom
         ok=outcome.pop("ok", True),
         duration_s=time.monotonic() - started,
         host=deps.host_spec,
+        host_time=host_time,
         **outcome,
     )
 
 
-def _answer_ok(deps: AgentDeps, call_id: str, tool: str, data: dict[str, Any], started: float) -> ToolReturn:
-    _recorded(deps, call_id, tool, started, result=data)
+def _answer_ok(
+    deps: AgentDeps,
+    call_id: str,
+    tool: str,
+    data: dict[str, Any],
+    started: float,
+    host_time: HostTime | None = None,
+) -> ToolReturn:
+    _recorded(deps, call_id, tool, started, host_time, result=data)
     return answer_recorded(tool, data)
 
 
-def _answer_error(deps: AgentDeps, call_id: str, tool: str, record: ToolErrorRecord, started: float) -> ToolReturn:
+def _answer_error(
+    deps: AgentDeps,
+    call_id: str,
+    tool: str,
+    record: ToolErrorRecord,
+    started: float,
+    host_time: HostTime | None = None,
+) -> ToolReturn:
     error = record.model_dump(mode="json")
-    _recorded(deps, call_id, tool, started, ok=False, error=error)
+    _recorded(deps, call_id, tool, started, host_time, ok=False, error=error)
     return answer_error(error)
 
 

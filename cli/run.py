@@ -262,8 +262,8 @@ def run(
 
 
 def print_outcome(outcome: RunOutcome, out: Console, *, resumed: bool = False) -> None:
-    """On stdout (`specops run` and `specops resume`): the verdict, the policy's summary and the run directory,
-    then, last, what is unresolved: for a failed run, the cause and the next step, said once."""
+    """On stdout (`specops run` and `specops resume`): the verdict, the policy's summary, what the job cost on its
+    host and the run directory, then, last, what is unresolved: for a failed run, the cause and the next step, said once."""
     unresolved = list(outcome.final.unresolved) if outcome.final is not None else []
     # Without a final answer's own account, the harness's reason is the cause: said last, not in the verdict too.
     last = unresolved or ([outcome.reason] if outcome.reason and not outcome.ok else [])
@@ -271,6 +271,8 @@ def print_outcome(outcome: RunOutcome, out: Console, *, resumed: bool = False) -
     out.print(f"run {escape(outcome.run_id)}{' resumed' if resumed else ''}: [bold]{outcome.status}[/bold]{said}")
     if outcome.final is not None:
         out.print(outcome.final.summary, markup=False)
+    if outcome.host_time is not None:  # said once, here: the policy's summary does not repeat it
+        out.print(f"host time: {outcome.host_time}", markup=False)
     out.print(f"transcript and report: {escape(str(outcome.run_dir))}")
     for line in last:
         out.print(f"{'unresolved' if outcome.ok else 'why'}: {line}", markup=False)

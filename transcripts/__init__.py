@@ -33,7 +33,7 @@ from .logs import RunLogs, configure_logging
 from .pairs import ToolPair, pair_tool_calls
 from .reader import TranscriptCorrupt, TranscriptReadResult, read_transcript
 from .recorder import Recorder, RecorderClosed
-from .records import ErrorRecord, PolicyInfo, PromptVersion, ToolSchema, Usage
+from .records import ErrorRecord, HostTime, PolicyInfo, PromptVersion, ToolSchema, Usage
 from .redaction import REDACTED, Redactor
 from .todos import TodoDiff, TodoItem, diff_todos
 
@@ -49,6 +49,7 @@ __all__ = [
     "EventBase",
     "HistoryRef",
     "HostOpenedEvent",
+    "HostTime",
     "ModelRequestEvent",
     "ModelResponseEvent",
     "NoteEvent",

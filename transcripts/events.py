@@ -18,7 +18,7 @@ from pydantic import AfterValidator, BaseModel, Field, TypeAdapter, model_valida
 from pydantic_ai.messages import ModelMessage, ModelResponse
 
 from .messages import load_messages, load_response
-from .records import RECORD_CONFIG, ErrorRecord, PolicyInfo, PromptVersion, ToolSchema, Usage
+from .records import RECORD_CONFIG, ErrorRecord, HostTime, PolicyInfo, PromptVersion, ToolSchema, Usage
 from .todos import TodoDiff, TodoItem
 
 SCHEMA_VERSION: Final = "2"
@@ -123,6 +123,9 @@ class ToolResultEvent(EventBase):
     error: ErrorRecord | None = None
     duration_s: float = Field(ge=0)
     host: str
+    # Set on calls carried out on the host; None on the loop's own tools (todowrite, compare), on calls refused
+    # before they ran, and in transcripts written before host times were recorded (their host time is unknown).
+    host_time: HostTime | None = None
 
     @model_validator(mode="after")
     def _error_iff_failed(self) -> ToolResultEvent:

@@ -96,3 +96,22 @@ class ErrorRecord(BaseModel):
     what: str
     remedy: str
     details: dict[str, Any] = {}
+
+
+class HostTime(BaseModel):
+    """A tool call's start and end on its host's own clock, epoch seconds as the host reads them (`Host.clock()`):
+    the modelled host's seconds on a simulated host, wall time on a real one. This machine's clock (`ts`,
+    `duration_s`) says how long the agent waited; only the host's says how long the host was busy. A reading the
+    host could not give (a dropped connection) is None, and the call's host seconds are unknown, never guessed."""
+
+    model_config = RECORD_CONFIG
+
+    start: float | None
+    end: float | None
+
+    @property
+    def seconds(self) -> float | None:
+        """The call's seconds on the host; None when either reading is missing."""
+        if self.start is None or self.end is None:
+            return None
+        return max(0.0, self.end - self.start)  # a host clock stepped back (NTP) within a call counts as no time

@@ -80,6 +80,7 @@ class RecordedTools:
             self._used[i] = True
             assert pair.result is not None
             _keep_handles(context, pair.result)
+            request.host_time.value = pair.result.host_time  # the recorded call's host time, as a live call's
             return serve_recorded(pair.result)
         raise RecordedResultMissing(
             f"the recording has no result for {request.tool}({request.raw_args}): today's code made a call "

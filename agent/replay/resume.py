@@ -178,6 +178,7 @@ class _FinishedCalls(LiveTools):
         result = self._done.pop(request.call_id, None)
         if result is None or result.tool != request.tool:
             return await super().run(request, context)
+        request.host_time.value = result.host_time
         return serve_recorded(result)
 
 

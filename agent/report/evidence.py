@@ -29,6 +29,8 @@ from specops.tools.sglang.stop import RestartResult, StopResult
 from specops.transcripts import (
     ErrorRecord,
     Event,
+    HostOpenedEvent,
+    HostTime,
     ModelResponseEvent,
     RunEndEvent,
     RunStartEvent,
@@ -53,6 +55,7 @@ class ToolExchange:
     duration_s: float
     ts: datetime  # when the result came
     call_ts: datetime  # when the call was made
+    host_time: HostTime | None = None  # the call on the host's own clock; None: not on the host, or not recorded
 
     def describe(self) -> str:
         """The call in one short line: tool(key=value, ...), long values cut."""
@@ -121,6 +124,7 @@ class Evidence:
     exchanges: list[ToolExchange] = field(default_factory=list)
     todo_changes: list[TodoChangeEvent] = field(default_factory=list)
     model_time_s: float = 0.0
+    host_opened_seqs: list[int] = field(default_factory=list)  # each time the run opened its host (again on resume)
     host_facts: list[Parsed[HostFacts]] = field(default_factory=list)
     disk_checks: list[Parsed[DiskCheck]] = field(default_factory=list)
     drafter_configs: list[Parsed[DrafterConfig]] = field(default_factory=list)
@@ -147,6 +151,7 @@ def pair_tool_events(events: Sequence[Event]) -> list[ToolExchange]:
             duration_s=p.result.duration_s,
             ts=p.result.ts,
             call_ts=p.call.ts,
+            host_time=p.result.host_time,
         )
         for p in pair_tool_calls(events)
         if p.result is not None
@@ -167,6 +172,8 @@ def gather_evidence(events: Sequence[Event]) -> Evidence:
             evidence.todo_changes.append(event)
         elif isinstance(event, ModelResponseEvent):
             evidence.model_time_s += event.duration_s
+        elif isinstance(event, HostOpenedEvent):
+            evidence.host_opened_seqs.append(event.seq)
     evidence.exchanges = pair_tool_events(events)
     for exchange in evidence.exchanges:
         _read(evidence, exchange)

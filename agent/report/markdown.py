@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from specops.agent.loop_tools import LOOP_TOOLS
+
 from .deletions import describe as describe_deletion
 from .goodput import goodput_markdown
+from .host_time import duration_words, gpu_hours_words, host_time_sentence
 from .naming import acceptance_rows, stat_label
 from .schema import AcceptanceSection, AcceptanceStat, DrafterAtLevel, DrafterSection, Interval, Report
 
@@ -39,6 +42,7 @@ def _run(report: Report) -> list[str]:
         ["status", "policy", "policy's status", "started", "ended", "duration (s)"],
         [[r.status, r.policy, r.policy_status, r.started_at, r.ended_at, r.duration_s]],
     )
+    lines += [f"**Host time:** {host_time_sentence(report.timing.host)}.", ""]
     if r.summary_text:
         lines += ["**Summary (the policy's words):** " + r.summary_text, ""]
     if report.flags:
@@ -416,23 +420,58 @@ def _failures(report: Report) -> list[str]:
 
 def _timing(report: Report) -> list[str]:
     t = report.timing
-    lines = [
-        "## Time spent",
-        "",
-        f"Tools {t.tool_total_s:.1f} s in all; waiting on the policy {t.model_total_s:.1f} s.",
+    lines = ["## Time spent", "", _host_time(report), ""]
+    lines += [
+        f"This machine's seconds: tools {t.tool_total_s:.1f} s in all; waiting on the policy {t.model_total_s:.1f} s.",
         "",
     ]
+
+    def host(value: float | None, *, reached_host: bool = True) -> object:  # "-": the loop's own tool
+        return value if value is not None else "unknown" if reached_host else None
+
+    def gpu_h(value: float | None) -> object:  # small figures keep their digits (0.002, not 0.00)
+        return gpu_hours_words(value) if value is not None else "unknown"
+
     if t.todos:
         lines += _table(
-            ["todo", "status", "in progress (s)", "tool calls", "tool time (s)"],
-            [[f"{i.id}. {i.content}", i.final_status, i.in_progress_s, i.tool_calls, i.tool_s] for i in t.todos],
+            ["todo", "status", "in progress (s)", "tool calls", "tool time (s)", "host (s)", "GPU-hours"],
+            [
+                [
+                    f"{i.id}. {i.content}",
+                    i.final_status,
+                    i.in_progress_s,
+                    i.tool_calls,
+                    i.tool_s,
+                    host(i.host_s),
+                    gpu_h(i.gpu_hours),
+                ]
+                for i in t.todos
+            ],
         )
     if t.tools:
         lines += _table(
-            ["tool", "calls", "failed", "total (s)", "longest (s)"],
-            [[x.tool, x.calls, x.failed, x.total_s, x.max_s] for x in t.tools],
+            ["tool", "calls", "failed", "total (s)", "longest (s)", "host (s)"],
+            [
+                [x.tool, x.calls, x.failed, x.total_s, x.max_s, host(x.host_s, reached_host=x.tool not in LOOP_TOOLS)]
+                for x in t.tools
+            ],
         )
     return lines
+
+
+def _host_time(report: Report) -> str:
+    """The job's cost on the host's clock, and what counts in it."""
+    h = report.timing.host
+    said = host_time_sentence(h)
+    said = said[0].upper() + said[1:]
+    if h.host_s is None or h.tool_s is None:
+        return f"{said}."
+    return (
+        f"{said}. On the host's own clock (on a simulated host, the modelled host's seconds), the whole host is "
+        "counted as held from the first host call's start to the last one's end; host calls ran "
+        f"{duration_words(h.tool_s)} of it, the rest is the policy deciding between calls. GPU-hours are that time x "
+        "every GPU the job held. A todo's host seconds are its own calls' (time between calls belongs to none)."
+    )
 
 
 def _left(report: Report) -> list[str]:

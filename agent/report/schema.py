@@ -459,6 +459,14 @@ class TodoTime(BaseModel):
     in_progress_s: float = Field(description="Seconds the item was in progress (all its spells together)")
     tool_calls: int = Field(description="Tool calls made while it was in progress")
     tool_s: float
+    host_s: float | None = Field(
+        default=None,
+        description="Seconds on the host's own clock of the host calls made while it was in progress (0 when none "
+        "reached the host); None: unknown (the transcript records no host times, or a call's could not be read)",
+    )
+    gpu_hours: float | None = Field(
+        default=None, description="host_s x the GPUs the job held (Timing.host.gpu_count) / 3600; None: unknown"
+    )
 
 
 class ToolTime(BaseModel):
@@ -469,6 +477,42 @@ class ToolTime(BaseModel):
     failed: int
     total_s: float
     max_s: float
+    host_s: float | None = Field(
+        default=None,
+        description="Its calls' seconds on the host's own clock; None: not a host tool (todowrite, compare), or "
+        "not recorded",
+    )
+
+
+class HostTimeSection(BaseModel):
+    """What the job cost on its host, on the host's own clock (the modelled host's seconds on a simulated host, wall
+    time on a real one); agent/report/host_time.py says what counts."""
+
+    model_config = _CONFIG
+
+    host_s: float | None = Field(
+        default=None,
+        description="Seconds the job held the host: from its first host call's start to its last one's end, on the "
+        "host's clock, summed over the run's sessions (a resumed run's time while it was down is not counted); "
+        "None: unknown",
+    )
+    tool_s: float | None = Field(
+        default=None, description="Of host_s, the seconds a host call was running; None: unknown"
+    )
+    gpu_count: int | None = Field(
+        default=None, description="GPUs the job held: the host's, or every node's of a host group; None: not read"
+    )
+    gpu_hours: float | None = Field(
+        default=None, description="host_s x gpu_count / 3600; None: host_s or gpu_count unknown"
+    )
+    timed_calls: int = Field(default=0, description="Host calls whose start and end were read on the host's clock")
+    untimed_calls: int = Field(
+        default=0,
+        description="Host calls without both readings (the clock could not be read, or the transcript is from before "
+        "they were recorded): left out of every figure here",
+    )
+    sessions: int = Field(default=0, description="Times the run opened its host (1, or more after a resume)")
+    unknown_reason: str | None = Field(default=None, description="Why host_s is unknown; None when it is known")
 
 
 class Timing(BaseModel):
@@ -478,6 +522,11 @@ class Timing(BaseModel):
     tools: list[ToolTime]
     tool_total_s: float
     model_total_s: float = Field(description="Time spent waiting on the policy's responses")
+    host: HostTimeSection = Field(
+        default_factory=HostTimeSection,
+        description="The job's cost on the host's clock and in GPU-hours; tool_total_s and model_total_s are this "
+        "machine's seconds",
+    )
 
 
 class ProcessNote(BaseModel):

@@ -5,6 +5,10 @@ that set it in_progress to the one that moved it on (or the run's end). Tool
 calls are counted to the item in progress when they were made; with overlapping
 work (a download running while the baseline is benchmarked) several items can
 be in progress, and a call counts to each, so item times need not add up.
+
+These are this machine's seconds (how long the agent waited); each item's and
+tool's seconds on the host's own clock, the job's total and its GPU-hours, are
+host_time.py's.
 """
 
 from __future__ import annotations
@@ -12,7 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from specops.agent.loop_tools import LOOP_TOOLS
+
 from .evidence import Evidence
+from .host_time import calls_host_s, gpu_hours, host_time_section
 from .schema import Timing, TodoTime, ToolTime
 
 
@@ -45,10 +52,12 @@ def _items(evidence: Evidence) -> dict[str, _Item]:
 
 def time_spent(evidence: Evidence) -> Timing:
     end = evidence.run_end.ts if evidence.run_end else evidence.last_ts
+    host = host_time_section(evidence)
     todos = []
     for item_id, item in _items(evidence).items():
         spells = [(start, stop or end or start) for start, stop in item.spells]
         calls = [x for x in evidence.exchanges if any(start <= x.call_ts <= stop for start, stop in spells)]
+        host_s = calls_host_s(calls)
         todos.append(
             TodoTime(
                 id=item_id,
@@ -57,6 +66,8 @@ def time_spent(evidence: Evidence) -> Timing:
                 in_progress_s=round(sum((stop - start).total_seconds() for start, stop in spells), 3),
                 tool_calls=len(calls),
                 tool_s=round(sum(x.duration_s for x in calls), 3),
+                host_s=host_s,
+                gpu_hours=gpu_hours(host_s, host.gpu_count),
             )
         )
     tools: dict[str, list] = {}
@@ -69,6 +80,8 @@ def time_spent(evidence: Evidence) -> Timing:
             failed=sum(1 for x in xs if not x.ok),
             total_s=round(sum(x.duration_s for x in xs), 3),
             max_s=round(max(x.duration_s for x in xs), 3),
+            # The loop's own tools (todowrite) never reach the host: no host seconds, not zero.
+            host_s=None if name in LOOP_TOOLS else calls_host_s(xs),
         )
         for name, xs in sorted(tools.items(), key=lambda kv: -sum(x.duration_s for x in kv[1]))
     ]
@@ -77,4 +90,5 @@ def time_spent(evidence: Evidence) -> Timing:
         tools=tool_times,
         tool_total_s=round(sum(x.duration_s for x in evidence.exchanges), 3),
         model_total_s=round(evidence.model_time_s, 3),
+        host=host,
     )

@@ -41,6 +41,7 @@ from specops.tools.sglang.stop import StopResult
 from specops.tools.space import FreeableItem, FreeableList, FreeSpaceResult, MountChange
 from specops.transcripts import (
     EVENT_ADAPTER,
+    HostTime,
     ModelResponseEvent,
     PolicyInfo,
     RunEndEvent,
@@ -489,7 +490,14 @@ class Transcript:
         self.add(ToolCallEvent, call_id=call_id, tool=tool, args=args)
         return call_id
 
-    def result(self, call_id: str, tool: str, outcome: BaseModel | ToolErrorRecord, seconds: float) -> int:
+    def result(
+        self,
+        call_id: str,
+        tool: str,
+        outcome: BaseModel | ToolErrorRecord,
+        seconds: float,
+        host_time: HostTime | None = None,
+    ) -> int:
         self.wait(seconds)
         if isinstance(outcome, ToolErrorRecord):
             event = self.add(
@@ -500,6 +508,7 @@ class Transcript:
                 error=outcome.model_dump(),
                 duration_s=seconds,
                 host=HOST,
+                host_time=host_time,
             )
         else:
             event = self.add(
@@ -510,11 +519,20 @@ class Transcript:
                 result=outcome.model_dump(mode="json"),
                 duration_s=seconds,
                 host=HOST,
+                host_time=host_time,
             )
         return event.seq
 
-    def tool(self, tool: str, args: dict[str, Any], outcome: BaseModel | ToolErrorRecord, seconds: float = 0.5) -> int:
-        return self.result(self.call(tool, args), tool, outcome, seconds)
+    def tool(
+        self,
+        tool: str,
+        args: dict[str, Any],
+        outcome: BaseModel | ToolErrorRecord,
+        seconds: float = 0.5,
+        host_time: HostTime | None = None,
+    ) -> int:
+        """`host_time`: the call on the host's clock, as today's runner records it (None: as older transcripts)."""
+        return self.result(self.call(tool, args), tool, outcome, seconds, host_time)
 
     def end(self, status: str = "completed") -> None:
         self.add(RunEndEvent, status=status, duration_s=(self.now - T0).total_seconds())
