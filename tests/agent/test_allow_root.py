@@ -10,9 +10,10 @@ from specops.tools.errors import PathOutsideAllowedRoots
 from specops.tools.hosts import LocalHost
 from specops.transcripts import read_transcript
 
+from ..jobs import job_timeout
 from .scripted import invoke_run
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [job_timeout(), pytest.mark.slow]
 
 
 def test_an_allowed_root_makes_a_path_under_it_writable(tmp_path):

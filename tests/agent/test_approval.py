@@ -11,9 +11,10 @@ from pydantic_ai.models.function import FunctionModel
 
 from specops.sim.world.layout import world_root
 
+from ..jobs import job_timeout
 from .scripted import call, drive, events, finish, invoke_run, last_request, scripted, turn, world_host  # noqa: F401
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [job_timeout(), pytest.mark.slow]
 
 
 async def test_non_interactive_run_refuses_a_self_approved_delete(world_host, tmp_path):

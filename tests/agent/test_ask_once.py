@@ -9,9 +9,10 @@ import pytest
 from pydantic_ai.messages import ModelMessage, ModelResponse
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
+from ..jobs import job_timeout
 from .scripted import PLAN, call, drive, events, finish, last_request, turn, world_host  # noqa: F401
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [job_timeout(), pytest.mark.slow]
 QUESTIONS = ["May I delete old HF cache revisions?", "Which port should the server use?"]
 CHECK = {"repo_id": "SubSir/Kimi-K2.6-DFlash-tmp-long", "target": "~/models/dflash"}
 

@@ -18,7 +18,7 @@ from specops.tools.hosts import HostError, parse_host_spec
 from specops.tools.hosts.spec import KindSpec, LocalSpec, SshSpec
 from specops.tools.inputs import describe_char
 
-pytestmark = pytest.mark.filterwarnings("ignore::hypothesis.errors.NonInteractiveExampleWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore::hypothesis.errors.NonInteractiveExampleWarning"), pytest.mark.slow]
 
 # What the parsers are thrown: the characters of repo ids and of prose, and every kind a reviewer tried to
 # slip through (shell metacharacters, control characters, line separators, invisible and non-ASCII ones).

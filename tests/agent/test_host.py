@@ -11,9 +11,10 @@ from specops.agent.run import RunOptions, run_goal_async
 from specops.sim.profiles import load_profile
 from specops.tools.hosts import HostRequest
 
+from ..jobs import job_timeout
 from .scripted import GOAL, call, events, scripted
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [job_timeout(), pytest.mark.slow]
 
 
 def _closed_port() -> int:

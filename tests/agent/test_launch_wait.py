@@ -9,9 +9,10 @@ import pytest
 
 from specops.transcripts import pair_tool_calls, read_transcript
 
+from ..jobs import job_timeout
 from .scripted import invoke_run
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = [job_timeout(), pytest.mark.slow]
 
 QUICK = "playbook:levels=1;ar_layouts=1;spec_layouts=1;acceptance_prompts=4"
 

@@ -10,9 +10,10 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from specops.agent.budget import Budgets
 
+from ..jobs import job_timeout
 from .scripted import PLAN, call, drive, events, finish, last_request, scripted, turn, world_host  # noqa: F401
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [job_timeout(), pytest.mark.slow]
 
 
 async def test_the_model_is_sent_a_view_and_the_full_result_is_recorded(world_host, tmp_path):
@@ -42,6 +43,29 @@ async def test_the_model_is_sent_a_view_and_the_full_result_is_recorded(world_ho
     assert {"todowrite", "host_facts", "start_download", "free_space"} <= set(start.tools)
     assert set(start.prompts) == {"system", "tools"}
     assert json.loads((outcome.run_dir / "todos.json").read_text())[0]["id"] == "facts"
+
+
+async def test_every_host_call_is_timed_on_the_hosts_clock_and_the_report_sums_it(world_host, tmp_path):
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        n = turn(messages)
+        if n == 0:
+            return call("todowrite", PLAN)
+        if n == 1:
+            return call("host_facts")
+        if n == 2:
+            return call("check_disk", {"repo_id": "SubSir/Kimi-K2.6-DFlash-tmp-long", "target": "~/models/dflash"})
+        return finish()
+
+    outcome = await drive(FunctionModel(respond), world_host, tmp_path)
+    results = {e.tool: e for e in events(outcome, "tool_result")}
+    facts, disk = results["host_facts"].host_time, results["check_disk"].host_time
+    assert results["todowrite"].host_time is None  # the loop's own tool never reaches the host
+    assert facts is not None and disk is not None and facts.seconds is not None and disk.seconds is not None
+    assert facts.start <= facts.end <= disk.start <= disk.end  # one clock, the host's, read around each call
+    host = json.loads((outcome.run_dir / "report.json").read_text())["timing"]["host"]
+    assert host["host_s"] == pytest.approx(disk.end - facts.start, abs=1e-3) and host["timed_calls"] == 2
+    assert host["gpu_count"] == 8 and host["gpu_hours"] == pytest.approx(host["host_s"] * 8 / 3600, abs=1e-3)
+    assert outcome.host_time is not None and outcome.host_time.startswith("this job used ")
 
 
 async def test_unknown_tool_is_retried_and_the_run_goes_on(world_host, tmp_path):

@@ -32,11 +32,12 @@ from specops.agent.replay.golden import SCENARIOS
 from specops.cli.main import app
 from specops.transcripts import read_transcript
 
+from ..jobs import job_timeout
 from .chat_server import Answer, ScriptedChatServer, ToolCall
 from .openai_chat_script import GOAL, MODEL_NAME, POLICY, SCRIPT, SHAPE, SUMMARY
 from .scripted import spy_on_recorded_events, world_host  # noqa: F401
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [job_timeout(), pytest.mark.slow]
 
 KEY_ENV = "SCRIPTED_CHAT_KEY"
 KEY = "sk-scripted-chat-secret-0123456789"
@@ -237,7 +238,8 @@ def test_what_the_model_said_or_called_still_diverges(recorded, tmp_path, kind, 
     assert "the model was sent different messages" in result.divergence.why
 
 
-@pytest.mark.timeout(180)
+@pytest.mark.slow
+@job_timeout()
 def test_live_tools_replay_reports_no_divergence(recorded, tmp_path):
     result = replay(recorded.run_dir, live_host="sim:seed-ct200", runs_dir=tmp_path)
     assert result.ok, result.summary()
@@ -302,7 +304,8 @@ def test_an_endpoint_that_does_not_answer_is_named_in_the_last_line(world_host, 
 # -- fork, resume, eval ----------------------------------------------------------------------------
 
 
-@pytest.mark.timeout(180)
+@pytest.mark.slow
+@job_timeout()
 def test_fork_hands_the_conversation_to_a_live_model_over_http(recorded, tmp_path, monkeypatch):
     monkeypatch.setattr(models, "ALLOW_MODEL_REQUESTS", True)
     before = RecordedRun.load(recorded.run_dir)
@@ -385,7 +388,8 @@ def test_resume_of_a_cut_run_continues_through_the_server(world_run, tmp_path, m
         assert results[:2] == [("read_drafter_config", False), ("check_disk", True)]
 
 
-@pytest.mark.timeout(300)
+@pytest.mark.slow
+@job_timeout()
 def test_eval_drives_the_model_over_http(tmp_path, monkeypatch):
     monkeypatch.setenv(KEY_ENV, KEY)
     out_dir = tmp_path / "eval"

@@ -10,6 +10,7 @@ import pytest
 from specops.agent.run import RunOptions, run_goal
 from specops.tools.hosts import HostRequest
 
+from ..jobs import job_timeout
 from .transcript_calls import tool_calls
 
 
@@ -24,7 +25,8 @@ def _ask_once_on_the_full_disk(tmp_path, answer: str):
     )
 
 
-@pytest.mark.timeout(180)
+@pytest.mark.slow
+@job_timeout()
 def test_ask_once_approving_one_deletion_deletes_exactly_that_and_completes(tmp_path):
     outcome = _ask_once_on_the_full_disk(tmp_path, "yes")
     assert outcome.status == "completed", outcome.reason
@@ -42,7 +44,8 @@ def test_ask_once_approving_one_deletion_deletes_exactly_that_and_completes(tmp_
     assert all("--ask-once round" in d["approved_by"] for d in deleted)
 
 
-@pytest.mark.timeout(120)
+@pytest.mark.slow
+@job_timeout()
 def test_ask_once_declined_deletes_nothing_and_says_what_would_free_room(tmp_path):
     outcome = _ask_once_on_the_full_disk(tmp_path, "no")
     assert outcome.status == "failed"

@@ -9,6 +9,7 @@ import pytest
 from specops.agent.run import RunOptions, run_goal
 from specops.tools.hosts import HostRequest
 
+from ..jobs import job_timeout
 from .transcript_calls import tool_calls
 
 
@@ -31,7 +32,8 @@ def _speculative_launches(run_dir) -> list[dict]:
     ]
 
 
-@pytest.mark.timeout(240)
+@pytest.mark.slow
+@job_timeout()
 def test_a_crash_that_does_not_come_back_on_a_fresh_server_is_transient_and_caps_nothing(tmp_path):
     # The first DFlash server dies under load at C=64; the second one of the same configuration does not.
     outcome = _crash_at_64(tmp_path, "crash_under_load:at_running=48,times=1")
@@ -45,7 +47,8 @@ def test_a_crash_that_does_not_come_back_on_a_fresh_server_is_transient_and_caps
     assert "only recommended under" not in (outcome.final.recommendation or "")
 
 
-@pytest.mark.timeout(240)
+@pytest.mark.slow
+@job_timeout()
 def test_a_crash_that_comes_back_on_a_fresh_server_caps_what_is_deployed(tmp_path):
     outcome = _crash_at_64(tmp_path, "crash_under_load:at_running=48")
     launches = _speculative_launches(outcome.run_dir)

@@ -9,6 +9,7 @@ import pytest
 from specops.agent.run import RunOptions, run_goal
 from specops.tools.hosts import HostRequest
 
+from ..jobs import job_timeout
 from .transcript_calls import tool_calls
 
 SEED_GOAL = (
@@ -17,7 +18,8 @@ SEED_GOAL = (
 )
 
 
-@pytest.mark.timeout(600)
+@pytest.mark.slow
+@job_timeout()
 def test_seed_run_recovers_from_full_disk_and_broken_cli(tmp_path):
     # The room on / is another model's cache: deleting it takes the user's approval, given as the README does.
     # Every layout, without tuning and bracketing (their own tests cover them): what this run proves is the seed's
@@ -66,7 +68,8 @@ def test_seed_run_recovers_from_full_disk_and_broken_cli(tmp_path):
     assert len(final.left_running) == 1 and "left running" in final.left_running[0]
 
 
-@pytest.mark.timeout(60)
+@pytest.mark.slow
+@job_timeout()
 def test_goal_it_cannot_do(tmp_path):
     outcome = run_goal(
         "fine-tune SubSir/Kimi-K2.6-DFlash-tmp-long on my logs",
@@ -78,7 +81,8 @@ def test_goal_it_cannot_do(tmp_path):
     assert [t for t, _, _ in tool_calls(outcome.run_dir)] == []
 
 
-@pytest.mark.timeout(90)
+@pytest.mark.slow
+@job_timeout()
 def test_incompatible_drafter_stops_with_nothing_downloaded(tmp_path):
     outcome = run_goal(
         "deploy and benchmark SubSir/Kimi-K2.6-DFlash-bad-layers",

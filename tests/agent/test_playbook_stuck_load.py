@@ -8,10 +8,12 @@ import pytest
 from specops.agent.run import RunOptions, run_goal
 from specops.tools.hosts import HostRequest
 
+from ..jobs import job_timeout
 from .transcript_calls import tool_calls
 
 
-@pytest.mark.timeout(120)
+@pytest.mark.slow
+@job_timeout()
 def test_a_stuck_load_is_relaunched_once_then_the_run_stops_naming_both_waits(tmp_path):
     # Every start-up hangs silently a third of the way (as an NCCL hang at start-up does): relaunching each of the
     # seven layouts would be hours of silence on a real host.

@@ -16,6 +16,7 @@ from specops.agent.replay.golden import RERECORD, SCENARIOS, mismatch_message
 from specops.cli.main import app
 from specops.transcripts import read_transcript
 
+from ..jobs import job_timeout
 from .scripted import spy_on_recorded_events
 
 GOLDEN = {s.name: s for s in SCENARIOS}
@@ -160,7 +161,8 @@ def test_an_external_models_run_is_replayed_from_its_recorded_responses(tmp_path
     assert not result.ok and result.divergence.seq == changed_at + 1, result.summary()
 
 
-@pytest.mark.timeout(180)
+@pytest.mark.slow
+@job_timeout()
 def test_live_tools_replay_and_its_divergences(tmp_path):
     golden = GOLDEN["incompatible-drafter"].path
     result = replay(golden, live_host="sim:seed-ct200", runs_dir=tmp_path)
@@ -184,7 +186,8 @@ def test_live_tools_replay_and_its_divergences(tmp_path):
     assert "find_models ended differently: recorded host_command_failed, today ok" in changed.divergence.why
 
 
-@pytest.mark.timeout(180)
+@pytest.mark.slow
+@job_timeout()
 def test_fork_continues_with_a_live_policy_in_a_new_run(tmp_path):
     golden = GOLDEN["incompatible-drafter"].path
     recorded = RecordedRun.load(golden)

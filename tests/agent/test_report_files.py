@@ -14,6 +14,8 @@ from specops.agent.report.json_schema import SCHEMA_PATH, render
 
 from .test_report_scenario import HONEST_ANSWER, Transcript, running, seed_run, server_config, sweep
 
+pytestmark = pytest.mark.slow  # more than a few seconds a test (`bash tests/run.sh --quick` leaves it out)
+
 
 @pytest.fixture(scope="module")
 def written(tmp_path_factory):

@@ -12,6 +12,7 @@ from ..tools.worlds import reach, start_world
 from .test_report_scenario import Transcript
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_host_section_from_real_host_facts_on_the_sim_world():
     with start_world() as world, reach(world, "sim") as host:

@@ -9,6 +9,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,8 @@ from specops.agent.replay.resume import ResumeRefused, resume
 from specops.sim.world.processes import pid_alive
 from specops.sim.world.world import SimWorld
 from specops.transcripts import read_transcript
+
+from ..jobs import HANG_S, job_timeout, started_job
 
 EVALUATE = "evaluate the acceptance length of SubSir/Kimi-K2.6-DFlash-tmp-long"
 BENCHMARK = "benchmark SubSir/Kimi-K2.6-DFlash-tmp-long"
@@ -27,19 +31,28 @@ BENCHMARK = "benchmark SubSir/Kimi-K2.6-DFlash-tmp-long"
 QUICK = "playbook:levels=1,32;ar_layouts=1;spec_layouts=1;acceptance_prompts=4;tune=false;bracket=false"
 
 
-def _start_run(goal: str, host: str, runs_dir: Path) -> subprocess.Popen:
-    return subprocess.Popen(
-        [
-            *(sys.executable, "-m", "specops.cli.main", "run", goal, "--host", host, "--model", QUICK),
-            *("--runs-dir", str(runs_dir), "--json"),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+@pytest.fixture
+def jobs() -> Iterator[ExitStack]:
+    """The runs a test starts end with it (tests/jobs.py), and what they left on the host."""
+    with ExitStack() as stack:
+        yield stack
+
+
+def _start_run(jobs: ExitStack, goal: str, host: str, runs_dir: Path) -> subprocess.Popen:
+    return jobs.enter_context(
+        started_job(
+            [
+                *(sys.executable, "-m", "specops.cli.main", "run", goal, "--host", host, "--model", QUICK),
+                *("--runs-dir", str(runs_dir), "--json"),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
     )
 
 
 def _kill_during(
-    process: subprocess.Popen, runs_dir: Path, tool: str, *, after_s: float, timeout_s: float = 120
+    process: subprocess.Popen, runs_dir: Path, tool: str, *, after_s: float, timeout_s: float = HANG_S
 ) -> Path:
     """SIGKILL the run `after_s` seconds into the first call of `tool` (its tool_call is the last event); its run dir."""
     deadline = time.monotonic() + timeout_s
@@ -73,10 +86,11 @@ def _one_whole_run(run_dir: Path):
     return read.events
 
 
-@pytest.mark.timeout(240)
-def test_killed_during_the_download_resumes_without_downloading_again(tmp_path):
+@pytest.mark.slow
+@job_timeout(jobs=2)  # a run up to its download, then the resumed run: only a hang fails
+def test_killed_during_the_download_resumes_without_downloading_again(tmp_path, jobs):
     with SimWorld.start_fast("seed-ct200") as world:  # a host that outlives the killed run, as a real one would
-        process = _start_run(EVALUATE, world.host_spec, tmp_path)
+        process = _start_run(jobs, EVALUATE, world.host_spec, tmp_path)
         run_dir = _kill_during(process, tmp_path, "wait_download", after_s=0.3)
         before = read_transcript(run_dir / "transcript.jsonl").events
         assert before[-1].type == "tool_call" and not any(e.type == "run_end" for e in before)
@@ -110,10 +124,11 @@ def test_killed_during_the_download_resumes_without_downloading_again(tmp_path):
             resume(run_dir)
 
 
-@pytest.mark.timeout(420)
-def test_killed_during_a_benchmark_resumes_on_the_same_server(tmp_path):
+@pytest.mark.slow
+@job_timeout(jobs=2)  # a run up to a benchmark, then the resumed run: only a hang fails
+def test_killed_during_a_benchmark_resumes_on_the_same_server(tmp_path, jobs):
     """sim:seed-ct200: the world the run started dies with it, and resume reopens it from its directory."""
-    process = _start_run(BENCHMARK, "sim:seed-ct200", tmp_path)
+    process = _start_run(jobs, BENCHMARK, "sim:seed-ct200", tmp_path)
     run_dir = _kill_during(process, tmp_path, "benchmark", after_s=0.5)
     before = read_transcript(run_dir / "transcript.jsonl").events
     launched = [r.result for _, r in _pairs(before, "launch_server") if r.ok]

@@ -19,7 +19,10 @@ from typer.testing import CliRunner
 from specops.agent.replay.resume import RunAlreadyEnded, resume
 from specops.cli.main import app
 
-pytestmark = pytest.mark.timeout(600)  # whole runs, on a busy machine
+from ..jobs import job_timeout, run_job
+
+# Whole runs (module fixtures: two in the first tests that use them): only a hang fails.
+pytestmark = [job_timeout(jobs=2), pytest.mark.slow]
 
 GOAL = "evaluate SubSir/Kimi-K2.6-DFlash-tmp-long"
 QUICK = "playbook:levels=1;ar_layouts=1;spec_layouts=1;acceptance_prompts=4"
@@ -27,14 +30,10 @@ QUICK = "playbook:levels=1;ar_layouts=1;spec_layouts=1;acceptance_prompts=4"
 
 def _run(runs_dir: Path, *extra: str) -> Path:
     """A real `specops run` on sim:seed-ct200, to its end; its run directory, its world already removed."""
-    done = subprocess.run(
+    done = run_job(
         [sys.executable, "-m", "specops.cli.main", "run", GOAL, "--host", "sim:seed-ct200", "--model", QUICK]
         + ["--runs-dir", str(runs_dir), "--json", *extra],
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        timeout=280,  # a whole run: on a busy machine it takes minutes
-        check=False,
     )
     [run_dir] = runs_dir.iterdir()
     assert (run_dir / "transcript.jsonl").is_file(), done.stderr

@@ -9,9 +9,10 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from specops.agent.plan_reminder import PLAN_MARK
 from specops.agent.todo import Todo, TodoList, TodoRuleBroken, TodoWriteArgs, check_rules, todo_view
 
+from ..jobs import job_timeout
 from .scripted import call, drive, events, finish, last_request, turn, world_host  # noqa: F401
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [job_timeout(), pytest.mark.slow]
 
 
 def todo(id: str, status: str = "pending", **kw) -> Todo:

@@ -16,10 +16,11 @@ from pydantic_ai import models
 from specops.agent.plan_reminder import PLAN_MARK
 from specops.agent.run import RunOptions, run_goal_async
 
+from ..jobs import job_timeout
 from .chat_server import ReceivedRequest, ScriptedChatServer, calls
 from .scripted import GOAL, events, world_host  # noqa: F401
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [job_timeout(), pytest.mark.slow]
 
 SCRIPT = [
     calls(

@@ -1,7 +1,8 @@
 """Test support: `specops ARGS` as a user runs it in a terminal, with stdout piped (`specops run ... > out`).
 
 stderr is a pty of 40x160, so the live view draws there as it would for a user; the pty's buffer is small, so a
-thread reads it while the command runs.
+thread reads it while the command runs. The command is a job (tests/jobs.py): its own session, ended with all it
+started when it returns or times out, the timeout one that only catches a hang.
 """
 
 from __future__ import annotations
@@ -15,21 +16,17 @@ import sys
 import termios
 import threading
 
+from ..jobs import HANG_S, started_job
+
 SPECOPS = [sys.executable, "-m", "specops.cli.main"]
 
 
-def run_on_a_terminal(args: list[str], env: dict[str, str] | None = None, timeout: float = 120) -> tuple[int, str, str]:
+def run_on_a_terminal(
+    args: list[str], env: dict[str, str] | None = None, timeout: float = HANG_S
+) -> tuple[int, str, str]:
     """(exit code, stdout, what the terminal showed)."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 160, 0, 0))
-    process = subprocess.Popen(
-        [*SPECOPS, *args],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=slave,
-        env=env if env is not None else {**os.environ, "TERM": "xterm"},
-    )
-    os.close(slave)
     terminal: list[bytes] = []
 
     def drain() -> None:
@@ -43,11 +40,22 @@ def run_on_a_terminal(args: list[str], env: dict[str, str] | None = None, timeou
             terminal.append(chunk)
 
     reader = threading.Thread(target=drain, daemon=True)
-    reader.start()
     try:
-        stdout, _ = process.communicate(timeout=timeout)
-    finally:
-        process.kill()
-        reader.join(10)
+        with started_job(
+            [*SPECOPS, *args],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=slave,
+            env=env if env is not None else {**os.environ, "TERM": "xterm"},
+        ) as process:
+            os.close(slave)
+            slave = -1
+            reader.start()
+            stdout, _ = process.communicate(timeout=timeout)
+    finally:  # the job has ended (tests/jobs.py), and with it the terminal's other end
+        if slave >= 0:
+            os.close(slave)
+        if reader.is_alive():
+            reader.join(10)
         os.close(master)
     return process.returncode, stdout.decode(errors="replace"), b"".join(terminal).decode(errors="replace")

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from specops.cli.main import app
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.timeout(120), pytest.mark.slow]
 
 SPECOPS = [sys.executable, "-m", "specops.cli.main"]
 FILE_TOKEN = "hf_DoctorFileTokenAbcdefghijklmnopqr"

@@ -31,8 +31,9 @@ from specops.tools.sglang.handle import RankProcess
 from specops.tools.sglang.multinode import node_flags
 
 from ..agent.test_report_scenario import Transcript, running, server_config
+from ..jobs import job_timeout
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = [job_timeout(), pytest.mark.slow]  # the module's playbook run, a whole job: only a hang fails
 
 QUICK = "playbook:levels=1;ar_layouts=1;spec_layouts=1;acceptance_prompts=4"
 GOAL = "deploy and benchmark SubSir/Kimi-K2.6-DFlash-tmp-long"

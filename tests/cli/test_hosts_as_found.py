@@ -25,7 +25,9 @@ from specops.sim.faults import Fault, HubOffline, NoSglang, NvidiaSmiOffPath, Ol
 from specops.sim.world.world import SimWorld
 from specops.tools.facts import HostFacts, host_facts_view
 
-pytestmark = pytest.mark.timeout(120)
+from ..jobs import job_timeout
+
+pytestmark = [job_timeout(), pytest.mark.slow]
 
 GOAL = "deploy and benchmark SubSir/Kimi-K2.6-DFlash-tmp-long"
 NOTHING = "Nothing was downloaded or launched"
@@ -130,7 +132,7 @@ def test_the_view_of_a_host_without_sglang_is_shown():
 
 @pytest.mark.skipif(
     bool(shutil.which("nvidia-smi")) or os.path.exists("/proc/driver/nvidia/version") or os.path.exists("/dev/nvidia0"),
-    reason="this machine has an NVIDIA driver: `local` is not a host without a GPU here",
+    reason="this machine has an NVIDIA driver: `local` is not a host without a GPU here (CI's machine has none)",
 )
 def test_local_without_a_gpu(hermetic, tmp_path, monkeypatch):
     home = tmp_path / "home"

@@ -156,6 +156,7 @@ def test_run_refuses_an_answers_file_it_cannot_read(tmp_path, name, content, wor
     assert not runs.exists()
 
 
+@pytest.mark.slow
 def test_the_real_entry_point_prints_one_line_and_exits_2():
     done = subprocess.run(
         [sys.executable, "-m", "specops.cli.main", "bench", "--levels", "1,,8"],

@@ -24,10 +24,11 @@ from specops.agent.replay.golden import SCENARIOS
 from specops.cli.main import app
 from specops.tools.hosts import ssh
 
+from ..jobs import job_timeout, started_job
 from ..tools.worlds import start_world
 from .terminal import SPECOPS, run_on_a_terminal
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [job_timeout(), pytest.mark.slow]  # runs and evals, each a whole job: only a hang fails
 
 GOLDEN = {s.name: s.path for s in SCENARIOS}
 QUICK_GOAL = "fine-tune SubSir/Kimi-K2.6-DFlash-tmp-long on my logs"  # refused by the playbook: a quick run
@@ -55,7 +56,7 @@ def _closed_port() -> int:
 
 def test_run_prints_its_verdict_on_stdout_and_its_live_view_on_the_terminal(tmp_path):
     """stderr a terminal, stdout a pipe (`specops run ... > out`): the live view stays on the terminal."""
-    code, out, err = run_on_a_terminal(["run", QUICK_GOAL, "--runs-dir", str(tmp_path)], timeout=100)
+    code, out, err = run_on_a_terminal(["run", QUICK_GOAL, "--runs-dir", str(tmp_path)])
     (run_dir,) = [p for p in tmp_path.iterdir() if p.is_dir()]
     assert code == 1, (out, err)  # the playbook's cannot_do: a failed run
     lines = out.splitlines()
@@ -284,16 +285,13 @@ def test_sim_lists_on_stdout(command, words):
 
 
 def test_sim_up_prints_its_json_line_on_stdout():
-    process = subprocess.Popen(
+    with started_job(
         [*SPECOPS, "sim", "up", "seed-ct200"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    try:
+    ) as process:
         summary = json.loads(process.stdout.readline())
         assert summary["profile"] == "seed-ct200" and summary["host"].startswith("sim:seed-ct200-")
         process.send_signal(signal.SIGINT)
         rest, err = process.communicate(timeout=60)
-    finally:
-        process.kill()
     assert process.returncode == 0 and rest == "" and err == "", (rest, err)
 
 

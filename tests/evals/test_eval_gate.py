@@ -15,16 +15,18 @@ import pytest
 
 from specops.evals.graders import GRADER_NAMES
 
+from ..jobs import job_timeout, run_job
+
 QUICK = "cannot-do-goal,host-not-answering,incompatible-drafter,gated-repo-no-token"
 
 
 def _eval(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "specops.cli.main", "eval", *args], capture_output=True, text=True, timeout=240
-    )
+    """`specops eval ARGS`, a whole job (tests/jobs.py): its timeout only catches a hang."""
+    return run_job([sys.executable, "-m", "specops.cli.main", "eval", *args])
 
 
-@pytest.mark.timeout(300)
+@pytest.mark.slow
+@job_timeout(jobs=4)  # an eval, then three re-grades
 def test_quick_scenarios_pass_then_regrade_and_baseline(tmp_path):
     out = tmp_path / "eval-out"
     done = _eval("--scenario", QUICK, "--out", str(out), "--jobs", "2")
@@ -56,6 +58,7 @@ def test_quick_scenarios_pass_then_regrade_and_baseline(tmp_path):
     assert "regression" in broken.stdout and "gated-repo-no-token" in broken.stdout
 
 
+@pytest.mark.slow
 def test_no_matching_scenario_is_exit_2(tmp_path):
     done = _eval("--scenario", "no-such-thing", "--out", str(tmp_path))
     assert done.returncode == 2 and "no scenario" in done.stderr and not done.stdout

@@ -24,6 +24,8 @@ import pytest
 from specops.evals.graders import GRADER_NAMES
 from specops.evals.scenario import load_scenarios
 
+from ..jobs import job_timeout, run_job
+
 CONTROLS = Path(__file__).with_name("controls")
 CATCHES = {
     "skips-disk-check": {"disk_checked_before_download", "outcome"},
@@ -34,9 +36,8 @@ CATCHES = {
 
 
 def _eval(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "specops.cli.main", "eval", *args], capture_output=True, text=True, timeout=280
-    )
+    """`specops eval ARGS`, a whole job (tests/jobs.py): its timeout only catches a hang."""
+    return run_job([sys.executable, "-m", "specops.cli.main", "eval", *args])
 
 
 @pytest.fixture(scope="module")
@@ -53,8 +54,9 @@ def test_every_control_is_a_negative_control_scenario():
         assert s.model is not None and s.model.startswith(f"negative-control:{s.name}:"), s.name
 
 
+@pytest.mark.slow
 @pytest.mark.serial
-@pytest.mark.timeout(320)
+@job_timeout()  # the module's eval of the controls (set up here, the first to use it)
 def test_each_control_fails_exactly_the_graders_that_catch_it(controls_run):
     out, done = controls_run
     assert done.returncode == 1, done.stdout + done.stderr  # below the bar: the gate closes
@@ -90,8 +92,9 @@ def test_each_control_fails_exactly_the_graders_that_catch_it(controls_run):
     assert failed == {(s, g) for s, graders in CATCHES.items() for g in graders}
 
 
+@pytest.mark.slow
 @pytest.mark.serial
-@pytest.mark.timeout(120)
+@job_timeout(jobs=2)  # the module's eval of the controls (when it runs alone) and a re-grade
 def test_controls_regrade_against_their_own_baseline(controls_run, tmp_path):
     out, _ = controls_run
     baseline = tmp_path / "baseline.json"

@@ -32,6 +32,7 @@ REQUIRED = {
 }
 
 
+@pytest.mark.slow
 def test_every_scenario_loads_with_a_reason_and_real_faults_and_profiles():
     scenarios = load_scenarios()
     assert len(scenarios) >= 15

@@ -27,7 +27,10 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.serial
+from ..jobs import HANG_S, job_timeout, run_job
+
+# The build and install (the module fixture, set up by its first test) and the commands: only a hang fails.
+pytestmark = [pytest.mark.serial, job_timeout(), pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
 # Repository files kept beside the code but never read by it: the CI example and the baseline it saves.
@@ -48,7 +51,8 @@ class Installed:
         return self.venv / "bin"
 
     def run(self, argv: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(argv, cwd=self.cwd, env=self.env, capture_output=True, text=True, timeout=timeout)
+        """A command of the installed package, ended with what it started (tests/jobs.py)."""
+        return run_job(argv, cwd=self.cwd, env=self.env, timeout=timeout)
 
 
 def _top_level() -> list[str]:
@@ -169,10 +173,11 @@ def _readme_main_job() -> list[str]:
     raise AssertionError("README.md has no `specops run` command line")
 
 
-@pytest.mark.timeout(900)
+@pytest.mark.slow
+@job_timeout(jobs=2)  # the README's run, a whole job, and the module's build and install when set up here
 def test_the_readme_main_job_runs_from_the_wheel(installed):
     argv = [str(installed.bin / "specops"), *_readme_main_job(), *QUICK]
-    done = installed.run(argv, timeout=840)
+    done = installed.run(argv, timeout=HANG_S)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     reports = list((installed.cwd / "runs").glob("*/report.md"))
     assert len(reports) == 1, done.stdout[-3000:]

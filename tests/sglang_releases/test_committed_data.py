@@ -1,8 +1,10 @@
 """The committed sglang_releases/data is what extract.py reads from each modelled release's own wheel, field by field.
 
 The wheels are fetched with pip (the exact files the data names: the same on any machine, whatever its own Python
-or platform) into pytest's cache, or taken from SPECOPS_SGLANG_WHEELS, a folder that already holds them. A wheel
-that cannot be had fails the test: a fact checked only where a wheel happens to lie about is a fact never checked.
+or platform). The test command fetches them before the tests (`python tests/sglang_releases/test_committed_data.py
+DIR`, into .cache/sglang-wheels) and names the folder in SPECOPS_SGLANG_WHEELS; a wheel not there is fetched into
+pytest's cache. A wheel that cannot be had fails the test in one line saying what to run: a fact checked only where a
+wheel happens to lie about is a fact never checked.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from specops.sglang_releases.extract import extract
 from specops.sglang_releases.facts import load, modelled_versions
 
 WHEELS_ENV = "SPECOPS_SGLANG_WHEELS"
+FETCH_SCRIPT = "tests/sglang_releases/test_committed_data.py"  # run as a script: fetches every wheel into a folder
 DOWNLOAD_TIMEOUT_S = 300
 
 
@@ -46,9 +49,11 @@ def release_wheel(version: str, cache: Path) -> Path:
         _pip_download_argv(name, version, cache), capture_output=True, text=True, timeout=DOWNLOAD_TIMEOUT_S
     )
     if done.returncode != 0 or not (cache / name).is_file():
+        said = (done.stderr.strip().splitlines() or [""])[-1][-300:]
         raise WheelUnavailable(
-            f"pip could not download {name} (exit {done.returncode}): {done.stderr.strip()[-1500:]}\n"
-            f"Give the package index access, or put {name} in a folder named by {WHEELS_ENV}."
+            f"{name} is not in {WHEELS_ENV} and pip could not download it (exit {done.returncode}: {said}): run "
+            f"`bash tests/run.sh tests/sglang_releases` where the package index is reachable (it fetches the wheels "
+            f"into .cache/sglang-wheels), or `python {FETCH_SCRIPT} DIR` and set {WHEELS_ENV}=DIR"
         )
     return cache / name
 
@@ -60,10 +65,19 @@ def wheels(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     return cache.mkdir("sglang-wheels") if cache is not None else tmp_path_factory.mktemp("sglang-wheels")
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(DOWNLOAD_TIMEOUT_S + 120)
 @pytest.mark.parametrize("version", modelled_versions())
 def test_the_extractor_reproduces_the_committed_data(version: str, wheels: Path) -> None:
-    extracted, committed = extract(release_wheel(version, wheels)).model_dump(), load(version).model_dump()
+    try:
+        wheel = release_wheel(version, wheels)
+    except WheelUnavailable as exc:
+        unavailable = str(exc)
+    else:
+        unavailable = ""
+    if unavailable:
+        pytest.fail(unavailable, pytrace=False)  # one line: what to run
+    extracted, committed = extract(wheel).model_dump(), load(version).model_dump()
     differing = [field for field in committed if extracted.get(field) != committed[field]]
     assert not differing, (
         f"sglang_releases/data/{version}.json differs from the wheel's extraction in {differing}: re-extract it "
@@ -79,3 +93,22 @@ def test_pip_is_asked_for_the_exact_file(tmp_path: Path) -> None:
     assert flags["--python-version"] == "3.11" and flags["--implementation"] == "cp"
     pure = _pip_download_argv("sglang-0.5.10.post1-py3-none-any.whl", "0.5.10.post1", tmp_path)
     assert "--platform" not in pure and pure[-1] == "sglang==0.5.10.post1"
+
+
+def fetch_all(into: Path) -> int:
+    """Fetch every modelled release's wheel into `into` (kept: a wheel already there is not fetched again)."""
+    into.mkdir(parents=True, exist_ok=True)
+    failed = 0
+    for version in modelled_versions():
+        try:
+            print(release_wheel(version, into))
+        except WheelUnavailable as exc:
+            print(exc, file=sys.stderr)
+            failed += 1
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit(f"usage: python {FETCH_SCRIPT} DIR")
+    sys.exit(fetch_all(Path(sys.argv[1]).resolve()))

@@ -53,6 +53,7 @@ def test_help_lists_exactly_the_wheels_flags(version):
     assert _every_name(version) <= flags
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("version", VERSIONS)
 def test_flags_of_other_releases_are_refused_as_argparse_does(version):
     release = load(version)

@@ -15,7 +15,7 @@ from specops.sim.hub.fixtures import load_fixtures
 from specops.sim.profiles import load_profile
 from specops.sim.world.state import WorldState
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.timeout(60), pytest.mark.slow]
 
 NO_HUB = "http://127.0.0.1:9"
 

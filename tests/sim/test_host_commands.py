@@ -14,7 +14,7 @@ from specops.sim.host.build import build_host
 from specops.sim.hub.fixtures import load_fixtures
 from specops.sim.profiles import load_profile
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.timeout(60), pytest.mark.slow]
 
 # Real captures from an H200 host (tests/data/captures/README.md says where they come from).
 CAPTURES = Path(__file__).resolve().parents[1] / "data" / "captures" / "h200-1gpu"
@@ -197,8 +197,11 @@ def test_df_errors_like_gnu(seed):
     assert field.returncode == 1 and "df: option --output: field nope unknown" in field.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.serial  # on the one small tmpfs, which nothing else writes to meanwhile: its figures hold still
-@pytest.mark.skipif(shutil.which("df", path="/usr/bin:/bin") is None, reason="needs GNU df")
+@pytest.mark.skipif(
+    shutil.which("df", path="/usr/bin:/bin") is None, reason="needs GNU df (every Debian has it: CI never skips this)"
+)
 def test_df_formatting_matches_gnu_df_on_a_real_filesystem(tmp_path, fixtures, small_fs):
     """A real mount is reported from statvfs: every number column must equal GNU df's own."""
     backing = small_fs

@@ -13,7 +13,7 @@ from specops.sim.host.commands.du import Fallback, parse
 
 from .test_host_commands import fixtures, seed, sh  # noqa: F401  (fixtures)
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.timeout(120), pytest.mark.slow]
 
 GNU_DU = shutil.which("du", path="/usr/bin:/bin")
 BLOCK = 512  # the unit of st_blocks
@@ -107,7 +107,7 @@ LEFT_TO_GNU = [
 ]
 
 
-@pytest.mark.skipif(GNU_DU is None, reason="needs GNU du")
+@pytest.mark.skipif(GNU_DU is None, reason="needs GNU du (every Debian has it: CI never skips this)")
 @pytest.mark.parametrize("argv", IMPLEMENTED + LEFT_TO_GNU, ids=" ".join)
 def test_matches_gnu_du_off_the_virtual_mounts(seed, tree, argv):
     ours = run_du(seed, tree.parent, argv, real=False)

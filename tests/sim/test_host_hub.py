@@ -16,7 +16,7 @@ from specops.sim.hub.runner import HubEmulatorThread
 from specops.sim.profiles import load_profile
 from specops.sim.profiles.schema import MountSpec
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.timeout(120), pytest.mark.slow]
 
 DRAFTER = "SubSir/Kimi-K2.6-DFlash-tmp-long"
 
@@ -42,6 +42,7 @@ def files_under(path: Path) -> list[Path]:
     return [p for p in path.rglob("*") if p.is_file()] if path.exists() else []
 
 
+@pytest.mark.slow
 @pytest.mark.serial  # the small tmpfs is one for the whole run: no other test may fill it meanwhile
 def test_download_into_a_full_real_filesystem_fails_with_enospc(tmp_path, fixtures, hub, small_fs):
     profile = load_profile("seed-ct200")

@@ -21,7 +21,7 @@ from specops.sim.faults import GatedRepo, MissingRepo
 from specops.sim.hub.fixtures import load_fixtures
 from specops.sim.hub.runner import HubEmulatorThread
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.timeout(60), pytest.mark.slow]
 
 DRAFTER = "SubSir/Kimi-K2.6-DFlash-tmp-long"
 GATED = "meta-llama/Llama-3.1-8B-Instruct"

@@ -22,7 +22,7 @@ from specops.sim.hub import dataset_fixtures
 from specops.sim.hub.fixtures import load_dataset_fixtures, load_fixtures
 from specops.sim.hub.runner import HubEmulatorThread
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.timeout(120), pytest.mark.slow]
 
 HF = Path(sys.executable).with_name("hf")
 GSM8K = "openai/gsm8k"

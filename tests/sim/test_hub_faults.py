@@ -17,7 +17,7 @@ from specops.sim.hub.bandwidth import stored_bytes_per_second
 from specops.sim.hub.fixtures import load_fixtures
 from specops.sim.hub.runner import HubEmulatorThread
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.timeout(60), pytest.mark.slow]
 
 DRAFTER = "SubSir/Kimi-K2.6-DFlash-tmp-long"
 SHARD_1 = "model-00001-of-00002.safetensors"
@@ -109,6 +109,7 @@ def test_cut_hf_download_recovers_byte_identical(fixtures, tmp_path):
         assert hashlib.sha256(data).hexdigest() == hashlib.sha256(b"".join(f.iter_stored_bytes(1024))).hexdigest()
 
 
+@pytest.mark.slow
 @pytest.mark.serial
 def test_transfer_takes_size_over_rate(fixtures, tmp_path):
     f = fixtures["z-lab/Qwen3-8B-DFlash-b16"].revision().file("model.safetensors")
@@ -121,6 +122,7 @@ def test_transfer_takes_size_over_rate(fixtures, tmp_path):
     assert 0.8 * expected < took < 2.0 * expected + 0.5
 
 
+@pytest.mark.slow
 @pytest.mark.serial
 def test_concurrent_transfers_share_the_link(fixtures, tmp_path):
     main = fixtures[DRAFTER].revision()
@@ -140,6 +142,7 @@ def test_concurrent_transfers_share_the_link(fixtures, tmp_path):
     assert 0.85 * together < took < 2.0 * together + 0.5
 
 
+@pytest.mark.slow
 @pytest.mark.serial
 def test_slow_download_fault_sets_the_rate(fixtures, tmp_path):
     with HubEmulatorThread(fixtures, faults=[SlowDownload(mb_s=5)], time_scale=400, download_mb_s=1000) as hub:

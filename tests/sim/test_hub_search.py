@@ -21,7 +21,7 @@ from specops.sim.faults import GatedRepo, HubThrottle, MissingRepo
 from specops.sim.hub.fixtures import RepoListing, load_dataset_fixtures, load_fixtures
 from specops.sim.hub.runner import HubEmulatorThread
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.timeout(60), pytest.mark.slow]
 
 TARGET = "Qwen/Qwen3-8B"
 DFLASH = "z-lab/Qwen3-8B-DFlash-b16"

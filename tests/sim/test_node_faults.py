@@ -31,7 +31,7 @@ from specops.tools.hosts import ConnectionDropped, DetachedProcess, Host, HostEr
 from ..tools.sshd import require_sshd
 from .serving_world import build_world, free_port, launch_args, start_server, stop_server, wait_ready
 
-pytestmark = pytest.mark.timeout(240)  # two nodes loading and serving, beside other simulations
+pytestmark = [pytest.mark.timeout(240), pytest.mark.slow]  # two nodes loading and serving, beside other simulations
 
 CLUSTER = "h100x16-2node"
 MODEL = "/data/models/Kimi-K2.6"

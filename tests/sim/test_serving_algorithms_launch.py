@@ -30,7 +30,7 @@ from .serving_calibration import CHAT
 from .serving_client import generate, measure_throughput
 from .serving_world import TARGET_DIR, build_world, run_launch, start_server, stop_server, wait_ready, write_model
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.timeout(60), pytest.mark.slow]
 
 RELEASE = load("0.5.23")
 KIMI_EAGLE3 = "models/kimi-k2.6-eagle3.1-mla"
@@ -529,6 +529,7 @@ def test_a_standalone_draft_with_another_vocab_fails_at_load(tmp_path: Path) -> 
 # --------------------------------------------------------------------------- several targets
 
 
+@pytest.mark.slow
 @pytest.mark.serial  # measures wall-clock speed
 @pytest.mark.timeout(120)
 def test_each_target_of_a_profile_serves_at_its_own_speed(tmp_path: Path) -> None:

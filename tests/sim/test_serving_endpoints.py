@@ -13,7 +13,7 @@ from specops.sim.world.ports import resolve_port
 
 from .serving_world import build_world, launch_args, start_server, stop_server, wait_ready
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.timeout(60), pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
@@ -92,6 +92,7 @@ def test_flush_cache_answers_and_the_decode_log_reports_accept_length(dflash_ser
     assert 1.0 <= float(match.group(1)) <= 8.0
 
 
+@pytest.mark.slow
 @pytest.mark.serial  # measures wall-clock speed
 def test_at_time_scale_1_the_server_runs_at_the_modelled_speed(tmp_path):
     import asyncio

@@ -13,7 +13,7 @@ from specops.sim.world.ports import resolve_port
 
 from .serving_world import build_world, launch_args, run_launch, start_server, stop_server, wait_ready
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.timeout(60), pytest.mark.slow]
 
 
 def test_crash_at_start_happens_the_given_number_of_times(tmp_path: Path) -> None:

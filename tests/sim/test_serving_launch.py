@@ -15,7 +15,7 @@ from specops.sim.world.ports import PortEntry, PortNotListening, resolve_port, w
 
 from .serving_world import DRAFTER_CONFIG, build_world, launch_args, run_launch, start_server, stop_server, wait_ready
 
-pytestmark = pytest.mark.timeout(30)
+pytestmark = [pytest.mark.timeout(30), pytest.mark.slow]
 
 
 @pytest.fixture

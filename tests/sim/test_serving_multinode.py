@@ -29,7 +29,7 @@ from specops.sim.world.ports import resolve_port
 
 from .serving_world import build_world, launch_args, run_launch, start_server, stop_server, wait_ready
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.timeout(120), pytest.mark.slow]
 
 START_S = 90  # a process's start-up on a loaded test machine, not the simulator's time
 LONG_TIMEOUT = "6000"  # modelled seconds: 60 s of wall time at the worlds' load time scale (100)

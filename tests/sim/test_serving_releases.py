@@ -32,7 +32,7 @@ from specops.sim.serving.http_api import ServerState, build_app
 from specops.sim.serving.performance import Launch, build_performance_model
 from specops.sim.serving.server_args import parse_server_args
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.timeout(60), pytest.mark.slow]
 
 PROFILE = load_profile("seed-ct200")
 VERSIONS = ("0.5.10.post1", "0.5.11", "0.5.23")

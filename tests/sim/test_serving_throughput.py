@@ -12,9 +12,10 @@ import pytest
 
 from .serving_calibration import check_autoregressive_calibration
 
-pytestmark = pytest.mark.serial  # measures time: run alone (tests/run.sh)
+pytestmark = [pytest.mark.serial, pytest.mark.slow]  # measures time: run alone (tests/run.sh)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("name", ["tp8_no_graphs", "tp8_tuned", "pp8"])
 def test_autoregressive_calibration(tmp_path: Path, name: str) -> None:

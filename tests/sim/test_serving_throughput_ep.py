@@ -17,15 +17,17 @@ from .serving_calibration import CHAT, CODE, MATH, PROFILE, TIME_SCALE, check_au
 from .serving_client import generate, measure_throughput
 from .serving_world import stop_server
 
-pytestmark = pytest.mark.serial  # measures time: run alone (tests/run.sh)
+pytestmark = [pytest.mark.serial, pytest.mark.slow]  # measures time: run alone (tests/run.sh)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("name", ["ep8", "ep4"])
 def test_autoregressive_calibration(tmp_path: Path, name: str) -> None:
     check_autoregressive_calibration(tmp_path, name)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_dflash_ep4(tmp_path: Path) -> None:
     """C=1 ≈ 86 tok/s; per-kind acceptance within 0.1 of the profile; several tokens per chunk."""

@@ -43,6 +43,7 @@ def cluster() -> Iterator[SimCluster]:
         yield c
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_every_node_is_reached_over_ssh_through_the_inventory_group_and_the_faulty_node_is_found(cluster):
     group = parse_host_group(cluster.host_group, inventory=cluster.inventory_path)

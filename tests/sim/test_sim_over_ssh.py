@@ -8,6 +8,8 @@ from specops.tools.hosts import ConnectionDropped, open_host
 
 from ..tools.sshd import require_sshd
 
+pytestmark = pytest.mark.slow  # more than a few seconds a test (`bash tests/run.sh --quick` leaves it out)
+
 
 @pytest.fixture
 def world_over_ssh(request):

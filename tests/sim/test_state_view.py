@@ -15,7 +15,7 @@ from specops.sim.profiles import load_profile
 from specops.sim.world.state import WorldState
 from specops.sim.world.state_view import load_state_view
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.timeout(60), pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")

@@ -9,6 +9,8 @@ from specops.sim.world import calibration
 from specops.sim.world.calibration import Measured, Peak, TimeScaleChoice, choose_time_scale, peak_load
 from specops.sim.world.world import SimWorld
 
+pytestmark = pytest.mark.slow  # more than a few seconds a test (`bash tests/run.sh --quick` leaves it out)
+
 PEAK = Peak(chunks_s=1000.0, config="busy", concurrency=256, single_stream_tok_s=128.0)  # a 64-token answer: 0.5 s
 
 

@@ -18,7 +18,7 @@ from specops.sim.profiles import load_profile
 
 from .test_host_hub import DRAFTER, files_under, fixtures, hub, sh  # noqa: F401  (fixtures)
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.timeout(120), pytest.mark.slow]
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ import pytest
 from specops.sim.world.world import SimWorld
 from specops.tools.hosts import open_host
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.timeout(120), pytest.mark.slow]
 
 
 def _df_used(host, path: str) -> int:

@@ -1,29 +1,30 @@
 """Test support: a real OpenSSH sshd on loopback (specops.sim.host.ssh_gateway) as a pytest fixture.
 
-Where sshd is missing the tests are skipped, except under CI=true, where they
-fail: CI must run them.
+Where sshd is missing the tests fail, saying what to run (tests/run.sh installs it as root); only a user who is not
+root, which CI never is, sees them skipped (tests/needs.py).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
 import pytest
 
 from specops.sim.host.ssh_gateway import SSH_KEYGEN, SSHD, SshServer, free_port, keygen, running_sshd, sshd_available
 
+from ..needs import missing
+
 __all__ = ["SshServer", "free_port", "keygen", "require_sshd", "running_sshd", "sshd"]
 
 
 def require_sshd() -> None:
-    """Skip (or, under CI=true, fail) when OpenSSH's server is not installed."""
+    """Fail (skip for a user who is not root: tests/needs.py) when OpenSSH's server is not installed."""
     if sshd_available():
         return
-    message = f"OpenSSH server not installed ({SSHD}, {SSH_KEYGEN}): apt-get install openssh-server"
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(message)
-    pytest.skip(message)
+    missing(
+        f"OpenSSH server not installed ({SSHD}, {SSH_KEYGEN})",
+        "run `bash tests/run.sh` as root (it installs openssh-server), or apt-get install openssh-server",
+    )
 
 
 @pytest.fixture(scope="module")

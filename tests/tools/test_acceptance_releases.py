@@ -32,7 +32,7 @@ from specops.tools.acceptance import (
 from specops.tools.context import ToolContext
 from specops.tools.hosts import LocalHost
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.timeout(60), pytest.mark.slow]
 
 BLOCK = 8
 NAMES = {

@@ -20,7 +20,7 @@ from specops.tools.datasets import DATASET_NAMES, STANDARD_DATASETS, load_standa
 
 from .worlds import BACKENDS, reach, start_world, wait_until_ready
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.timeout(120), pytest.mark.slow]
 TIME_SCALE = 50.0
 PROFILE = load_profile("seed-ct200")
 FAST_LOAD = PROFILE.model_copy(

@@ -24,7 +24,7 @@ from specops.tools.context import ToolContext
 from .test_benchmark_sim import FAST_LOAD, TIME_SCALE, launch
 from .worlds import BACKENDS, reach, start_world
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = [pytest.mark.timeout(180), pytest.mark.slow]
 
 VERSION = FAST_LOAD.software.sglang
 RELEASE = facts.for_version(VERSION)
@@ -206,6 +206,7 @@ def test_the_tool_runs_it_on_every_backend(served, backend):
     assert "faster than the host it models" not in result.method
 
 
+@pytest.mark.slow
 @pytest.mark.serial
 def test_the_tool_through_bench_serving_agrees_with_our_own_client(served):
     levels = [1, 16, 64]

@@ -30,7 +30,7 @@ from specops.tools.context import ToolContext
 from .test_acceptance_sim import DFLASH, PROFILE, _launch
 from .worlds import reach, start_world
 
-pytestmark = [pytest.mark.timeout(300), pytest.mark.serial]
+pytestmark = [pytest.mark.timeout(300), pytest.mark.serial, pytest.mark.slow]
 
 TIME_SCALE = 200.0
 FAST_LOAD = PROFILE.model_copy(

@@ -39,7 +39,7 @@ from specops.tools.hosts import LocalHost
 
 from .worlds import reach, start_world
 
-pytestmark = [pytest.mark.timeout(90), pytest.mark.serial]
+pytestmark = [pytest.mark.timeout(90), pytest.mark.serial, pytest.mark.slow]
 TTFT_MS, CHUNK_MS, PER_CHUNK, OUTPUT = 40.0, 8.0, 4, 160
 CHUNKS = OUTPUT // PER_CHUNK
 # The least time one request can take: the last chunk is due CHUNKS - 1 chunk times after the first.

@@ -25,7 +25,7 @@ from specops.tools.benchmark.sweep import (
 from specops.tools.context import ToolContext
 from specops.tools.hosts import CommandResult, DetachedProcess
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.timeout(60), pytest.mark.slow]
 
 WATCHDOG_LOG = (
     "[2026-05-01 10:00:00] Decode batch. #running-req: 96, #token: 181234, gen throughput (token/s): 2210.4\n"

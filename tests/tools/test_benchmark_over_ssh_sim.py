@@ -14,7 +14,7 @@ from specops.tools.context import ToolContext
 from .test_benchmark_sim import FAST_LOAD, TIME_SCALE, launch
 from .worlds import reach, start_world
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.timeout(120), pytest.mark.slow]
 
 
 def test_client_on_an_ssh_reached_sim_host_measures_the_server():

@@ -17,6 +17,8 @@ from specops.tools.benchmark.statistics import itl_per_token, level_result, perc
 
 from .worlds import ctx, host, world  # noqa: F401  (fixtures)
 
+pytestmark = pytest.mark.slow  # more than a few seconds a test (`bash tests/run.sh --quick` leaves it out)
+
 BENCH_SERVING_LINE = {
     "backend": "sglang",
     "dataset_name": "random",

@@ -19,7 +19,7 @@ from specops.tools.sglang.handle import write_record
 from .test_benchmark_sim import PROFILE, launch
 from .worlds import reach, start_world
 
-pytestmark = [pytest.mark.timeout(180), pytest.mark.serial]
+pytestmark = [pytest.mark.timeout(180), pytest.mark.serial, pytest.mark.slow]
 TIME_SCALE = 50.0
 FAST_LOAD = PROFILE.model_copy(
     update={

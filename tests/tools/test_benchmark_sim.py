@@ -21,7 +21,7 @@ from specops.tools.context import ToolContext
 
 from .worlds import reach, start_world, wait_until_ready
 
-pytestmark = [pytest.mark.timeout(120), pytest.mark.serial]
+pytestmark = [pytest.mark.timeout(120), pytest.mark.serial, pytest.mark.slow]
 
 TIME_SCALE = 3.0
 OUTPUT = 256

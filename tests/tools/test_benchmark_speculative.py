@@ -14,7 +14,7 @@ from specops.tools.context import ToolContext
 from .test_benchmark_sim import PROFILE, launch
 from .worlds import reach, start_world
 
-pytestmark = [pytest.mark.timeout(120), pytest.mark.serial]
+pytestmark = [pytest.mark.timeout(120), pytest.mark.serial, pytest.mark.slow]
 TIME_SCALE = 50.0
 FAST_LOAD = PROFILE.model_copy(
     update={

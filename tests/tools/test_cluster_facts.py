@@ -16,6 +16,8 @@ from specops.tools.errors import InvalidToolInput
 
 from .worlds import reach, start_world
 
+pytestmark = pytest.mark.slow  # more than a few seconds a test (`bash tests/run.sh --quick` leaves it out)
+
 KIMI_DIR = "/root/models/Kimi-K2.6"  # seed-ct200's; h200x8-nvlink keeps it under /data/models
 QWEN = "Qwen/Qwen3-235B-A22B-Instruct-2507-FP8"  # in seed-ct200's Hugging Face cache
 

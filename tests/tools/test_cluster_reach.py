@@ -33,6 +33,7 @@ def listener() -> Iterator[int]:
 
 
 @pytest.mark.parametrize("backend", ["sim", "ssh"])
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_a_listening_port_is_reached_and_a_closed_one_is_not(seed, listener, backend):
     with reach(seed, backend) as host:
@@ -67,6 +68,7 @@ def test_bad_targets_are_refused_before_anything_runs(address, port, timeout_s, 
         tcp_reachable(ctx, address, port, timeout_s)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(90)
 def test_dist_init_is_checked_from_every_node_while_rank0_listens(seed):
     with reach(seed, "sim") as a, reach(seed, "ssh") as b:

@@ -24,7 +24,7 @@ from specops.tools.hosts import LocalHost
 
 from .worlds import BACKENDS, reach, sim_host, start_world, world  # noqa: F401  (pytest fixtures)
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = [pytest.mark.timeout(180), pytest.mark.slow]
 TIMEOUT_S = 120.0
 
 

@@ -14,6 +14,8 @@ from specops.tools.errors import PathOutsideAllowedRoots
 
 from .worlds import ctx, host, reach, start_world, world  # noqa: F401
 
+pytestmark = pytest.mark.slow  # more than a few seconds a test (`bash tests/run.sh --quick` leaves it out)
+
 DRAFTER = "SubSir/Kimi-K2.6-DFlash-tmp-long"
 GIB = 1024**3
 

@@ -27,7 +27,7 @@ from specops.tools.registry import REGISTRY
 
 from .worlds import ctx, host, reach, sim_host, start_world, world  # noqa: F401
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.timeout(60), pytest.mark.slow]
 
 DRAFTER = "SubSir/Kimi-K2.6-DFlash-tmp-long"
 SMALL_DRAFTER = "z-lab/Qwen3-8B-DFlash-b16"

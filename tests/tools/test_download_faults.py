@@ -25,7 +25,7 @@ from specops.tools.hub import RepoNotFound
 
 from .worlds import reach, start_world
 
-pytestmark = pytest.mark.timeout(90)
+pytestmark = [pytest.mark.timeout(90), pytest.mark.slow]
 
 DRAFTER = "SubSir/Kimi-K2.6-DFlash-tmp-long"
 SMALL_DRAFTER = "z-lab/Qwen3-8B-DFlash-b16"
@@ -151,6 +151,7 @@ def test_cut_download_is_resumed_and_a_hopeless_one_is_partial():
         assert status.missing_files == ["model.safetensors"] and status.failure.details["files_missing"] == 1
 
 
+@pytest.mark.slow
 @pytest.mark.serial  # the small tmpfs is one for the whole run: no other test may fill it meanwhile
 def test_full_real_filesystem_is_no_space_with_df_figures(small_fs):
     profile = load_profile("seed-ct200")

@@ -15,7 +15,7 @@ from specops.tools.space import FreeSpaceArgs, ListFreeableArgs, free_space, lis
 
 from .worlds import reach, start_world
 
-pytestmark = pytest.mark.timeout(90)
+pytestmark = [pytest.mark.timeout(90), pytest.mark.slow]
 SMALL_DRAFTER = "z-lab/Qwen3-8B-DFlash-b16"
 
 

@@ -16,7 +16,7 @@ from specops.tools.download import download_status, start_download, wait_downloa
 from specops.tools.download.models import DownloadState, DownloadStatusArgs, StartDownloadArgs, WaitDownloadArgs
 from specops.tools.hosts import LocalHost
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.timeout(60), pytest.mark.slow]
 
 SMALL_DRAFTER = "z-lab/Qwen3-8B-DFlash-b16"
 # 64 modelled bytes per stored byte: the 2.1 GB shard is 33 MB on disk, written by hf in 10 MB chunks; at

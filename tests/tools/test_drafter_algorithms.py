@@ -19,6 +19,8 @@ from specops.tools.sglang.config import SpeculativeAlgorithm as Algorithm
 
 from .worlds import ctx, host, world  # noqa: F401
 
+pytestmark = pytest.mark.slow  # more than a few seconds a test (`bash tests/run.sh --quick` leaves it out)
+
 KIMI_ON_DISK = {"path": "models/Kimi-K2.6"}
 KIMI_EAGLE3 = {"repo_id": "lightseekorg/kimi-k2.6-eagle3.1-mla"}
 

@@ -21,6 +21,8 @@ from specops.tools.hub import RepoNotFound
 
 from .worlds import ctx, host, world  # noqa: F401
 
+pytestmark = pytest.mark.slow  # more than a few seconds a test (`bash tests/run.sh --quick` leaves it out)
+
 KIMI_ON_DISK = {"path": "models/Kimi-K2.6"}
 
 

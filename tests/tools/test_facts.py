@@ -17,6 +17,7 @@ from .worlds import ctx, host, reach, start_world, world  # noqa: F401
 MIB = 1024**2
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_facts_match_the_profile(ctx, world):  # noqa: F811
     facts = host_facts(ctx, HostFactsArgs())
@@ -53,6 +54,7 @@ def test_local_host_without_gpu_answers_with_a_note():
     assert facts.python_version and facts.mounts
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_running_server_and_foreign_gpu_process_are_listed():
     with (
@@ -145,6 +147,7 @@ def _doctor_app() -> typer.Typer:
     return app
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_doctor_reports_facts_and_the_seed_hosts_problems(world):  # noqa: F811
     result = CliRunner().invoke(_doctor_app(), [world.host_spec])
@@ -154,6 +157,7 @@ def test_doctor_reports_facts_and_the_seed_hosts_problems(world):  # noqa: F811
     assert "SGLang" not in result.output.split("problem(s):")[1]  # 0.5.10 runs DFlash
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_doctor_finds_old_sglang_and_a_cli_that_prints_help():
     with start_world(faults=[OldSglang(version="0.5.10.post1"), BrokenCli()]) as w:

@@ -10,6 +10,8 @@ URL nothing answers at is gateway_failed naming that worker, with no router left
 
 from __future__ import annotations
 
+import importlib.util
+
 import pytest
 
 from specops.tools.benchmark import BenchmarkArgs, run_benchmark
@@ -27,10 +29,12 @@ from specops.tools.gateway import (
 from specops.tools.hosts import PortNotListening
 from specops.tools.sglang.server_http import get_text, parse_metrics
 
+from ..needs import missing_package
 from .worlds import reach, start_world, wait_until_ready
 
-pytest.importorskip("sglang_router", reason="needs sglang-router (a dependency of specops)")
-pytestmark = [pytest.mark.timeout(180), pytest.mark.serial]
+if importlib.util.find_spec("sglang_router") is None:
+    missing_package("sglang-router (a dependency of specops) is not installed")
+pytestmark = [pytest.mark.timeout(180), pytest.mark.serial, pytest.mark.slow]
 
 MODEL = "/data/models/Qwen3-32B"
 PORTS = (30000, 30001)

@@ -34,6 +34,7 @@ def node_b_full() -> Iterator[SimCluster]:
         yield cluster
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_the_check_names_the_node_without_room(node_b_full):
     with open_group(node_b_full) as ctx:
@@ -52,6 +53,7 @@ def test_the_check_names_the_node_without_room(node_b_full):
     assert disk_view(result)["nodes"] == result.nodes
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_the_check_fits_when_every_node_has_room(roomy):
     with open_group(roomy) as ctx:
@@ -60,6 +62,7 @@ def test_the_check_fits_when_every_node_has_room(roomy):
     assert all("fits" in line and "NOT" not in line for line in result.nodes)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_a_download_lands_at_the_same_host_path_on_every_node(roomy):
     with open_group(roomy) as ctx:

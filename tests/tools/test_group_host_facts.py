@@ -27,6 +27,7 @@ def cluster() -> Iterator[SimCluster]:
         yield started
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_the_groups_checks_pass_and_every_node_reached_rank_0(cluster):
     with open_group(cluster) as ctx:
@@ -38,6 +39,7 @@ def test_the_groups_checks_pass_and_every_node_reached_rank_0(cluster):
     assert host_facts_view(facts)["group"] == {"nodes": 2, "gpus": 16, "shared_root": None}
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_a_node_with_another_sglang_release_is_a_problem_naming_both():
     faults = ["old_sglang:node=1,version=0.5.11"]
@@ -52,6 +54,7 @@ def test_a_node_with_another_sglang_release_is_a_problem_naming_both():
     assert host_facts_view(facts)["group"]["problems"] == [problem]
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_find_models_names_the_nodes_without_a_model_at_the_same_path(cluster):
     config = cluster.worlds[1].root / "data/models/Qwen3-32B/config.json"

@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from specops.tools.hosts import Host, LocalHost, open_host
 
 from .sshd import sshd  # noqa: F401  (fixture)
+
+pytestmark = pytest.mark.slow  # more than a few seconds a test (`bash tests/run.sh --quick` leaves it out)
 
 SECRET = "hf_notarealtoken0123456789"
 

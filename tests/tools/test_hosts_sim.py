@@ -21,7 +21,7 @@ from specops.sim.world.ports import PortEntry, write_entry
 from specops.sim.world.state import WorldState
 from specops.tools.hosts import HostNotRunning, PortNotListening, open_host
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.timeout(60), pytest.mark.slow]
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ from specops.tools.hosts import Host
 
 from .worlds import reach, start_world
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.timeout(120), pytest.mark.slow]
 
 PLANTED = "hf_plantedTokenThatMustNotLeakToTheHost0123"
 SHOW = (

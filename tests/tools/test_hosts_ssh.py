@@ -34,9 +34,10 @@ from specops.tools.hosts import (
 )
 from specops.tools.hosts.ssh import SshHost
 
+from ..needs import missing
 from .sshd import SshServer, free_port, keygen, sshd  # noqa: F401  (sshd is a fixture)
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.timeout(60), pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
@@ -223,7 +224,10 @@ def _other_key_line(sshd: SshServer, tmp_path: Path) -> str:
 def test_the_unknown_host_error_says_how_to_trust_it_in_one_line_and_following_it_works(sshd, home, tmp_path):
     keyscan = shutil.which("ssh-keyscan")
     if keyscan is None:
-        pytest.skip("ssh-keyscan (openssh-client) is not installed")
+        missing(
+            "ssh-keyscan (openssh-client) is not installed",
+            "run `bash tests/run.sh` as root (it installs openssh-client), or apt-get install openssh-client",
+        )
     with pytest.raises(HostKeyUnknown) as refused:
         open_host(sshd.url, **_key_only(sshd))
     message = str(refused.value)

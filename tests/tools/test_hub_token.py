@@ -15,7 +15,7 @@ import pytest
 
 from specops.tools.hub import local_hub_token
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.timeout(60), pytest.mark.slow]
 
 FILE_TOKEN = "hf_FileTokenAbcdefghijklmnopqrstuvw"
 ENV_TOKEN = "hf_EnvTokenAbcdefghijklmnopqrstuvwx"

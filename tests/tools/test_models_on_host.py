@@ -1,9 +1,13 @@
 """find_models: model directories and HF cache snapshots on the seed host (reached as sim: and ssh://),
 with layers, experts and df-sized sizes."""
 
+import pytest
+
 from specops.tools.models_on_host import FindModelsArgs, find_models
 
 from .worlds import ctx, host, world  # noqa: F401
+
+pytestmark = pytest.mark.slow  # more than a few seconds a test (`bash tests/run.sh --quick` leaves it out)
 
 
 def test_seed_host_models(ctx, world):  # noqa: F811

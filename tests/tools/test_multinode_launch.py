@@ -49,7 +49,7 @@ from specops.tools.sglang.server_http import health_status
 from .sshd import require_sshd
 from .worlds import open_group
 
-pytestmark = pytest.mark.timeout(180)  # generous: other simulations share this machine
+pytestmark = [pytest.mark.timeout(180), pytest.mark.slow]  # generous: other simulations share this machine
 
 CLUSTER = "h100x16-2node"
 TIME_SCALE = 2.0  # the node profile's quick-run serving scale
@@ -109,6 +109,7 @@ def _flag(argv: list[str], name: str) -> str:
 # -- how many nodes, and where the rendezvous is ----------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_sixteen_gpus_need_both_nodes_and_rank0_gives_the_rendezvous_address(head):
     assert [n.host.spec for n in head.nodes] == HOSTNAMES
@@ -132,6 +133,7 @@ def test_sixteen_gpus_need_both_nodes_and_rank0_gives_the_rendezvous_address(hea
 # -- ready over both nodes, then stopped --------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_tp16_over_both_nodes_comes_up_through_launch_server_and_stop_server_ends_both_ranks(cluster, head):
     assert _running(cluster) == {name: [] for name in HOSTNAMES}
@@ -185,6 +187,7 @@ def test_tp16_over_both_nodes_comes_up_through_launch_server_and_stop_server_end
         assert not ctx.host.exists(record_path(ctx, rank.pgid))  # every node's launch record is gone
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_start_across_nodes_then_stop_ranks_leaves_no_rank_on_either_node(cluster, head):
     port = PORT + 1
@@ -223,6 +226,7 @@ def hung_cluster() -> Iterator[SimCluster]:
         yield c
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_a_node_that_never_joins_fails_the_launch_naming_it_and_no_rank_is_left(hung_cluster):
     with open_group(hung_cluster, ssh=True) as head:
@@ -267,6 +271,7 @@ def mixed_cluster() -> Iterator[SimCluster]:
         yield c
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("entry", ["launch_server", "start_across_nodes"])
 def test_another_sglang_release_on_one_node_is_refused_before_anything_starts(mixed_cluster, entry):

@@ -25,7 +25,7 @@ from specops.tools.sglang.node_fault import find_node_fault
 from .sshd import require_sshd
 from .worlds import open_group
 
-pytestmark = pytest.mark.timeout(240)  # two nodes, a load and a sweep, beside other simulations
+pytestmark = [pytest.mark.timeout(240), pytest.mark.slow]  # two nodes, a load and a sweep, beside other simulations
 
 CLUSTER = "h100x16-2node"
 MODEL = "/data/models/Kimi-K2.6"

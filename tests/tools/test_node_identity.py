@@ -25,12 +25,14 @@ def test_an_inventory_named_ssh_node_is_reached_at_its_target_not_its_name(monke
     assert node_address(ToolContext(host=host, home="/root", allowed_roots=("/root",))) == "gpu-b.cluster.internal"
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_a_local_or_simulated_node_is_reached_on_this_machines_loopback():
     with start_world("seed-ct200") as world, open_host(world.host_spec) as host:
         assert node_address(ToolContext.for_host(host)) == "127.0.0.1"
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_two_hosts_of_one_name_each_have_their_own_sglang_release():
     with (

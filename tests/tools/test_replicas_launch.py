@@ -14,6 +14,7 @@ log may stay silent 6 s of real time before it counts as stalled: ample on a bus
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import posixpath
 from collections.abc import Iterator
@@ -40,11 +41,13 @@ from specops.tools.sglang.handle import RECORDS_DIR, record_path, server_view
 from specops.tools.sglang.replicas import Placement, place_replicas
 from specops.tools.sglang.server_http import get_text, health_status, parse_metrics
 
+from ..needs import missing_package
 from .sshd import require_sshd
 from .worlds import open_group
 
-pytest.importorskip("sglang_router", reason="needs sglang-router (the `test` extra installs it)")
-pytestmark = pytest.mark.timeout(180)  # generous: other simulations share this machine
+if importlib.util.find_spec("sglang_router") is None:
+    missing_package("sglang-router (the `test` extra installs it) is not installed")
+pytestmark = [pytest.mark.timeout(180), pytest.mark.slow]  # generous: other simulations share this machine
 
 CLUSTER = "h100x16-2node"
 TIME_SCALE = 2.0  # the node profile's quick-run serving scale
@@ -224,6 +227,7 @@ def head(cluster) -> Iterator[ToolContext]:
 # -- two tp8 replicas, one per node -----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.serial  # a benchmark at C=32 through the gateway, four server processes on two nodes
 def test_two_tp8_replicas_one_per_node_behind_the_gateway_serve_a_benchmark_and_stop_cleanly(cluster, head):
     assert [node.host.spec for node in head.nodes] == [w.host_spec for w in cluster.worlds]

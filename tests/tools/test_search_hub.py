@@ -56,6 +56,7 @@ def test_the_model_sees_one_short_entry_per_repo(hub):
     }
 
 
+@pytest.mark.slow
 def test_a_missing_repo_is_not_listed_and_a_throttled_hub_is_retried_then_reported():
     fixtures = load_fixtures()
     with HubEmulatorThread(fixtures, faults=[MissingRepo(repo_id="z-lab/Qwen3-8B-DFlash-b16")]) as hub:

@@ -34,7 +34,7 @@ from specops.tools.sglang import (
 from .test_sglang_launch import SCALE, _drafter, _ep4, _gpu_pids
 from .worlds import reach, start_world
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.timeout(120), pytest.mark.slow]
 
 
 @pytest.fixture(params=["sim", "ssh"])

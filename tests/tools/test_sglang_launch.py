@@ -38,7 +38,7 @@ from .worlds import ctx, host, reach, sim_host, start_world  # noqa: F401
 SCALE = 400.0
 DRAFTER_REPO = "SubSir/Kimi-K2.6-DFlash-tmp-long"
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.timeout(120), pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")

@@ -15,6 +15,8 @@ from specops.tools.shell import (
 
 from .worlds import ctx, host, world  # noqa: F401  (fixtures)
 
+pytestmark = pytest.mark.slow  # more than a few seconds a test (`bash tests/run.sh --quick` leaves it out)
+
 
 def test_read_only_commands_run_on_the_host(ctx):  # noqa: F811
     out = shell(ctx, ShellArgs(argv=["nvidia-smi", "-L"], reason="count GPUs"))

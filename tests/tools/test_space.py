@@ -18,6 +18,8 @@ from specops.tools.space import (
 
 from .worlds import ctx, host, reach, start_world, world  # noqa: F401
 
+pytestmark = pytest.mark.slow  # more than a few seconds a test (`bash tests/run.sh --quick` leaves it out)
+
 QWEN = "Qwen/Qwen3-235B-A22B-Instruct-2507-FP8"
 
 

@@ -24,7 +24,7 @@ from specops.tools.sglang.status import StatusArgs, server_status
 
 from ..sim.test_serving_releases import CHAT, VERSIONS, _state
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.timeout(60), pytest.mark.slow]
 
 
 @contextmanager

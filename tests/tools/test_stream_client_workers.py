@@ -23,7 +23,7 @@ from specops.tools.benchmark import stream_client
 from specops.tools.benchmark.reference_server import __file__ as REFERENCE_SERVER
 from specops.tools.benchmark.statistics import level_result
 
-pytestmark = [pytest.mark.timeout(120), pytest.mark.serial]
+pytestmark = [pytest.mark.timeout(120), pytest.mark.serial, pytest.mark.slow]
 
 CLIENT = Path(stream_client.__file__)
 TTFT_MS, CHUNK_MS, PER_CHUNK, OUTPUT = 40.0, 8.0, 4, 80

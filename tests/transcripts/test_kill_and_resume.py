@@ -34,6 +34,7 @@ def _lines(path) -> int:
         return 0
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_sigkilled_run_reads_to_its_last_whole_line_and_resumes(tmp_path):
     path = tmp_path / "run" / "transcript.jsonl"

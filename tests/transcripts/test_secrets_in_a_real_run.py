@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 import structlog
 from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import FunctionModel
 
 from specops.agent.budget import Budgets
 from specops.agent.run import RunOptions, run_goal_async
+
+from ..jobs import job_timeout
 
 ENV_API_KEY = "plain-env-key-Zx81qq"  # no recognisable format: only the environment net catches it
 ENV_HF_TOKEN = "hf_RealRunTokenAbcdefghijklmnopqrst"
@@ -21,6 +24,8 @@ MODEL_GH = "ghp_ModelSaid0123456789abcdefghijklmnopq"
 PLANTED = [ENV_API_KEY, ENV_HF_TOKEN, ENV_DB_PASSWORD, FLAG_TOKEN, FILE_SK, MODEL_GH]
 
 
+@pytest.mark.slow
+@job_timeout()  # a whole run: only a hang fails
 def test_no_planted_secret_reaches_any_file_of_a_real_run(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", ENV_API_KEY)
     monkeypatch.setenv("HF_TOKEN", ENV_HF_TOKEN)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -19,6 +18,8 @@ from specops.agent.report import build_report, write_report
 from specops.cli.main import app
 from specops.transcripts import read_transcript
 from specops.transcripts.timeline import build_timeline
+
+from ..needs import missing
 
 GOLDEN = {s.name: s.path for s in SCENARIOS}
 
@@ -87,12 +88,14 @@ def test_a_cut_last_line_is_said_in_one_line_and_the_report_beside_it_is_shown(t
 def _chromium() -> str:
     found = shutil.which("chromium") or shutil.which("chromium-browser")
     if found is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is missing: tests/run.sh installs it (apt-get install chromium, as root)")
-        pytest.skip("chromium is not installed (tests/run.sh installs it as root)")
+        missing(
+            "chromium is not installed",
+            "run `bash tests/run.sh` as root (it installs Debian's chromium), or apt-get install chromium",
+        )
     return found
 
 
+@pytest.mark.slow
 def test_html_page_is_self_contained_and_shows_the_run_in_chromium(tmp_path):
     golden = GOLDEN["evaluate-full-disk-broken-cli"]
     run_dir = _run_dir(tmp_path, golden)
