@@ -66,9 +66,8 @@ from .goal import Goal, GoalRefused, parse_goal
 from .guard import LoopDetected, RepeatGuard
 from .host import DEFAULT_HOST, HostNotAnswering, HostOpener, RunHost, open_run_host
 from .plan_reminder import plan_reminder
-from .policies import default_policy_spec, policy_settings, resolve_policy
+from .policies import default_policy_spec, is_scripted_spec, policy_settings, resolve_policy
 from .policies.playbook_goal import nothing_to_go_on
-from .policies.playbook_settings import is_playbook_spec
 from .questions import ASK_TOOL, QuestionRound, ask_tool, load_answers
 from .recording import Listener, ObservedRecorder, recording_hooks
 from .todo import TodoList
@@ -202,8 +201,8 @@ async def run_goal_async(
     else:
         policy_name = policy or default_policy_spec()
         model = resolve_policy(policy_name, base_url=options.base_url, api_key_env=options.api_key_env)
-        refused = nothing_to_go_on(parsed) if is_playbook_spec(policy_name) else None
-        if refused is not None:  # a model is given any goal; the playbook needs a drafter or a target to search by
+        refused = nothing_to_go_on(parsed) if is_scripted_spec(policy_name) else None
+        if refused is not None:  # a model is given any goal; the playbook (and a search) needs a drafter or a target
             raise GoalRefused(refused)
     policy_name = seams.policy_name or policy_name
     run_id = run_dir.name if run_dir is not None else new_run_id()
@@ -394,7 +393,11 @@ async def carry_out(parts: RunParts) -> RunOutcome:
 
 
 def _build_agent(
-    model: Model, prompts: dict, specs: dict, options: RunOptions, ask: Callable[[str], str] | None
+    model: Model,
+    prompts: dict[str, Prompt],
+    specs: dict[str, ToolSpec],
+    options: RunOptions,
+    ask: Callable[[str], str] | None,
 ) -> Agent[AgentDeps, FinalAnswer]:
     tools = build_tools(specs)
     own = {TODO_TOOL, COMPARE_TOOL, *specs}
@@ -444,7 +447,7 @@ async def _drive(
     budgets: Budgets,
     clock: WallClock,
     history: list[ModelMessage] | None = None,
-):
+) -> Ended:
     """Step the agent to its end; every way it can end becomes (status, reason, final, usage, cost).
 
     With `history` the conversation continues from it (resume) instead of starting from the goal:
@@ -500,7 +503,11 @@ def _endpoint(error: BaseException) -> str:
     return str(url.copy_with(username=None, password=None, query=None, fragment=None))
 
 
-def _ended(run: Any, status: RunStatus, reason: str | None, final: FinalAnswer | None):
+# How a run ended: (status, reason, final answer, usage, cost).
+Ended = tuple[RunStatus, str | None, FinalAnswer | None, Usage, float | None]
+
+
+def _ended(run: Any, status: RunStatus, reason: str | None, final: FinalAnswer | None) -> Ended:
     usage = run.usage if run is not None else None
     cost = float(usage.cost) if usage is not None and usage.cost is not None else None
     return status, reason, final, Usage.of(usage) if usage is not None else Usage(), cost
@@ -512,7 +519,9 @@ def _redacted_final(recorder: ObservedRecorder, final: FinalAnswer | None) -> Fi
     return FinalAnswer.model_validate(recorder.redactor.redact(final.model_dump(mode="json")))
 
 
-def _report(recorder: ObservedRecorder, run_dir: Path, final: FinalAnswer | None, status: str):
+def _report(
+    recorder: ObservedRecorder, run_dir: Path, final: FinalAnswer | None, status: str
+) -> tuple[dict[str, Path], dict[str, Any] | None, str | None]:
     """The report from the evidence so far, and its line on the job's host time; a failure to build it is recorded,
     never fatal."""
     try:

@@ -126,7 +126,10 @@ def run(
     ] = DEFAULT_HOST,
     model: Annotated[
         str | None,
-        typer.Option(help="playbook, openai-chat:NAME or PROVIDER:MODEL (default: $SPECOPS_MODEL, else playbook)"),
+        typer.Option(
+            help="playbook, search:tpe, search:random, openai-chat:NAME or PROVIDER:MODEL "
+            "(default: $SPECOPS_MODEL, else playbook)"
+        ),
     ] = None,
     base_url: Annotated[
         str | None, typer.Option(help="OpenAI-compatible base URL for openai-chat: (default $OPENAI_BASE_URL)")

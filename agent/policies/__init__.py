@@ -2,6 +2,8 @@
 
 playbook               the built-in deterministic pipeline (a FunctionModel); the default
 playbook:K=V;K=V       the playbook with settings (playbook_settings.py), e.g. playbook:levels=1,64
+search:tpe             Optuna's TPE over the configuration space, 8 trials (search.py), e.g. search:tpe:trials=12;seed=3
+search:random          random search over the same space, with the same settings
 openai-chat:NAME       any OpenAI-compatible Chat Completions server (SGLang, vLLM, ...)
 PROVIDER:MODEL         any other model string pydantic-ai knows (anthropic:..., google:...)
 """
@@ -12,6 +14,7 @@ import os
 from typing import TYPE_CHECKING
 
 from .playbook_settings import PLAYBOOK, PlaybookSettingsError, is_playbook_spec, parse_playbook_spec
+from .search_settings import SearchSettingsError, is_search_spec, parse_search_spec
 
 if TYPE_CHECKING:
     from pydantic_ai.models import Model
@@ -24,6 +27,11 @@ MODEL_ENV = "SPECOPS_MODEL"
 
 class PolicyUnavailable(ValueError):
     """The policy spec cannot be turned into a model (unknown provider, missing key, bad form)."""
+
+
+def is_scripted_spec(spec: str) -> bool:
+    """A policy that is code over the playbook's goal reading (the playbook, a search), not a model."""
+    return is_playbook_spec(spec) or is_search_spec(spec)
 
 
 def default_policy_spec() -> str:
@@ -40,6 +48,13 @@ def resolve_policy(spec: str | None = None, *, base_url: str | None = None, api_
             return playbook_model(parse_playbook_spec(spec))
         except PlaybookSettingsError as exc:
             raise PolicyUnavailable(str(exc)) from None
+    if is_search_spec(spec):
+        from .search import search_model  # Optuna loads only when a search is asked for
+
+        try:
+            return search_model(parse_search_spec(spec))
+        except SearchSettingsError as exc:
+            raise PolicyUnavailable(str(exc)) from None
     if spec.startswith(OPENAI_CHAT_PREFIX):
         from .openai_chat import openai_chat_model
 
@@ -49,8 +64,8 @@ def resolve_policy(spec: str | None = None, *, base_url: str | None = None, api_
             raise PolicyUnavailable(str(exc)) from None
     if ":" not in spec:
         raise PolicyUnavailable(
-            f"unknown policy {spec!r}: use playbook, openai-chat:NAME (with --base-url) or a pydantic-ai "
-            "PROVIDER:MODEL string such as anthropic:claude-sonnet-4-5"
+            f"unknown policy {spec!r}: use playbook, search:tpe, search:random, openai-chat:NAME (with --base-url) "
+            "or a pydantic-ai PROVIDER:MODEL string such as anthropic:claude-sonnet-4-5"
         )
     from pydantic_ai.models import infer_model
 
@@ -67,6 +82,11 @@ def policy_settings(spec: str, *, base_url: str | None, api_key_env: str | None)
         try:
             settings["playbook"] = parse_playbook_spec(spec).model_dump(mode="json")
         except PlaybookSettingsError:
+            pass
+    if is_search_spec(spec):
+        try:
+            settings["search"] = parse_search_spec(spec).model_dump(mode="json")
+        except SearchSettingsError:
             pass
     if spec.startswith(OPENAI_CHAT_PREFIX):
         settings["base_url"] = base_url or os.environ.get("OPENAI_BASE_URL")

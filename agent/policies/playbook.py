@@ -12,18 +12,28 @@ between requests, so a run resumed from its history continues where it was.
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from specops.agent.answers import ASK_TOOL
 from specops.agent.final import FinalAnswer
 
-from .playbook_goal import understand
+from .playbook_goal import Understood, understand
 from .playbook_history import Call, read_history
 from .playbook_pipeline import Pipeline
 from .playbook_settings import PlaybookSettings
 
 MODEL_NAME = "playbook"
+
+
+class PipelineFactory(Protocol):
+    """What makes the pipeline a request replays: the Pipeline class (or a subclass), or a search's (search.py)."""
+
+    def __call__(
+        self, understood: Understood, settings: PlaybookSettings | None = None, *, can_ask: bool = False
+    ) -> Pipeline: ...
 
 
 def _call_id(step: int, index: int) -> str:
@@ -33,13 +43,14 @@ def _call_id(step: int, index: int) -> str:
 def next_action(
     messages: list[ModelMessage],
     settings: PlaybookSettings | None = None,
-    pipeline: type[Pipeline] = Pipeline,
+    pipeline: PipelineFactory = Pipeline,
     *,
     can_ask: bool = False,
 ) -> tuple[int, list[Call]] | FinalAnswer:
     """The playbook's next step for this history: (its step number, the calls to make now), or the final answer.
 
-    `pipeline` is the Pipeline class to replay (evals' negative controls pass deliberately bad subclasses);
+    `pipeline` makes the pipeline to replay: the Pipeline class (evals' negative controls pass deliberately bad
+    subclasses; a search policy passes its own);
     `can_ask`: the run offers ask_user (--ask-once).
     """
     history = read_history(messages)
@@ -54,14 +65,15 @@ def next_action(
             calls = program.send([history.outcomes[i] for i in ids])
             step += 1
     except StopIteration as done:
-        return done.value
+        final: FinalAnswer = done.value  # what Pipeline.run returns
+        return final
 
 
 def playbook_turn(
     messages: list[ModelMessage],
     info: AgentInfo,
     settings: PlaybookSettings | None = None,
-    pipeline: type[Pipeline] = Pipeline,
+    pipeline: PipelineFactory = Pipeline,
 ) -> ModelResponse:
     can_ask = any(t.name == ASK_TOOL for t in info.function_tools)
     action = next_action(messages, settings, pipeline, can_ask=can_ask)
@@ -77,7 +89,7 @@ def playbook_turn(
 
 
 def playbook_model(
-    settings: PlaybookSettings | None = None, *, pipeline: type[Pipeline] = Pipeline, name: str | None = None
+    settings: PlaybookSettings | None = None, *, pipeline: PipelineFactory = Pipeline, name: str | None = None
 ) -> FunctionModel:
     """The playbook with `settings` (the full job by default); the model name is its spec (`playbook:levels=1,64`)."""
     settings = settings or PlaybookSettings()

@@ -401,28 +401,7 @@ class Pipeline:
         return SpeculativeAlgorithm.DFLASH if "dflash" in (self.goal.repo_id or "").lower() else None
 
     def _pipeline(self) -> Steps:
-        self.plan.start("facts")
-        facts = yield from self._facts()
-        self.plan.start("target")
-        target = yield from self._target(facts)
-        if self._finds_drafter:
-            self.plan.start("find")
-            config = yield from self._find_drafters(target)  # each found drafter's config is read while choosing it
-            self.plan.start("drafter")
-        else:
-            self.plan.start("drafter")
-            config = yield from self._drafter_config(
-                {"repo_id": self.goal.repo_id} if self.goal.repo_id else None, target
-            )
-        repo = self.goal.repo_id
-        _refuse_what_sglang_cannot_serve(facts, self.algorithm, config)
-        if repo:
-            self.plan.start("disk")
-            target_dir = yield from self._make_room(f"~/models/{repo.split('/')[-1]}")
-            self.plan.start("download")
-            yield from self._start_download(target_dir, self._download_method(facts))
-        else:
-            self.plan.complete("drafter")
+        facts, target, config = yield from self._prepare()
         ar_candidates = self._choose_layouts(facts, target)[: self.settings.ar_layouts]
         if self._benchmarking:
             self.plan.start("baseline")
@@ -431,14 +410,7 @@ class Pipeline:
                 if self.download_state == DownloadState.RUNNING:
                     yield from self._poll_download()
             self.plan.complete("baseline")
-        drafter_path: str | None = None
-        if repo:
-            self.plan.start("download")
-            drafter_path = yield from self._finish_download()
-            self.plan.start("speculative")
-            config = yield from self._drafter_config({"path": drafter_path}, target)
-        else:
-            self.plan.start("speculative")
+        drafter_path, config = yield from self._drafter_ready(target, config)
         assert self.algorithm is not None, "the drafter config settles the algorithm"
         # As launched (what recovery changed, e.g. mem_fraction_static, carries over): the low-load and the
         # high-load winners first, then by peak.
@@ -462,6 +434,51 @@ class Pipeline:
                 yield from self._tune(config)  # under spec_bench: a few more sweeps, not a step of its own
             if self._benchmarking and self.settings.bracket:
                 yield from self._bracket()
+        yield from self._conclude()
+
+    def _prepare(self) -> Steps:
+        """Everything before the first measurement: the host's facts, the target on it, the drafter's config (found
+        on the Hub when the goal names none; it settles the algorithm), room on disk and the drafter's download
+        started. Returns (facts, target, the drafter's config)."""
+        self.plan.start("facts")
+        facts = yield from self._facts()
+        self.plan.start("target")
+        target = yield from self._target(facts)
+        if self._finds_drafter:
+            self.plan.start("find")
+            config = yield from self._find_drafters(target)  # each found drafter's config is read while choosing it
+            self.plan.start("drafter")
+        else:
+            self.plan.start("drafter")
+            config = yield from self._drafter_config(
+                {"repo_id": self.goal.repo_id} if self.goal.repo_id else None, target
+            )
+        repo = self.goal.repo_id
+        _refuse_what_sglang_cannot_serve(facts, self.algorithm, config)
+        if repo:
+            self.plan.start("disk")
+            target_dir = yield from self._make_room(f"~/models/{repo.split('/')[-1]}")
+            self.plan.start("download")
+            yield from self._start_download(target_dir, self._download_method(facts))
+        else:
+            self.plan.complete("drafter")
+        return facts, target, config
+
+    def _drafter_ready(self, target: Target, config: DrafterConfig) -> Steps:
+        """The drafter on the host, for a speculative launch: the download waited for and its config read there.
+        Returns (its path, or None when the algorithm needs no drafter download; its config)."""
+        drafter_path: str | None = None
+        if self.goal.repo_id:
+            self.plan.start("download")
+            drafter_path = yield from self._finish_download()
+            self._plan_start("speculative")
+            config = yield from self._drafter_config({"path": drafter_path}, target)
+        else:
+            self._plan_start("speculative")
+        return drafter_path, config
+
+    def _conclude(self) -> Steps:
+        """After the measurements: the comparison closed, the recommended configuration deployed when asked."""
         if self._benchmarking:
             self.plan.start("compare")
             self.plan.complete("compare")
@@ -1079,7 +1096,7 @@ class Pipeline:
         server, launched = yield from self._launch(candidate)
         if server is None:
             return None
-        name = launched.name
+        name = self._config_name(server, launched)
         if acceptance:
             self.acceptance_tried = True
             self._plan_start("acceptance")
@@ -1105,6 +1122,10 @@ class Pipeline:
             self._keep(name, launched, sweep, speculative=speculative)
         yield from self._stop(server)
         return launched
+
+    def _config_name(self, server: RunningServer, launched: Candidate) -> str:
+        """The name a measured configuration's figures are kept under (a search names them as the report does)."""
+        return launched.name
 
     def _plan_start(self, item: str) -> None:
         """Move the plan on, except while a comparison measures a further drafter: that is one item of its own."""

@@ -37,6 +37,15 @@ class Plan:
         self.items.append(_Item(id, content, priority))
         self.dirty = True
 
+    def replace(self, ids: tuple[str, ...], id: str, content: str, priority: str = "high") -> None:
+        """Put one item `id` where the first of `ids` is, and drop the rest of them (a policy that does those steps
+        its own way: a search does the baseline and the speculative sweeps as its trials)."""
+        at = next((n for n, item in enumerate(self.items) if item.id in ids), len(self.items))
+        kept = [item for item in self.items if item.id not in ids]
+        kept.insert(at, _Item(id, content, priority))
+        self.items = kept
+        self.dirty = True
+
     def _item(self, id: str) -> _Item:
         return next(i for i in self.items if i.id == id)
 
