@@ -30,6 +30,7 @@ import posixpath
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -121,7 +122,7 @@ class ApprovalPolicy:
             return args
         assert isinstance(args, ListFreeableArgs | FreeSpaceArgs), "the registry's arguments of the space tools"
         deleting = tool in DELETING_TOOLS and not getattr(args, "dry_run", True)
-        update: dict = {
+        update: dict[str, Any] = {
             "user_approvals": list(self.granted),
             "created_paths": self._created(args, ctx, deleting),
             "goal_needs": sorted(self.goal_needs),
@@ -132,7 +133,7 @@ class ApprovalPolicy:
             update["approved_paths"] = [p for p in named if self._approved(p, ctx, deleting)]
         return args.model_copy(update=update)
 
-    def deleted(self, tool: str, result: dict) -> None:
+    def deleted(self, tool: str, result: dict[str, Any]) -> None:
         """After a deletion: each item that went on a user's approval, recorded with who approved it. (Read from
         what went, not from the ids asked for: a set's id stands for items the call never named.)"""
         if tool not in DELETING_TOOLS or result.get("dry_run", True):
@@ -166,7 +167,7 @@ class ApprovalPolicy:
                 )
         return list(dict.fromkeys([*kept, *sorted(self.created_paths)]))
 
-    def _covering(self, ctx: ToolContext, **candidate) -> UserApproval | None:
+    def _covering(self, ctx: ToolContext, **candidate: Any) -> UserApproval | None:
         return next((a for a in self.granted if approval_covers(a.spec, ctx, **candidate)), None)
 
     def _approved(self, path: str, ctx: ToolContext, deleting: bool) -> bool:

@@ -40,7 +40,8 @@ from specops.tools.hosts import HostError
 from specops.tools.space import FreeableItem, approval_covers, cache_expected, gather_freeable
 from specops.transcripts import ApprovalEvent, ToolCallEvent, ToolResultEvent
 
-from .answers import ASK_TOOL, Answers, DeletionAnswer
+from .answers import ASK_TOOL as ASK_TOOL  # the ask tool's name, read with the tool (run.py, the evals)
+from .answers import Answers, DeletionAnswer
 from .approval import AskYesNo, check_delete_spec
 from .deps import AgentDeps
 from .tool_answer import answer_error, answer_ok

@@ -22,7 +22,14 @@ from typing import Any, TypeVar
 
 from pydantic_ai import RunContext
 from pydantic_ai.capabilities import Hooks
-from pydantic_ai.messages import ModelRequest, ModelResponse, RetryPromptPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    RetryPromptPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
 
 from specops.tools.errors import ErrorKind, ToolErrorRecord
 from specops.transcripts import EventBase, Recorder, RetryEvent, ToolCallEvent, ToolResultEvent
@@ -60,7 +67,7 @@ def recording_hooks(own_tools: set[str]) -> Hooks[AgentDeps]:
         settings = dict(request_context.model_settings or {})
         recorder.model_request(messages, settings=settings)
         started = time.monotonic()
-        response = await handler(request_context)
+        response: ModelResponse = await handler(request_context)
         recorder.model_response(response, duration_s=time.monotonic() - started)
         return response
 
@@ -70,7 +77,7 @@ def recording_hooks(own_tools: set[str]) -> Hooks[AgentDeps]:
 UNKNOWN_TOOL_WORDS = "Unknown tool name:"  # how pydantic-ai's retry prompt for a tool it does not have begins
 
 
-def _answer_unknown_tools(deps: AgentDeps, messages: list, own_tools: set[str]) -> None:
+def _answer_unknown_tools(deps: AgentDeps, messages: list[ModelMessage], own_tools: set[str]) -> None:
     """Each call in the last response to a tool the run does not have: recorded as a failed call (kind unknown_tool)
     and answered in the error shape of every other failure, in place of pydantic-ai's plain words."""
     last = messages[-1]

@@ -84,7 +84,7 @@ _SANITY_MAX_LENGTH = 64
 
 
 def parameters_schema(args: type[BaseModel]) -> dict[str, Any]:
-    schema = _lean(_without_advanced(json_schema_of(args)))
+    schema: dict[str, Any] = _lean(_without_advanced(json_schema_of(args)))
     # A model's own description repeats the tool's: properties keep theirs.
     schema.pop("description", None)
     for definition in schema.get("$defs", {}).values():

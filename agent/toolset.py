@@ -42,7 +42,7 @@ from specops.transcripts import ErrorEvent, HostTime, RetryEvent, ToolCallEvent,
 from .answers import ASK_TOOL, Answers
 from .compare import COMPARE_DESCRIPTION, COMPARE_TOOL, CompareArgs, CompareResult, compare_run, compare_view
 from .deps import AgentDeps
-from .loop_tools import TODO_TOOL
+from .loop_tools import TODO_TOOL as TODO_TOOL  # the plan tool's name, read with the toolset (run.py, the evals)
 from .todo import TodoRuleBroken, TodoWriteArgs, TodoWriteResult, todo_view
 from .tool_answer import answer_error, answer_ok
 from .tool_runner import ToolRequest

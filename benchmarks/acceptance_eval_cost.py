@@ -31,7 +31,7 @@ from specops.sim.world.world import SimWorld  # noqa: E402
 from specops.tools.acceptance import AcceptanceArgs, measure_acceptance  # noqa: E402
 from specops.tools.acceptance_intervals import t975  # noqa: E402
 from specops.tools.context import ToolContext  # noqa: E402
-from specops.tools.hosts import open_host  # noqa: E402
+from specops.tools.hosts import Host, open_host  # noqa: E402
 from specops.tools.sglang import LaunchArgs, ServerConfig, StopArgs, launch_server, stop_server  # noqa: E402
 
 MAX_NEW_TOKENS = 512
@@ -50,7 +50,7 @@ def spread(low_high: tuple[float, float], n: int) -> float:
     return (low_high[1] - low_high[0]) / 2 * math.sqrt(n) / t975(n - 1)
 
 
-def start_sim(stack: ExitStack, time_scale: float):
+def start_sim(stack: ExitStack, time_scale: float) -> Host:
     """sim:seed-ct200 with the drafter downloaded and DFlash on EP4 launched; closed by `stack`."""
     profile = load_profile("seed-ct200")
     fast_load = profile.model_copy(
@@ -105,6 +105,7 @@ def main() -> None:
     print(f"{'category':<22}{'n':>4}{'mean':>7}{'sd':>7}{'+-95% now':>11}{'n for +-0.1':>13}{'n for +-0.05':>14}")
     for c in [*result.categories, *(result.overall_by_thinking or [result.overall])]:
         label = f"{c.category}, thinking {c.thinking}" if c.thinking else c.category
+        assert c.request_mean_ci95 is not None, f"{label}: no interval (fewer than two prompts)"
         sd = spread(c.request_mean_ci95, c.prompts)
         half = (c.request_mean_ci95[1] - c.request_mean_ci95[0]) / 2
         print(

@@ -22,6 +22,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -29,7 +30,7 @@ from specops.sim.profiles import load_profile  # noqa: E402
 from specops.sim.serving.performance import Launch  # noqa: E402
 from specops.sim.serving.truth import modelled_tok_s  # noqa: E402
 from specops.sim.world.world import SimWorld  # noqa: E402
-from specops.tools.benchmark import BenchmarkArgs, run_benchmark  # noqa: E402
+from specops.tools.benchmark import BenchmarkArgs, LevelResult, run_benchmark  # noqa: E402
 from specops.tools.context import ToolContext  # noqa: E402
 from specops.tools.hosts import open_host  # noqa: E402
 from specops.tools.sglang import LaunchArgs, ServerConfig, StopArgs, launch_server, stop_server  # noqa: E402
@@ -37,7 +38,7 @@ from specops.tools.sglang import LaunchArgs, ServerConfig, StopArgs, launch_serv
 LEVELS = [1, 32, 64, 128, 192, 256]
 OUTPUT = 256
 # name: the server's layout (ServerConfig fields); the Launch the simulator sees follows from it.
-CONFIGS = {
+CONFIGS: dict[str, dict[str, Any]] = {
     "ep4": {"tp": 8, "ep": 4},
     "ep8": {"tp": 8, "ep": 8},
     "tp8_tuned": {"tp": 8},
@@ -46,7 +47,7 @@ CONFIGS = {
 }
 
 
-def _launch(layout: dict) -> Launch:
+def _launch(layout: dict[str, Any]) -> Launch:
     return Launch(
         tp=layout.get("tp", 1),
         ep=layout.get("ep", 1),
@@ -55,7 +56,7 @@ def _launch(layout: dict) -> Launch:
     )
 
 
-def sweep(ctx: ToolContext, name: str, options: argparse.Namespace) -> list:
+def sweep(ctx: ToolContext, name: str, options: argparse.Namespace) -> list[LevelResult]:
     layout = CONFIGS[name]
     drafter = {"drafter_path": "models/dflash"} if layout.get("speculative_algorithm") else {}
     config = ServerConfig(model_path="models/Kimi-K2.6", max_running_requests=256, **layout, **drafter)

@@ -40,7 +40,9 @@ import socket
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -89,10 +91,11 @@ class PeerUnavailable(RuntimeError):
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        port: int = s.getsockname()[1]
+        return port
 
 
-def start_reference(chunk_ms: float) -> tuple[subprocess.Popen, int]:
+def start_reference(chunk_ms: float) -> tuple[subprocess.Popen[str], int]:
     port = free_port()
     proc = subprocess.Popen(
         [
@@ -253,8 +256,9 @@ def peer(
     if not totals["successful"]:
         raise PeerUnavailable(f"guidellm completed no request ({totals}); first error: {first_backend_error(log)}")
 
-    def successful(name: str) -> dict:
-        return metrics[name]["successful"]
+    def successful(name: str) -> dict[str, Any]:
+        figures: dict[str, Any] = metrics[name]["successful"]
+        return figures
 
     tokens = int(successful("output_token_count")["total_sum"])
     return ClientFigures(
@@ -270,7 +274,7 @@ def peer(
     )
 
 
-def with_server_cpu(server: subprocess.Popen, measure) -> ClientFigures:
+def with_server_cpu(server: subprocess.Popen[str], measure: Callable[..., ClientFigures]) -> ClientFigures:
     """Runs one client and adds the server's CPU share over that client's measured duration."""
     before = cpu_seconds(server.pid)
     figures = measure()

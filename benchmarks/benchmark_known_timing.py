@@ -32,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from specops.tools.benchmark import BenchmarkArgs, run_benchmark  # noqa: E402
+from specops.tools.benchmark import BenchmarkArgs, LevelResult, run_benchmark  # noqa: E402
 from specops.tools.benchmark.statistics import level_result  # noqa: E402
 from specops.tools.benchmark.sweep import client_config, run_client, server_url  # noqa: E402
 from specops.tools.context import ToolContext  # noqa: E402
@@ -48,10 +48,11 @@ WORKERS = 2
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        port: int = s.getsockname()[1]
+        return port
 
 
-def start_reference() -> tuple[subprocess.Popen, int]:
+def start_reference() -> tuple[subprocess.Popen[str], int]:
     port = free_port()
     proc = subprocess.Popen(
         [
@@ -83,8 +84,11 @@ def row(
         print(f"  {figure:<34}{'n/a':>10}{target:>10.2f}")
         return
     diff = measured - target
-    limit = abs_ if abs_ is not None else rel * abs(target)
-    tolerance = f"+-{abs_:g}" if abs_ is not None else f"+-{100 * rel:g}%"
+    if abs_ is not None:
+        limit, tolerance = abs_, f"+-{abs_:g}"
+    else:
+        assert rel is not None, "a figure has a relative or an absolute tolerance"
+        limit, tolerance = rel * abs(target), f"+-{100 * rel:g}%"
     verdict = "ok" if abs(diff) <= limit else "OFF"
     print(f"  {figure:<34}{measured:>10.2f}{target:>10.2f}{100 * diff / target:>+9.1f}%{tolerance:>9}  {verdict}")
 
@@ -98,6 +102,7 @@ def run_once(ctx: ToolContext, port: int) -> None:
     result = run_benchmark(ctx, BenchmarkArgs(port=port, levels=LEVELS, output_len=OUTPUT, rounds=2))
     decode_s = (OUTPUT / PER_CHUNK - 1) * CHUNK_MS / 1e3
     for level in result.levels:
+        assert level.client is not None and level.inter_chunk_gap is not None, "specops' client reports both"
         header(
             f"C={level.concurrency}: {level.requests_completed} requests of {OUTPUT} tokens "
             f"(client CPU {level.client.cpu_fraction:.0%}, timer lag p99 {level.client.loop_lag_p99_ms:.2f} ms)"
@@ -113,7 +118,7 @@ def run_once(ctx: ToolContext, port: int) -> None:
         row("TPOT p50 (ms)", level.tpot.p50_ms, decode_s * 1e3 / (OUTPUT - 1), rel=0.1)
         row("output tok/s", level.output_tok_s, OUTPUT * level.concurrency / (TTFT_MS / 1e3 + decode_s), rel=0.08)
 
-    def timed(end: str, output: int):
+    def timed(end: str, output: int) -> LevelResult:
         args = BenchmarkArgs(
             port=port, levels=[TIMED_C], output_len=output, duration_s=TIMED_S, end=end, warmup_requests=0
         )
@@ -132,6 +137,7 @@ def run_once(ctx: ToolContext, port: int) -> None:
     with server_url(ctx.host, args.port, args.client) as url:
         raw = run_client(ctx, args, {**client_config(args, url), "workers": WORKERS})
     level = level_result(raw["levels"][0])
+    assert level.client is not None and level.inter_chunk_gap is not None, "specops' client reports both"
     header(
         f"C={level.concurrency} over {len(raw['levels'][0]['workers'])} worker processes: {level.requests_completed} "
         f"requests (client CPU {level.client.cpu_fraction:.0%} all processes, timer lag p99 "

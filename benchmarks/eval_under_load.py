@@ -82,7 +82,7 @@ def tmp_env(tmp: Path) -> dict[str, str]:
 # ---- stopping what was started ---------------------------------------------------------------------------------
 
 
-def stop_group(proc: subprocess.Popen, grace_s: float = GRACE_S) -> None:
+def stop_group(proc: subprocess.Popen[bytes], grace_s: float = GRACE_S) -> None:
     """SIGINT to the process's group (a specops process closes its world on it), SIGKILL to it after `grace_s`."""
     if proc.poll() is None:
         try:
@@ -143,9 +143,9 @@ def sigterm_as_interrupt() -> Iterator[None]:
 
 
 @contextmanager
-def busy_loops(count: int) -> Iterator[list[subprocess.Popen]]:
+def busy_loops(count: int) -> Iterator[list[subprocess.Popen[bytes]]]:
     """`count` processes of `yes > /dev/null`, each in its own process group, stopped on the way out."""
-    procs: list[subprocess.Popen] = []
+    procs: list[subprocess.Popen[bytes]] = []
     try:
         for _ in range(count):
             procs.append(subprocess.Popen(["yes"], stdout=subprocess.DEVNULL, start_new_session=True))
@@ -161,12 +161,12 @@ class RepeatedRun:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self.exit_codes: list[int] = []
-        self._current: subprocess.Popen | None = None
+        self._current: subprocess.Popen[bytes] | None = None
         self._stopping = False
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._loop, name="extra-specops-run", daemon=True)
 
-    def _start_one(self) -> subprocess.Popen | None:
+    def _start_one(self) -> subprocess.Popen[bytes] | None:
         with self._lock:
             if self._stopping:
                 return None
@@ -255,7 +255,8 @@ class Figure:
         a, b = self.value, other.value
         if isinstance(a, int | float) and isinstance(b, int | float) and not isinstance(a, bool):
             return abs(a - b) <= max(self.rel * abs(a), self.abs_)
-        return a == b
+        same: bool = a == b
+        return same
 
     def shown(self) -> str:
         return f"{self.value:g}" if isinstance(self.value, float) else str(self.value)

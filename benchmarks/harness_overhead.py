@@ -17,8 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from pydantic_ai.messages import ModelResponse, ToolCallPart
-from pydantic_ai.models.function import FunctionModel
+from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from specops.agent.budget import Budgets
 from specops.agent.run import RunOptions, run_goal
@@ -28,7 +28,7 @@ GOAL = "benchmark SubSir/Kimi-K2.6-DFlash-tmp-long"
 
 
 def policy(steps: int) -> FunctionModel:
-    def respond(messages, info):
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         n = sum(1 for m in messages if m.kind == "response")
         if n < steps:
             todos = [

@@ -74,7 +74,7 @@ async def measure(root: Path) -> dict[str, Any]:
     async with playbook_endpoint(run_dir / "transcript.jsonl") as (base_url, raw_bodies):
         outcome = await run_goal_async(
             GOAL,
-            host=HostRequest(spec="sim:seed-ct200", faults=tuple(FAULTS)),
+            host=HostRequest(spec="sim:seed-ct200", options={"faults": FAULTS}),
             policy="openai-chat:playbook-endpoint",
             run_dir=run_dir,
             options=RunOptions(base_url=base_url, allow_delete=APPROVED),

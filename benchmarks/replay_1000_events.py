@@ -27,8 +27,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart  # noqa: E402
-from pydantic_ai.models.function import FunctionModel  # noqa: E402
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart  # noqa: E402
+from pydantic_ai.models.function import AgentInfo, FunctionModel  # noqa: E402
 
 from specops.agent.budget import Budgets  # noqa: E402
 from specops.agent.replay import replay_async  # noqa: E402
@@ -40,7 +40,7 @@ PLAN_ITEMS = 10
 
 
 def scripted(turns: int, calls: int) -> FunctionModel:
-    def respond(messages, info):
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         n = sum(1 for m in messages if m.kind == "response")
         if n >= turns:
             return ModelResponse(

@@ -78,7 +78,7 @@ def one_run(root: Path, index: int) -> bool:
     started = time.perf_counter()
     outcome = run_goal(
         GOAL,
-        host=HostRequest(spec=f"sim:{PROFILE}", faults=tuple(FAULTS)),
+        host=HostRequest(spec=f"sim:{PROFILE}", options={"faults": FAULTS}),
         run_dir=root / f"run-{index}",
         options=RunOptions(allow_delete=APPROVED),
     )

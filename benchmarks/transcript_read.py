@@ -21,7 +21,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart, UserPromptPart  # noqa: E402
+from pydantic_ai.messages import (  # noqa: E402
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
 from pydantic_ai.usage import RequestUsage  # noqa: E402
 
 from specops.transcripts import (  # noqa: E402
@@ -44,7 +52,9 @@ TOOL_OUTPUT = "\n".join(
 
 def write_run(path: Path, events: int, *, fsync: bool) -> float:
     started = time.perf_counter()
-    history: list = [ModelRequest(parts=[UserPromptPart(content="deploy z-lab/Qwen3-8B-DFlash-b16 and benchmark it")])]
+    history: list[ModelMessage] = [
+        ModelRequest(parts=[UserPromptPart(content="deploy z-lab/Qwen3-8B-DFlash-b16 and benchmark it")])
+    ]
     plan = [TodoItem(id=str(i), content=f"step {i}", status="pending") for i in range(8)]
     with Recorder(path, "bench-run", environ={}, fsync=fsync) as recorder:
         recorder.record(RunStartEvent, goal="deploy and benchmark", policy=PolicyInfo(name="playbook"))

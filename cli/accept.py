@@ -11,7 +11,7 @@ from ..tools.acceptance import AcceptanceArgs, measure_acceptance
 from .tool_call import call_tool, tool_args
 
 
-def _ci(interval) -> str:
+def _ci(interval: tuple[float, float] | None) -> str:
     return f"[{interval[0]:.2f}, {interval[1]:.2f}]" if interval else "-"
 
 

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from ..tools.benchmark import BenchmarkArgs, run_benchmark
+from ..tools.benchmark import BenchmarkArgs, BenchmarkResult, LatencySummary, run_benchmark
 from .tool_call import call_tool, tool_args
 
 _LEVELS_HOW = "give positive integers separated by commas, e.g. 1,8,32"
@@ -63,7 +63,7 @@ def _check_levels(text: str) -> str:
     return text
 
 
-def _print_table(result) -> None:
+def _print_table(result: BenchmarkResult) -> None:
     """The result, on stdout; its warnings are part of it (they qualify the numbers, as in --json)."""
     typer.echo(
         f"{result.host} port {result.port}  api {result.api}  client {result.client}  server {result.server_version}"
@@ -80,7 +80,7 @@ def _print_table(result) -> None:
             name for name, on in (("unstable", lv.unstable), ("client-bound", lv.client and lv.client.limited)) if on
         ]
 
-        def ms(summary) -> str:
+        def ms(summary: LatencySummary | None) -> str:
             return f"{summary.p50_ms:.2f}" if summary is not None and summary.p50_ms is not None else "-"
 
         e2e = f"{lv.e2e.p99_ms:.0f}" if lv.e2e.p99_ms is not None else "-"

@@ -18,7 +18,7 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TaskID, TextColum
 from rich.table import Table
 from rich.text import Text
 
-from ..transcripts import EventBase, TodoChangeEvent, ToolCallEvent, ToolResultEvent
+from ..transcripts import EventBase, TodoChangeEvent, TodoItem, ToolCallEvent, ToolResultEvent
 
 _STYLE = {"pending": "dim", "in_progress": "bold yellow", "completed": "green", "cancelled": "strike dim"}
 _MARK = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]", "cancelled": "[-]"}
@@ -29,7 +29,7 @@ class LiveView:
     """The plan, progress bars and the latest tool activity, redrawn as events arrive."""
 
     def __init__(self) -> None:
-        self.todos: list = []
+        self.todos: list[TodoItem] = []
         self.activity: list[str] = []
         self.calls = 0
         self.failures = 0
@@ -82,7 +82,9 @@ class LiveView:
         )
 
     def _sweep_started(self, call_id: str, args: dict[str, Any]) -> None:
-        levels = args.get("levels") if isinstance(args.get("levels"), list) else []
+        levels = args.get("levels")
+        if not isinstance(levels, list):
+            levels = []
         port = args.get("port", "?")
         self._sweep_tasks[call_id] = self.sweeps.add_task(f"benchmark port {port}", total=len(levels) or 1, outcome="")
 

@@ -51,7 +51,8 @@ def benchmark_level(url: str, level: Level) -> dict[str, Any]:
         raise RuntimeError(f"the benchmark client failed in calibration: {done.stderr[-500:]}") from None
     if "fatal" in out or not out.get("levels"):
         raise RuntimeError(f"the benchmark client failed in calibration: {out.get('fatal')}")
-    return out["levels"][0]
+    measured: dict[str, Any] = out["levels"][0]
+    return measured
 
 
 def offer_simulated_hosts() -> None:

@@ -25,6 +25,7 @@ from specops.transcripts.events import (
 )
 
 from .execute import ScenarioRun, load_run
+from .scenario import Scenario
 
 TRANSCRIPT = "transcript.jsonl"
 REPORT = "report.json"
@@ -71,7 +72,7 @@ class RunEvidence:
         return cls(run=run, events=events, report=report)
 
     @property
-    def scenario(self):
+    def scenario(self) -> Scenario:
         return self.run.scenario
 
     @cached_property

@@ -21,6 +21,7 @@ from pydantic_ai.models import Model
 
 from specops.agent.final import FinalAnswer
 from specops.agent.policies.playbook import playbook_model
+from specops.agent.policies.playbook_configs import Candidate
 from specops.agent.policies.playbook_pipeline import Pipeline, Steps
 from specops.agent.policies.playbook_settings import parse_playbook_spec
 from specops.tools.sglang.handle import RunningServer
@@ -48,7 +49,7 @@ class DeletesTheCache(Pipeline):
 
 
 class RepeatsFailingLaunch(Pipeline):
-    def _launch(self, candidate) -> Steps:
+    def _launch(self, candidate: Candidate) -> Steps:
         if "port" not in candidate.config:
             candidate = candidate.with_(port=self.port)
         for _ in range(4):

@@ -207,7 +207,7 @@ class _Registries:
                     (n for n in self.module.body if isinstance(n, ast.FunctionDef) and n.name == function), None
                 )
                 last = called.body[-1] if called is not None and called.body else None
-                if isinstance(last, ast.Return) and last.value is not None:
+                if called is not None and isinstance(last, ast.Return) and last.value is not None:
                     return self(last.value, called)
             case ast.Name(id=name):
                 assigned = [
@@ -218,9 +218,9 @@ class _Registries:
                 if len(assigned) == 1:
                     return self(assigned[0], scope)
                 module = self._imported_from(name, scope)
-                value = module_constants(self.wheel.tree(module)).get(name)
-                if isinstance(value, list):
-                    return value
+                constant = module_constants(self.wheel.tree(module)).get(name)
+                if isinstance(constant, list):
+                    return constant
         raise NotStatic(ast.unparse(node))
 
     @staticmethod
@@ -242,7 +242,7 @@ class _Registries:
             if not (isinstance(node, ast.ClassDef) and node.name == owner):
                 continue
             for item in node.body:
-                target = item.target if isinstance(item, ast.AnnAssign) else None
+                target: ast.expr | None = item.target if isinstance(item, ast.AnnAssign) else None
                 if isinstance(item, ast.Assign) and len(item.targets) == 1:
                     target = item.targets[0]
                 value = getattr(item, "value", None)
@@ -842,7 +842,8 @@ def meta_info_speculative_keys(wheel: Wheel) -> list[str]:
                     isinstance(target, ast.Subscript)
                     and getattr(target.value, "id", None) == "meta_info"
                     and isinstance(target.slice, ast.Constant)
-                    and str(target.slice.value).startswith("spec_")
+                    and isinstance(target.slice.value, str)
+                    and target.slice.value.startswith("spec_")
                     and target.slice.value not in keys
                 ):
                     keys.append(target.slice.value)
@@ -980,7 +981,7 @@ def _strings(root: ast.AST) -> list[ast.expr]:
 
 
 def _templates(wheel: Wheel, modules: list[str], contains: str) -> list[tuple[str, ast.AST]]:
-    found = []
+    found: list[tuple[str, ast.AST]] = []
     for module in modules:
         text = wheel.text(module)
         if contains not in text:

@@ -278,7 +278,8 @@ def for_version(version: str) -> ReleaseFacts:
 def algorithm_history() -> dict[str, Any]:
     """`data/algorithm_history.json`: the releases scanned and the first of them taking each algorithm."""
     text = resources.files(__package__).joinpath("data", "algorithm_history.json").read_text(encoding="utf-8")
-    return json.loads(text)
+    history: dict[str, Any] = json.loads(text)
+    return history
 
 
 def first_release_with(algorithm: str) -> str | None:
@@ -286,7 +287,8 @@ def first_release_with(algorithm: str) -> str | None:
 
     The scan starts at 0.5.10; an algorithm already there may be older (see `algorithm_history()["scanned"]`).
     """
-    return algorithm_history()["first_release_with"].get(algorithm.upper())
+    first: str | None = algorithm_history()["first_release_with"].get(algorithm.upper())
+    return first
 
 
 LATEST = "0.5.23"

@@ -59,7 +59,7 @@ def from_add_argument(call: ast.Call, evaluate: StaticEval) -> LaunchFlag | None
     return LaunchFlag(
         names=tuple(names),
         dest=str(values.get("dest") or names[0].lstrip("-").replace("-", "_")),
-        kind=kind,  # type: ignore[arg-type]
+        kind=kind,
         type=type_name,
         choices=tuple(choices) if isinstance(choices, (list, tuple, set)) else None,
         choices_dynamic=dynamic_choices,
@@ -167,7 +167,7 @@ def from_record_field(field: ast.AnnAssign, evaluate: StaticEval) -> LaunchFlag 
 
     if meta.get("action") is not None:
         kind, custom = _kind_of_action(meta["action"])
-        return LaunchFlag(**common, kind=kind, default=value_default, action=custom)  # type: ignore[arg-type]
+        return LaunchFlag(**common, kind=kind, default=value_default, action=custom)
     inner = _unwrap_optional(raw_type)
     inner_parts = _subscript_parts(inner)
     choices = meta.get("choices")

@@ -307,7 +307,8 @@ async def _generate(client: httpx.AsyncClient, text: str, args: AcceptanceArgs) 
             raise _Transient(f"HTTP {response.status_code}: {response.text[:200]}")
         if response.status_code != 200:
             raise ValueError(f"HTTP {response.status_code}: {response.text[:300]}")
-        return response.json()["meta_info"]
+        meta_info: dict[str, Any] = response.json()["meta_info"]
+        return meta_info
 
     return await attempt()
 
@@ -316,7 +317,8 @@ async def _server_info_async(client: httpx.AsyncClient) -> dict[str, Any]:
     for path in SERVER_INFO_PATHS:
         response = await client.get(path)
         if response.status_code == 200:
-            return response.json()
+            info: dict[str, Any] = response.json()
+            return info
         if response.status_code != 404:
             break
     return {}
@@ -325,7 +327,9 @@ async def _server_info_async(client: httpx.AsyncClient) -> dict[str, Any]:
 Job = tuple[tuple[ThinkingMode | None, str], str]  # ((thinking mode, category), text to send)
 
 
-async def _evaluate(base_url: str, args: AcceptanceArgs, warmup: str, jobs: list[Job]) -> tuple[dict, list, list]:
+async def _evaluate(
+    base_url: str, args: AcceptanceArgs, warmup: str, jobs: list[Job]
+) -> tuple[dict[str, Any], list[tuple[tuple[ThinkingMode | None, str], dict[str, Any]]], list[str]]:
     """(server info after the eval, [((mode, category), meta_info)], errors)."""
     info: dict[str, Any] = {}
     limits = httpx.Limits(max_connections=args.concurrency)
@@ -335,7 +339,7 @@ async def _evaluate(base_url: str, args: AcceptanceArgs, warmup: str, jobs: list
         if args.flush_cache:
             await client.post("/flush_cache")
         gate = asyncio.Semaphore(args.concurrency)
-        results: list[tuple[tuple[ThinkingMode | None, str], dict]] = []
+        results: list[tuple[tuple[ThinkingMode | None, str], dict[str, Any]]] = []
         errors: list[str] = []
 
         async def run(key: tuple[ThinkingMode | None, str], text: str) -> None:

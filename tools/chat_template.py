@@ -78,7 +78,8 @@ def _token_text(value: object) -> str | None:
     if isinstance(value, str):
         return value
     if isinstance(value, dict) and isinstance(value.get("content"), str):  # AddedToken as JSON
-        return value["content"]
+        content: str = value["content"]
+        return content
     return None
 
 

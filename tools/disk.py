@@ -28,9 +28,9 @@ from .cluster.names import node_names
 from .context import ToolContext
 from .errors import HostCommandFailed, InvalidToolInput
 from .hosts import Host
-from .hub import host_hub_endpoint, list_repo
+from .hub import RepoListing, host_hub_endpoint, list_repo
 from .inputs import HostPath, RepoId, Revision
-from .parsers.df import DF_ARGS, PSEUDO_FSTYPES, parse_df
+from .parsers.df import DF_ARGS, PSEUDO_FSTYPES, DfRow, parse_df
 from .probing import probe
 from .registry import tool
 
@@ -79,7 +79,7 @@ class Mount(BaseModel):
     free: str
 
 
-def _mount(row) -> Mount:
+def _mount(row: DfRow) -> Mount:
     return Mount(
         mount_point=row.mount_point,
         source=row.source,
@@ -229,7 +229,7 @@ class DiskCheck(BaseModel):
     )
 
 
-def _present(listing, taken: dict[str, int] | None) -> tuple[int, int, int]:
+def _present(listing: RepoListing, taken: dict[str, int] | None) -> tuple[int, int, int]:
     """(bytes the listed files already take in the target, how many are there, bytes of partial downloads)."""
     if not taken:
         return 0, 0, 0

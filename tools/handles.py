@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .errors import ErrorKind, InvalidToolInput
 
@@ -68,7 +68,7 @@ class RunHandles:
     def running(self) -> list[RunningServer]:
         return [s for i, s in self.servers.items() if i not in self.stopped]
 
-    def restore(self, outcomes: Iterable[tuple[str, bool, dict]]) -> None:
+    def restore(self, outcomes: Iterable[tuple[str, bool, dict[str, Any]]]) -> None:
         """Rebuild from recorded (tool, ok, result or error record) triples, in call order (resume)."""
         from .download.models import DownloadHandle
         from .sglang.handle import RunningServer

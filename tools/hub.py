@@ -18,7 +18,7 @@ import fnmatch
 import os
 
 import httpx
-from huggingface_hub import HfApi, constants, get_token
+from huggingface_hub import HfApi, ModelInfo, constants, get_token
 from huggingface_hub.errors import GatedRepoError, HfHubHTTPError, RepositoryNotFoundError, RevisionNotFoundError
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from tenacity import retry, retry_if_exception, stop_after_attempt, wait_exponential
@@ -147,7 +147,7 @@ def list_repo(
         wait=wait_exponential(multiplier=0.5, max=8),
         reraise=True,
     )
-    def fetch():
+    def fetch() -> ModelInfo:
         return api.model_info(repo_id, revision=revision, files_metadata=True)
 
     try:

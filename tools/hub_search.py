@@ -10,7 +10,7 @@ evidence (algorithm words in its name or tags, the base models it names) and not
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Any, Literal
 
 import httpx
 from huggingface_hub import HfApi, ModelInfo
@@ -118,7 +118,7 @@ class HubSearch(BaseModel):
     more: bool = Field(description="The limit was reached: more repos match; narrow the search or raise the limit")
 
 
-def search_view(result: HubSearch) -> dict:
+def search_view(result: HubSearch) -> dict[str, Any]:
     """The planner sees each repo in one short line of facts (the tags it already filtered on stay in the report)."""
     return {
         "models": [

@@ -296,7 +296,7 @@ def _classify(
     approve_with: str,
     what: str,
     approvals: list[UserApproval],
-    covers: dict,
+    covers: dict[str, Any],
     needed: str | None = None,
 ) -> tuple[Safety, str, str | None]:
     """(safety, reason, approved_by) by the rule: specops' own goes freely, the rest on the user's approval;

@@ -14,7 +14,8 @@ from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelRe
 
 
 def dump_messages(messages: Sequence[ModelMessage]) -> list[dict[str, Any]]:
-    return ModelMessagesTypeAdapter.dump_python(list(messages), mode="json")
+    dumped: list[dict[str, Any]] = ModelMessagesTypeAdapter.dump_python(list(messages), mode="json")
+    return dumped
 
 
 def load_messages(data: Sequence[dict[str, Any]]) -> list[ModelMessage]:

@@ -61,7 +61,8 @@ class ToolSchema(BaseModel):
 
 def json_schema_of(model: type[BaseModel]) -> dict[str, Any]:
     """`model`'s JSON Schema, a fresh copy each time; generated once per class (it is slow, and every run asks)."""
-    return json.loads(_json_schema_text(model))
+    schema: dict[str, Any] = json.loads(_json_schema_text(model))
+    return schema
 
 
 @functools.lru_cache(maxsize=256)

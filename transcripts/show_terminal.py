@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rich.console import Console, Group
+from rich.console import Console, Group, RenderableType
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
@@ -97,7 +97,7 @@ def _row(entry: Entry, verbose: bool) -> tuple[Text, str, Text]:
 
 
 def _ending(t: Timeline) -> Group:
-    parts: list = []
+    parts: list[RenderableType] = []
     headline = t.headline
     if not headline:
         parts.append(Text("no report (the run did not finish)" if t.status is None else "no report", style="dim"))

@@ -151,7 +151,8 @@ class EventComparator:
 
     def _essence(self, event: EventBase) -> dict[str, Any]:
         """What an event is compared on, masked, as JSON (for the divergence's diff)."""
-        return json.loads(self._key(event))
+        essence: dict[str, Any] = json.loads(self._key(event))
+        return essence
 
     def _raw_essence(self, event: EventBase) -> dict[str, Any]:
         dumped = self._dumped.pop(id(event), None)

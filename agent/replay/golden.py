@@ -29,6 +29,7 @@ import importlib
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -127,7 +128,7 @@ def _serving(scenario: GoldenScenario) -> AbstractContextManager[str | None]:
     ):  # `python -m` puts the working directory first; an import from elsewhere may not
         sys.path.insert(0, str(Path.cwd()))
     try:
-        serve = getattr(importlib.import_module(module), name)
+        serve: Callable[[], AbstractContextManager[str | None]] = getattr(importlib.import_module(module), name)
     except ImportError as exc:
         raise SystemExit(
             f"{scenario.name}: cannot import {module} ({exc}): record it from the repository's root"

@@ -109,8 +109,10 @@ def recorded_failure(error: ErrorEvent) -> Exception:
     kind = error.kind if error.kind.isidentifier() else "RecordedModelFailure"
     prefix = f"{error.kind}: "
     if error.message.startswith(prefix):
-        return type(kind, (Exception,), {})(error.message[len(prefix) :])
-    return type(kind, (AgentRunError,), {})(error.message)
+        plain: Exception = type(kind, (Exception,), {})(error.message[len(prefix) :])
+        return plain
+    failure: AgentRunError = type(kind, (AgentRunError,), {})(error.message)
+    return failure
 
 
 def recorded_model(recorded: RecordedRun) -> RecordedModel:

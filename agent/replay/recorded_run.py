@@ -19,7 +19,7 @@ from specops.transcripts import (
     read_transcript,
 )
 
-from ..policies import is_playbook_spec
+from ..policies.playbook_settings import is_playbook_spec
 from ..run import TRANSCRIPT
 
 

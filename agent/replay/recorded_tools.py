@@ -51,7 +51,8 @@ def _unexpected(what: str) -> Exception:
     """A recorded tool bug, raised again with its original exception type's name (the loop records `kind` from it)."""
     name, _, message = what.partition(": ")
     exc_type = type(name if name.isidentifier() else "RecordedToolFailure", (Exception,), {})
-    return exc_type(message if name.isidentifier() else what)
+    failure: Exception = exc_type(message if name.isidentifier() else what)
+    return failure
 
 
 def serve_recorded(result: ToolResultEvent) -> ToolDone:

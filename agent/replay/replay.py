@@ -34,7 +34,8 @@ from specops.tools.hosts import HostRequest
 
 from ..budget import Budgets
 from ..host import HostOpener, RunHost
-from ..policies import PLAYBOOK, resolve_policy
+from ..policies import resolve_policy
+from ..policies.playbook_settings import PLAYBOOK
 from ..run import RunOptions, RunOutcome, RunSeams, new_run_id, open_live_host, request_of, run_goal_async
 from ..tool_runner import LiveTools
 from .comparator import EventComparator

@@ -17,7 +17,7 @@ left alone: a flag is raised only on a figure or a stated winner.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -66,7 +66,7 @@ _LEVEL = re.compile(
 )
 OPEN = 1 << 30  # the top of "above C=32": every level measured
 # How a word or operator before a concurrency opens it into a range: (lowest level included, highest).
-_LEVEL_BOUNDS = {
+_LEVEL_BOUNDS: dict[str, Callable[[int], tuple[int, int]]] = {
     **dict.fromkeys(("above", "beyond", "past", ">"), lambda c: (c + 1, OPEN)),
     **dict.fromkeys(("from", "at or above", ">=", "≥"), lambda c: (c, OPEN)),
     **dict.fromkeys(("below", "under", "<"), lambda c: (0, c - 1)),

@@ -18,6 +18,7 @@ from .pareto import frontier
 from .schema import AcceptanceSection, BenchmarkRow, ParetoPoint
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
 _DPI = 110
@@ -55,7 +56,7 @@ def _save(figure: Figure, path: Path) -> Path:
     return path
 
 
-def _log_concurrency_axis(axes, levels: list[int]) -> None:
+def _log_concurrency_axis(axes: Axes, levels: list[int]) -> None:
     if len(levels) > 1 and levels[-1] / max(levels[0], 1) >= 8:
         axes.set_xscale("log", base=2)
     axes.set_xticks(levels)

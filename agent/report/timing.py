@@ -18,7 +18,7 @@ from datetime import datetime
 
 from specops.agent.loop_tools import LOOP_TOOLS
 
-from .evidence import Evidence
+from .evidence import Evidence, ToolExchange
 from .host_time import calls_host_s, gpu_hours, host_time_section
 from .schema import Timing, TodoTime, ToolTime
 
@@ -70,7 +70,7 @@ def time_spent(evidence: Evidence) -> Timing:
                 gpu_hours=gpu_hours(host_s, host.gpu_count),
             )
         )
-    tools: dict[str, list] = {}
+    tools: dict[str, list[ToolExchange]] = {}
     for x in evidence.exchanges:
         tools.setdefault(x.tool, []).append(x)
     tool_times = [

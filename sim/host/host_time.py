@@ -38,7 +38,10 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 HOST_TIME_VARIABLE = "SPECOPS_SIM_HOST_TIME"
 INSTALLED_MARKER = "specops_host_time"  # set on a patched selector or Condition.wait: not wrapped twice
@@ -66,10 +69,16 @@ class HostClock:
         self.model_ns, self.wall_ns = int(model_ns), int(wall_ns)
         self.mono_ns, self.perf_ns = int(mono_ns), int(perf_ns)
         self.real = real  # the real clocks (the time module before install(), or a stand-in in tests)
-        self._time, self._mono, self._perf = real.time, real.monotonic, real.perf_counter
-        self._time_ns, self._mono_ns, self._perf_ns = real.time_ns, real.monotonic_ns, real.perf_counter_ns
-        self._process, self._thread = real.process_time, real.thread_time
-        self._process_ns, self._thread_ns = real.process_time_ns, real.thread_time_ns
+        self._time: Callable[[], float] = real.time
+        self._mono: Callable[[], float] = real.monotonic
+        self._perf: Callable[[], float] = real.perf_counter
+        self._time_ns: Callable[[], int] = real.time_ns
+        self._mono_ns: Callable[[], int] = real.monotonic_ns
+        self._perf_ns: Callable[[], int] = real.perf_counter_ns
+        self._process: Callable[[], float] = real.process_time
+        self._thread: Callable[[], float] = real.thread_time
+        self._process_ns: Callable[[], int] = real.process_time_ns
+        self._thread_ns: Callable[[], int] = real.thread_time_ns
 
     # wall clock: the modelled epoch
     def time(self) -> float:

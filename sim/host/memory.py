@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # annotations only: these run in every sim command, which must start fast
     from ..profiles.schema import Profile
+    from ..world.state_view import Record
 
 
 _USED_FRACTION = 0.0039
@@ -37,11 +38,11 @@ def _pages(n: float) -> int:
     return int(n) // PAGE * PAGE
 
 
-def total_bytes(profile: Profile) -> int:
+def total_bytes(profile: Profile | Record) -> int:
     return _pages(profile.memory_gib * 1024**3)
 
 
-def host_memory(profile: Profile) -> MemoryFigures:
+def host_memory(profile: Profile | Record) -> MemoryFigures:
     total = total_bytes(profile)
     used = _pages(total * _USED_FRACTION)
     cache = _pages(total * _CACHE_FRACTION)
@@ -55,6 +56,6 @@ def host_memory(profile: Profile) -> MemoryFigures:
     )
 
 
-def shm_size_bytes(profile: Profile) -> int:
+def shm_size_bytes(profile: Profile | Record) -> int:
     """/dev/shm: a tmpfs of half the RAM, the kernel's default."""
     return _pages(total_bytes(profile) / 2)

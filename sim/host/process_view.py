@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from ..world.layout import ROOT_VARIABLE
 
@@ -58,7 +59,7 @@ def install() -> None:
     if not root:
         return
 
-    def listdir(path: str | bytes | os.PathLike | None = ".") -> list:
+    def listdir(path: str | bytes | os.PathLike[str] | os.PathLike[bytes] | None = ".") -> list[Any]:
         names = _listdir(path)
         if path not in ("/proc", b"/proc", "/proc/", b"/proc/"):
             return names

@@ -170,6 +170,6 @@ class _HostFiles(SFTPServerInterface):
 def serve(paths: HostPaths) -> None:
     """Serve one sftp session on stdin/stdout until the client goes."""
     channel = _Stdio()
-    server = SFTPServer(channel, "sftp", server=None, sftp_si=_HostFiles, paths=paths)  # type: ignore[arg-type]
-    server.start_subsystem("sftp", None, channel)  # type: ignore[arg-type]
+    server = SFTPServer(channel, "sftp", server=None, sftp_si=_HostFiles, paths=paths)
+    server.start_subsystem("sftp", None, channel)
     sys.stdout.flush()

@@ -59,14 +59,15 @@ def keygen(path: Path) -> Path:
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        port: int = s.getsockname()[1]
+        return port
 
 
 @dataclass
 class SshServer:
     directory: Path
     port: int
-    process: subprocess.Popen
+    process: subprocess.Popen[bytes]
     client_key: Path
     host_key: Path
     known_hosts: Path

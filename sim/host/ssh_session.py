@@ -22,7 +22,7 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, NoReturn
+from typing import IO, Any, NoReturn
 
 from ..world import hardware
 from ..world.layout import WorldLayout
@@ -56,7 +56,7 @@ def _record_drop(layout: WorldLayout) -> None:
         f.write(json.dumps(counts))
 
 
-def _ssh_drop_fault(state: dict) -> dict | None:
+def _ssh_drop_fault(state: dict[str, Any]) -> dict[str, Any] | None:
     return next((f for f in state.get("faults", []) if f.get("name") == "ssh_drop"), None)
 
 

@@ -31,11 +31,11 @@ from typing import Any
 from aiohttp import web
 from pydantic import BaseModel
 
+from ..fault_names import FaultName
 from ..faults import (
     DatasetsMissing,
     DownloadCut,
     Fault,
-    FaultName,
     GatedRepo,
     HubThrottle,
     MissingRepo,

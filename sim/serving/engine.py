@@ -179,7 +179,7 @@ class Engine:
         self.stats = EngineStats()
         self.stalled = False  # a crash under load hangs the batch
         self._wakeup = asyncio.Event()
-        self._task: asyncio.Task | None = None
+        self._task: asyncio.Task[None] | None = None
         self._clock = 0.0
         self._peak_running = 0  # the most requests running since the engine was last idle
         self._steps = 0
@@ -193,7 +193,7 @@ class Engine:
         self._task = asyncio.get_running_loop().create_task(self._run(), name="sglang-sim-engine")
         self._task.add_done_callback(self._ended)
 
-    def _ended(self, task: asyncio.Task) -> None:
+    def _ended(self, task: asyncio.Task[None]) -> None:
         """The loop only ends when stopped; an exception ending it is the scheduler's crash, said and acted on."""
         if task.cancelled() or task.exception() is None:
             return

@@ -36,7 +36,8 @@ from typing import Any
 from aiohttp import web
 
 from ...sglang_releases.facts import LATEST, for_version
-from ..faults import CrashUnderLoad, CudaGraphDrafter, FaultName, LoadHang, OutOfMemory, ServerCrashAtStart, SlowLoad
+from ..fault_names import FaultName
+from ..faults import CrashUnderLoad, CudaGraphDrafter, LoadHang, OutOfMemory, ServerCrashAtStart, SlowLoad
 from ..profiles.schema import ServingSpec
 from ..world import gpu_registry, hardware, ports
 from ..world.clock import WorldClock

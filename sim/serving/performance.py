@@ -90,7 +90,9 @@ def _log2_distance(a: int, b: int) -> float:
     return abs(math.log2(max(a, 1)) - math.log2(max(b, 1)))
 
 
-def _parallel_distance(config: ParallelConfig, launch: Launch, with_graphs: bool = True) -> tuple:
+def _parallel_distance(
+    config: ParallelConfig, launch: Launch, with_graphs: bool = True
+) -> tuple[float, bool, bool, bool, float, str]:
     return (
         _log2_distance(config.tp * config.pp, launch.tp * launch.pp),
         config.pp != launch.pp,

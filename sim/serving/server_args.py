@@ -81,7 +81,8 @@ class _DeprecatedNoop(argparse.Action):
 def _warnings(namespace: argparse.Namespace) -> list[str]:
     if not hasattr(namespace, "deprecation_warnings"):
         namespace.deprecation_warnings = []
-    return namespace.deprecation_warnings
+    warnings: list[str] = namespace.deprecation_warnings
+    return warnings
 
 
 def _argparse_kwargs(flag: LaunchFlag) -> dict[str, Any]:

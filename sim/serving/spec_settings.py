@@ -181,7 +181,8 @@ def chain_acceptance(accept_length: float, depth: int) -> float:
 
 def _widen(a: float, breadth: float) -> float:
     """Per-position acceptance with `breadth` candidates, from that of one."""
-    return 1.0 - (1.0 - a) ** (breadth**TOPK_EXPONENT)
+    widened: float = 1.0 - (1.0 - a) ** (breadth**TOPK_EXPONENT)
+    return widened
 
 
 def accept_length_of(a: float, algorithm: str, settings: SpecSettings) -> float:

@@ -47,6 +47,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from ...sglang_releases.facts import LATEST, ReleaseFacts, for_version, version_tuple
 from .checkpoint import Checkpoint
@@ -100,9 +101,9 @@ def _refuse(release: ReleaseFacts, rule_id: str, **values: object) -> LaunchErro
     return _value_error(message)
 
 
-def drafter_dflash_config(drafter: Checkpoint) -> dict:
+def drafter_dflash_config(drafter: Checkpoint) -> dict[str, Any]:
     """Fields a DFlash drafter config carries; the nested dflash_config wins over the top level."""
-    merged = {
+    merged: dict[str, Any] = {
         k: drafter.config[k]
         for k in ("block_size", "target_layer_ids", "mask_token", "mask_token_id")
         if k in drafter.config

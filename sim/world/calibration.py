@@ -42,9 +42,12 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..profiles.schema import ParallelConfig, Profile, ServingSpec
+
+if TYPE_CHECKING:  # the serving model loads only when a launch is calibrated
+    from ..serving.performance import Launch
 
 STREAM_HEADROOM = 0.4  # the peak streams at most this share of the chunks/s sustained at saturation
 REQUEST_SHARE = 0.015  # a C=1 request loses at most this share of its modelled time to this machine
@@ -314,7 +317,7 @@ class _Server:
         return _level_client(f"http://127.0.0.1:{self.port}", level)
 
 
-def _launch(config: ParallelConfig):
+def _launch(config: ParallelConfig) -> Launch:
     from ..serving.performance import Launch
 
     return Launch(

@@ -36,6 +36,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 CLOCK_DIR = "clock"  # under the world's .sim directory
 COARSE_TICK_S = 0.01  # how far a file's modification time may lag this machine's clock (the kernel's coarse tick)
@@ -136,7 +137,7 @@ class WorldClock:
             await asyncio.sleep(min(max((target - now) / max(anchor.rate, 1e-9), poll_s), 0.5))
 
     # ------------------------------------------------------------------ internals
-    def _set(self, pid: int, record: dict) -> None:
+    def _set(self, pid: int, record: dict[str, Any]) -> None:
         with self._locked():
             anchor, parts = self._settle()
             now_wall = time.time()
@@ -240,7 +241,7 @@ class WorldClock:
                 fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def _participant(pid: int, record: dict, since_wall: float) -> Participant:
+def _participant(pid: int, record: dict[str, Any], since_wall: float) -> Participant:
     if record.get("hold"):
         return Participant(pid, hold=True, counted=True, since_wall=since_wall)
     horizon = record.get("horizon")

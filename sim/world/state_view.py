@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # not imported at run time: the view's readers stay light
     from ..profiles.schema import Profile
 
 
-class Record(dict):
+class Record(dict[str, Any]):
     """A JSON object whose keys read as attributes too."""
 
     __slots__ = ()

@@ -54,7 +54,7 @@ class SimWorld:
         self._ssh_lock = threading.Lock()  # the watch restarts the sshd; close stops it
 
     @classmethod
-    def start_fast(cls, profile: Profile | str, **kwargs) -> SimWorld:
+    def start_fast(cls, profile: Profile | str, **kwargs: Any) -> SimWorld:
         """A world at the quick-run scales, unless given: serving as fast as this machine keeps up with, measured
         now (calibration.py: at most the profile's fast_time_scale), loading at the profile's fast_load_time_scale.
         The choice and its measurement are kept in world.json and the world's summary."""

@@ -19,6 +19,7 @@ import argparse
 import asyncio
 import json
 import time
+from typing import Any
 
 
 class ReferenceServer:
@@ -79,14 +80,14 @@ class ReferenceServer:
         )
 
     @staticmethod
-    def _json(writer: asyncio.StreamWriter, status: int, payload: dict) -> None:
+    def _json(writer: asyncio.StreamWriter, status: int, payload: dict[str, Any]) -> None:
         data = json.dumps(payload).encode()
         writer.write(
             b"HTTP/1.1 %d X\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % (status, len(data))
             + data
         )
 
-    async def _stream(self, writer: asyncio.StreamWriter, body: dict) -> None:
+    async def _stream(self, writer: asyncio.StreamWriter, body: dict[str, Any]) -> None:
         start = time.perf_counter()
         total = int(body.get("max_tokens") or 16)
         options = body.get("stream_options") or {}

@@ -163,7 +163,8 @@ def _first_tokens_in(requests: Sequence[dict[str, Any]], start: float, end: floa
         for r in requests
         if r["chunk_s"] and r["start_s"] <= start < (r["end_s"] if r["end_s"] is not None else end)
     ]
-    return min(max([start, *firsts]), end)
+    first_of_all: float = min(max([start, *firsts]), end)
+    return first_of_all
 
 
 def steady_bounds(requests: Sequence[dict[str, Any]], duration: float) -> tuple[float, float] | None:

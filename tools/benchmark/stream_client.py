@@ -448,7 +448,7 @@ class Record:
         self.output_tokens = sum(counts) if counts and all(n is not None for n in counts) else None  # type: ignore[arg-type]
         self.finished = False
 
-    def as_json(self, origin: float) -> dict:
+    def as_json(self, origin: float) -> dict[str, Any]:
         known = all(n is not None for n in self.chunk_tokens)
         out = {
             "start_s": round(self.start - origin, 7),
@@ -475,8 +475,8 @@ class _LocalControl:
     def __init__(self, total: int | None, duration_s: float | None) -> None:
         loop = asyncio.get_running_loop()
         self.total, self.duration_s, self.issued = total, duration_s, 0
-        self._deadline: asyncio.Future = loop.create_future()
-        self._cut: asyncio.Future = loop.create_future()
+        self._deadline: asyncio.Future[float] = loop.create_future()
+        self._cut: asyncio.Future[float] = loop.create_future()
 
     def take(self) -> int | None:
         """The next request's index, or None when the level's count is issued."""
@@ -509,9 +509,9 @@ class _PipeControl:
         self.loop = loop = asyncio.get_running_loop()
         self.conn, self.counter, self.total = conn, counter, total
         self.gone = False
-        self.go: asyncio.Future = loop.create_future()
-        self._deadline: asyncio.Future = loop.create_future()
-        self._cut: asyncio.Future = loop.create_future()
+        self.go: asyncio.Future[float] = loop.create_future()
+        self._deadline: asyncio.Future[float] = loop.create_future()
+        self._cut: asyncio.Future[float] = loop.create_future()
         loop.add_reader(conn.fileno(), self._on_message)
 
     def _on_message(self) -> None:
@@ -535,7 +535,7 @@ class _PipeControl:
 
     def take(self) -> int | None:
         with self.counter.get_lock():
-            index = self.counter.value
+            index: int = self.counter.value
             if self.total is not None and index >= self.total:
                 return None
             self.counter.value = index + 1
@@ -570,7 +570,7 @@ class MetricsSampler:
         self.client, self.interval_s, self.origin = client, interval_s, origin
         self.samples: list[dict[str, Any]] = []
         self.available: bool | None = None
-        self.task: asyncio.Future | None = None
+        self.task: asyncio.Future[None] | None = None
         self.stopping = False
 
     def start(self) -> None:
@@ -683,7 +683,7 @@ class Client:
             sample[key] = None if not values else (max(values) if key == "token_usage" else sum(values))
         return sample
 
-    async def health(self) -> dict:
+    async def health(self) -> dict[str, Any]:
         """Whether the server still answers after a level: the first of HEALTH_PATHS it has (404: the next)."""
         for path in HEALTH_PATHS:
             try:
@@ -712,7 +712,7 @@ class Client:
             conn.close()
         return status
 
-    async def settle_api(self) -> dict:
+    async def settle_api(self) -> dict[str, Any]:
         """Decide the API (auto: native SGLang when /server_info or /get_server_info answers) and the model name."""
         status, info = await self.server_info()
         if self.api == "auto":
@@ -863,7 +863,7 @@ class Client:
         count = default_workers(estimate) if asked is None else int(asked)
         return max(1, min(count, bound))
 
-    async def run_level(self, level_index: int, level: LevelConfig) -> dict:
+    async def run_level(self, level_index: int, level: LevelConfig) -> dict[str, Any]:
         self.server_gone = False
         workers = self.worker_count(level, level_index)
         fallback = None
@@ -917,7 +917,7 @@ class Client:
             return share
         return share if level.get("max_concurrency") else min(share, OPEN_LOOP_CONNECTIONS)
 
-    async def _level_here(self, level_index: int, level: LevelConfig) -> tuple[dict, bool | None, Any]:
+    async def _level_here(self, level_index: int, level: LevelConfig) -> tuple[dict[str, Any], bool | None, Any]:
         """The level in this process (one worker): as the client ran before it had workers."""
         schedule = arrivals(level, level_index) if level.get("rate") else None
         slots = int(level.get("max_concurrency") or 0) if schedule is not None else int(level["concurrency"])
@@ -972,7 +972,7 @@ class Client:
         origin: float,
         schedule: list[tuple[int, float]] | None,
         slots: int,
-    ) -> dict:
+    ) -> dict[str, Any]:
         """One process's part of a level from `origin` on: its records (relative to origin), lag samples, CPU."""
         records: list[Record] = []
         lags: list[float] = []
@@ -1100,7 +1100,7 @@ class Client:
         idle = list(conns)
         opened = list(conns)
         gate = asyncio.Semaphore(slots) if slots else None
-        tasks: list[asyncio.Future] = []
+        tasks: list[asyncio.Future[None]] = []
         if until is not None:
             self.cut_at = until
 
@@ -1144,7 +1144,7 @@ class Client:
                 conn.close()
 
     @staticmethod
-    async def _stop(pending: set) -> None:
+    async def _stop(pending: set[asyncio.Future[Any]]) -> None:
         # Streams that deliver data stop themselves (LevelEnded); the silent ones are cancelled, again until
         # they stop: asyncio.wait_for before Python 3.12 swallows a cancellation that lands as its read
         # completes (bpo-42130).
@@ -1155,7 +1155,9 @@ class Client:
             _, pending = await asyncio.wait(pending, timeout=0.01)
 
     # -- a level over worker processes -----------------------------------------------------
-    async def _level_in_workers(self, level_index: int, level: LevelConfig, count: int) -> tuple[dict, Any, Any]:
+    async def _level_in_workers(
+        self, level_index: int, level: LevelConfig, count: int
+    ) -> tuple[dict[str, Any], Any, Any]:
         """The level split over `count` worker processes; their records merged as one process would give them."""
         schedule = arrivals(level, level_index) if level.get("rate") else None
         if schedule is None:
@@ -1171,7 +1173,7 @@ class Client:
             raise WorkersUnavailable(f"{type(exc).__name__}: {exc}") from None
         total = None if level.get("duration_s") else level.get("num_requests")
         loop = asyncio.get_running_loop()
-        inbox: asyncio.Queue = asyncio.Queue()
+        inbox: asyncio.Queue[tuple[int, tuple[str, Any]]] = asyncio.Queue()
         pipes: list[Any] = []
         procs: list[Any] = []
         config = dict(self.config, api=self.api, model=self.model)
@@ -1241,7 +1243,7 @@ class Client:
         # (the request's index in the level, start, request): one process lists its requests in index order, the
         # order of their prompts (a reader that replays a request's prompt finds it by its place in the list); two
         # processes can take consecutive indices and start them in the other order, so the start cannot say.
-        placed: list[tuple[float, float, dict]] = []
+        placed: list[tuple[float, float, dict[str, Any]]] = []
         lags: list[float] = []
         summaries = []
         finished = origin
@@ -1288,16 +1290,18 @@ class Client:
             measured["rate"] = _rate_summary(level, schedule, requests)
         return measured, flushed, before
 
-    async def _coordinate(self, level: LevelConfig, pipes: list[Any], inbox: asyncio.Queue, origin: float) -> list:
+    async def _coordinate(
+        self, level: LevelConfig, pipes: list[Any], inbox: asyncio.Queue[tuple[int, tuple[str, Any]]], origin: float
+    ) -> list[dict[str, Any]]:
         """The parent's part while the workers measure: the duration's deadline once every worker's first wave has
         its first tokens, the window's cut once one worker saw it close, a server gone told to all; their results."""
         count = len(pipes)
         duration = level.get("duration_s")
-        results: dict[int, dict] = {}
+        results: dict[int, dict[str, Any]] = {}
         waves: set[int] = set()
         deadline_sent = cut_sent = False
 
-        def others(k: int, message: tuple) -> None:
+        def others(k: int, message: tuple[str, Any]) -> None:
             for j, pipe in enumerate(pipes):
                 if j != k and j not in results:
                     _send(pipe, message)
@@ -1324,14 +1328,16 @@ class Client:
         return [results[k] for k in range(count)]
 
 
-def _send(pipe: Any, message: tuple) -> None:
+def _send(pipe: Any, message: tuple[str, Any]) -> None:
     try:
         pipe.send(message)
     except (OSError, ValueError):  # that worker is gone: its own result says so
         pass
 
 
-def _pipe_reader(loop: asyncio.AbstractEventLoop, pipe: Any, k: int, inbox: asyncio.Queue) -> Callable[[], None]:
+def _pipe_reader(
+    loop: asyncio.AbstractEventLoop, pipe: Any, k: int, inbox: asyncio.Queue[tuple[int, tuple[str, Any]]]
+) -> Callable[[], None]:
     def on_readable() -> None:
         try:
             while pipe.poll():
@@ -1343,7 +1349,7 @@ def _pipe_reader(loop: asyncio.AbstractEventLoop, pipe: Any, k: int, inbox: asyn
     return on_readable
 
 
-def _worker_process(conn: Any, job: dict, counter: Any) -> None:
+def _worker_process(conn: Any, job: dict[str, Any], counter: Any) -> None:
     """A worker process's entry (multiprocessing, spawn): its share of one level, its result sent to the parent."""
     try:
         run_loop(_worker_level(conn, job, counter))
@@ -1357,7 +1363,7 @@ def _worker_process(conn: Any, job: dict, counter: Any) -> None:
         conn.close()
 
 
-async def _worker_level(conn: Any, job: dict, counter: Any) -> None:
+async def _worker_level(conn: Any, job: dict[str, Any], counter: Any) -> None:
     client = Client(job["config"])
     level, level_index = job["level"], job["level_index"]
     control = _PipeControl(conn, counter, job["total"])
@@ -1399,7 +1405,7 @@ def _edge_grace(records: list[Record]) -> float:
     return min(EDGE_GRACE_MAX_S, gaps[len(gaps) // 2] / 2) if gaps else 0.0
 
 
-def align_edges(requests: list[dict], read_until: float | None) -> int:
+def align_edges(requests: list[dict[str, Any]], read_until: float | None) -> int:
     """Place the chunks of the steps at a window level's edges as one process would have read them (in place);
     returns how many chunks it moved.
 
@@ -1463,7 +1469,7 @@ def _lag_summary(lags: list[float]) -> dict[str, Any]:
     }
 
 
-def _worker_summary(share: dict, pid: int, clock_offset_s: float, lags: list[float]) -> dict[str, Any]:
+def _worker_summary(share: dict[str, Any], pid: int, clock_offset_s: float, lags: list[float]) -> dict[str, Any]:
     return {
         "pid": pid,
         "concurrency": share["concurrency"],
@@ -1474,7 +1480,9 @@ def _worker_summary(share: dict, pid: int, clock_offset_s: float, lags: list[flo
     }
 
 
-def _rate_summary(level: LevelConfig, schedule: list[tuple[int, float]], requests: list[dict]) -> dict[str, Any]:
+def _rate_summary(
+    level: LevelConfig, schedule: list[tuple[int, float]], requests: list[dict[str, Any]]
+) -> dict[str, Any]:
     """An open-loop level's arrivals as asked and as sent: the client's own send delay (start - scheduled)."""
     rate = level["rate"]
     delays = sorted(r["start_s"] - r["scheduled_s"] for r in requests if r.get("scheduled_s") is not None)
@@ -1489,14 +1497,14 @@ def _rate_summary(level: LevelConfig, schedule: list[tuple[int, float]], request
     }
 
 
-def _in_flight_events(requests: list[dict]) -> list[tuple[float, int]]:
+def _in_flight_events(requests: list[dict[str, Any]]) -> list[tuple[float, int]]:
     """(time, +1 at a start or -1 at an end) in time order, an end before a start at the same instant."""
     return sorted(
         [(r["start_s"], 1) for r in requests] + [(r["end_s"], -1) for r in requests if r["end_s"] is not None]
     )
 
 
-def _level_concurrency(level: LevelConfig, requests: list[dict]) -> int:
+def _level_concurrency(level: LevelConfig, requests: list[dict[str, Any]]) -> int:
     """A closed level's concurrency; an open level's cap, else the most requests it had in flight at once."""
     if not level.get("rate"):
         return int(level["concurrency"])
@@ -1517,7 +1525,7 @@ def _info_summary(info: dict[str, Any]) -> dict[str, Any]:
     return summary
 
 
-async def run(config: ClientConfig) -> dict:
+async def run(config: ClientConfig) -> dict[str, Any]:
     client = Client(config)
     settled = await client.settle_api()
     levels = []
@@ -1541,7 +1549,7 @@ async def run(config: ClientConfig) -> dict:
     }
 
 
-def _aborted_level(level: LevelConfig, why: str) -> dict:
+def _aborted_level(level: LevelConfig, why: str) -> dict[str, Any]:
     failed = Record(0.0)
     failed.error, failed.end = why, 0.0
     return {

@@ -181,7 +181,7 @@ def run_client(ctx: ToolContext, args: BenchmarkArgs, config: dict[str, Any]) ->
             details=details,
         )
     try:
-        out = json.loads(result.stdout)
+        out: dict[str, Any] = json.loads(result.stdout)
     except json.JSONDecodeError:
         raise BenchmarkClientFailed(
             f"the benchmark client exited {result.exit_code} without a result",

@@ -77,7 +77,8 @@ def _config_from_hub(repo_id: str, revision: str, endpoint: str, token: SecretSt
             tempfile.TemporaryDirectory(prefix="specops-config-") as cache_dir,
             open(hub_file(repo_id, "config.json", revision, endpoint, token, cache_dir), encoding="utf-8") as f,
         ):
-            return json.load(f)
+            config: dict[str, Any] = json.load(f)
+            return config
     except GatedRepoError:
         raise RepoGated(
             f"{repo_id} is gated on {endpoint}",
@@ -117,7 +118,8 @@ def _config_from_hub(repo_id: str, revision: str, endpoint: str, token: SecretSt
 def _config_from_disk(host: Host, directory: str) -> dict[str, Any]:
     path = posixpath.join(directory, "config.json")
     try:
-        return json.loads(host.read_file(path))
+        config: dict[str, Any] = json.loads(host.read_file(path))
+        return config
     except RemoteFileNotFound:
         raise ConfigNotFound(
             f"{path} does not exist on {host.spec}",

@@ -221,7 +221,8 @@ class SshHost(Host):
         deadline = time.monotonic() + _DROP_SETTLE_S
         while transport.is_active() and time.monotonic() < deadline:
             time.sleep(0.02)
-        return transport.is_active()
+        active: bool = transport.is_active()
+        return active
 
     def _recover(self, drop: _Dropped, what: str) -> None:
         """After a drop: reconnect, then kill the interrupted command's group if it may still run.
@@ -429,7 +430,8 @@ class SshHost(Host):
         def read(sftp: paramiko.SFTPClient) -> bytes:
             with sftp.open(path, "rb") as f:
                 f.prefetch()
-                return f.read()
+                data: bytes = f.read()
+                return data
 
         try:
             return self._file_op(f"reading {path}", read)

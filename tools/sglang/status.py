@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -18,6 +21,8 @@ from .server_http import (
     parse_metrics,
     raw_server_info,
 )
+
+T = TypeVar("T")
 
 
 class StatusArgs(BaseModel):
@@ -129,7 +134,8 @@ def server_status(ctx: ToolContext, args: StatusArgs) -> ServerStatus:
     )
 
 
-def _quietly(fetch):  # noqa: ANN001, ANN202 - one helper for "this endpoint may be missing"
+def _quietly(fetch: Callable[[], T]) -> T | None:
+    """What `fetch` returns, or None when the endpoint is missing or the server does not answer."""
     try:
         return fetch()
     except (httpx.HTTPError, PortNotListening, HostError, ValueError):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 
 from ..memory import MemoryFigures, host_memory
 from ._world import current_world
@@ -39,7 +40,7 @@ def human(n: int, base: int = 1024) -> str:
     raise AssertionError("unreachable")
 
 
-def render(m: MemoryFigures, cell, total_row: bool) -> str:
+def render(m: MemoryFigures, cell: Callable[[int], str], total_row: bool) -> str:
     lines = [
         HEADER,
         f"{'Mem:':<9}{cell(m.total):>11} {cell(m.used):>11} {cell(m.free):>11} {cell(m.shared):>11} "

@@ -18,6 +18,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from ...world.clock import WorldClock
 from ...world.layout import WorldLayout
@@ -29,7 +30,9 @@ HOST_SITE = str(Path(__file__).resolve().parent.parent / "host_site")
 SERVER = ["-m", "sglang.launch_server"]  # the simulator's server: real seconds, no host clock
 
 
-def program_environment(env: dict[str, str], layout: WorldLayout, state: dict, argv: list[str]) -> dict[str, str]:
+def program_environment(
+    env: dict[str, str], layout: WorldLayout, state: dict[str, Any], argv: list[str]
+) -> dict[str, str]:
     """The environment the real interpreter runs `argv` with: the host's site directory and host_site/ first on
     PYTHONPATH; a program other than the server gets the host's clock, anchored now."""
     env = dict(env)

@@ -72,7 +72,7 @@ def install() -> None:
 
     def presented(call: Any) -> Any:
         def stat_as_host_counts(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
-            st = call(path, *args, **kwargs)
+            st: os.stat_result = call(path, *args, **kwargs)
             if args or kwargs.get("dir_fd") is not None or not isinstance(path, (str, bytes, os.PathLike)):
                 return st  # a descriptor or a path relative to one: left as the kernel says
             if getattr(inside, "active", False):

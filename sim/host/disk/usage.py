@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # annotations only: these run in every sim command, which must start fast
     from ...world.state import MountState, WorldState
+    from ...world.state_view import WorldStateView
 
 
 @dataclass(frozen=True)
@@ -64,14 +65,14 @@ def apparent_bytes(top: Path, excluded: set[Path]) -> tuple[int, int]:
     return total, entries
 
 
-def excluded_dirs(world: WorldState, mount: MountState) -> set[Path]:
+def excluded_dirs(world: WorldState | WorldStateView, mount: MountState) -> set[Path]:
     """What a mount's accounting skips: the simulator's bookkeeping and the mounts nested in it."""
     own = Path(mount.path)
     nested = {Path(m.path) for m in world.mounts if m is not mount and Path(m.path).is_relative_to(own)}
     return nested | {world.layout.sim_dir}
 
 
-def stored_bytes(world: WorldState, mount: MountState) -> int:
+def stored_bytes(world: WorldState | WorldStateView, mount: MountState) -> int:
     return apparent_bytes(Path(mount.path), excluded_dirs(world, mount))[0]
 
 
@@ -81,7 +82,7 @@ _BYTES_PER_INODE = 16384
 _BYTES_PER_FILE = 262144
 
 
-def mount_usage(world: WorldState, mount: MountState) -> MountUsage:
+def mount_usage(world: WorldState | WorldStateView, mount: MountState) -> MountUsage:
     if mount.kind == "real":
         st = os.statvfs(mount.path)
         return MountUsage(
@@ -106,7 +107,7 @@ def mount_usage(world: WorldState, mount: MountState) -> MountUsage:
     )
 
 
-def mount_of(world: WorldState, path: str) -> MountState:
+def mount_of(world: WorldState | WorldStateView, path: str) -> MountState:
     """The mount a path lies on: the deepest mount whose directory holds realpath(path).
 
     A path outside the root is on `/`: the host has nothing else.

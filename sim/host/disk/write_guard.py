@@ -69,7 +69,8 @@ class GuardedFile:
     def write(self, data: Any) -> int:
         size = len(data.encode()) if isinstance(data, str) else memoryview(data).nbytes
         self._guard.reserve(size, self._file.flush)
-        return self._file.write(data)
+        written: int = self._file.write(data)
+        return written
 
     def writelines(self, lines: Any) -> None:
         for line in lines:

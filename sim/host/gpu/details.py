@@ -19,8 +19,12 @@ Line = tuple[int, str, str | None]
 
 
 def _gpu_lines(gpu: SimGpu) -> list[Line]:
-    mib = lambda n: f"{n} MiB"  # noqa: E731 - local shorthand
-    watts = lambda w: f"{w:.2f} W"  # noqa: E731
+    def mib(n: int) -> str:
+        return f"{n} MiB"
+
+    def watts(w: float) -> str:
+        return f"{w:.2f} W"
+
     lines: list[Line] = [
         (1, "Product Name", gpu.name),
         (1, "Product Brand", "NVIDIA"),

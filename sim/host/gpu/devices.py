@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # annotations only: these run in every sim command, which must start fast
     from ...profiles.schema import Profile
     from ...world.gpu_registry import GpuHolding
+    from ...world.state_view import Record
 
 
 @dataclass(frozen=True)
@@ -56,19 +57,19 @@ class SimGpu:
         return 0
 
 
-def numa_node_of(index: int, profile: Profile) -> int:
+def numa_node_of(index: int, profile: Profile | Record) -> int:
     """GPUs split evenly over the NUMA nodes, the first half on node 0."""
     return index * profile.gpus.numa_nodes // profile.gpus.count
 
 
-def cpu_affinity(node: int, profile: Profile) -> str:
+def cpu_affinity(node: int, profile: Profile | Record) -> str:
     """The logical CPUs local to a NUMA node, as a range list (`0-63`)."""
     per_node = max(1, profile.cpu.cores // profile.gpus.numa_nodes)
     first = node * per_node
     return f"{first}-{first + per_node - 1}" if per_node > 1 else str(first)
 
 
-def _pci_bus(index: int, profile: Profile) -> int:
+def _pci_bus(index: int, profile: Profile | Record) -> int:
     # Root ports of each NUMA node sit in their own half of the bus range, as on a 2-socket board.
     nodes = profile.gpus.numa_nodes
     per_node = -(-profile.gpus.count // nodes)
@@ -78,11 +79,11 @@ def _pci_bus(index: int, profile: Profile) -> int:
     return 0x18 + node * half + position * ((half - 0x18) // per_node)
 
 
-def gpu_uuid(index: int, profile: Profile) -> str:
+def gpu_uuid(index: int, profile: Profile | Record) -> str:
     return "GPU-" + str(uuid.uuid5(uuid.NAMESPACE_DNS, f"{profile.hostname}.gpu{index}"))
 
 
-def host_gpus(profile: Profile, processes: list[GpuHolding]) -> list[SimGpu]:
+def host_gpus(profile: Profile | Record, processes: list[GpuHolding]) -> list[SimGpu]:
     spec = profile.gpus
     gpus = []
     for index in range(spec.count):

@@ -14,6 +14,7 @@ from .devices import SimGpu, cpu_affinity
 
 if TYPE_CHECKING:  # annotations only: these run in every sim command, which must start fast
     from ...profiles.schema import Profile
+    from ...world.state_view import Record
 
 # The header row is underlined with ANSI escapes, as the real tool prints it to a terminal or a pipe.
 _UNDERLINE_ON = "\x1b[4m"
@@ -32,7 +33,7 @@ Legend:
 """
 
 
-def link(a: SimGpu, b: SimGpu, profile: Profile) -> str:
+def link(a: SimGpu, b: SimGpu, profile: Profile | Record) -> str:
     if a.index == b.index:
         return " X "
     if profile.gpus.interconnect == "nvlink":
@@ -43,7 +44,7 @@ def link(a: SimGpu, b: SimGpu, profile: Profile) -> str:
     return "PIX" if a.index // 2 == b.index // 2 else "NODE"
 
 
-def render_topology(gpus: list[SimGpu], profile: Profile) -> str:
+def render_topology(gpus: list[SimGpu], profile: Profile | Record) -> str:
     names = [f"GPU{g.index}" for g in gpus]
     header = "\t" + _UNDERLINE_ON + "\t".join(names + ["CPU Affinity", "NUMA Affinity", "GPU NUMA ID"]) + _UNDERLINE_OFF
     lines = [header]
