@@ -19,6 +19,25 @@ from .playbook_configs import BENCHMARK_LEVELS, SPEC_LAYOUTS
 
 PLAYBOOK = "playbook"
 SPEC_SEPARATOR = ";"
+
+
+def settings_text(changed: dict[str, object]) -> str:
+    """Settings as a policy spec writes them: `key=value` joined by SPEC_SEPARATOR, tuples as `1,32,64`."""
+    return SPEC_SEPARATOR.join(
+        f"{k}={','.join(map(str, v)) if isinstance(v, tuple) else v}" for k, v in changed.items()
+    )
+
+
+def settings_pairs(text: str) -> list[tuple[str, str, str | None]]:
+    """A spec's `key=value;key=value` as (pair as written, key, value: None without `=`); `levels` split at commas
+    by the caller that knows it."""
+    pairs = []
+    for pair in filter(None, (p.strip() for p in text.split(SPEC_SEPARATOR))):
+        key, eq, value = pair.partition("=")
+        pairs.append((pair, key.strip(), value.strip() if eq else None))
+    return pairs
+
+
 _RENAMED = {"dflash_layouts": "spec_layouts"}  # spelled so in the specs of runs recorded before other algorithms
 
 
@@ -101,10 +120,7 @@ class PlaybookSettings(BaseModel):
     def spec(self) -> str:
         """The policy spec that gives these settings (`playbook` for the defaults)."""
         changed = self.model_dump(exclude_defaults=True)
-        if not changed:
-            return PLAYBOOK
-        parts = [f"{k}={','.join(map(str, v)) if isinstance(v, tuple) else v}" for k, v in changed.items()]
-        return f"{PLAYBOOK}:{SPEC_SEPARATOR.join(parts)}"
+        return f"{PLAYBOOK}:{settings_text(changed)}" if changed else PLAYBOOK
 
 
 def is_playbook_spec(spec: str) -> bool:
@@ -117,15 +133,14 @@ def parse_playbook_spec(spec: str) -> PlaybookSettings:
         raise PlaybookSettingsError(f"not a playbook spec: {spec!r}")
     _, _, rest = spec.partition(":")
     values: dict[str, object] = {}
-    for pair in filter(None, (p.strip() for p in rest.split(SPEC_SEPARATOR))):
-        key, eq, value = pair.partition("=")
-        key = _RENAMED.get(key.strip(), key.strip())
-        if not eq or key not in PlaybookSettings.model_fields:
+    for pair, key, value in settings_pairs(rest):
+        key = _RENAMED.get(key, key)
+        if value is None or key not in PlaybookSettings.model_fields:
             raise PlaybookSettingsError(
                 f"playbook setting {pair!r}: expected key=value with key one of {', '.join(PlaybookSettings.model_fields)}"
             )
-        values[key] = [v.strip() for v in value.split(",")] if key == "levels" else value.strip()
-        if key == "ar_layouts" and value.strip().lower() in ("", "none", "all"):
+        values[key] = [v.strip() for v in value.split(",")] if key == "levels" else value
+        if key == "ar_layouts" and value.lower() in ("", "none", "all"):
             values[key] = None
     try:
         return PlaybookSettings.model_validate(values)

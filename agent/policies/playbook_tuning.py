@@ -23,17 +23,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from specops.tools.drafters import DraftSettings
-from specops.tools.sglang.config import SpeculativeAlgorithm
+from specops.tools.sglang.config import EAGLE_FAMILY, SpeculativeAlgorithm
 
 MOSTLY_ACCEPTED = 0.55  # share of draft steps accepted above which a longer chain is tried
 OFTEN_REJECTED = 0.4  # below which (with top-k 1) a wider tree is tried
 TREE_TOPK = 4
-_EAGLE_FAMILY = (
-    SpeculativeAlgorithm.EAGLE,
-    SpeculativeAlgorithm.EAGLE3,
-    SpeculativeAlgorithm.NEXTN,
-    SpeculativeAlgorithm.STANDALONE,
-)
 
 
 @dataclass(frozen=True)
@@ -57,7 +51,7 @@ def settings_to_try(
         return []
     steps, topk, tokens = defaults.num_steps, defaults.eagle_topk, defaults.num_draft_tokens
     found: list[Tuning] = []
-    if algorithm in _EAGLE_FAMILY:
+    if algorithm in EAGLE_FAMILY:
         accepted = (accept_length - 1) / steps if accept_length is not None and steps else None
         if accepted is not None and accepted >= MOSTLY_ACCEPTED:
             longer = steps + 2

@@ -191,18 +191,19 @@ class SearchPipeline(Pipeline):
             self.trials.append(Trial(len(self.trials) + 1, name, candidate.name, value))
             if self.download_state == DownloadState.RUNNING:
                 yield from self._poll_download()
-        self.done.append(self._search_line(space, study))
+        if len(self.trials) >= self.search.trials:
+            ended = f"the budget of {self.search.trials} trials spent"
+        elif len(told) >= space.size:
+            ended = "every configuration of the space measured"
+        else:
+            ended = f"the sampler proposing only measured configurations ({MAX_REPEATS} in a row)"
+        self.done.append(self._search_line(space, study, ended))
 
-    def _search_line(self, space: SearchSpace, study: optuna.Study) -> str:
+    def _search_line(self, space: SearchSpace, study: optuna.Study, ended: str) -> str:
         measured = [t for t in self.trials if t.name is not None]
         failed = [t for t in self.trials if t.name is None]
         order = ", ".join(f"{t.number}. {t.name or f'{t.proposed} (did not come up)'}" for t in self.trials)
         repeated = len(study.trials) - len(self.trials)
-        ended = (
-            "every configuration of the space measured"
-            if len(self.trials) < self.search.trials
-            else f"the budget of {self.search.trials} trials spent"
-        )
         return (
             f"search: {self.search.describe()} over {space.size} configurations ({len(space.layouts)} layouts, "
             f"{self._spoken} on {len(space.speculative_layouts)} of them, {len(space.draft_settings())} drafter "

@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .playbook_settings import SPEC_SEPARATOR, PlaybookSettings
+from .playbook_settings import PlaybookSettings, settings_pairs, settings_text
 
 SEARCH = "search"
 SAMPLERS = ("tpe", "random")
@@ -53,8 +53,7 @@ class SearchSettings(BaseModel):
         changed = self.model_dump(exclude_defaults=True, exclude={"sampler", "measurement"})
         measured = self.measurement.model_dump(exclude_defaults=True)
         changed |= {k: v for k, v in measured.items() if k in MEASUREMENT_SETTINGS}
-        parts = [f"{k}={','.join(map(str, v)) if isinstance(v, tuple) else v}" for k, v in changed.items()]
-        return f"{SEARCH}:{self.sampler}" + (":" + SPEC_SEPARATOR.join(parts) if parts else "")
+        return f"{SEARCH}:{self.sampler}" + (f":{settings_text(changed)}" if changed else "")
 
     def describe(self) -> str:
         how = "TPE" if self.sampler == "tpe" else "random search"
@@ -82,11 +81,10 @@ def parse_search_spec(spec: str) -> SearchSettings:
     own = set(SearchSettings.model_fields) - {"sampler", "measurement"}
     values: dict[str, object] = {"sampler": sampler}
     measurement: dict[str, object] = {}
-    for pair in filter(None, (p.strip() for p in pairs.split(SPEC_SEPARATOR))):
-        key, eq, value = (part.strip() for part in pair.partition("="))
-        if eq and key in own:
+    for pair, key, value in settings_pairs(pairs):
+        if value is not None and key in own:
             values[key] = value
-        elif eq and key in MEASUREMENT_SETTINGS:
+        elif value is not None and key in MEASUREMENT_SETTINGS:
             measurement[key] = [v.strip() for v in value.split(",")] if key == "levels" else value
         else:
             keys = ", ".join(sorted(own | MEASUREMENT_SETTINGS))

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from specops.tools.drafters import DrafterConfig
-from specops.tools.sglang.config import SpeculativeAlgorithm
+from specops.tools.sglang.config import EAGLE_FAMILY, SpeculativeAlgorithm
 from specops.tools.speculative_support import SpeculativeSupport
 
 from .playbook_configs import Candidate, speculative_candidates
@@ -37,12 +37,6 @@ if TYPE_CHECKING:
 # A smaller and a larger static pool than SGLang's default (None): less KV cache and more room for activations and
 # CUDA graphs, or the other way round. Launch recovery raises a pool that is too small (playbook_recovery.py).
 MEM_FRACTIONS: tuple[float | None, ...] = (None, 0.8, 0.9)
-_EAGLE_FAMILY = (
-    SpeculativeAlgorithm.EAGLE,
-    SpeculativeAlgorithm.EAGLE3,
-    SpeculativeAlgorithm.NEXTN,
-    SpeculativeAlgorithm.STANDALONE,
-)
 
 # Parameter names, as the trials and a study's history carry them.
 LAYOUT, SPECULATIVE, DRAFT_TOKENS, STEPS, TOPK = "layout", "speculative", "draft_tokens", "steps", "topk"
@@ -85,7 +79,7 @@ class SearchSpace:
 
     def draft_settings(self) -> list[dict[str, int]]:
         """Every distinct drafter setting (launch config fields), SGLang's defaults first when none is tuned."""
-        if self.algorithm in _EAGLE_FAMILY and self.steps and self.topk and self.draft_tokens:
+        if self.algorithm in EAGLE_FAMILY and self.steps and self.topk and self.draft_tokens:
             found = [self._eagle(s, k, d) for s in self.steps for k in self.topk for d in self.draft_tokens]
             return list({tuple(sorted(f.items())): f for f in found}.values())
         if self.draft_tokens:
@@ -127,7 +121,7 @@ class SearchSpace:
         )
 
     def _drafter_draw(self, trial: BaseTrial) -> dict[str, int]:
-        if self.algorithm in _EAGLE_FAMILY and self.steps and self.topk and self.draft_tokens:
+        if self.algorithm in EAGLE_FAMILY and self.steps and self.topk and self.draft_tokens:
             steps = trial.suggest_categorical(STEPS, self.steps)
             topk = trial.suggest_categorical(TOPK, self.topk)
             return self._eagle(steps, topk, trial.suggest_categorical(DRAFT_TOKENS, self.draft_tokens))
@@ -146,7 +140,7 @@ class SearchSpace:
         ]
         if self.speculative_layouts:
             draft: dict[str, Any] = {}
-            if self.algorithm in _EAGLE_FAMILY and self.steps:
+            if self.algorithm in EAGLE_FAMILY and self.steps:
                 draft = {STEPS: self.steps[0], TOPK: self.topk[0], DRAFT_TOKENS: self.draft_tokens[0]}
             elif self.draft_tokens:
                 draft = {DRAFT_TOKENS: self.draft_tokens[-1]}
@@ -177,7 +171,7 @@ def search_space(
     elif algorithm is SpeculativeAlgorithm.NGRAM and defaults is not None:
         d = defaults.num_draft_tokens
         tokens = _distinct([d, d // 2, d // 3])
-    elif algorithm in _EAGLE_FAMILY and defaults is not None:
+    elif algorithm in EAGLE_FAMILY and defaults is not None:
         s, k, d = defaults.num_steps, defaults.eagle_topk, defaults.num_draft_tokens
         steps = (s, *(v for v in _distinct([s - 2, s + 2]) if v != s))
         topk = (k, *(v for v in _distinct([1, TREE_TOPK]) if v != k))

@@ -59,6 +59,16 @@ DRAFT_MODEL_ALGORITHMS = frozenset(
     }
 )
 
+# Algorithms that draft in steps with SGLang's EAGLE settings (steps, top-k, draft tokens).
+EAGLE_FAMILY = frozenset(
+    {
+        SpeculativeAlgorithm.EAGLE,
+        SpeculativeAlgorithm.EAGLE3,
+        SpeculativeAlgorithm.NEXTN,
+        SpeculativeAlgorithm.STANDALONE,
+    }
+)
+
 
 class ServerConfig(BaseModel):
     """One SGLang server: target model, parallelism, memory, CUDA graphs, speculative decoding, HTTP."""

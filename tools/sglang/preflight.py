@@ -14,7 +14,7 @@ import difflib
 from ...sglang_releases.facts import ReleaseFacts, first_release_with
 from .capabilities import SglangCapabilities
 from .command import needed_flags
-from .config import ServerConfig, SpeculativeAlgorithm
+from .config import EAGLE_FAMILY, ServerConfig, SpeculativeAlgorithm
 from .errors import SglangRuleViolation, SglangTooOld, UnsupportedFlags
 
 
@@ -37,14 +37,6 @@ _NO_DP_ATTENTION = {
 }
 
 
-_EAGLE_FAMILY = frozenset(
-    {
-        SpeculativeAlgorithm.EAGLE,
-        SpeculativeAlgorithm.EAGLE3,
-        SpeculativeAlgorithm.NEXTN,
-        SpeculativeAlgorithm.STANDALONE,
-    }
-)
 _ALL_OR_NONE = (
     "set speculative_num_steps, speculative_eagle_topk and block_size together, or none of them "
     "(SGLang then picks all three for the target)"
@@ -100,7 +92,7 @@ def check_rules(config: ServerConfig, release: ReleaseFacts) -> None:
             remedy=f"serve {algorithm.value} on a layout without DP attention (tensor or expert parallel)",
             details={"rule": rule_id, "version": release.version},
         )
-    if algorithm in _EAGLE_FAMILY:
+    if algorithm in EAGLE_FAMILY:
         _check_eagle_params(config, release)
     if algorithm is not SpeculativeAlgorithm.DFLASH:
         return
