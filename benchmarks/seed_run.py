@@ -5,8 +5,7 @@ terminal display is not timed) RUNS times and prints, from each run's transcript
 wall time, time inside tools (the host doing the work, tools that overlap each
 other counted once), time waiting on the policy, and what is left, the
 harness's own time (planning the next step, recording, the report), also per
-model request; the quick run's time scale and how it was chosen (the world's
-calibration, sim/world/calibration.py). Then, from its report.json, every
+model request; the quick run's time scale (the profile's fast_time_scale). Then, from its report.json, every
 benchmark level's tok/s beside the simulator's truth (the eval grader's Truth: a
 speculative level's at the acceptance its own requests drew, replayed) and its error against the TARGET, and a summary per kind (autoregressive,
 speculative).
@@ -101,7 +100,7 @@ def one_run(root: Path, index: int) -> bool:
     )
     opened = next((e.host for e in events if e.type == "host_opened"), None)
     sim = opened.sim if opened is not None else {}
-    print(f"  time scale {sim.get('time_scale')}: {sim.get('time_scale_choice') or 'given'}")
+    print(f"  time scale {sim.get('time_scale')}")
     report = Report.model_validate_json((outcome.run_dir / "report.json").read_text())
     lines, within, total = accuracy(report, benchmark_sweeps(pair_tool_calls(events)))
     print(f"  tok/s vs the profile's truth, {within} of {total} levels within {TARGET:.0%}:")

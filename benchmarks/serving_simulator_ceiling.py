@@ -5,8 +5,7 @@ with a time scale so high that the model asks for more than any machine gives,
 and reads C concurrent /generate streams from this (separate) process for a few
 seconds. The chunk rate is the ceiling: past it the engine keeps the token rate
 by putting more tokens in each chunk, so tests must keep modelled rate x
-time_scale under the chunk ceiling when they need one token per chunk. Last, the
-quick run's calibration (sim/world/calibration.py): what it measures and the scale it picks.
+time_scale under the chunk ceiling when they need one token per chunk.
 
     .venv/bin/python benchmarks/serving_simulator_ceiling.py
 """
@@ -20,15 +19,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from specops.cli.simulated_hosts import offer_simulated_hosts  # noqa: E402
-from specops.sim.profiles import load_profile  # noqa: E402
-from specops.sim.world.calibration import calibrated_time_scale  # noqa: E402
 from specops.sim.world.ports import resolve_port  # noqa: E402
 from tests.sim.serving_client import measure_throughput  # noqa: E402
 from tests.sim.serving_world import build_world, launch_args, start_server, stop_server, wait_ready  # noqa: E402
 
 SECONDS = 4.0
-offer_simulated_hosts()  # the quick run's calibration measures with the benchmark client
 
 
 def run(concurrency: int, time_scale: float, dflash: bool) -> tuple[float, float]:
@@ -65,11 +60,6 @@ def main() -> None:
         tok_s, chunks_s = run(c, scale, dflash)
         mode = "dflash_ep4" if dflash else "ep4"
         print(f"{mode:<14}{c:>5}{scale:>12.0f}{asked:>13.0f}{tok_s:>10.0f}{chunks_s:>10.0f}{tok_s / chunks_s:>10.2f}")
-    # What a quick run measures at its start, with the benchmark tool's own client, and the scale it picks.
-    print(
-        "quick-run calibration (sim/world/calibration.py):",
-        calibrated_time_scale(load_profile("seed-ct200")).describe(),
-    )
 
 
 if __name__ == "__main__":

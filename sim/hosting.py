@@ -176,8 +176,7 @@ def _start_world(profile: str, request: HostRequest) -> Any:
                 f"bad --sim-fault: {describe_fault_error(spec, exc)} (see `specops sim faults`)"
             ) from None
     try:
-        # The profile's quick-run scales unless told: loading far faster than serving, and serving as fast
-        # as this machine can stream the profile's peak to a benchmark client.
+        # The profile's quick-run scales unless told: loading far faster than serving.
         time_scale = _time_scale(request)
         if time_scale is None:
             return SimWorld.start_fast(profile, faults=faults)

@@ -315,9 +315,7 @@ class SimSettings(_Strict):
     fast_time_scale: float = Field(
         default=8.0,
         gt=0,
-        description="The most a quick run's time scale (`specops run` on a sim host by default) may be: the "
-        "scale itself is measured at the run's start (sim/world/calibration.py), as fast as this machine serves "
-        "the profile's peak throughput to a benchmark client, up to this",
+        description="A quick run's time scale (`specops run` on a sim host without --time-scale)",
     )
     fast_load_time_scale: float = Field(default=400.0, gt=0, description="The load time scale of a quick run")
     byte_scale: int = Field(

@@ -1,27 +1,29 @@
 """The continuous-batching engine: one asyncio task stepping the running batch.
 
-Time is kept on a virtual clock in wall seconds: each decode step of n running
-requests lasts step_time(n) / time_scale, and step k ends at a fixed point on that
-clock. When the event loop is late (busy writing streams), the engine runs every
-step that is due at once before yielding, so the token rate follows the model
-and not the machine's speed; a request's stream then carries all the tokens made
-since its last write in one chunk (as SGLang's detokenizer does when it falls
-behind). Except when the batch grows past the most it has run since the engine
-was idle (a level opening: a burst of requests the server is slow to accept, which
-is this machine's time): then the owed steps are dropped, so each new request's
-first token is followed by a full step (_joined_on_time). What a machine sustains is measured by benchmarks/serving_simulator_ceiling.py
-(and at a quick run's start by sim/world/calibration.py, which picks the time scale).
+The server runs on the world's clock (sim/host/host_time.py: its asyncio loop's
+time is the modelled host's), so a decode step of n running requests lasts
+step_time(n) modelled seconds and step k ends at a fixed point on that clock;
+the engine's wait for it is a horizon the clock does not pass until the engine
+has run the step, so a starved server stops the clock instead of falling
+behind it; after each step (and each prefill's first tokens, and a burst of
+arrivals at an idle engine) the clock stands until the world has taken them in
+(pacing.py). When the loop is late all the same (a clock reading taken before a
+step), the engine runs every step that is due at once before yielding, and a
+request's stream then carries all the tokens made since its last write in one
+chunk (as SGLang's detokenizer does when it falls behind). Except when the batch
+grows past the most it has run since the engine was idle (a level opening):
+then the owed steps are dropped, so each new request's first token is followed
+by a full step (_joined_on_time).
 
 As in SGLang, the prefill pass samples a request's first token: a request of N
 tokens has its first at the end of its prefill and the other N - 1 from decode
 (or verify) steps. A request that arrives while the engine is idle is admitted at
 the moment the server received it (GenerationRequest.arrived, stamped by the HTTP
-layer), not when this task next runs: the server's own handling of the request
-is this machine's time, which the time scale must not multiply into modelled
-time. Within a step, the streams of requests that finished in it are woken after
-the others, so a request's last chunk never arrives before the chunks its
-batch-mates made in the same step (a client that closes its measuring window at
-the first finished request then counts that whole step).
+layer), not when this task next runs. Within a step, the streams of requests
+that finished in it are woken after the others, so a request's last chunk never
+arrives before the chunks its batch-mates made in the same step (a client that
+closes its measuring window at the first finished request then counts that
+whole step).
 """
 
 from __future__ import annotations
@@ -34,13 +36,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..profiles.schema import PromptKind
+from .pacing import RealTimePacer, WorldPacer
 from .performance import AcceptanceSampler, PerformanceModel
 
 MAX_CATCH_UP_STEPS = 2000  # per loop turn, so a long stall cannot freeze the loop
-# asyncio's timers fire late by a fraction of a millisecond (epoll's timeout is rounded up to whole milliseconds):
-# waking this much early keeps steps on their modelled times on average, where late wake-ups would add up to
-# dead time at every request's end, which the time scale multiplies.
-TIMER_SLACK_S = 0.0003
 
 
 @dataclass
@@ -63,6 +62,7 @@ class GenerationRequest:
     prefill_done_at: float = 0.0
     log_metrics: bool = True  # False for /health_generate's probe, which SGLang keeps out of its counters
     correct_drafts_histogram: list[int] = field(default_factory=list)
+    responded: bool = True  # False while a stream's handler has yet to end the response (http_api.py)
     _update: asyncio.Event = field(default_factory=asyncio.Event)
 
     def __post_init__(self) -> None:
@@ -149,7 +149,6 @@ class Engine:
     def __init__(
         self,
         model: PerformanceModel,
-        time_scale: float,
         max_running_requests: int,
         max_total_tokens: int,
         cuda_graph_max_bs: int,
@@ -160,10 +159,16 @@ class Engine:
         accept_rate_in_log: bool,
         on_running: Callable[[int], None] | None = None,
         on_failure: Callable[[BaseException], None] | None = None,
+        time_scale: float = 1.0,
+        pacer: RealTimePacer | WorldPacer | None = None,
     ) -> None:
         self.model = model
-        self._on_failure = on_failure  # the engine loop died: the server must not sit on its requests
+        # Modelled seconds per second of the loop's clock: 1 on the world's clock (a server on a sim host); the
+        # server run outside a sim host (tests, benchmarks) runs on this machine's clock, time_scale times faster.
         self.time_scale = time_scale
+        self.pacer = pacer if pacer is not None else RealTimePacer()
+        self._stepped: list[GenerationRequest] = []  # the requests given tokens since the last settle
+        self._on_failure = on_failure  # the engine loop died: the server must not sit on its requests
         self.max_running_requests = max_running_requests
         self.max_total_tokens = max_total_tokens
         self.cuda_graph_max_bs = cuda_graph_max_bs
@@ -291,6 +296,7 @@ class Engine:
                     self.stats.finished_total += 1
                     self.stats.count_finished(r)
                 r.notify()
+            self._stepped.extend(ready)
             ready = [r for r in ready if not r.finished]
             self.running.extend(ready)
             if len(self.running) > self._peak_running:
@@ -314,8 +320,10 @@ class Engine:
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
+        pacer = self.pacer
         while True:
             if self.stalled or not (self.running or self.prefilling or self.waiting):
+                pacer.idle()
                 self._wakeup.clear()
                 await self._wakeup.wait()
                 if self.stalled:
@@ -323,19 +331,24 @@ class Engine:
                 self._peak_running = 0
                 # From when the server received the first waiting request: its own handling is not modelled time.
                 self._clock = max(self._clock, min((r.arrived for r in self.waiting), default=loop.time()))
+                # On the world's clock, the clock stands there until the client has sent what it sends at once (a
+                # level's first requests): they all arrive at that moment, as from a client a real host runs.
+                await pacer.reach(loop, self._clock)
+                await pacer.settle(lambda: True)
             now = loop.time()
             self._clock = max(self._clock, now - 1.0)  # never owe more than a second after idling
             self._admit(self._clock)
             self._joined_on_time(self._join_prefilled(self._clock), loop)
+            if self._stepped:  # first tokens out of a prefill: taken in before the clock moves on
+                await self._settle()
             if not self.running:
                 due = min(r.prefill_done_at for r in self.prefilling) if self.prefilling else now
                 self._clock = max(self._clock, due)
-                await asyncio.sleep(max(due - now - TIMER_SLACK_S, 0))
+                await pacer.reach(loop, due)
                 continue
-            step = self.model.step_time(len(self.running)) / self.time_scale
-            end = self._clock + step
-            if end > now + TIMER_SLACK_S:
-                await asyncio.sleep(end - now - TIMER_SLACK_S)
+            end = self._clock + self.model.step_time(len(self.running)) / self.time_scale
+            if end > now:
+                await pacer.reach(loop, end)
             # Run every step that is due by now (at least one), then yield.
             for _ in range(MAX_CATCH_UP_STEPS):
                 self._clock = end
@@ -347,7 +360,15 @@ class Engine:
                 end = self._clock + self.model.step_time(len(self.running)) / self.time_scale
                 if end > loop.time():
                     break
-            await asyncio.sleep(0)
+            await self._settle()
+
+    async def _settle(self) -> None:
+        """Let the world take in the tokens made since the last settle before the clock moves on (pacing.py)."""
+        stepped = self._stepped
+        await self.pacer.settle(
+            lambda: all(r.aborted or (r.sent >= r.generated and (r.responded or not r.finished)) for r in stepped)
+        )
+        stepped.clear()
 
     def _step(self, wall: float) -> None:
         running = self.running
@@ -373,6 +394,8 @@ class Engine:
                 r.notify()
         for r in finished:  # their streams are woken last: a last chunk follows its batch-mates' chunks
             r.notify()
+        self._stepped.extend(running)
+        self._stepped.extend(finished)
         self._interval_tokens += tokens
         if self.model.speculative:
             self.stats.verify_steps_total += len(running)
@@ -393,7 +416,6 @@ class Engine:
     def _log_decode(self, batch_size: int) -> None:
         now = time.monotonic()
         elapsed = max(now - self._interval_started, 1e-9)
-        # In the modelled host's tokens per second: the engine runs time_scale times faster than that host.
         self.stats.last_gen_throughput = self._interval_tokens / (elapsed * self.time_scale)
         parts = [
             f"#running-req: {batch_size}",

@@ -235,6 +235,7 @@ class Api:
         """Stream SSE: `chunk(start, end, finished)` gives the payloads for tokens [start, end)."""
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
         await resp.prepare(request)
+        r.responded = False
         self.s.engine.submit(r)
         start = 0
         try:
@@ -249,9 +250,12 @@ class Api:
                 if done:
                     break
             await resp.write(b"data: [DONE]\n\n")
+            await resp.write_eof()  # the response ends here, not after the handler returns: the engine waits for it
         except BaseException:
             self.s.engine.abort(r)
             raise
+        finally:
+            r.responded = True
         return resp
 
     # ---------------------------------------------------------------- parsing bodies

@@ -39,8 +39,10 @@ from ...sglang_releases.facts import LATEST, for_version
 from ..fault_names import FaultName
 from ..faults import CrashUnderLoad, CudaGraphDrafter, LoadHang, OutOfMemory, ServerCrashAtStart, SlowLoad
 from ..profiles.schema import ServingSpec
+from ..world import clock as world_clock
 from ..world import gpu_registry, hardware, ports
 from ..world.clock import WorldClock
+from ..world.quiescence import Quiescence
 from ..world.state import WorldState
 from . import node_faults
 from .checkpoint import GIB, Checkpoint, load_checkpoint
@@ -68,6 +70,7 @@ from .multinode import (
     node_placement,
     remote_exit_lines,
 )
+from .pacing import WorldPacer
 from .performance import Launch, PerformanceModel, build_performance_model, default_random_seed
 from .server_args import ServerArgs, parse_server_args
 from .spec_settings import canonical_algorithm
@@ -818,7 +821,6 @@ class Launcher:
 
         engine = Engine(
             model=p.model,
-            time_scale=self.world.time_scale,
             max_running_requests=max_running,
             max_total_tokens=p.plan.max_total_tokens,
             cuda_graph_max_bs=args.cuda_graph_max_bs,
@@ -829,8 +831,17 @@ class Launcher:
             accept_rate_in_log="accept rate" in "".join(self.release.log_lines.decode_batch),
             on_running=on_running,
             on_failure=self._scheduler_failed,
+            pacer=self._pacer(),
         )
         return engine
+
+    def _pacer(self) -> WorldPacer | None:
+        """The engine's steps on the world's clock, which this process reads as its own (host_time.py); None where
+        it does not (a server started outside a sim host's `python`: this machine's clock)."""
+        if world_clock.process_world is None:
+            return None
+        quiescence = Quiescence(self.clock.dir, self.layout.ports_dir)
+        return WorldPacer(self.clock, world_clock.process_boot, quiescence)
 
     def _scheduler_failed(self, error: BaseException) -> None:
         """A bug in the simulated scheduler: SGLang's words for a scheduler exception, then the server dies (as

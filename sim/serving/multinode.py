@@ -50,9 +50,11 @@ from typing import NoReturn
 from aiohttp import web
 
 from ..fault_names import FaultName
+from ..world.clock import this_machine_monotonic, wall_sleep
 from .errors import SGLANG_SRC, LaunchError, scheduler_traceback, server_args_traceback
 
 DEFAULT_DIST_TIMEOUT_S = 600  # torch's default process-group timeout with NCCL
+JOIN_POLL_S = 0.01  # how often rank 0 looks for nodes that joined (this machine's seconds)
 # The least wall time a rendezvous waits here, however fast loading is scaled: the nodes' processes start one after
 # another over SSH on a busy machine, seconds apart, which no real rendezvous would notice.
 MIN_WAIT_WALL_S = 20.0
@@ -371,15 +373,14 @@ class RankZeroStore:
 
     async def wait_joined(self) -> None:
         """Until every node has joined; after the dist timeout, torch's DistStoreError."""
-        deadline = time.monotonic() + max(self.timeout_s / self.time_scale, MIN_WAIT_WALL_S)
+        deadline = this_machine_monotonic() + max(self.timeout_s / self.time_scale, MIN_WAIT_WALL_S)
         while len(self.peers) < self.placement.nnodes - 1:
-            left = deadline - time.monotonic()
+            left = deadline - this_machine_monotonic()
             if left <= 0:
                 joined = (len(self.peers) + 1) * self.placement.ranks_per_node
                 raise store_timeout_error(self.timeout_s, joined, self.placement.world_size)
-            self._changed.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._changed.wait(), left)
+            # This machine's seconds: the world's clock may stand meanwhile (this server's own start-up holds it).
+            await wall_sleep(min(left, JOIN_POLL_S))
         self.log(
             ALL_JOINED_LINE.format(nnodes=self.placement.nnodes, address=self.address, world=self.placement.world_size)
         )
@@ -490,17 +491,17 @@ class RankLink:
     async def join(self) -> None:
         """Connect (retrying until the dist timeout), introduce this node, and wait for every node to have joined:
         torch's client errors when rank 0 cannot be reached or gives up first."""
-        deadline = time.monotonic() + max(self.timeout_s / self.time_scale, MIN_WAIT_WALL_S)
+        deadline = this_machine_monotonic() + max(self.timeout_s / self.time_scale, MIN_WAIT_WALL_S)
         while True:
             try:
                 self._reader, self._writer = await asyncio.open_connection("127.0.0.1", self.address.port)
                 break
             except OSError:
-                if time.monotonic() >= deadline:
+                if this_machine_monotonic() >= deadline:
                     raise client_timeout_error(
                         self.address.host, self.address.port, self.timeout_s, self.stamp()
                     ) from None
-                await asyncio.sleep(CONNECT_RETRY_S)
+                await wall_sleep(CONNECT_RETRY_S)
         p = self.placement
         await _send(
             self._writer,

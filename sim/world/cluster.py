@@ -25,7 +25,6 @@ import yaml
 
 from ..faults import Fault, parse_fault
 from ..profiles.cluster import ClusterProfile, load_cluster_profile
-from .calibration import calibrated_time_scale
 from .world import SimWorld
 
 NODE_PARAMETER = "node"
@@ -69,9 +68,9 @@ class SimCluster:
         ssh: bool = False,
         download_mb_s: float | None = None,
     ) -> SimCluster:
-        """Start every node. Without `time_scale` the node profile's quick-run scale is measured once (as
-        SimWorld.start_fast does) and every node runs at it, so their clocks agree. `download_mb_s` replaces the
-        node profile's Hub bandwidth on every node."""
+        """Start every node. Without `time_scale` every node runs at the first node profile's quick-run scales (its
+        fast_time_scale, loading at its fast_load_time_scale, as SimWorld.start_fast does), so their clocks agree.
+        `download_mb_s` replaces the node profile's Hub bandwidth on every node."""
         if isinstance(profile, str):
             profile = load_cluster_profile(profile)
         count = len(profile.nodes)
@@ -87,10 +86,8 @@ class SimCluster:
                 for node in nodes
             ]
         first = nodes[0]
-        choice: dict[str, Any] | None = None
         if time_scale is None:
-            measured = calibrated_time_scale(first)
-            time_scale, choice = measured.time_scale, {**measured.facts(), "text": measured.describe()}
+            time_scale = first.sim.fast_time_scale
             load_time_scale = load_time_scale or first.sim.fast_load_time_scale
         root = Path(tempfile.mkdtemp(prefix=f"specops-sim-{profile.name}-"))
         worlds: list[SimWorld] = []
@@ -102,7 +99,6 @@ class SimCluster:
                     root=root / node.hostname,
                     time_scale=time_scale,
                     load_time_scale=load_time_scale,
-                    time_scale_choice=choice,
                 )
                 worlds.append(world)
                 if ssh:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -57,11 +57,6 @@ class WorldState(DerivedFromState, BaseModel):
     created_at: datetime
     mounts: list[MountState]
     env: dict[str, str] = Field(description="Environment every command on the host runs with")
-    time_scale_choice: dict[str, Any] | None = Field(
-        default=None,
-        description="How a quick run's time scale was chosen (sim/world/calibration.py TimeScaleChoice.facts, with "
-        "its `describe` line as `text`); None: given (a profile's, or the caller's)",
-    )
 
     def save(self) -> None:
         path = self.layout.state_file

@@ -29,7 +29,6 @@ from ..profiles import builtin_profiles, load_profile
 from ..profiles.cluster import is_cluster_profile
 from ..profiles.schema import Profile
 from . import hardware
-from .calibration import calibrated_time_scale
 from .gpu_registry import live_holdings
 from .layout import SIM_HOST_PREFIX, WORLD_DIR_PREFIX, WorldLayout, world_root, world_runs_at, world_spec
 from .ports import read_entry
@@ -55,15 +54,13 @@ class SimWorld:
 
     @classmethod
     def start_fast(cls, profile: Profile | str, **kwargs: Any) -> SimWorld:
-        """A world at the quick-run scales, unless given: serving as fast as this machine keeps up with, measured
-        now (calibration.py: at most the profile's fast_time_scale), loading at the profile's fast_load_time_scale.
-        The choice and its measurement are kept in world.json and the world's summary."""
+        """A world at the quick-run scales, unless given: serving at the profile's fast_time_scale, loading at its
+        fast_load_time_scale. The world's clock stands while its programs work, so this machine's speed does not
+        change the figures."""
         if isinstance(profile, str):
             profile = load_profile(profile)
         if kwargs.get("time_scale") is None:
-            choice = calibrated_time_scale(profile)
-            kwargs["time_scale"] = choice.time_scale
-            kwargs["time_scale_choice"] = {**choice.facts(), "text": choice.describe()}
+            kwargs["time_scale"] = profile.sim.fast_time_scale
         kwargs.setdefault("load_time_scale", profile.sim.fast_load_time_scale)
         return cls.start(profile, **kwargs)
 
@@ -77,13 +74,11 @@ class SimWorld:
         time_scale: float | None = None,
         load_time_scale: float | None = None,
         mount_backing: dict[str, Path] | None = None,
-        time_scale_choice: dict[str, Any] | None = None,
     ) -> SimWorld:
         """Build a sim host for `profile` and start its Hub emulator.
 
         `root` defaults to a new temporary directory, removed again on close;
-        a given root must be empty or absent and is kept. `time_scale_choice`: how `time_scale` was chosen
-        (start_fast's calibration), kept in world.json.
+        a given root must be empty or absent and is kept.
         """
         if isinstance(profile, str):
             profile = load_profile(profile)
@@ -121,10 +116,6 @@ class SimWorld:
             if owns_root:
                 shutil.rmtree(root, ignore_errors=True)
             raise
-        if time_scale_choice is not None:
-            state.time_scale_choice = time_scale_choice
-            state.save()
-            log.info("sim world time scale %gx: %s", state.time_scale, time_scale_choice.get("text", ""))
         return cls(state, hub, owns_root=owns_root)
 
     @classmethod
@@ -214,11 +205,6 @@ class SimWorld:
             "home": str(self.layout.home),
             "faults": [f.name.value for f in self.state.faults],
             "time_scale": self.state.time_scale,
-            **(
-                {"time_scale_choice": self.state.time_scale_choice["text"], "calibration": self.state.time_scale_choice}
-                if self.state.time_scale_choice
-                else {}
-            ),
             "load_time_scale": self.state.load_time_scale,
             "byte_scale": self.state.byte_scale,
             "pid": os.getpid(),

@@ -135,8 +135,9 @@ def _stop_the_loader_once(root: Path, *, pause_s: float) -> _Stopper:
 
 
 def _launcher_pid(root: Path) -> int | None:
-    procs = root / ".sim" / "clock" / "procs"
-    pids = [int(p.name) for p in procs.iterdir() if p.name.isdigit()] if procs.is_dir() else []
+    """The process whose loading schedule the clock follows: the one whole-process participant waiting on it."""
+    clock = WorldClock(root / ".sim")
+    pids = [p.pid for p in clock.memory.participants()]
     return pids[0] if pids else None
 
 
@@ -171,7 +172,7 @@ def test_a_reader_held_up_while_reading_keeps_a_loader_waiting(
     read, and the next one does not come back below it."""
     import threading
 
-    real_anchor = clock._anchor  # noqa: SLF001 - the one step a reader can be held up after
+    real_anchor = clock.memory.header  # the one step a reader can be held up after
     horizon = clock.now() + 1.0  # 10 ms ahead at the clock's rate of 100
     loader = threading.Thread(target=clock.wait_for, args=(horizon,))
 
@@ -182,7 +183,7 @@ def test_a_reader_held_up_while_reading_keeps_a_loader_waiting(
             time.sleep(0.05)  # and this reader gets no CPU for 50 ms (5 modelled s)
         return anchor
 
-    monkeypatch.setattr(clock, "_anchor", anchor_then_held_up)
+    monkeypatch.setattr(clock.memory, "header", anchor_then_held_up)
     first = clock.now()
     loader.join()
     second = clock.now()
@@ -197,7 +198,7 @@ def test_a_loader_held_up_before_it_writes_keeps_readers_waiting(
     anchor on past the point the loader fixed, and the next reading came back below it."""
     import threading
 
-    real_write = clock._write_anchor  # noqa: SLF001 - the step a writer can be held up before
+    real_write = clock.memory.write_header  # the step a writer can be held up before
     writing = threading.Event()
 
     def held_up(anchor):
@@ -205,7 +206,7 @@ def test_a_loader_held_up_before_it_writes_keeps_readers_waiting(
         time.sleep(0.05)  # 5 modelled s at the clock's rate of 100
         real_write(anchor)
 
-    monkeypatch.setattr(clock, "_write_anchor", held_up)
+    monkeypatch.setattr(clock.memory, "write_header", held_up)
     horizon = clock.now()  # reached by the time the loader names it
     loader = threading.Thread(target=clock.wait_for, args=(horizon,))
     loader.start()

@@ -52,7 +52,7 @@ from .worlds import open_group
 pytestmark = [pytest.mark.timeout(180), pytest.mark.slow]  # generous: other simulations share this machine
 
 CLUSTER = "h100x16-2node"
-TIME_SCALE = 2.0  # the node profile's quick-run serving scale
+TIME_SCALE = 2.0  # the serving scale these tests run the cluster at
 LOAD_SCALE = 100.0
 MODEL = "/data/models/Kimi-K2.6"  # h100x8-ib's, at the same host path on both nodes
 HOSTNAMES = ["h100-a", "h100-b"]

@@ -50,7 +50,7 @@ if importlib.util.find_spec("sglang_router") is None:
 pytestmark = [pytest.mark.timeout(180), pytest.mark.slow]  # generous: other simulations share this machine
 
 CLUSTER = "h100x16-2node"
-TIME_SCALE = 2.0  # the node profile's quick-run serving scale
+TIME_SCALE = 2.0  # the serving scale these tests run the cluster at
 LOAD_SCALE = 100.0
 MODEL = "/data/models/Qwen3-32B"  # h100x8-ib's (tp1/tp2/tp4/tp8), at the same host path on both nodes
 HOSTNAMES = ["h100-a", "h100-b"]

@@ -3,49 +3,49 @@
 `--version` answers with the profile's Python; everything else runs the real
 interpreter with the host's site directory (its `sglang`) and host_site/ first
 on PYTHONPATH: its sitecustomize installs the sim host's hooks (the disk-full
-guard, disk/write_guard.py; the host's clock, host_time.py). A program it runs
-(a script, `-c` code, a module) gets the host's clock: the world's clock now,
-running at the world's time_scale (HOST_TIME_VARIABLE), so what it measures is
-in the modelled host's seconds. The simulator's own server (`-m
-sglang.launch_server`) does not: it paces itself in real seconds. This runs
-before every `python -c` and `python -m sglang.launch_server`, so it reads
-world.json with `json` alone instead of loading the typed WorldState.
+guard, disk/write_guard.py; the host's clock, host_time.py). Every program it
+runs (a script, `-c` code, a module, the simulator's own server) reads and
+waits on the world's clock (HOST_TIME_VARIABLE), so what it measures is in the
+modelled host's seconds and its waits are the host's. This runs before every
+`python -c` and `python -m sglang.launch_server`, so it reads world.json with
+`json` alone instead of loading the typed WorldState.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from ...world.clock import WorldClock
+from ...world.hardware import boot_time
 from ...world.layout import WorldLayout
 from ..disk.write_guard import first_on_pythonpath
-from ..host_time import HOST_TIME_VARIABLE, anchor_value
+from ..host_time import HOST_TIME_VARIABLE, variable_value
 from . import ROOT_VARIABLE
 
 HOST_SITE = str(Path(__file__).resolve().parent.parent / "host_site")
-SERVER = ["-m", "sglang.launch_server"]  # the simulator's server: real seconds, no host clock
+SERVER = ["-m", "sglang.launch_server"]  # the simulator's server: its start-up keeps its wrapper's hold
 
 
 def program_environment(
     env: dict[str, str], layout: WorldLayout, state: dict[str, Any], argv: list[str]
 ) -> dict[str, str]:
     """The environment the real interpreter runs `argv` with: the host's site directory and host_site/ first on
-    PYTHONPATH; a program other than the server gets the host's clock, anchored now."""
+    PYTHONPATH, and the world's clock."""
     env = dict(env)
-    env.pop(HOST_TIME_VARIABLE, None)  # never inherited: each program the host's `python` starts is anchored anew
     if (layout.site_dir / "sglang").is_dir():
         env = first_on_pythonpath(env, str(layout.site_dir))
     env = first_on_pythonpath(env, HOST_SITE)
     if argv[:2] != SERVER:
-        clock = WorldClock(layout.sim_dir)
         # Only a server's start-up keeps the clock held (its launcher turns the hold into its loading schedule);
         # anything else runs on the host's time like any program.
-        clock.release()
-        env[HOST_TIME_VARIABLE] = anchor_value(float(state["profile"]["sim"]["time_scale"]), clock.now())
+        WorldClock(layout.sim_dir).release()
+    boot = boot_time(layout)
+    env[HOST_TIME_VARIABLE] = variable_value(str(layout.sim_dir), boot if math.isfinite(boot) else 0.0)
     return env
 
 
