@@ -71,7 +71,13 @@ class RunSettings(BaseModel):
     max_repeats: int = Field(default=2, ge=1, description="The loop guard's bound on identical failing calls")
     max_requests: int = Field(default=80, ge=1)
     max_tool_calls: int = Field(default=300, ge=1)
-    max_wall_s: float = Field(default=300.0, gt=0)
+    max_wall_s: float = Field(
+        default=1200.0,
+        gt=0,
+        description="A hang guard in this machine's seconds, not a measure of the run: a simulated host's clock "
+        "stands while its programs wait for this machine, so on a busy machine (six scenarios at once on two cores) "
+        "a run takes several times its idle wall time and must still end as it does idle",
+    )
     hub_token: bool = Field(default=False, description="Give the run a Hub token (HF_TOKEN)")
 
 

@@ -47,9 +47,11 @@ INSTALLED_MARKER = "specops_host_time"  # set on a patched selector or Condition
 _CPU_CLOCK_IDS = ("CLOCK_PROCESS_CPUTIME_ID", "CLOCK_THREAD_CPUTIME_ID")
 _MONOTONIC_IDS = ("CLOCK_MONOTONIC", "CLOCK_MONOTONIC_RAW", "CLOCK_BOOTTIME")
 _LONGEST_REAL_WAIT_S = 0.5  # a wait looks at the clock again at least this often (its rate may change meanwhile)
-# and at most this often: a clock another participant stops short of this wait's end would otherwise be polled in
-# a busy loop. Waking later costs this machine's time only: the clock does not pass the wait's end meanwhile.
+# ... and at most this often while the clock stands short of the wait's end (a server settling a step), which it
+# would otherwise poll in a busy loop.
 _SHORTEST_REAL_WAIT_S = 0.0005
+# A wait this close to its end has reached it: epoch readings are coarser (a quarter microsecond) than the
+# monotonic end a caller computes from them.
 _ROUNDING_S = 1e-6
 
 
