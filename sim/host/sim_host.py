@@ -152,6 +152,13 @@ class SimHost(LocalHost):
         self._answering()
         return WorldClock(self.state.layout.sim_dir).now()  # what the host's `date` prints, without a process
 
+    def sleep(self, seconds: float) -> None:
+        # What the host's `sleep` does (commands/sleep.py), without starting a process for it: the world's clock
+        # does not pass the end of this wait before this process has seen it.
+        self._answering()
+        clock = WorldClock(self.state.layout.sim_dir)
+        clock.wait_until(clock.now() + max(seconds, 0.0))
+
     def port_on_host(self, port: int) -> int:
         return self._listening_port(port)
 

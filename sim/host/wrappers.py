@@ -41,6 +41,7 @@ def host_executables(profile: Profile) -> dict[str, str]:
         "nproc": "nproc",
         "dmesg": "dmesg",
         "date": "date",
+        "sleep": "sleep",
         "ss": "ss",
         "python": "python",
         "python3": "python",

@@ -306,10 +306,13 @@ class Launcher:
         held = await self._load(prepared)
         max_running = self._log_capacity(prepared, held)
         if self.link is not None:
+            # From here this node's time is rank 0's: it names no event of its own on the cluster's one clock.
+            self.clock.wait_for(math.inf)
             await self.link.report_loaded()
             await self._serve_health_check(prepared.args)
             return 0
         if self.store is not None:
+            self.clock.wait_for(math.inf)  # the other nodes' loads run on to their own ends meanwhile
             await self.store.wait_loaded()
         await self._serve(prepared, max_running)
         if self.store is not None:
@@ -547,6 +550,8 @@ class Launcher:
                 on_rank_lost=self._node_lost,
             )
             await self.store.open()
+            # The other nodes start on the cluster's one clock: this server's start-up hold would stop their time.
+            self.clock.wait_for(math.inf)
             await self.store.wait_joined()
             return
         self.link = RankLink(

@@ -16,11 +16,14 @@ import math
 from collections.abc import Callable
 
 from ..world.clock import WorldClock, this_machine_monotonic, until, wall_sleep
-from ..world.quiescence import Quiescence
+from ..world.quiescence import Quiescence, cpu_seconds
 
-# The longest a settle waits for the world to go quiet (this machine's seconds): a program that computes for
-# longer than this (not a client taking in tokens) lets the clock run on instead of stopping the world.
-MAX_SETTLE_S = 2.0
+# A settle waits for the world's programs however long this machine keeps them from running (a starved client is
+# no time of the host's), but not for a program that computes: one that has used this much CPU time since the settle
+# began is at work of its own (not taking in a step's tokens), and the clock runs on beside it.
+MAX_SETTLE_CPU_S = 0.5
+# And never longer than this (this machine's seconds): a queue nobody reads, a program stuck in the kernel.
+MAX_SETTLE_WALL_S = 30.0
 SETTLE_POLL_S = 0.0003  # how often a settle looks again (this machine's seconds)
 _HANDLER_TURNS = 16  # loop turns a settle gives the step's stream handlers to take their tokens
 
@@ -59,15 +62,27 @@ class WorldPacer:
 
     async def settle(self, written: Callable[[], bool]) -> None:
         """Keep the clock at the step's end until the step's streams are written (`written()`) and the world is
-        quiet, or MAX_SETTLE_S of this machine's time passed."""
+        quiet, or a program busy meanwhile has used MAX_SETTLE_CPU_S of CPU time (it computes; MAX_SETTLE_WALL_S
+        at most)."""
         for _ in range(_HANDLER_TURNS):
             await asyncio.sleep(0)  # a turn of the loop: the stream handlers take their tokens and write
             if written():
                 break
         await asyncio.sleep(0)
-        ports = self.quiescence.world_ports()
-        deadline = this_machine_monotonic() + MAX_SETTLE_S
-        while not self.quiescence.quiet(ports) and this_machine_monotonic() < deadline:
+        quiescence = self.quiescence
+        ports = quiescence.world_ports()
+        deadline = this_machine_monotonic() + MAX_SETTLE_WALL_S
+        cpu_at_start: dict[int, float | None] = {}  # each busy program's CPU time when this settle first saw it busy
+        while this_machine_monotonic() < deadline:
+            busy = quiescence.busy_program()
+            if busy is None:
+                if not quiescence.bytes_on_their_way(ports):
+                    return
+            else:
+                used = cpu_seconds(busy)
+                first = cpu_at_start.setdefault(busy, used)
+                if used is not None and first is not None and used - first > MAX_SETTLE_CPU_S:
+                    return
             # Not asyncio.sleep: the loop's clock is the world's, which this very wait keeps standing.
             await wall_sleep(SETTLE_POLL_S)
 

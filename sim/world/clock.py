@@ -34,6 +34,7 @@ import dataclasses
 import math
 import os
 import shlex
+import shutil
 import threading
 import time
 from collections.abc import Callable
@@ -44,6 +45,7 @@ from .clock_memory import FREE, HOLD, WAIT, ClockMemory, Header, Participant
 CLOCK_DIR = "clock"  # under the world's .sim directory
 COARSE_TICK_S = 0.01  # how far a file's modification time may lag this machine's clock (the kernel's coarse tick)
 CHECK_EVERY_S = 0.005  # how often a reading looks for participants that exited, while the clock stands
+WAIT_LEAST_S, WAIT_MOST_S = 0.0005, 0.05  # a blocking wait's looks at the clock, in this machine's seconds
 
 # This machine's clocks, taken before a program's host clock (host_time.py) replaces the time module's functions.
 _wall = time.time
@@ -63,6 +65,17 @@ def hold_line(sim_dir: str) -> str:
     procs = shlex.quote(f"{sim_dir}/{CLOCK_DIR}/procs/")
     holds = shlex.quote(f"{sim_dir}/{CLOCK_DIR}/holds")
     return f"{{ : > {procs}$$ && echo $$ >> {holds}; }} 2>/dev/null || true"
+
+
+def share_clock(sim_dir: str | Path, with_sim_dir: str | Path) -> None:
+    """Make the world whose `.sim` directory is `sim_dir` keep the clock of the world at `with_sim_dir`: the nodes of
+    one cluster read one time, as NTP keeps a real cluster's, and a node's program holding the clock (a rank starting
+    up) holds it for every node. Done before anything runs on that world."""
+    mine = Path(sim_dir) / CLOCK_DIR
+    shutil.rmtree(mine, ignore_errors=True)
+    mine.symlink_to((Path(with_sim_dir) / CLOCK_DIR).resolve(), target_is_directory=True)
+    with _memories_lock:
+        _memories.pop(mine, None)
 
 
 def _memory(directory: Path) -> ClockMemory:
@@ -150,6 +163,18 @@ class WorldClock:
     def release(self, pid: int | None = None) -> None:
         """`pid` (default: this process) no longer takes part: the clock runs without it."""
         self._remove(pid or os.getpid())
+
+    def wait_until(self, target: float, *, pid: int | None = None) -> None:
+        """Block until the clock reads `target`, holding it from passing `target` meanwhile (the host's `sleep`);
+        `pid` (default: this process) takes no part afterwards. `target` math.inf: until this process is stopped."""
+        self.wait_for(target, pid=pid)
+        try:
+            if math.isinf(target):
+                threading.Event().wait()
+            while (now := self.now()) < target:
+                this_machine_sleep(min(max((target - now) / max(self.rate, 1e-9), WAIT_LEAST_S), WAIT_MOST_S))
+        finally:
+            self.release(pid)
 
     async def sleep_until(self, target: float, *, rate: float | None = None, poll_s: float = 0.002) -> None:
         """Wait (asyncio) until the clock reads `target`, holding it from passing `target` meanwhile."""
@@ -332,6 +357,7 @@ __all__ = [
     "WorldClock",
     "for_wall_seconds",
     "hold_line",
+    "share_clock",
     "this_machine_monotonic",
     "wall_sleep",
 ]

@@ -25,6 +25,7 @@ import yaml
 
 from ..faults import Fault, parse_fault
 from ..profiles.cluster import ClusterProfile, load_cluster_profile
+from .clock import share_clock
 from .world import SimWorld
 
 NODE_PARAMETER = "node"
@@ -69,7 +70,7 @@ class SimCluster:
         download_mb_s: float | None = None,
     ) -> SimCluster:
         """Start every node. Without `time_scale` every node runs at the first node profile's quick-run scales (its
-        fast_time_scale, loading at its fast_load_time_scale, as SimWorld.start_fast does), so their clocks agree.
+        fast_time_scale, loading at its fast_load_time_scale, as SimWorld.start_fast does); they keep one clock.
         `download_mb_s` replaces the node profile's Hub bandwidth on every node."""
         if isinstance(profile, str):
             profile = load_cluster_profile(profile)
@@ -100,6 +101,8 @@ class SimCluster:
                     time_scale=time_scale,
                     load_time_scale=load_time_scale,
                 )
+                if worlds:  # one cluster, one time: every node keeps the first node's clock
+                    share_clock(world.layout.sim_dir, worlds[0].layout.sim_dir)
                 worlds.append(world)
                 if ssh:
                     world.start_ssh()

@@ -29,6 +29,7 @@ from .processes import pid_alive
 PROGRAMS_DIR = "programs"  # under the clock's directory: one empty file per program, named by its pid
 _NET_TABLES = ("/proc/net/tcp", "/proc/net/tcp6")
 _ESTABLISHED = "01"
+_TICKS_PER_S = os.sysconf("SC_CLK_TCK")
 
 
 def register_program(clock_dir: Path, pid: int) -> None:
@@ -116,6 +117,17 @@ class Quiescence:
     def quiet(self, ports: set[int]) -> bool:
         # The threads first: while one is at work, the connections need no look.
         return self.busy_program() is None and not self.bytes_on_their_way(ports)
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """The CPU time process `pid` has used (all its threads, user and system), None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[-1].split()
+    except OSError:
+        return None
+    # After the command's closing parenthesis: state is field 3 of stat(5), utime 14 and stime 15.
+    return (int(fields[11]) + int(fields[12])) / _TICKS_PER_S
 
 
 def _at_work(pid: int) -> bool:

@@ -65,6 +65,7 @@ def test_world_json_env_and_layout(seed):
         "python",
         "python3",
         "python3.12",
+        "sleep",  # waits on the host's clock
         "ss",
         "uname",  # -r: the modelled kernel
     ]

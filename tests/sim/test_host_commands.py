@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -281,3 +283,30 @@ def test_ss_lists_the_hosts_ports_not_this_machines(tmp_path, fixtures):
     assert sh(world, "ss", "-Hltn", "sport = :30001").stdout.strip() == ""
     refused = sh(world, "ss", "-s", check=False)
     assert refused.returncode == 1 and "only listening TCP sockets are modelled" in refused.stderr
+
+
+def test_sleep_waits_on_the_hosts_clock_and_holds_it_at_its_end(seed):
+    """The host's time cannot pass a sleep's end before the sleep has returned, however long this machine keeps
+    it from running: a tool polling the host by `sleep` polls at the host time it asked for."""
+    start = float(sh(seed, "date", "+%s.%N").stdout)
+    sleeper = subprocess.Popen(["sleep", "1"], env=seed.env, cwd=seed.env["HOME"])
+    try:
+        time.sleep(0.3)
+        os.kill(sleeper.pid, signal.SIGSTOP)  # starved: a scheduler that does not run it
+        time.sleep(1.3)  # past its end on this machine's clock
+        assert float(sh(seed, "date", "+%s.%N").stdout) <= start + 1.0 + 0.05
+    finally:
+        os.kill(sleeper.pid, signal.SIGCONT)
+    assert sleeper.wait(timeout=30) == 0
+    assert float(sh(seed, "date", "+%s.%N").stdout) >= start + 1.0
+
+
+def test_sleep_speaks_gnu_sleep(seed):
+    assert sh(seed, "sleep", "0.1s", "0.05").returncode == 0
+    missing = sh(seed, "sleep", check=False)
+    assert (missing.returncode, missing.stderr) == (
+        1,
+        "sleep: missing operand\nTry 'sleep --help' for more information.\n",
+    )
+    invalid = sh(seed, "sleep", "5x", check=False)
+    assert invalid.returncode == 1 and invalid.stderr.startswith("sleep: invalid time interval '5x'\n")

@@ -3,12 +3,14 @@ the inventory group `--host` takes to reach every node over SSH."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import pytest
 
 from specops.sim.faults import FullDisk, OldSglang
 from specops.sim.profiles.cluster import builtin_clusters, load_cluster_profile
+from specops.sim.world.clock import WorldClock
 from specops.sim.world.cluster import SimCluster, parse_node_fault
 from specops.tools.cluster.facts import cluster_facts
 from specops.tools.cluster.group import parse_host_group
@@ -63,3 +65,18 @@ def test_every_node_is_reached_over_ssh_through_the_inventory_group_and_the_faul
     # (a sim node's mount points are this machine's paths under its root)
     free = [next(m.free_bytes for m in n.facts.mounts if m.mount_point.endswith("/data")) / 2**30 for n in found.nodes]
     assert free[1] == pytest.approx(2, abs=0.1) and free[0] > 5000  # the full disk is node 1's alone
+
+
+def test_the_nodes_keep_one_clock_and_a_node_holding_it_holds_it_for_all(cluster):
+    """A real cluster's clocks agree (NTP); a rank starting up on one node is no time on any node."""
+    first, second = (WorldClock(w.layout.sim_dir) for w in cluster.worlds)
+    second.hold()
+    try:
+        held_at = first.now()
+        time.sleep(0.2)  # 0.4 modelled seconds at this cluster's scale (2), had the first node's clock run on
+        assert first.now() - held_at < 0.01
+        assert abs(second.now() - first.now()) < 0.01
+    finally:
+        second.release()
+    time.sleep(0.2)
+    assert first.now() - held_at > 0.3

@@ -51,7 +51,7 @@ def start_gateway(ctx: ToolContext, args: GatewayArgs) -> RunningGateway:
         policy=args.policy,
         startup_timeout_s=args.ready_timeout_s,
     )
-    start = time.monotonic()
+    start = ctx.host.clock()  # its 'ready after' is the host's seconds, as a server's is
     try:
         proc = ctx.host.start_detached(argv, log_path=log_path)
     except ConnectionDropped as exc:
@@ -81,7 +81,7 @@ def start_gateway(ctx: ToolContext, args: GatewayArgs) -> RunningGateway:
             policy=args.policy,
             version=version,
             workers=states,
-            ready_after_s=round(time.monotonic() - start, 2),
+            ready_after_s=round(ctx.host.clock() - start, 2),
         )
     )
 
@@ -116,6 +116,7 @@ def _wait_until_ready(
 ) -> list[GatewayWorkerState]:
     host = ctx.host
     wanted = {normal_url(w.url) for w in args.workers}
+    # The router times its own start-up timeout on the clock it runs on: this deadline is on the same one.
     deadline = time.monotonic() + args.ready_timeout_s + GIVE_UP_MARGIN_S
     while True:
         log = host.tail(proc.log_path, LOG_LINES)
@@ -140,7 +141,7 @@ def _wait_until_ready(
                 "longer ready_timeout_s if they are still loading",
                 details=_details(args, proc, log, cause="timeout"),
             )
-        time.sleep(POLL_S)
+        host.sleep(POLL_S)
 
 
 def _listed(states: list[GatewayWorkerState] | None) -> str:

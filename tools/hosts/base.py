@@ -106,6 +106,13 @@ class Host(ABC):
         except ValueError:
             raise CommandFailed(done, f"could not read the clock of {self.spec} (date +%s.%N)") from None
 
+    def sleep(self, seconds: float) -> None:
+        """Wait `seconds` of the host's time, on the host's clock (its own `sleep`): a wait measured here would
+        stand for another length of time on a host whose clock runs at another pace."""
+        done = self.run(["sleep", f"{max(seconds, 0.0):.3f}"], timeout=seconds + HELPER_TIMEOUT_S, idempotent=True)
+        if not done.ok:
+            raise CommandFailed(done, f"could not wait on the clock of {self.spec} (sleep {seconds:.3f})")
+
     # -- lifetime ---------------------------------------------------------------------------
 
     @abstractmethod

@@ -205,6 +205,13 @@ class LocalHost(Host):
         # This machine's clock, unless commands run with a PATH of their own, whose `date` tells the time.
         return super().clock() if "PATH" in self._base_env else time.time()
 
+    def sleep(self, seconds: float) -> None:
+        # This machine's wait, unless commands run with a PATH of their own, whose `sleep` waits on their clock.
+        if "PATH" in self._base_env:
+            super().sleep(seconds)
+        else:
+            time.sleep(max(seconds, 0.0))
+
     # -- ports ------------------------------------------------------------------------------
 
     def port_map_dir(self) -> str:

@@ -13,9 +13,10 @@ nothing new for `stall_s` is stuck (a hang in NCCL or on a filesystem) and
 the wait ends there, long before the timeout.
 
 Every duration is the host's: read off its clock (Host.clock), as SGLang's own
-log stamps are, never this machine's. A host whose clock runs at another pace
-than this machine's (a simulated one) is polled at its pace, measured from its
-readings, so a 10-minute stall window is judged in ten of its minutes.
+log stamps are, never this machine's, and the waits between polls are the
+host's too (Host.sleep), so a 10-minute stall window is judged in ten of its
+minutes, and a server ready after 25 s is seen then, whatever pace the host's
+clock keeps beside this machine's.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ READY_LINE = "The server is fired up and ready to roll!"
 TAIL_LINES = 200
 DIAGNOSIS_LINES = 400
 # A server whose log shows a fatal error usually exits within seconds (SGLang's parent
-# kills itself on the child's SIGQUIT); past this it is stopped and reported anyway.
+# kills itself on the child's SIGQUIT); past this it is stopped and reported anyway. In this
+# machine's seconds: it bounds how long this wait lasts here, not a figure of the host's.
 FATAL_EXIT_GRACE_S = 5.0
 
 
@@ -85,27 +87,6 @@ def _tail(host: Host, log_path: str, lines: int) -> str:
         return ""
 
 
-class _Pace:
-    """How long to sleep here between polls so that each poll is about `step` of the host's seconds apart.
-
-    A host's clock need not run at this machine's pace (a simulated host models minutes of loading in a fraction
-    of a second): its pace is measured from its own readings, poll to poll."""
-
-    def __init__(self, host_now: float) -> None:
-        self._last = (time.monotonic(), host_now)
-        self._rate = 1.0
-
-    def seen(self, host_now: float) -> None:
-        wall, host = time.monotonic(), host_now
-        last_wall, last_host = self._last
-        if wall - last_wall > 0.001 and host > last_host:
-            self._rate = (host - last_host) / (wall - last_wall)
-        self._last = (wall, host)
-
-    def sleep_for(self, step_s: float) -> float:
-        return min(2.0, max(LEAST_SLEEP_S, step_s / max(self._rate, 1.0)))
-
-
 def wait_until_ready(
     host: Host,
     proc: DetachedProcess,
@@ -120,7 +101,6 @@ def wait_until_ready(
     judged on the host's clock. Reached at the timeout, a log silent for more than `quiet_s` (default `stall_s`) is
     a stall too, not a slow load. `launched_at`: the host's time just before the process started (default: now)."""
     start = launched_at if launched_at is not None else host.clock()
-    pace = _Pace(start)
     fatal_since: float | None = None
     seen, moved_at = "", start  # the log as last read, and when (host time) it last changed
     now = start
@@ -132,7 +112,6 @@ def wait_until_ready(
         alive = host.is_running(proc)
         text = _tail(host, proc.log_path, TAIL_LINES)
         now = host.clock()
-        pace.seen(now)
         elapsed = now - start
         if text != seen:
             seen, moved_at = text, now
@@ -156,7 +135,7 @@ def wait_until_ready(
         step = next_poll_s(elapsed, timeout_s)
         if stall_s is not None:
             step = min(step, stall_s / STALL_POLLS)
-        time.sleep(pace.sleep_for(step))
+        host.sleep(max(step, LEAST_SLEEP_S))
 
 
 @dataclass(frozen=True)
