@@ -226,6 +226,14 @@ class Launcher:
             await self._until_fraction(fraction)
             self.elapsed = fraction
 
+    def _strikes_by(self, fraction: float) -> bool:
+        """Whether this server's load hangs or crashes (a fault) by `fraction` of the load."""
+        hang = self.world.fault(FaultName.LOAD_HANG)
+        crash = self.world.fault(FaultName.SERVER_CRASH_AT_START)
+        return (isinstance(hang, LoadHang) and hang.at_fraction <= fraction) or (
+            isinstance(crash, ServerCrashAtStart) and crash.after_fraction <= fraction
+        )
+
     def _count_crash(self, times: int, counter: str = CRASH_COUNTER) -> bool:
         """Count this server against the fault's `times` (in `counter`); True if it is one that crashes."""
         path = self.layout.counters_dir / counter
@@ -550,9 +558,15 @@ class Launcher:
                 on_rank_lost=self._node_lost,
             )
             await self.store.open()
-            # The other nodes start on the cluster's one clock: this server's start-up hold would stop their time.
-            self.clock.wait_for(math.inf)
-            await self.store.wait_joined()
+            # The cluster's one clock stands until every node has joined: whoever launches the other nodes starts
+            # them one after another from this machine, which a real launcher does at once on every node.
+            self.clock.hold()
+            try:
+                await self.store.wait_joined()
+            except LaunchError:
+                # Not every node came: torch's store waited its whole timeout on the host's clock first.
+                await self.clock.sleep_until(self.clock.now() + timeout_s, rate=self.world.load_time_scale)
+                raise
             return
         self.link = RankLink(
             placement=self.placement,
@@ -650,10 +664,18 @@ class Launcher:
     # ------------------------------------------------------------------ loading
     async def _load(self, p: _Prepared) -> float:
         """Load as SGLang does, phase by phase with its log lines; returns the MiB held per GPU at the end."""
-        await self._advance(PHASE_DISTRIBUTED)
+        # A node of rank >= 1 names no time on the cluster's clock before rank 0 has it in, unless its own fault
+        # strikes before the rendezvous (it never joins).
+        joining = self.placement.nnodes > 1 and not self.placement.leader and not self._strikes_by(PHASE_DISTRIBUTED)
+        if joining:
+            self.clock.wait_for(math.inf)  # its start-up hold would keep rank 0 from reaching the rendezvous
+        else:
+            await self._advance(PHASE_DISTRIBUTED)
         self.log.scheduler("Init torch distributed begin.")
         check_devices(self.placement, self.world.profile.gpus.count, hardware.lost_gpus(self.layout))
         await self._rendezvous(p.args)
+        if joining:
+            await self._advance(PHASE_DISTRIBUTED)
         self._register_gpus(p.args, 512)
         self.log.scheduler("Init torch distributed ends. mem usage=0.50 GB")
         await self._advance(PHASE_WEIGHTS)
@@ -824,6 +846,7 @@ class Launcher:
                 self.store.load_changed(n)
                 self._maybe_strike_own_node(n)
 
+        pacer = self._pacer()
         engine = Engine(
             model=p.model,
             max_running_requests=max_running,
@@ -836,7 +859,10 @@ class Launcher:
             accept_rate_in_log="accept rate" in "".join(self.release.log_lines.decode_batch),
             on_running=on_running,
             on_failure=self._scheduler_failed,
-            pacer=self._pacer(),
+            pacer=pacer,
+            # Off a sim host's clock (a server started outside its `python`), this machine's runs the world's
+            # time_scale times faster than the host it models.
+            time_scale=1.0 if pacer is not None else self.world.time_scale,
         )
         return engine
 

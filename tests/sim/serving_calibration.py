@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from specops.sim.profiles import load_profile
+from specops.sim.world.clock import WorldClock
 from specops.sim.world.ports import resolve_port
 
 from .serving_client import measure_throughput
@@ -50,16 +51,15 @@ def serve(tmp_path: Path, flags: list[str], dflash: bool = False):
     log = tmp_path / "server.log"
     proc = start_server(layout, launch_args(layout, *flags, "--incremental-streaming-output", dflash=dflash), log)
     wait_ready(proc, log)
-    return proc, f"http://127.0.0.1:{resolve_port(layout, 30000)}"
+    return proc, f"http://127.0.0.1:{resolve_port(layout, 30000)}", WorldClock(layout.sim_dir).now
 
 
 def check_autoregressive_calibration(tmp_path: Path, name: str) -> None:
     config = PROFILE.serving.config(name)
-    proc, url = serve(tmp_path, AR_FLAGS[name])
+    proc, url, host_clock = serve(tmp_path, AR_FLAGS[name])
     try:
         for c, expected in config.throughput.known_points():
-            measured, _ = asyncio.run(measure_throughput(url, c, window(c, expected), CHAT))
-            modelled = measured / TIME_SCALE
+            modelled, _ = asyncio.run(measure_throughput(url, c, window(c, expected), CHAT, clock=host_clock))
             assert modelled == pytest.approx(expected, rel=0.05), f"{name} C={c}: {modelled:.1f} vs {expected}"
     finally:
         stop_server(proc)

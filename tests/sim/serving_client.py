@@ -3,7 +3,9 @@
 Each of C streams asks /generate for far more tokens than the window lasts; once
 every stream has its first chunk the window opens, tokens are counted from the
 server's cumulative `meta_info.completion_tokens`, and after `window_s` all
-streams are closed (the server aborts them). Rate = tokens in the window / its length.
+streams are closed (the server aborts them). Rate = tokens in the window / its length
+on `clock`: the host's clock (WorldClock.now) for a server on a simulated host, whose
+time is not this machine's.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Callable
 
 import aiohttp
 
@@ -33,7 +36,7 @@ async def _stream(
             if idx not in state["started"]:
                 state["started"].add(idx)
                 if len(state["started"]) == state["c"]:
-                    state["t0"] = time.monotonic()
+                    state["t0"] = state["clock"]()
                     state["open"].set()
             elif state["t0"] is not None and state["t1"] is None:
                 state["tokens"] += tokens - last
@@ -42,10 +45,18 @@ async def _stream(
 
 
 async def measure_throughput(
-    base_url: str, concurrency: int, window_s: float, prompts: list[str], max_new_tokens: int = 200000
+    base_url: str,
+    concurrency: int,
+    window_s: float,
+    prompts: list[str],
+    max_new_tokens: int = 200000,
+    *,
+    clock: Callable[[], float] = time.monotonic,
 ) -> tuple[float, float]:
-    """(tok/s, tokens per chunk) over the steady-state window; `max_new_tokens` must fit the model's context."""
+    """(tok/s on `clock`, tokens per chunk) over the steady-state window (`window_s` of this machine's time);
+    `max_new_tokens` must fit the model's context."""
     state = {
+        "clock": clock,
         "c": concurrency,
         "started": set(),
         "t0": None,
@@ -64,7 +75,7 @@ async def measure_throughput(
         ]
         await asyncio.wait_for(state["open"].wait(), timeout=30)
         await asyncio.sleep(window_s)
-        state["t1"] = time.monotonic()
+        state["t1"] = clock()
         tokens, chunks = state["tokens"], state["chunks"]
         for t in tasks:
             t.cancel()

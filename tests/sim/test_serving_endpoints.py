@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from specops.sim.world.clock import WorldClock
 from specops.sim.world.ports import resolve_port
 
 from .serving_world import build_world, launch_args, start_server, stop_server, wait_ready
@@ -93,7 +94,7 @@ def test_flush_cache_answers_and_the_decode_log_reports_accept_length(dflash_ser
 
 
 @pytest.mark.slow
-@pytest.mark.serial  # measures wall-clock speed
+@pytest.mark.serial  # a whole core for the server: its steps keep pace with the clock at scale 1
 def test_at_time_scale_1_the_server_runs_at_the_modelled_speed(tmp_path):
     import asyncio
 
@@ -106,7 +107,9 @@ def test_at_time_scale_1_the_server_runs_at_the_modelled_speed(tmp_path):
     try:
         wait_ready(proc, log, timeout=30)
         url = f"http://127.0.0.1:{resolve_port(layout, 30000)}"
-        tok_s, per_chunk = asyncio.run(measure_throughput(url, 1, 2.0, ["Tell me about the sea."]))
+        tok_s, per_chunk = asyncio.run(
+            measure_throughput(url, 1, 2.0, ["Tell me about the sea."], clock=WorldClock(layout.sim_dir).now)
+        )
     finally:
         stop_server(proc)
     assert tok_s == pytest.approx(69.0, rel=0.05)  # seed-ct200's EP4 at C=1, measured on the real host
