@@ -109,11 +109,9 @@ def wait_until_ready(
         return Outcome(ready, now - start, tail, diagnosis, silent_s=now - moved_at, **more)
 
     while True:
-        # The host's time first: what this poll then finds was there by this reading or came while the poll ran,
-        # so the moment a server is seen ready does not wait for the poll's own commands to cross the link.
-        now = host.clock()
         alive = host.is_running(proc)
         text = _tail(host, proc.log_path, TAIL_LINES)
+        now = host.clock()
         elapsed = now - start
         if text != seen:
             seen, moved_at = text, now
