@@ -9,15 +9,11 @@ with `-d`/`--date`/`-r` is not the clock and goes to the real `date` unchanged.
 from __future__ import annotations
 
 import os
-import shutil
 import sys
-from pathlib import Path
 
-from ...world.clock import WorldClock
-from ...world.layout import WorldLayout
-from . import ROOT_VARIABLE
+from . import real_program, world_clock
 
-REAL_DATE = next((p for p in ("/usr/bin/date", "/bin/date") if Path(p).is_file()), None) or shutil.which("date")
+REAL_DATE = real_program("date")
 
 
 def _names_a_date(argv: list[str]) -> bool:
@@ -35,7 +31,7 @@ def run(argv: list[str]) -> int:
         return 1
     if _names_a_date(argv) or any(a in ("--help", "--version") for a in argv):
         os.execv(REAL_DATE, [REAL_DATE, *argv])
-    clock = WorldClock(WorldLayout(Path(os.environ[ROOT_VARIABLE])).sim_dir)
+    clock = world_clock()
     now = clock.now()
     clock.release()  # read: the host's time runs on while the real date prints it
     os.execv(REAL_DATE, [REAL_DATE, "-d", f"@{now:.9f}", *argv])

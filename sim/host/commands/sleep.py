@@ -9,15 +9,11 @@ from __future__ import annotations
 
 import math
 import os
-import shutil
 import sys
-from pathlib import Path
 
-from ...world.clock import WorldClock
-from ...world.layout import WorldLayout
-from . import ROOT_VARIABLE
+from . import real_program, world_clock
 
-REAL_SLEEP = next((p for p in ("/usr/bin/sleep", "/bin/sleep") if Path(p).is_file()), None) or shutil.which("sleep")
+REAL_SLEEP = real_program("sleep")
 UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 
 
@@ -50,7 +46,7 @@ def run(argv: list[str]) -> int:
         if seconds is None:
             return _usage_error(f"invalid time interval '{operand}'")
         total += seconds
-    clock = WorldClock(WorldLayout(Path(os.environ[ROOT_VARIABLE])).sim_dir)
+    clock = world_clock()
     clock.wait_until(clock.now() + total)
     return 0
 
