@@ -25,6 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..world.clock import hold_line
+from ..world.layout import WorldLayout
+
 SSHD = Path("/usr/sbin/sshd")
 SSH_KEYGEN = shutil.which("ssh-keygen") or "/usr/bin/ssh-keygen"
 SFTP_SERVER = next(
@@ -225,7 +228,10 @@ def _config(directory: Path, port: int, host_key: Path, authorized_keys: Path, w
     else:
         # A forced command also wraps subsystems; the session wrapper starts this sftp server itself.
         session = shlex.join([sys.executable, "-m", "specops.sim.host.ssh_session", str(world_root), SFTP_SERVER])
-        lines += [f"Subsystem sftp {SFTP_SERVER}", f"ForceCommand {session}"]
+        # The session's Python start-up is the simulator's work, not the host's: the world's clock is held from the
+        # shell's first line until the session runs the client's command (ssh_session gives the hold back).
+        hold = hold_line(str(WorldLayout(world_root).sim_dir))
+        lines += [f"Subsystem sftp {SFTP_SERVER}", f"ForceCommand {hold}; exec {session}"]
     return "\n".join(lines + [""])
 
 

@@ -1,7 +1,9 @@
 """The forced command of a sim host's sshd: puts every SSH session on the sim host.
 
 sshd runs `python -m specops.sim.host.ssh_session ROOT SFTP_SERVER` for each
-session, with the client's command in SSH_ORIGINAL_COMMAND. This wrapper gives
+session, with the client's command in SSH_ORIGINAL_COMMAND, the world's clock
+held from the forced command's first line (ssh_gateway.py) until this wrapper
+has set the session up and gives the hold back. This wrapper gives
 the session the host's environment and home, applies the `ssh_drop` fault (the
 connection dies under the client, as a flaky link does), then runs the
 client's command, serves sftp, or becomes a login shell. A node that is powered
@@ -25,6 +27,7 @@ from pathlib import Path
 from typing import IO, Any, NoReturn
 
 from ..world import hardware
+from ..world.clock import WorldClock
 from ..world.layout import WorldLayout
 from .host_paths import HostPaths
 
@@ -74,6 +77,8 @@ def main(argv: list[str]) -> int:
     os.chdir(layout.home)
     command = os.environ.pop("SSH_ORIGINAL_COMMAND", "")
     paths = HostPaths.of_world(root, layout.host_home, [m["mount_point"] for m in state.get("mounts", [])])
+    # Set up: from here the session is the host's (its command, its sftp, its shell) and the host's time runs on.
+    WorldClock(layout.sim_dir).release()
     if command == sftp_server:
         from .sftp_server import serve  # paramiko: only sftp sessions pay for importing it
 

@@ -253,7 +253,7 @@ class WorldClock:
             header.holds_seen = size
             fresh = self._fresh_holds()
             for pid, since in fresh:
-                if _alive(pid):
+                if process_alive(pid):
                     p = memory.find_participant(pid, header)
                     slot = p.slot if p else -1
                     memory.write_participant(Participant(slot, pid, HOLD, math.inf, math.nan, since), header)
@@ -263,7 +263,7 @@ class WorldClock:
                 first = min(since for _, since in fresh)
                 freeze_at = min(max(first + COARSE_TICK_S, old.wall), at_wall)
         for p in memory.participants(header):
-            if not _alive(p.pid):
+            if not process_alive(p.pid):
                 memory.free_participant(p.slot)
         return freeze_at
 
@@ -336,7 +336,7 @@ def _reading(header: Header, at_wall: float) -> float:
     return min(run_on, max(header.horizon, header.model))
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
     """Whether the process exists and has not exited (a zombie waiting to be reaped counts as exited)."""
     state = _state(f"/proc/{pid}/stat")
     return state is not None and state != b"Z"
@@ -357,6 +357,7 @@ __all__ = [
     "WorldClock",
     "for_wall_seconds",
     "hold_line",
+    "process_alive",
     "share_clock",
     "this_machine_monotonic",
     "wall_sleep",

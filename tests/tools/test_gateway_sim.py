@@ -11,9 +11,13 @@ URL nothing answers at is gateway_failed naming that worker, with no router left
 from __future__ import annotations
 
 import importlib.util
+import socket
+import time
 
+import httpx
 import pytest
 
+from specops.sim.host.router_start import RouterStart
 from specops.tools.benchmark import BenchmarkArgs, run_benchmark
 from specops.tools.context import ToolContext
 from specops.tools.errors import ErrorKind
@@ -26,6 +30,7 @@ from specops.tools.gateway import (
     start_gateway,
     stop_gateway,
 )
+from specops.tools.gateway.command import router_argv
 from specops.tools.hosts import PortNotListening
 from specops.tools.sglang.server_http import get_text, parse_metrics
 
@@ -80,6 +85,25 @@ def replicas():
 def requests_served(host, port: int) -> float:
     """sglang:num_requests_total of the server on `port`: the requests it finished."""
     return sum(parse_metrics(get_text(host, port, "/metrics")).get("sglang:num_requests_total", []))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def answers(port: int, within_s: float = 30.0) -> None:
+    """Wait until a program of this machine's answers HTTP on `port`."""
+    deadline = time.monotonic() + within_s
+    while True:
+        try:
+            httpx.get(f"http://127.0.0.1:{port}/workers", timeout=1.0)
+            return
+        except httpx.HTTPError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
 
 
 def alive(host, pid: int) -> bool:
@@ -141,3 +165,33 @@ def test_a_port_a_server_holds_is_refused_before_anything_starts(replicas):
     with pytest.raises(GatewayFailed) as failed:
         start_gateway(ctx, GatewayArgs(workers=workers, port=PORTS[0]))
     assert failed.value.details["cause"] == "port_in_use" and failed.value.details["stopped"] is False
+
+
+def test_the_host_s_time_stands_while_the_router_registers_its_workers(replicas):
+    # sglang-router's start-up is this machine's work (a real program, on this machine's clock), like a server's
+    # Python start-up: the host's time stands until it lists its workers (sim/host/router_start.py).
+    host, workers = replicas
+    dead = "http://127.0.0.1:9"  # nothing answers: the router keeps trying it for its 3 s start-up timeout
+    port, metrics_port = free_port(), free_port()  # the router is a program of this machine's, on its loopback
+    argv = router_argv(
+        python="python3",
+        worker_urls=[workers[0].url, dead],
+        port=port,
+        metrics_port=metrics_port,
+        policy="round_robin",
+        startup_timeout_s=3,
+    )
+    assert RouterStart.from_argv(argv[1:]) == RouterStart(
+        port=port, workers=(workers[0].url, dead), startup_timeout_s=3
+    )
+    router = host.start_detached(argv, log_path="logs/router-held.log")
+    try:
+        answers(port)  # started: its wrapper's hold is in place
+        first = host.clock()
+        time.sleep(1.0)
+        assert host.clock() == first  # held: a second of this machine's time is none of the host's
+    finally:
+        host.stop(router)
+    first = host.clock()
+    time.sleep(0.5)
+    assert host.clock() > first  # the router gone, the host's time runs on

@@ -106,6 +106,15 @@ class Host(ABC):
         except ValueError:
             raise CommandFailed(done, f"could not read the clock of {self.spec} (date +%s.%N)") from None
 
+    def time_of_stamp(self, stamp: str) -> float:
+        """The epoch seconds of a local-time stamp as the host's programs write it (`2026-12-07 14:40:01`, SGLang's
+        log lines), read by the host's own `date -d`: its time zone is the host's, not this machine's."""
+        done = self.run(["date", "-d", stamp, "+%s"], timeout=HELPER_TIMEOUT_S, idempotent=True)
+        try:
+            return float(done.stdout.strip())
+        except ValueError:
+            raise CommandFailed(done, f"{self.spec} could not read the time stamp {stamp!r} (date -d)") from None
+
     def sleep(self, seconds: float) -> None:
         """Wait `seconds` of the host's time, on the host's clock (its own `sleep`): a wait measured here would
         stand for another length of time on a host whose clock runs at another pace."""

@@ -15,21 +15,25 @@ the wait ends there, long before the timeout.
 Every duration is the host's: read off its clock (Host.clock), as SGLang's own
 log stamps are, never this machine's, and the waits between polls are the
 host's too (Host.sleep), so a 10-minute stall window is judged in ten of its
-minutes, and a server ready after 25 s is seen then, whatever pace the host's
-clock keeps beside this machine's.
+minutes. The moment a server was ready is its ready line's own stamp, not the
+poll that saw it: a poll's commands take their time (a slow SSH link, a busy
+host), and the stamp does not move with them.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass
 
 from ..context import ToolContext
-from ..hosts import DetachedProcess, Host, RemoteFileNotFound
+from ..hosts import CommandFailed, DetachedProcess, Host, RemoteFileNotFound
 from .diagnosis import Diagnosis, diagnose, fatal_line
 from .server_http import health_status
 
 READY_LINE = "The server is fired up and ready to roll!"
+# SGLang stamps its lines with the host's local time to the second: `[2026-12-07 14:40:01] The server is fired up…`.
+_READY_STAMP = re.compile(r"^\[(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})[^\]]*\] " + re.escape(READY_LINE), re.MULTILINE)
 TAIL_LINES = 200
 DIAGNOSIS_LINES = 400
 # A server whose log shows a fatal error usually exits within seconds (SGLang's parent
@@ -119,7 +123,7 @@ def wait_until_ready(
             tail = _tail(host, proc.log_path, DIAGNOSIS_LINES)
             return ended(False, tail, diagnose(tail), exited=True)
         if READY_LINE in text and health_status(host, port) == 200:
-            return ended(True, text)
+            return Outcome(True, ready_at(host, text, start=start, seen_at=now) - start, text)
         if fatal_line(text):
             fatal_since = fatal_since if fatal_since is not None else time.monotonic()
             if time.monotonic() - fatal_since > FATAL_EXIT_GRACE_S:
@@ -136,6 +140,22 @@ def wait_until_ready(
         if stall_s is not None:
             step = min(step, stall_s / STALL_POLLS)
         host.sleep(max(step, LEAST_SLEEP_S))
+
+
+def ready_at(host: Host, text: str, *, start: float, seen_at: float) -> float:
+    """When the server was ready, on the host's clock: the middle of the second its last ready line is stamped with,
+    between the launch (`start`) and the poll that saw it (`seen_at`). The poll's own time when the line has no
+    stamp the host can read, or one from before this launch (an earlier run's log)."""
+    stamps = _READY_STAMP.findall(text)
+    if not stamps:
+        return seen_at
+    try:
+        stamped = host.time_of_stamp(stamps[-1]) + 0.5
+    except CommandFailed:
+        return seen_at
+    if stamped < start - 1.0:
+        return seen_at
+    return min(max(stamped, start), seen_at)
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from ...world.hardware import boot_time
 from ...world.layout import WorldLayout
 from ..disk.write_guard import first_on_pythonpath
 from ..host_time import HOST_TIME_VARIABLE, variable_value
+from ..router_start import ROUTER, start_watcher
 from . import ROOT_VARIABLE
 
 HOST_SITE = str(Path(__file__).resolve().parent.parent / "host_site")
@@ -40,9 +41,9 @@ def program_environment(
     if (layout.site_dir / "sglang").is_dir():
         env = first_on_pythonpath(env, str(layout.site_dir))
     env = first_on_pythonpath(env, HOST_SITE)
-    if argv[:2] != SERVER:
-        # Only a server's start-up keeps the clock held (its launcher turns the hold into its loading schedule);
-        # anything else runs on the host's time like any program.
+    if argv[:2] not in (SERVER, ROUTER):
+        # Only a server's start-up keeps the clock held (its launcher turns the hold into its loading schedule), and
+        # the gateway's (router_start.py gives the hold back); anything else runs on the host's time like any program.
         WorldClock(layout.sim_dir).release()
     boot = boot_time(layout)
     env[HOST_TIME_VARIABLE] = variable_value(str(layout.sim_dir), boot if math.isfinite(boot) else 0.0)
@@ -56,6 +57,8 @@ def run(argv: list[str]) -> int:
         print(f"Python {state['profile']['software']['python']}")
         return 0
     env = program_environment(dict(os.environ), layout, state, argv)
+    if argv[:2] == ROUTER:
+        start_watcher(str(layout.sim_dir), os.getpid(), argv)
     interpreter = state["python"]
     os.execve(interpreter, [interpreter, *argv], env)
 
