@@ -23,7 +23,7 @@ from specops.tools.download.models import (
 )
 from specops.tools.hub import RepoNotFound
 
-from .worlds import host_seconds, reach, start_world
+from .worlds import reach, start_world
 
 pytestmark = [pytest.mark.timeout(90), pytest.mark.slow]
 
@@ -32,10 +32,8 @@ SMALL_DRAFTER = "z-lab/Qwen3-8B-DFlash-b16"
 FAST = 400.0
 
 
-def wait(ctx, handle, wall_s: float = 40):
-    """Wait for the download up to `wall_s` of this machine's time (the wait's figures are the host's)."""
-    args = WaitDownloadArgs(download=handle.id, timeout_s=host_seconds(wall_s, FAST), poll_s=host_seconds(0.1, FAST))
-    return wait_download(ctx, args).status
+def wait(ctx, handle, timeout_s: float = 40):
+    return wait_download(ctx, WaitDownloadArgs(download=handle.id, timeout_s=timeout_s, poll_s=0.1)).status
 
 
 def args(**kw) -> StartDownloadArgs:

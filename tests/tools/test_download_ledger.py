@@ -13,7 +13,7 @@ from specops.tools.download.ledger import LEDGER, read_ledger
 from specops.tools.download.models import DownloadState, StartDownloadArgs, WaitDownloadArgs
 from specops.tools.space import FreeSpaceArgs, ListFreeableArgs, free_space, list_freeable
 
-from .worlds import host_seconds, reach, start_world
+from .worlds import reach, start_world
 
 pytestmark = [pytest.mark.timeout(90), pytest.mark.slow]
 SMALL_DRAFTER = "z-lab/Qwen3-8B-DFlash-b16"
@@ -21,9 +21,7 @@ SMALL_DRAFTER = "z-lab/Qwen3-8B-DFlash-b16"
 
 def _download(ctx: ToolContext, target: str) -> str:
     handle = start_download(ctx, StartDownloadArgs(repo_id=SMALL_DRAFTER, target_dir=target))
-    status = wait_download(
-        ctx, WaitDownloadArgs(download=handle.id, timeout_s=host_seconds(60), poll_s=host_seconds(0.1))
-    ).status
+    status = wait_download(ctx, WaitDownloadArgs(download=handle.id, timeout_s=60, poll_s=0.1)).status
     assert status.state is DownloadState.FINISHED, status.log_tail
     return handle.target_dir
 

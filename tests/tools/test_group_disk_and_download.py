@@ -15,7 +15,7 @@ from specops.tools.disk import CheckDiskArgs, check_disk, disk_view
 from specops.tools.download import start_download, wait_download
 from specops.tools.download.models import DownloadState, StartDownloadArgs, WaitDownloadArgs
 
-from .worlds import host_seconds, open_group
+from .worlds import open_group
 
 DRAFTER = "SubSir/Kimi-K2.6-DFlash-tmp-long"
 FAST = 400.0
@@ -68,9 +68,7 @@ def test_a_download_lands_at_the_same_host_path_on_every_node(roomy):
     with open_group(roomy) as ctx:
         target = ctx.resolve("models/drafter-json")  # absolute, as rank 0 names it
         handle = start_download(ctx, StartDownloadArgs(repo_id=DRAFTER, target_dir=target, include=["*.json"]))
-        status = wait_download(
-            ctx, WaitDownloadArgs(download=handle.id, timeout_s=host_seconds(120, FAST), poll_s=host_seconds(0.2, FAST))
-        ).status
+        status = wait_download(ctx, WaitDownloadArgs(download=handle.id, timeout_s=120, poll_s=0.2)).status
         (peer_handle,) = handle.peers
     assert status.state is DownloadState.FINISHED, status
     assert [p.state for p in status.peers] == [DownloadState.FINISHED]

@@ -28,12 +28,6 @@ FAST = 50.0
 BACKENDS = ("sim", "ssh")
 
 
-def host_seconds(wall_s: float, time_scale: float = FAST) -> float:
-    """`wall_s` of this machine's time as the host's seconds, on a sim host whose clock runs `time_scale` times as
-    fast: the unit of every wait a tool makes on a host (wait_download, stop_server)."""
-    return wall_s * time_scale
-
-
 @contextmanager
 def start_world(profile: str = "seed-ct200", *, faults=(), time_scale: float = FAST, **kwargs) -> Iterator[SimWorld]:
     with SimWorld.start(profile, faults=list(faults), time_scale=time_scale, **kwargs) as world:

@@ -10,6 +10,7 @@ download_status (or wait_download) how far it got and, on failure, why.
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
 
 from ..context import ToolContext
@@ -182,17 +183,16 @@ def wait_download(ctx: ToolContext, args: WaitDownloadArgs) -> WaitDownloadResul
     killed) with the log tail.
     """
     handle = ctx.handles.download(args.download)
-    host = ctx.host
-    started = host.clock()  # the wait is the host's: a download runs on the host's time
+    started = time.monotonic()
     deadline = started + args.timeout_s
     while True:
         status = _status(ctx, handle, args.log_lines)
-        now = host.clock()
         if status.state is not DownloadState.RUNNING:
-            return WaitDownloadResult(status=status, timed_out=False, waited_s=now - started)
-        if now >= deadline:
-            return WaitDownloadResult(status=status, timed_out=True, waited_s=now - started)
-        host.sleep(min(args.poll_s, deadline - now))
+            return WaitDownloadResult(status=status, timed_out=False, waited_s=time.monotonic() - started)
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return WaitDownloadResult(status=status, timed_out=True, waited_s=time.monotonic() - started)
+        time.sleep(min(args.poll_s, left))
 
 
 def _status(ctx: ToolContext, handle: DownloadHandle, log_lines: int) -> DownloadStatus:

@@ -8,6 +8,7 @@ of its processes, so the next launch finds the memory free.
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -149,7 +150,7 @@ def _stop_other_ranks(ctx: ToolContext, server: RunningServer, grace_s: float) -
 def _stop_replicated(ctx: ToolContext, server: RunningServer, args: StopArgs) -> StopResult:
     """Replicas behind a gateway (replicas.py): the gateway, then every replica on its node, each waited for until
     its port and GPU memory are free."""
-    start = ctx.host.clock()  # the release is timed on the host's clock, as its --release_timeout_s is meant
+    start = time.monotonic()
     by_spec = {node.host.spec: node.host for node in ctx.nodes}
     hosts = {r.pid: by_spec.get(r.host, ctx.host) for r in server.replicas}  # each replica's node
     members = {r.pid: _group_members(hosts[r.pid], r.pgid) | {r.pid} for r in server.replicas}
@@ -157,15 +158,15 @@ def _stop_replicated(ctx: ToolContext, server: RunningServer, args: StopArgs) ->
     released_mib = sum(mib for r in server.replicas for pid, mib in held[r.pid].items() if pid in members[r.pid])
     was_running = any(hosts[r.pid].is_running(r.process) for r in server.replicas)
     stop_deployment(ctx, server, grace_s=args.grace_s)
-    deadline = ctx.host.clock() + args.release_timeout_s
+    deadline = time.monotonic() + args.release_timeout_s
     while True:
         port_free = not _port_answers(ctx.host, server.port) and not any(
             _port_answers(hosts[r.pid], r.port) for r in server.replicas
         )
         gpu_free = not any(set(gpu_mib_by_pid(hosts[r.pid])) & members[r.pid] for r in server.replicas)
-        if (port_free and gpu_free) or ctx.host.clock() > deadline:
+        if (port_free and gpu_free) or time.monotonic() > deadline:
             break
-        ctx.host.sleep(RELEASE_POLL_S)
+        time.sleep(RELEASE_POLL_S)
     ctx.handles.mark_stopped(server.id)
     if not (port_free and gpu_free):
         raise StopIncomplete(
@@ -185,7 +186,7 @@ def _stop_replicated(ctx: ToolContext, server: RunningServer, args: StopArgs) ->
         port_free=port_free,
         gpu_mib_released=released_mib,
         gpu_released=gpu_free,
-        seconds=round(ctx.host.clock() - start, 2),
+        seconds=round(time.monotonic() - start, 2),
     )
 
 
@@ -213,21 +214,21 @@ def stop_server(ctx: ToolContext, args: StopArgs) -> StopResult:
     if args.server is not None and ctx.handles.server(args.server).replicas:
         return _stop_replicated(ctx, ctx.handles.server(args.server), args)
     proc, port = _target(ctx, args)
+    start = time.monotonic()
     host = ctx.host
-    start = host.clock()  # the release is timed on the host's clock, as its release_timeout_s is meant
     members = _group_members(host, proc.pgid) | {proc.pid}
     held_before = gpu_mib_by_pid(host)
     released_mib = sum(mib for pid, mib in held_before.items() if pid in members)
     was_running = host.is_running(proc)
     host.stop(proc, grace_s=args.grace_s)
     unreached = _stop_other_ranks(ctx, ctx.handles.server(args.server), args.grace_s) if args.server else []
-    deadline = host.clock() + args.release_timeout_s
+    deadline = time.monotonic() + args.release_timeout_s
     while True:
         port_free = port is None or not _port_answers(host, port)
         gpu_free = not (set(gpu_mib_by_pid(host)) & members)
-        if (port_free and gpu_free) or host.clock() > deadline:
+        if (port_free and gpu_free) or time.monotonic() > deadline:
             break
-        host.sleep(RELEASE_POLL_S)
+        time.sleep(RELEASE_POLL_S)
     if args.server is not None:  # its processes are gone, whatever still holds the port or the memory
         ctx.handles.mark_stopped(args.server)
     if not (port_free and gpu_free):
@@ -248,7 +249,7 @@ def stop_server(ctx: ToolContext, args: StopArgs) -> StopResult:
         port_free=port_free,
         gpu_mib_released=released_mib,
         gpu_released=gpu_free,
-        seconds=round(host.clock() - start, 2),
+        seconds=round(time.monotonic() - start, 2),
         unreached_ranks=unreached,
     )
 
