@@ -81,7 +81,11 @@ def test_paths_are_the_hosts_relative_ones_under_its_home(host, world, tmp_path)
 
 
 def test_detached_processes_run_in_the_world(host, world):
+    before = host.clock()
     proc = host.start_detached(["sh", "-c", 'echo "$SIM_MARK"; pwd; exec sleep 30'], log_path="logs/server.log")
+    after = host.clock()
+    # Started at a moment of the host's clock (what a start-up is timed from), between the two readings.
+    assert proc.started_on_host is not None and before <= proc.started_on_host <= after
     try:
         log = world.layout.home / "logs" / "server.log"
         assert host.is_running(proc)

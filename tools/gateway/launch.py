@@ -60,9 +60,11 @@ def start_gateway(ctx: ToolContext, args: GatewayArgs) -> RunningGateway:
             remedy=f"reconnect and look for a process listening on port {args.port} before starting it again",
             details={"log_path": log_path, "may_have_run": exc.may_have_run},
         ) from exc
+    if proc.started_on_host is not None:  # the moment the router's program started, not a round trip before
+        start = proc.started_on_host
     try:
         claim(ctx.host, ports, pid=proc.pid, argv=argv)
-        states = _wait_until_ready(ctx, args, proc, ports)
+        states, ready_at = _wait_until_ready(ctx, args, proc, ports)
     except BaseException:  # not ready, interrupted, or the host failed mid-wait: leave nothing running
         _stop(ctx, proc, ports)
         raise
@@ -81,7 +83,7 @@ def start_gateway(ctx: ToolContext, args: GatewayArgs) -> RunningGateway:
             policy=args.policy,
             version=version,
             workers=states,
-            ready_after_s=round(ctx.host.clock() - start, 2),
+            ready_after_s=round(max(ready_at - start, 0.0), 2),
         )
     )
 
@@ -113,12 +115,15 @@ def _check_workers(workers: list[GatewayWorker]) -> None:
 
 def _wait_until_ready(
     ctx: ToolContext, args: GatewayArgs, proc: DetachedProcess, ports: RouterPorts
-) -> list[GatewayWorkerState]:
+) -> tuple[list[GatewayWorkerState], float]:
+    """Every worker's state once all are healthy, and the host's time when the poll that found them so began (the
+    router logs no line of its own for it; the poll's own commands take their time after that)."""
     host = ctx.host
     wanted = {normal_url(w.url) for w in args.workers}
     # The router times its own start-up timeout on the clock it runs on: this deadline is on the same one.
     deadline = time.monotonic() + args.ready_timeout_s + GIVE_UP_MARGIN_S
     while True:
+        looked_at = host.clock()
         log = host.tail(proc.log_path, LOG_LINES)
         failures = {u: f for u, f in worker_failures(log).items() if u in wanted}
         given_up = [f for f in failures.values() if f.final]
@@ -129,7 +134,7 @@ def _wait_until_ready(
         states = read_workers(host, ports.port, args.workers)
         if states is not None and all_healthy(states, args.workers):
             order = {normal_url(w.url): i for i, w in enumerate(args.workers)}
-            return sorted(states, key=lambda s: order[s.url])
+            return sorted(states, key=lambda s: order[s.url]), looked_at
         if time.monotonic() > deadline:
             if failures:
                 first = next(iter(failures.values()))

@@ -20,9 +20,10 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 # `exit` keeps sh from exec'ing setsid directly, which would force that fork.
 _REPORT_PGID = 'echo "$$"; exec "$@"'
 
-# Same, for a detached process: the pid goes to fd 3 (the caller's stdout), which
-# is then closed so the caller's channel ends while the process runs on.
-_REPORT_PID_DETACHED = 'echo "$$" >&3; exec 3>&-; exec "$@"'
+# Same, for a detached process: the pid and the host's clock just before its program starts (what a start-up is
+# timed from, not a reading taken a round trip earlier) go to fd 3 (the caller's stdout), which is then closed so
+# the caller's channel ends while the process runs on.
+_REPORT_PID_DETACHED = 'echo "$$ $(date +%s.%N 2>/dev/null)" >&3; exec 3>&-; exec "$@"'
 
 
 def check_argv(argv: Sequence[str]) -> list[str]:
@@ -81,7 +82,8 @@ READ_EXPORTS = 'eval "$(cat)"; '
 
 
 def detached_line(argv: Sequence[str], *, log_path: str, cwd: str | None = None) -> str:
-    """A line that starts argv in its own session, output appended to log_path, and prints its pid.
+    """A line that starts argv in its own session, output appended to log_path, and prints its pid and the host's
+    time (`date +%s.%N`) just before argv runs.
 
     It carries no environment: start_detached passes that (secrets included) by
     stdin (env_exports), never in a command line.

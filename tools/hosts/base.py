@@ -157,12 +157,18 @@ class Host(ABC):
         exports = env_exports(env)
         line = (READ_EXPORTS if exports else "") + detached_line(words, log_path=log_path, cwd=cwd)
         result = self.run(["sh", "-c", line], timeout=HELPER_TIMEOUT_S, stdin=exports or None)
-        pid_text = result.stdout.strip()
-        if not result.ok or not pid_text.isdigit():
+        fields = result.stdout.split()
+        if not result.ok or not fields or not fields[0].isdigit():
             raise CommandFailed(result, f"could not start {words[0]} detached")
-        pid = int(pid_text)
+        pid = int(fields[0])
         return DetachedProcess(
-            pid=pid, pgid=pid, log_path=log_path, argv=words, started_at=datetime.now(UTC), host=self.spec
+            pid=pid,
+            pgid=pid,
+            log_path=log_path,
+            argv=words,
+            started_at=datetime.now(UTC),
+            host=self.spec,
+            started_on_host=_seconds(fields[1]) if len(fields) > 1 else None,
         )
 
     def _process_table(self) -> str:
@@ -203,3 +209,10 @@ class Host(ABC):
                 path=log_path,
             )
         raise CommandFailed(result, f"could not read {log_path}")
+
+
+def _seconds(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None

@@ -46,3 +46,7 @@ class DetachedProcess(BaseModel):
     argv: list[str]
     started_at: datetime
     host: str
+    started_on_host: float | None = Field(
+        default=None,
+        description="The host's clock (epoch seconds) just before the program started: its start-up is timed from here",
+    )

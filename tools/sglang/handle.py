@@ -40,6 +40,7 @@ class RankProcess(BaseModel):
     boot_id: str | None = Field(
         default=None, description="The node's kernel boot id at launch: another one later means the node rebooted"
     )
+    started_on_host: float | None = Field(default=None, description="The node's clock just before the rank started")
 
     @property
     def process(self) -> DetachedProcess:
@@ -50,6 +51,7 @@ class RankProcess(BaseModel):
             argv=self.argv,
             started_at=self.started_at,
             host=self.host,
+            started_on_host=self.started_on_host,
         )
 
 

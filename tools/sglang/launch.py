@@ -97,6 +97,8 @@ def launch_one(
             remedy="reconnect and check with server_status (or nvidia-smi) before launching again",
             details={"log_path": log_path, "may_have_run": exc.may_have_run},
         ) from exc
+    if proc.started_on_host is not None:  # the moment the server's program started, not a round trip before
+        launched_at = proc.started_on_host
     write_record(ctx, proc)
     wait, outcome = wait_for_start(
         ctx, proc, config.port, args.ready_timeout_s, args.stall_timeout_s, launched_at=launched_at

@@ -150,6 +150,8 @@ def start_across_nodes(
     except BaseException:
         stop_ranks(contexts, ranks)
         raise
+    if ranks[0].started_on_host is not None:  # the moment rank 0's program started, not a round trip before
+        launched_at = ranks[0].started_on_host
     try:
         wait, outcome = wait_for_start(
             contexts[0],
@@ -232,6 +234,7 @@ def _start_rank(
         argv=proc.argv,
         started_at=proc.started_at,
         boot_id=_boot_id(ctx),
+        started_on_host=proc.started_on_host,
     )
 
 
