@@ -33,6 +33,7 @@ from .server_http import health_status
 
 READY_LINE = "The server is fired up and ready to roll!"
 # SGLang stamps its lines with the host's local time to the second: `[2026-12-07 14:40:01] The server is fired up…`.
+STAMP_RESOLUTION_S = 1.0  # the moment a stamp names lies somewhere in its second: its middle is the estimate
 _READY_STAMP = re.compile(r"^\[(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})[^\]]*\] " + re.escape(READY_LINE), re.MULTILINE)
 TAIL_LINES = 200
 DIAGNOSIS_LINES = 400
@@ -150,10 +151,10 @@ def ready_at(host: Host, text: str, *, start: float, seen_at: float) -> float:
     if not stamps:
         return seen_at
     try:
-        stamped = host.time_of_stamp(stamps[-1]) + 0.5
+        stamped = host.time_of_stamp(stamps[-1]) + STAMP_RESOLUTION_S / 2
     except CommandFailed:
         return seen_at
-    if stamped < start - 1.0:
+    if stamped < start - STAMP_RESOLUTION_S:
         return seen_at
     return min(max(stamped, start), seen_at)
 
