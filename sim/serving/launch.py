@@ -190,13 +190,13 @@ class Launcher:
 
     async def _advance(self, fraction: float) -> None:
         """Wait until `fraction` of the load time has passed; crash or hang there if a fault says so."""
-        hang = self.world.fault(FaultName.LOAD_HANG)
-        if isinstance(hang, LoadHang) and hang.at_fraction <= fraction:
+        hang = self._hang_by(fraction)
+        if hang is not None:
             await self._until_fraction(max(hang.at_fraction, self.elapsed))
             self.clock.wait_for(math.inf, rate=self.world.load_time_scale)  # hung: the host's time goes on
             await asyncio.Event().wait()  # alive and silent until stopped
-        crash = self.world.fault(FaultName.SERVER_CRASH_AT_START)
-        if isinstance(crash, ServerCrashAtStart) and self.elapsed < crash.after_fraction <= fraction:
+        crash = self._crash_by(fraction, after=self.elapsed)
+        if crash is not None:
             await self._until_fraction(crash.after_fraction)
             self.elapsed = crash.after_fraction
             if self._count_crash(crash.times):
@@ -226,13 +226,19 @@ class Launcher:
             await self._until_fraction(fraction)
             self.elapsed = fraction
 
+    def _hang_by(self, fraction: float) -> LoadHang | None:
+        """The load_hang fault, when it strikes this load by `fraction` of it."""
+        hang = self.world.fault(FaultName.LOAD_HANG)
+        return hang if isinstance(hang, LoadHang) and hang.at_fraction <= fraction else None
+
+    def _crash_by(self, fraction: float, *, after: float = -math.inf) -> ServerCrashAtStart | None:
+        """The server_crash_at_start fault, when it strikes this load past `after` and by `fraction` of it."""
+        crash = self.world.fault(FaultName.SERVER_CRASH_AT_START)
+        return crash if isinstance(crash, ServerCrashAtStart) and after < crash.after_fraction <= fraction else None
+
     def _strikes_by(self, fraction: float) -> bool:
         """Whether this server's load hangs or crashes (a fault) by `fraction` of the load."""
-        hang = self.world.fault(FaultName.LOAD_HANG)
-        crash = self.world.fault(FaultName.SERVER_CRASH_AT_START)
-        return (isinstance(hang, LoadHang) and hang.at_fraction <= fraction) or (
-            isinstance(crash, ServerCrashAtStart) and crash.after_fraction <= fraction
-        )
+        return self._hang_by(fraction) is not None or self._crash_by(fraction) is not None
 
     def _count_crash(self, times: int, counter: str = CRASH_COUNTER) -> bool:
         """Count this server against the fault's `times` (in `counter`); True if it is one that crashes."""
