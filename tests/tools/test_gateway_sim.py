@@ -171,7 +171,7 @@ def test_the_host_s_time_stands_while_the_router_registers_its_workers(replicas)
     # sglang-router's start-up is this machine's work (a real program, on this machine's clock), like a server's
     # Python start-up: the host's time stands until it lists its workers (sim/host/router_start.py).
     host, workers = replicas
-    dead = "http://127.0.0.1:9"  # nothing answers: the router keeps trying it for its 3 s start-up timeout
+    dead = "http://127.0.0.1:9"  # nothing answers: the router keeps trying it for its 30 s start-up timeout
     port, metrics_port = free_port(), free_port()  # the router is a program of this machine's, on its loopback
     argv = router_argv(
         python="python3",
@@ -179,10 +179,10 @@ def test_the_host_s_time_stands_while_the_router_registers_its_workers(replicas)
         port=port,
         metrics_port=metrics_port,
         policy="round_robin",
-        startup_timeout_s=3,
+        startup_timeout_s=30,
     )
     assert RouterStart.from_argv(argv[1:]) == RouterStart(
-        port=port, workers=(workers[0].url, dead), startup_timeout_s=3
+        port=port, workers=(workers[0].url, dead), startup_timeout_s=30
     )
     router = host.start_detached(argv, log_path="logs/router-held.log")
     try:
