@@ -9,8 +9,9 @@ it compares the verdict, each grader's pass/fail, and the key figures of the run
     run status, steps               equal       the playbook decides from what it sees; the same run takes the
                                                 same steps
     each launch: ready / its cause  equal       a start-up is judged on the host's clock (sim/world/clock.py)
-    each launch's 'ready after'     5% or 2 s   a ready server is seen at the next poll: at most 20% of the time
-                                                waited early on (2 s of a 10 s start) and 2 host seconds later on
+    each launch's 'ready after'     5% or 2 s   a server's is its ready line's stamp (to the second) less the
+                                                host's time as it started; a gateway's adds the poll that finds
+                                                every worker healthy (polled every 0.5 host seconds)
     failures (tool, kind, cause)    equal
     per level: winner, best configs equal       the recommendation rests on them
     per level: speedup              5%          a ratio of two tok/s figures, each measured within ~2-3% of the
