@@ -15,12 +15,11 @@ group, so that stopping the router does not stop the watcher before it has seen 
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -43,31 +42,22 @@ class RouterStart:
 
     @classmethod
     def from_argv(cls, argv: Sequence[str]) -> RouterStart:
-        port, timeout, workers = 30000, DEFAULT_STARTUP_TIMEOUT_S, []
-        i = 0
-        while i < len(argv):
-            word = argv[i]
-            value = argv[i + 1] if i + 1 < len(argv) else ""
-            if word == "--port" and value.isdigit():
-                port = int(value)
-            elif word == "--worker-startup-timeout-secs" and value.isdigit():
-                timeout = float(value)
-            elif word == "--worker-urls":
-                i += 1
-                while i < len(argv) and not argv[i].startswith("--"):
-                    workers.append(argv[i].rstrip("/"))
-                    i += 1
-                continue
-            i += 1
-        return cls(port=port, workers=tuple(workers), startup_timeout_s=timeout)
+        parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+        parser.add_argument("--port", type=int, default=30000)
+        parser.add_argument("--worker-startup-timeout-secs", type=float, default=DEFAULT_STARTUP_TIMEOUT_S)
+        parser.add_argument("--worker-urls", nargs="*", default=[])
+        known, _ = parser.parse_known_args(list(argv))
+        return cls(known.port, tuple(u.rstrip("/") for u in known.worker_urls), known.worker_startup_timeout_secs)
 
 
 def all_registered(start: RouterStart) -> bool:
     """Whether the router on `start.port` lists every worker it was given, healthy."""
+    import urllib.request  # here, in the watcher: every `python` of a sim host imports this module
+
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{start.port}/workers", timeout=2) as answer:
             body = json.load(answer)
-    except (OSError, ValueError, urllib.error.URLError):
+    except (OSError, ValueError):  # URLError is an OSError
         return False
     rows = body.get("workers") if isinstance(body, dict) else None
     healthy = {

@@ -51,7 +51,6 @@ def start_gateway(ctx: ToolContext, args: GatewayArgs) -> RunningGateway:
         policy=args.policy,
         startup_timeout_s=args.ready_timeout_s,
     )
-    start = ctx.host.clock()  # its 'ready after' is the host's seconds, as a server's is
     try:
         proc = ctx.host.start_detached(argv, log_path=log_path)
     except ConnectionDropped as exc:
@@ -60,8 +59,7 @@ def start_gateway(ctx: ToolContext, args: GatewayArgs) -> RunningGateway:
             remedy=f"reconnect and look for a process listening on port {args.port} before starting it again",
             details={"log_path": log_path, "may_have_run": exc.may_have_run},
         ) from exc
-    if proc.started_on_host is not None:  # the moment the router's program started, not a round trip before
-        start = proc.started_on_host
+    start = ctx.host.start_time(proc)  # its 'ready after' is the host's seconds, as a server's is
     try:
         claim(ctx.host, ports, pid=proc.pid, argv=argv)
         states, ready_at = _wait_until_ready(ctx, args, proc, ports)

@@ -115,6 +115,11 @@ class Host(ABC):
         except ValueError:
             raise CommandFailed(done, f"{self.spec} could not read the time stamp {stamp!r} (date -d)") from None
 
+    def start_time(self, proc: DetachedProcess) -> float:
+        """The host's time when `proc` started, as its launch line read it (what a start-up is timed from); the
+        host's time now where that reading is missing (a `date` without %N)."""
+        return proc.started_on_host if proc.started_on_host is not None else self.clock()
+
     def sleep(self, seconds: float) -> None:
         """Wait `seconds` of the host's time, on the host's clock (its own `sleep`): a wait measured here would
         stand for another length of time on a host whose clock runs at another pace."""

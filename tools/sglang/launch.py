@@ -87,7 +87,6 @@ def launch_one(
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
     log_path = posixpath.join(log_dir, f"sglang-{config.port}-{stamp}.log")
     argv = launch_argv(config, python=args.python, flags=caps.flags) + list(extra_flags)
-    launched_at = ctx.host.clock()  # the start-up is timed on the host's clock from here
     try:
         proc = ctx.host.start_detached(argv, log_path=log_path)
     except ConnectionDropped as exc:
@@ -97,8 +96,7 @@ def launch_one(
             remedy="reconnect and check with server_status (or nvidia-smi) before launching again",
             details={"log_path": log_path, "may_have_run": exc.may_have_run},
         ) from exc
-    if proc.started_on_host is not None:  # the moment the server's program started, not a round trip before
-        launched_at = proc.started_on_host
+    launched_at = ctx.host.start_time(proc)  # its start-up is timed on the host's clock from here
     write_record(ctx, proc)
     wait, outcome = wait_for_start(
         ctx, proc, config.port, args.ready_timeout_s, args.stall_timeout_s, launched_at=launched_at

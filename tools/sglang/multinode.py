@@ -143,15 +143,13 @@ def start_across_nodes(
         check_launch(launch.config, caps)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
     ranks: list[RankProcess] = []
-    launched_at = contexts[0].host.clock()  # rank 0's start-up is timed on its host's clock from here
     try:
         for rank, (ctx, caps) in enumerate(zip(contexts, capabilities, strict=True)):
             ranks.append(_start_rank(ctx, caps, launch, rank, len(contexts), stamp))
     except BaseException:
         stop_ranks(contexts, ranks)
         raise
-    if ranks[0].started_on_host is not None:  # the moment rank 0's program started, not a round trip before
-        launched_at = ranks[0].started_on_host
+    launched_at = contexts[0].host.start_time(ranks[0].process)  # rank 0's start-up is timed from here
     try:
         wait, outcome = wait_for_start(
             contexts[0],
