@@ -8,7 +8,7 @@ from specops.tools.context import ToolContext
 from specops.transcripts import Recorder
 
 from .approval import ApprovalPolicy
-from .budget import WallClock
+from .budget import HostTimeTally, WallClock
 from .guard import RepeatGuard
 from .todo import TodoList
 from .tool_runner import LiveTools, ToolRunner
@@ -23,6 +23,8 @@ class AgentDeps:
     guard: RepeatGuard
     clock: WallClock
     tools: ToolRunner = field(default_factory=LiveTools)  # how calls are carried out: live, or served by replay
+    host_budget_s: float | None = None  # the job's host-time budget (--budget); None: none
+    host_time: HostTimeTally = field(default_factory=HostTimeTally)  # the host's time used so far
 
     @property
     def host_spec(self) -> str:

@@ -29,3 +29,7 @@ class FinalAnswer(BaseModel):
     unresolved: list[str] = Field(
         default_factory=list, description="What failed and was not recovered, and what the user can do"
     )
+    left_out: list[str] = Field(
+        default_factory=list,
+        description="Experiments not made because the host-time budget had no room for them, each with its cost",
+    )

@@ -17,6 +17,7 @@ from pydantic_ai import RunContext
 from pydantic_ai.capabilities import Hooks
 from pydantic_ai.messages import ModelMessage, ModelRequest, UserPromptPart
 
+from .budget import host_time_reminder
 from .deps import AgentDeps
 
 PLAN_MARK = "[specops plan]"  # starts the plan's text, so a rebuilt history can tell it from the user's words
@@ -24,7 +25,9 @@ PLAN_MARK = "[specops plan]"  # starts the plan's text, so a rebuilt history can
 
 def plan_reminder() -> Hooks[AgentDeps]:
     async def before_model_request(ctx: RunContext[AgentDeps], request_context: Any) -> Any:
-        request_context.messages = with_plan(request_context.messages, ctx.deps.todos.reminder())
+        plan = ctx.deps.todos.reminder()
+        host_time = host_time_reminder(ctx.deps.host_time, ctx.deps.host_budget_s)
+        request_context.messages = with_plan(request_context.messages, f"{plan}\n{host_time}" if host_time else plan)
         return request_context
 
     return Hooks(before_model_request=before_model_request)

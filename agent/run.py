@@ -58,7 +58,7 @@ from specops.transcripts import (
 )
 
 from .approval import ApprovalPolicy, AskYesNo
-from .budget import BudgetExceeded, Budgets, WallClock
+from .budget import BudgetExceeded, Budgets, WallClock, host_budget_line
 from .compare import COMPARE_TOOL
 from .deps import AgentDeps
 from .final import FinalAnswer
@@ -348,6 +348,7 @@ async def carry_out(parts: RunParts) -> RunOutcome:
                 approvals=ApprovalPolicy(recorder, allow_delete=options.allow_delete, ask=parts.ask_yes_no),
                 guard=RepeatGuard(max_repeats=options.max_repeats),
                 tools=parts.seams.tools,
+                host_budget_s=parts.budgets.max_host_s,
             )
             if parts.prepare is not None:
                 await parts.prepare(deps, run_host)
@@ -418,7 +419,7 @@ def _build_agent(
     )
 
 
-def _user_prompt(goal: Goal, run_host: RunHost) -> str:
+def _user_prompt(goal: Goal, run_host: RunHost, host_budget_s: float | None = None) -> str:
     others = [a for a in goal.mentioned if a != goal.algorithm]
     named = [
         ("Repo", goal.repo_id or "none named (search the Hub for one, if the goal needs a drafter)")
@@ -436,6 +437,7 @@ def _user_prompt(goal: Goal, run_host: RunHost) -> str:
         + f"Asked for: {', '.join(goal.intents)}\n"
         f"Host: {run_host.spec} (home {run_host.context.home}; this run may write under "
         f"{', '.join(run_host.context.allowed_roots)})"
+        + (f"\n{host_budget_line(host_budget_s)}" if host_budget_s is not None else "")
     )
 
 
@@ -456,7 +458,7 @@ async def _drive(
     recorder = deps.recorder
     final: FinalAnswer | None = None
     run = None
-    prompt = _user_prompt(goal, run_host) if history is None else None
+    prompt = _user_prompt(goal, run_host, budgets.max_host_s) if history is None else None
     try:
         with anyio.fail_after(clock.remaining_s()):
             async with agent.iter(
@@ -526,13 +528,15 @@ def _report(
     never fatal."""
     try:
         from .report import build_report, write_report
+        from .report.budget import budget_sentence
         from .report.host_time import host_time_sentence
 
         events = read_transcript(recorder.path).events
         report = build_report(events, final, status=status)
         paths = write_report(run_dir, report, redactor=recorder.redactor)
         data = report.model_dump(mode="json") if isinstance(report, BaseModel) else dict(report)
-        return paths, data, host_time_sentence(report.timing.host)
+        budget = budget_sentence(report.timing.budget)
+        return paths, data, host_time_sentence(report.timing.host) + (f"; {budget}" if budget else "")
     except Exception as exc:
         recorder.record(ErrorEvent, where="report", message=f"{type(exc).__name__}: {exc}", kind="report_failed")
         return {}, None, None

@@ -40,8 +40,10 @@ from specops.tools.registry import REGISTRY, ToolSpec
 from specops.transcripts import ErrorEvent, HostTime, RetryEvent, ToolCallEvent, ToolResultEvent, ToolSchema
 
 from .answers import ASK_TOOL, Answers
+from .budget import MEASURING_TOOLS
 from .compare import COMPARE_DESCRIPTION, COMPARE_TOOL, CompareArgs, CompareResult, compare_run, compare_view
 from .deps import AgentDeps
+from .durations import duration_words
 from .loop_tools import TODO_TOOL as TODO_TOOL  # the plan tool's name, read with the toolset (run.py, the evals)
 from .todo import TodoRuleBroken, TodoWriteArgs, TodoWriteResult, todo_view
 from .tool_answer import answer_error, answer_ok
@@ -150,8 +152,8 @@ def registry_tool(spec: ToolSpec) -> Tool[AgentDeps]:
         deps.recorder.record(ToolCallEvent, call_id=call_id, tool=spec.name, args=raw)
         started = time.monotonic()
 
-        refusal = deps.guard.before(spec.name, normalized)  # LoopDetected ends the run
-        if refusal is not None:
+        refusal = deps.guard.before(spec.name, normalized) or _host_budget_refusal(deps, spec.name)
+        if refusal is not None:  # (LoopDetected, raised by the guard, ends the run)
             return _answer_error(deps, call_id, spec.name, refusal, started)
 
         args = deps.approvals.review(spec.name, args, deps.tool_context)
@@ -187,6 +189,19 @@ def registry_tool(spec: ToolSpec) -> Tool[AgentDeps]:
     )
 
 
+def _host_budget_refusal(deps: AgentDeps, tool: str) -> ToolErrorRecord | None:
+    """A measuring tool once the job's host-time budget is spent: refused, so the job ends within it."""
+    if tool not in MEASURING_TOOLS or not deps.host_time.spent(deps.host_budget_s):
+        return None
+    return ToolErrorRecord(
+        kind=ErrorKind.BUDGET_SPENT,
+        what=f"the job's host-time budget is spent ({duration_words(deps.host_time.used_s)} used of "
+        f"{duration_words(deps.host_budget_s or 0.0)}): nothing more is launched or measured",
+        remedy="stop the servers this run started and give the final answer from what was measured, naming what "
+        "the budget left out",
+    )
+
+
 def _result_and_view(tool: str) -> tuple[type[BaseModel], View | None] | None:
     """The one place that knows each tool's result type and view (None: no such tool)."""
     own = _AGENT_TOOL_RESULTS.get(tool)
@@ -203,18 +218,22 @@ def result_type(tool: str) -> type[BaseModel] | None:
     return known[0] if known is not None else None
 
 
-def answer_recorded(tool: str, data: dict[str, Any]) -> ToolReturn:
-    """The answer to a successful call of `tool` with result `data`: its view for the model, in full beside it.
+def answer_recorded(tool: str, data: dict[str, Any], host_time: HostTime | None = None) -> ToolReturn:
+    """The answer to a successful call of `tool` with result `data`: its view for the model, in full beside it
+    (with the call's host clock readings).
 
     A live call and a rebuilt one (resume) both answer through it."""
-    known = _result_and_view(tool)
-    return answer_ok(data, *known) if known is not None else answer_ok(data, BaseModel, None)
+    result, view = _result_and_view(tool) or (BaseModel, None)
+    return answer_ok(data, result, view, host_time)
 
 
 def _recorded(
     deps: AgentDeps, call_id: str, tool: str, started: float, host_time: HostTime | None, **outcome: Any
 ) -> None:
-    """The call's tool_result event: `result=` when it succeeded, `ok=False, error=` when it failed."""
+    """The call's tool_result event: `result=` when it succeeded, `ok=False, error=` when it failed; the host
+    time tallied against the job's host-time budget."""
+    if host_time is not None:
+        deps.host_time.add(host_time.start, host_time.end)
     deps.recorder.record(
         ToolResultEvent,
         call_id=call_id,
@@ -236,7 +255,7 @@ def _answer_ok(
     host_time: HostTime | None = None,
 ) -> ToolReturn:
     _recorded(deps, call_id, tool, started, host_time, result=data)
-    return answer_recorded(tool, data)
+    return answer_recorded(tool, data, host_time)
 
 
 def _answer_error(
@@ -249,7 +268,7 @@ def _answer_error(
 ) -> ToolReturn:
     error = record.model_dump(mode="json")
     _recorded(deps, call_id, tool, started, host_time, ok=False, error=error)
-    return answer_error(error)
+    return answer_error(error, host_time)
 
 
 _TODO_DESCRIPTION = (

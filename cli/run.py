@@ -21,6 +21,7 @@ from rich.markup import escape
 
 from ..agent.approval import check_delete_spec
 from ..agent.budget import Budgets
+from ..agent.durations import parse_duration
 from ..agent.goal import GoalRefused
 from ..agent.host import DEFAULT_HOST
 from ..agent.policies import PolicyUnavailable
@@ -42,6 +43,16 @@ def _check_allow_delete(values: list[str] | None) -> list[str] | None:
         raise typer.BadParameter(str(exc)) from None
 
 
+def _check_budget(value: str | None) -> str | None:
+    """--budget is a duration ("2h", "90min", "1h30m", seconds): said before anything is written."""
+    try:
+        if value is not None:
+            parse_duration(value)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    return value
+
+
 def _check_allow_root(values: list[str] | None) -> list[str] | None:
     for value in values or []:
         if not value.startswith(("/", "~")) or any(ord(c) < 32 for c in value):
@@ -58,6 +69,7 @@ FLAGS = {
     "max_tokens": "--max-tokens",
     "max_cost_usd": "--max-cost",
     "max_wall_s": "--max-wall",
+    "max_host_s": "--budget",
     "runs_dir": "--runs-dir",
     "ask_once": "--ask-once",
     "answers_file": "--answers",
@@ -142,6 +154,15 @@ def run(
     max_tokens: Annotated[int | None, typer.Option(help="Budget: input + output tokens")] = None,
     max_cost: Annotated[float | None, typer.Option(help="Budget: USD, where the model's price is known")] = None,
     max_wall: Annotated[float, typer.Option(help="Budget: wall-clock seconds")] = 3600.0,
+    budget: Annotated[
+        str | None,
+        typer.Option(
+            help="Budget: the host's time the job may use, as 2h, 90min or 1h30m (on sim:PROFILE hosts, the modelled "
+            "host's time). The policy fits its experiments into it, the most valuable first, and the report lists "
+            "what it left out; measuring stops once it is spent",
+            callback=_check_budget,
+        ),
+    ] = None,
     ask_once: Annotated[
         bool, typer.Option(help="Allow one round of questions (and deletion approvals) before the first change")
     ] = False,
@@ -215,6 +236,7 @@ def run(
             max_tokens=max_tokens,
             max_cost_usd=max_cost,
             max_wall_s=max_wall,
+            max_host_s=parse_duration(budget) if budget is not None else None,
         )
     except ValidationError as exc:
         raise fail(validation_message(exc, FLAGS), 2) from None

@@ -55,6 +55,7 @@ async def execute(scenario: Scenario, run_dir: Path, policy: str) -> ScenarioRun
         max_requests=scenario.run.max_requests,
         max_tool_calls=scenario.run.max_tool_calls,
         max_wall_s=scenario.run.max_wall_s,
+        max_host_s=scenario.run.max_host_s,
     )
     options = RunOptions(
         runs_dir=run_dir.parent,

@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_evals import Case, Dataset
 
+from specops.agent.durations import parse_duration
 from specops.agent.policies.playbook_settings import PlaybookSettings
 
 SCENARIO_DIR = Path(__file__).with_name("scenarios")
@@ -79,6 +80,21 @@ class RunSettings(BaseModel):
         "a run takes several times its idle wall time and must still end as it does idle",
     )
     hub_token: bool = Field(default=False, description="Give the run a Hub token (HF_TOKEN)")
+    budget: str | None = Field(
+        default=None,
+        description="The job's host-time budget as --budget takes it (2h, 90min): the modelled host's time",
+    )
+
+    @field_validator("budget")
+    @classmethod
+    def _a_duration(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_duration(value)  # a ValueError names what is wrong
+        return value
+
+    @property
+    def max_host_s(self) -> float | None:
+        return parse_duration(self.budget) if self.budget is not None else None
 
 
 def _completed() -> list[RunStatus]:

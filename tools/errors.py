@@ -28,11 +28,13 @@ class ErrorKind(StrEnum):
     - retry_prompt: pydantic-ai asked the model to try again
     - unknown_tool: the model called a tool the run does not have
     - unknown: a kind this version does not know (a recording from another)
+    - budget_spent: a measuring tool called after the job's host-time budget was spent, refused by the loop
     """
 
     ACCEPTANCE_REQUESTS_FAILED = "acceptance_requests_failed"
     BENCH_SERVING_UNAVAILABLE = "bench_serving_unavailable"
     BENCHMARK_CLIENT_FAILED = "benchmark_client_failed"
+    BUDGET_SPENT = "budget_spent"
     CONFIG_NOT_FOUND = "config_not_found"
     DATASET_UNAVAILABLE = "dataset_unavailable"
     DATASET_UNREADABLE = "dataset_unreadable"

@@ -14,6 +14,7 @@ import json
 import re
 from dataclasses import dataclass
 
+from specops.agent.budget import read_host_budget
 from specops.agent.goal import Goal, GoalRefused, Intent, parse_goal
 from specops.tools.sglang.config import SpeculativeAlgorithm
 
@@ -33,6 +34,7 @@ _GOAL_FIELD = re.compile(r"\{[^{}]*\"(?:repo_id|target)\"[^{}]*\}")
 class Understood:
     goal: Goal | None
     cannot_do: str | None = None  # why, when the playbook cannot carry it out
+    host_budget_s: float | None = None  # the job's host-time budget, as the prompt states it (None: none)
 
     @property
     def intents(self) -> tuple[Intent, ...]:
@@ -93,7 +95,7 @@ def understand(prompt: str) -> Understood:
     missing = nothing_to_go_on(goal)
     if missing is not None:
         return Understood(goal=None, cannot_do=missing)
-    return Understood(goal=goal)
+    return Understood(goal=goal, host_budget_s=read_host_budget(prompt))
 
 
 def nothing_to_go_on(goal: Goal) -> str | None:

@@ -12,7 +12,7 @@ the error record, so the pipeline reads fields, not dict keys. A retry prompt
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -27,6 +27,7 @@ from pydantic_ai.messages import (
 from specops.agent.tool_answer import full_outcome
 from specops.agent.toolset import result_type
 from specops.tools.errors import ErrorKind, ToolErrorRecord
+from specops.transcripts import HostTime
 
 Result = TypeVar("Result", bound=BaseModel)
 
@@ -46,6 +47,12 @@ class Outcome:
     ok: bool
     result: BaseModel | None = None
     error: ToolErrorRecord | None = None
+    host_time: HostTime | None = None  # the call's start and end on the host's clock (None: not on the host)
+
+    @property
+    def host_s(self) -> float | None:
+        """The call's seconds on the host; None when unknown."""
+        return self.host_time.seconds if self.host_time is not None else None
 
     def value(self, model: type[Result]) -> Result:
         """The result as `model`, the tool's result type; asked for only after `ok` was checked."""
@@ -91,6 +98,18 @@ def _failed(kind: ErrorKind, what: str, remedy: str = "") -> Outcome:
 
 
 def _as_outcome(tool: str, content: Any) -> Outcome:
+    """A tool return as an Outcome (with its host clock readings, where the loop gave them)."""
+    outcome = _read_outcome(tool, content)
+    readings = content.get("host_time") if isinstance(content, dict) else None
+    if readings is None:
+        return outcome
+    try:
+        return replace(outcome, host_time=HostTime.model_validate(readings))
+    except ValidationError:
+        return outcome
+
+
+def _read_outcome(tool: str, content: Any) -> Outcome:
     """A tool return as an Outcome: the full outcome the loop recorded, or the error as the model was shown it."""
     if isinstance(content, str):
         try:

@@ -53,6 +53,7 @@ from specops.tools.sglang.multinode import RANK_NOT_JOINED
 from specops.tools.sglang.status import ServerStatus
 from specops.tools.space import FreeableItem, FreeableList, FreeableSet, FreeSpaceResult
 
+from .playbook_budget import HostBudget
 from .playbook_configs import (
     ONE_NODE_SHARE,
     Candidate,
@@ -279,6 +280,8 @@ class Pipeline:
         # A comparison of drafters: each one's results once measured; the plan item of the one measured now.
         self.drafters: list[DrafterResult] = []
         self.other: str | None = None
+        self.budget = HostBudget(understood.host_budget_s)  # the host's time used, and what the budget left out
+        self.deploying = False
 
     @property
     def goal(self) -> Goal:
@@ -299,6 +302,8 @@ class Pipeline:
         calls = [self.plan.write_call()] if self.plan.dirty else []
         calls.append(Call(tool, args))
         outcomes = yield calls
+        for made, out in zip(calls, outcomes, strict=True):
+            self.budget.saw(made.tool, made.args, out)
         return outcomes[-1]
 
     def look(self, tool: str, **args: Any) -> Steps:
@@ -955,6 +960,10 @@ class Pipeline:
                 return server, candidate
             if out.kind == ErrorKind.HOST_UNAVAILABLE:
                 raise Stop("failed", f"the host dropped while launching {candidate.name}: {out.describe()}")
+            if out.kind == ErrorKind.BUDGET_SPENT:  # the loop's own refusal: nothing more is launched
+                self.budget.leave_out(candidate.name, None)
+                self.last_give_up = out.kind
+                return None, candidate
             if out.details.get("cause") == RANK_NOT_JOINED:
                 # The node, not the configuration: every other launch over the nodes would wait for it the same way.
                 raise Stop(
@@ -1093,6 +1102,8 @@ class Pipeline:
         levels: list[int] | None = None,
         screened: bool = False,
     ) -> Steps:
+        if not self._fits(candidate, speculative=speculative, acceptance=acceptance, levels=levels):
+            return None
         server, launched = yield from self._launch(candidate)
         if server is None:
             return None
@@ -1122,6 +1133,37 @@ class Pipeline:
             self._keep(name, launched, sweep, speculative=speculative)
         yield from self._stop(server)
         return launched
+
+    def _fits(self, candidate: Candidate, *, speculative: bool, acceptance: bool, levels: list[int] | None) -> bool:
+        """Whether measuring `candidate` fits the host-time budget with room kept for what is worth more after it
+        (playbook_budget.py): the first speculative measurement while none is made, the deploy's relaunch; when it
+        does not, it is left out and said."""
+        if self.budget.budget_s is None:
+            return True
+        count = len(levels or self.levels) if self._benchmarking else 0
+        cost = self.budget.cost_s(speculative=speculative, levels=count, acceptance=acceptance)
+        reserve, kept_for = self._reserve(speculative)
+        if self.budget.fits(cost, reserve):
+            return True
+        some = f" at C={', '.join(map(str, levels))}" if levels and levels != self.levels else ""
+        self.budget.leave_out(candidate.name + some, cost, reserve, " and ".join(kept_for))
+        return False
+
+    def _reserve(self, speculative: bool) -> tuple[float, list[str]]:
+        """The host seconds kept for what is worth more than the next measurement, and what each is kept for: the
+        first speculative measurement (with acceptance) while none is made, and the deploy's relaunch."""
+        reserve, kept_for = 0.0, []
+        if not speculative and not self.spec and not self.spec_candidates:
+            first = self.budget.cost_s(speculative=True, levels=len(self.levels), acceptance=not self.acceptance_tried)
+            reserve += first or 0.0
+            kept_for.append(f"the first {self._spoken} measurement")
+        reserve_deploy, kept_deploy = self._deploy_reserve()
+        return reserve + reserve_deploy, kept_for + kept_deploy
+
+    def _deploy_reserve(self) -> tuple[float, list[str]]:
+        if self.u.wants("deploy") and not self.deploying:
+            return self.budget.launch_s(speculative=True) or 0.0, ["the deploy's relaunch"]
+        return 0.0, []
 
     def _config_name(self, server: RunningServer, launched: Candidate) -> str:
         """The name a measured configuration's figures are kept under (a search names them as the report does)."""
@@ -1156,6 +1198,11 @@ class Pipeline:
                 break  # acceptance only: one speculative server is enough
             if launched is None and self.last_give_up in (ErrorKind.SGLANG_TOO_OLD, ErrorKind.UNSUPPORTED_FLAGS):
                 break  # the installed SGLang cannot run it at all: the other layouts would fail the same way
+        if not launched_any and self.budget.left_out and self._launched_none_for_budget(candidates):
+            raise Stop(
+                "partial" if self.ar else "failed",
+                f"the host-time budget left no room for a {self._spoken} measurement: {self.budget.left_out[-1]}",
+            )
         if not launched_any:
             raise Stop(
                 "partial" if self.ar else "failed",
@@ -1171,16 +1218,24 @@ class Pipeline:
             name = max(graphs_on, key=lambda n: max(graphs_on[n].values()))
             # Only a measured loss: a top level the server died or hung at says nothing about CUDA graphs.
             if top in graphs_on[name] and graphs_on[name][top] < best_ar_top:
-                self.handled.append(
+                loses = (
                     f"{name} with CUDA graphs loses to the best baseline at C={top} "
-                    f"({graphs_on[name].get(top, 0.0):.1f} vs {best_ar_top:.1f} tok/s): tried CUDA graphs off"
+                    f"({graphs_on[name].get(top, 0.0):.1f} vs {best_ar_top:.1f} tok/s)"
                 )
                 off = self.spec_candidates[name].with_(cuda_graphs=False, cuda_graph_max_bs=None)
                 # Graphs off can only help where graphs on lost: measure those levels, not the whole sweep again.
                 best_ar = self._best_baseline(self.levels)
                 losing = [c for c in self.levels if graphs_on[name].get(c, 0.0) < best_ar[c]]
                 if off.name not in self.spec:
+                    if not self._fits(off, speculative=True, acceptance=False, levels=losing):
+                        self.handled.append(f"{loses}: CUDA graphs off left out for the host-time budget")
+                        return
+                    self.handled.append(f"{loses}: tried CUDA graphs off")
                     yield from self._measure(off, speculative=True, levels=losing)
+
+    def _launched_none_for_budget(self, candidates: list[Candidate]) -> bool:
+        """Whether every one of `candidates` was left out for the host-time budget (none failed to come up)."""
+        return all(any(left.startswith(f"{c.name} (") for left in self.budget.left_out) for c in candidates)
 
     def _tune(self, config: DrafterConfig) -> Steps:
         """A few other settings, chosen from the acceptance measured at SGLang's defaults: those for low load on the
@@ -1233,6 +1288,7 @@ class Pipeline:
             )
 
     def _deploy(self) -> Steps:
+        self.deploying = True
         verdicts = compare(self.ar, self.spec)
         choice = recommend(verdicts, self._spoken_overall).deploy
         candidate = self.spec_candidates.get(choice) or self.ar_candidates.get(choice) if choice else None
@@ -1287,6 +1343,8 @@ class Pipeline:
         parts += tuning_lines(defaults, {n: s for n, s in self.spec.items() if n in self.tuned})
         if self.handled:
             parts.append("what went wrong and how it was handled: " + " | ".join(self.handled))
+        budget = self.budget.sentence()
+        parts += [budget] if budget else []
         if self.servers_started and not self.left_running:
             parts.append("every server this run started was stopped")
         recommendation = recommend(verdicts, self._spoken_overall).text if (self.ar or self.spec) else None
@@ -1303,4 +1361,5 @@ class Pipeline:
             recommendation=recommendation,
             left_running=self.left_running,
             unresolved=self.unresolved,
+            left_out=self.budget.left_out,
         )

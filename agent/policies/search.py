@@ -141,6 +141,10 @@ class SearchPipeline(Pipeline):
             self.names.name(config)
         return out
 
+    def _reserve(self, speculative: bool) -> tuple[float, list[str]]:
+        """A search keeps room only for the deploy's relaunch: it has no order of value to protect."""
+        return self._deploy_reserve()
+
     def _config_name(self, server: RunningServer, launched: Candidate) -> str:
         self.last_name = self.names.name(server.config)
         return self.last_name
@@ -162,7 +166,14 @@ class SearchPipeline(Pipeline):
         drafter_path: str | None = None
         drafter_ready = False
         repeats = 0
-        while len(self.trials) < self.search.trials and len(told) < space.size and repeats < MAX_REPEATS:
+        # Under a host-time budget the budget bounds the search, not a count of trials (unless the spec sets one).
+        most = (
+            space.size
+            if self.budget.budget_s is not None and "trials" not in self.search.model_fields_set
+            else (self.search.trials)
+        )
+        out_of_budget = False
+        while len(self.trials) < most and len(told) < space.size and repeats < MAX_REPEATS:
             trial = study.ask()
             proposed = space.propose(trial)
             key = _key(proposed)
@@ -180,9 +191,11 @@ class SearchPipeline(Pipeline):
                 if drafter_path:
                     candidate = candidate.with_(drafter_path=drafter_path)
             self.last_name = None
-            launched = yield from self._measure(
-                candidate, speculative=speculative, acceptance=speculative and not self.acceptance_tried
-            )
+            acceptance = speculative and not self.acceptance_tried
+            if not self._fits(candidate, speculative=speculative, acceptance=acceptance, levels=None):
+                out_of_budget = True  # every trial is a launch and a sweep: the next would not fit either
+                break
+            launched = yield from self._measure(candidate, speculative=speculative, acceptance=acceptance)
             name = self.last_name if launched is not None else None
             sweep: dict[int, float] = (self.spec if speculative else self.ar).get(name, {}) if name else {}
             value = objective(sweep, self.levels)
@@ -191,8 +204,10 @@ class SearchPipeline(Pipeline):
             self.trials.append(Trial(len(self.trials) + 1, name, candidate.name, value))
             if self.download_state == DownloadState.RUNNING:
                 yield from self._poll_download()
-        if len(self.trials) >= self.search.trials:
-            ended = f"the budget of {self.search.trials} trials spent"
+        if out_of_budget:
+            ended = "the host-time budget: the next trial would not fit"
+        elif len(self.trials) >= most:
+            ended = f"the budget of {most} trials spent"
         elif len(told) >= space.size:
             ended = "every configuration of the space measured"
         else:

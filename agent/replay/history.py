@@ -44,8 +44,9 @@ class RebuiltHistory:
 def tool_return(result: ToolResultEvent) -> ToolReturn:
     """What the loop answered for this result (toolset.py): the model's view, the full outcome as metadata."""
     if not result.ok:
-        return answer_error(result.error.model_dump(mode="json") if result.error is not None else {})
-    return answer_recorded(result.tool, result.result if isinstance(result.result, dict) else {"value": result.result})
+        return answer_error(result.error.model_dump(mode="json") if result.error is not None else {}, result.host_time)
+    data = result.result if isinstance(result.result, dict) else {"value": result.result}
+    return answer_recorded(result.tool, data, result.host_time)
 
 
 def rebuild_history(recorded: RecordedRun) -> RebuiltHistory:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from specops.agent.final import FinalAnswer
 from specops.transcripts import Event
 
+from .budget import budget_section
 from .card import beside_card
 from .claims import check_claims
 from .comparison import bracketing_levels, compare_levels, find_crossover
@@ -84,6 +85,8 @@ def build_report(events: Sequence[Event], final: FinalAnswer | None, *, status: 
     for section in acceptance:
         if section.warning:
             notes.append(f"acceptance on {section.config}: {section.warning}")
+    timing = time_spent(evidence)
+    timing = timing.model_copy(update={"budget": budget_section(evidence, rows, timing.host, final)})
     return Report(
         run=run_section(evidence, final, status),
         host=host_section(evidence),
@@ -101,7 +104,7 @@ def build_report(events: Sequence[Event], final: FinalAnswer | None, *, status: 
         shapes=compare_shapes(rows, configs),
         tuning=tuning_section(configs, rows),
         failures=failures,
-        timing=time_spent(evidence),
+        timing=timing,
         left_running=running,
         unresolved_text=list(final.unresolved) if final else [],
         flags=flags,

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from specops.agent.durations import duration_words
 from specops.agent.loop_tools import LOOP_TOOLS
 from specops.tools.errors import ErrorKind
 
@@ -117,18 +118,6 @@ def _union_s(intervals: list[tuple[float, float]]) -> float:
         total += end - max(start, reach)
         reach = end
     return total
-
-
-def duration_words(seconds: float) -> str:
-    """2 h 41 min, 12 min 5 s, 45 s, 0.4 s."""
-    whole = round(seconds)
-    if whole >= 3600:
-        hours, rest = divmod(round(seconds / 60), 60)
-        return f"{hours} h {rest} min"
-    if whole >= 60:
-        minutes, rest = divmod(whole, 60)
-        return f"{minutes} min {rest} s"
-    return f"{whole} s" if seconds >= 10 else f"{seconds:.1f} s"
 
 
 def gpu_hours_words(value: float) -> str:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from specops.agent.durations import duration_words
 from specops.agent.loop_tools import LOOP_TOOLS
 
+from .budget import budget_markdown, budget_sentence
 from .deletions import describe as describe_deletion
 from .goodput import goodput_markdown
-from .host_time import duration_words, gpu_hours_words, host_time_sentence
+from .host_time import gpu_hours_words, host_time_sentence
 from .naming import acceptance_rows, stat_label
 from .schema import AcceptanceSection, AcceptanceStat, DrafterAtLevel, DrafterSection, Interval, Report
 
@@ -43,6 +45,8 @@ def _run(report: Report) -> list[str]:
         [[r.status, r.policy, r.policy_status, r.started_at, r.ended_at, r.duration_s]],
     )
     lines += [f"**Host time:** {host_time_sentence(report.timing.host)}.", ""]
+    budget = budget_sentence(report.timing.budget)
+    lines += [f"**Budget:** {budget}.", ""] if budget else []
     if r.summary_text:
         lines += ["**Summary (the policy's words):** " + r.summary_text, ""]
     if report.flags:
@@ -420,7 +424,7 @@ def _failures(report: Report) -> list[str]:
 
 def _timing(report: Report) -> list[str]:
     t = report.timing
-    lines = ["## Time spent", "", _host_time(report), ""]
+    lines = ["## Time spent", "", _host_time(report), "", *budget_markdown(report.timing.budget)]
     lines += [
         f"This machine's seconds: tools {t.tool_total_s:.1f} s in all; waiting on the policy {t.model_total_s:.1f} s.",
         "",

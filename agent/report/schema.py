@@ -515,6 +515,43 @@ class HostTimeSection(BaseModel):
     unknown_reason: str | None = Field(default=None, description="Why host_s is unknown; None when it is known")
 
 
+class MeasuredBy(BaseModel):
+    """A configuration's benchmark, and when in the job (on the host's clock) its last sweep ended."""
+
+    model_config = _CONFIG
+
+    config: str
+    levels: list[int] = Field(description="The concurrency levels measured on it")
+    host_s: float = Field(description="Host seconds from the job's first host call to the end of its last sweep")
+
+
+class SmallerBudget(BaseModel):
+    model_config = _CONFIG
+
+    budget_s: float
+    kept: list[str] = Field(description="Configurations whose measurement had ended by then")
+
+
+class BudgetSection(BaseModel):
+    """The job's host-time budget (--budget), what the job measured within it and what it left out; without a
+    budget, what smaller budgets would have kept in this run's order."""
+
+    model_config = _CONFIG
+
+    budget_s: float | None = Field(default=None, description="--budget in host seconds; None: the job had none")
+    used_s: float | None = Field(default=None, description="The job's host seconds (timing.host.host_s)")
+    measured: list[MeasuredBy] = Field(
+        default_factory=list, description="Each benchmarked configuration, in the order its measurement ended"
+    )
+    left_out: list[str] = Field(
+        default_factory=list, description="What the policy left out for the budget, with each one's expected cost"
+    )
+    smaller: list[SmallerBudget] = Field(
+        default_factory=list,
+        description="Budgets below what the job used, and the configurations measured by then in this run's order",
+    )
+
+
 class Timing(BaseModel):
     model_config = _CONFIG
 
@@ -526,6 +563,9 @@ class Timing(BaseModel):
         default_factory=HostTimeSection,
         description="The job's cost on the host's clock and in GPU-hours; tool_total_s and model_total_s are this "
         "machine's seconds",
+    )
+    budget: BudgetSection = Field(
+        default_factory=BudgetSection, description="The host-time budget and what it kept and left out"
     )
 
 

@@ -8,12 +8,9 @@ from __future__ import annotations
 
 import pytest
 
+from specops.agent.durations import duration_words
 from specops.agent.report import build_report
-from specops.agent.report.host_time import (
-    NO_HOST_TIMES,
-    duration_words,
-    host_time_sentence,
-)
+from specops.agent.report.host_time import NO_HOST_TIMES, host_time_sentence
 from specops.agent.report.markdown import render_markdown
 from specops.agent.report.schema import HostTimeSection
 from specops.agent.tool_runner import LiveTools, ToolRequest
@@ -163,9 +160,9 @@ def test_a_job_that_made_no_host_call_used_none_of_the_host():
     ("seconds", "words"),
     [
         (9660, "2 h 41 min"),
-        (3599.6, "1 h 0 min"),
+        (3599.6, "1 h"),
         (725, "12 min 5 s"),
-        (59.6, "1 min 0 s"),
+        (59.6, "1 min"),
         (45, "45 s"),
         (0.42, "0.4 s"),
     ],

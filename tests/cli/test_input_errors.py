@@ -101,6 +101,8 @@ def test_tool_and_usage_errors_are_one_line_naming_the_flag(args, words):
         (["--host", "ssh://root@gpu;reboot"], "--host: host spec 'ssh://root@gpu;reboot' has ';' right after"),
         (["--host", "sim:/tmp/w$(id)"], "--host: host spec 'sim:/tmp/w$(id)' has '$' right after \"sim:/tmp/w\""),
         (["--allow-root", "relative"], "--allow-root: 'relative' is not a directory on the host"),
+        (["--budget", "2x"], "--budget: '2x' is not a duration: write it as 2h, 90min, 1h30m or seconds"),
+        (["--budget", "0h"], "--budget: '0h' is no time at all"),
     ],
 )
 def test_run_refuses_bad_flags_before_creating_anything(tmp_path, args, words):

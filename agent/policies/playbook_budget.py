@@ -1,0 +1,117 @@
+"""The playbook's host-time budget (`--budget`): what each experiment costs on the host, and whether it still fits.
+
+Every call's outcome carries its start and end on the host's clock (agent/tool_answer.py), so the pipeline knows
+what the job has used (the report's host time: from the first host call's start to the last one's end) and what
+each kind of step has cost so far. An experiment (a launch, the acceptance eval where it goes with it, a benchmark
+sweep and the stop) is expected to cost what the same steps cost before: the launches of its kind (speculative or
+not; a speculative one the autoregressive ones' until one has come up), the mean second per benchmark level, the
+acceptance eval measured, the stop. Launches dominate (a Kimi-K2.6 load is about 7 minutes, a benchmark level a few
+seconds), and a host loads the same weights in the same time again, so the estimate is close from the second launch.
+
+The first experiment of the job has nothing to go on and is made whenever any budget is left: a budget shorter than
+one launch is overrun by that launch (the loop refuses every measuring tool after it: agent/budget.py).
+
+Order by expected value: the pipeline's order already puts the most valuable first (the baseline's first layout,
+speculation at the drafter's defaults on the layouts ranked best, then tuning and bracketing). What the budget adds
+is a reserve: an experiment is made only when, after it, there is still room for the ones worth more that come after
+it: the first speculative measurement (with its acceptance eval) while the baseline's further layouts are measured,
+and the final relaunch of the recommended configuration when the goal asks to deploy. What does not fit is left out
+and said (`left_out`), by name, with its expected cost.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+from typing import Any
+
+from specops.agent.durations import duration_words
+
+from .playbook_history import Outcome
+
+_LAUNCH_TOOLS = frozenset({"launch_server", "restart_server"})
+
+
+@dataclass
+class HostBudget:
+    """The job's host time so far and the cost of each kind of step, from the outcomes the pipeline has seen."""
+
+    budget_s: float | None  # None: no budget (everything fits; costs are still tallied, for nothing)
+    first_start: float | None = None
+    last_end: float | None = None
+    launches: dict[bool, list[float]] = field(default_factory=lambda: {False: [], True: []})  # by speculative
+    level_s: list[float] = field(default_factory=list)  # host seconds per benchmark level, each sweep's mean
+    acceptance_s: list[float] = field(default_factory=list)
+    stop_s: list[float] = field(default_factory=list)
+    left_out: list[str] = field(default_factory=list)
+
+    def saw(self, tool: str, args: dict[str, Any], out: Outcome) -> None:
+        """Tally one call's host time, and what it says of its kind of step."""
+        ht = out.host_time
+        if ht is None or ht.start is None or ht.end is None:
+            return
+        self.first_start = ht.start if self.first_start is None else min(self.first_start, ht.start)
+        self.last_end = ht.end if self.last_end is None else max(self.last_end, ht.end)
+        seconds = ht.end - ht.start
+        if not out.ok:
+            return  # a failed step's time is spent, but says little of what the next one costs
+        if tool in _LAUNCH_TOOLS:
+            config = args.get("config") or {}
+            self.launches[bool(isinstance(config, dict) and config.get("speculative_algorithm"))].append(seconds)
+        elif tool == "benchmark" and args.get("levels"):
+            self.level_s.append(seconds / len(args["levels"]))
+        elif tool == "acceptance":
+            self.acceptance_s.append(seconds)
+        elif tool == "stop_server":
+            self.stop_s.append(seconds)
+
+    @property
+    def used_s(self) -> float:
+        return 0.0 if self.first_start is None or self.last_end is None else self.last_end - self.first_start
+
+    @property
+    def left_s(self) -> float | None:
+        return None if self.budget_s is None else self.budget_s - self.used_s
+
+    def launch_s(self, speculative: bool) -> float | None:
+        """What a launch is expected to take: those of its kind so far, else the other kind's; None: none yet."""
+        seen = self.launches[speculative] or self.launches[not speculative]
+        return statistics.fmean(seen) if seen else None
+
+    def cost_s(self, *, speculative: bool, levels: int, acceptance: bool = False) -> float | None:
+        """The expected host seconds of one experiment: a launch, the acceptance eval (when it goes with it), a
+        sweep of `levels` levels and the stop; None while no launch has been timed (nothing to go on)."""
+        launch = self.launch_s(speculative)
+        if launch is None:
+            return None
+        per_level = statistics.fmean(self.level_s) if self.level_s else 0.0
+        # Before an acceptance eval was timed: as long as a sweep of five levels (the README job's: 51 s vs 52 s).
+        accept = (statistics.fmean(self.acceptance_s) if self.acceptance_s else 5 * per_level) if acceptance else 0.0
+        stop = statistics.fmean(self.stop_s) if self.stop_s else 0.0
+        return launch + accept + levels * per_level + stop
+
+    def fits(self, cost_s: float | None, reserve_s: float | None = 0.0) -> bool:
+        """Whether an experiment of `cost_s` fits what is left with `reserve_s` kept for what comes after it.
+        Unknown costs fit (nothing to go on); the budget already spent fits nothing."""
+        left = self.left_s
+        if left is None:
+            return True
+        if left <= 0:
+            return False
+        return cost_s is None or cost_s + (reserve_s or 0.0) <= left
+
+    def leave_out(self, what: str, cost_s: float | None, reserve_s: float | None = 0.0, after: str = "") -> None:
+        """Say that `what` was left out for the budget: its expected cost, and what was left of the budget."""
+        left = max(0.0, self.left_s or 0.0)
+        cost = f"about {duration_words(cost_s)}" if cost_s is not None else "its cost unknown"
+        kept = f", {duration_words(reserve_s)} of it kept for {after}" if reserve_s and after else ""
+        self.left_out.append(f"{what} ({cost}; {duration_words(left)} of the budget left{kept})")
+
+    def sentence(self) -> str | None:
+        """The answer's line on the budget, or None without one."""
+        if self.budget_s is None:
+            return None
+        line = f"host-time budget {duration_words(self.budget_s)}: {duration_words(self.used_s)} used"
+        if self.left_out:
+            line += "; left out for it: " + "; ".join(self.left_out)
+        return line
