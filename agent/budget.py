@@ -82,7 +82,8 @@ class HostTimeTally:
     """The job's time on its host so far, as the report counts it: from the first host call's start to the last
     one's end on the host's own clock (calls whose clock could not be read are left out)."""
 
-    def __init__(self) -> None:
+    def __init__(self, earlier_s: float = 0.0) -> None:
+        self.earlier_s = earlier_s  # a resumed run's earlier sessions (the time it lay dead is not counted)
         self.first_start: float | None = None
         self.last_end: float | None = None
 
@@ -95,8 +96,8 @@ class HostTimeTally:
     @property
     def used_s(self) -> float:
         if self.first_start is None or self.last_end is None:
-            return 0.0
-        return self.last_end - self.first_start
+            return self.earlier_s
+        return self.earlier_s + self.last_end - self.first_start
 
     def spent(self, budget_s: float | None) -> bool:
         return budget_s is not None and self.used_s >= budget_s

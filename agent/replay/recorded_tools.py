@@ -21,7 +21,9 @@ from .masking import Masker
 from .recorded_run import RecordedRun
 
 # Outcomes the loop produced without running the tool.
-_NOT_RUN = frozenset({ErrorKind.REPEATED_FAILURE, ErrorKind.INVALID_ARGUMENTS, ErrorKind.TODO_RULE})
+_NOT_RUN = frozenset(
+    {ErrorKind.REPEATED_FAILURE, ErrorKind.INVALID_ARGUMENTS, ErrorKind.TODO_RULE, ErrorKind.BUDGET_SPENT}
+)
 UNEXPECTED = ErrorKind.UNEXPECTED_ERROR
 
 

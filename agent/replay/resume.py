@@ -212,7 +212,12 @@ def _restored_plan(recorded: RecordedRun, recorder: ObservedRecorder) -> TodoLis
 
 
 async def _prepare(recorded: RecordedRun, deps: AgentDeps, run_host: RunHost) -> None:
-    """Before the agent goes on: the loop guard's memory, and what is still running on the host."""
+    """Before the agent goes on: the loop guard's memory, the host time used so far, and what is still running on
+    the host."""
+    from specops.agent.report.evidence import gather_evidence
+    from specops.agent.report.host_time import host_time_section
+
+    deps.host_time.earlier_s = host_time_section(gather_evidence(recorded.read.events)).host_s or 0.0
     specs = registered_tools()
     for pair in recorded.tools:
         spec = specs.get(pair.call.tool)

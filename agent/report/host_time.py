@@ -31,7 +31,9 @@ from .schema import HostTimeSection
 
 NO_HOST_TIMES = "the transcript records no host clock readings (it was written before they were)"
 # Outcomes the loop gave without running the tool: such a call never reached the host.
-_REFUSED = frozenset({ErrorKind.REPEATED_FAILURE, ErrorKind.INVALID_ARGUMENTS, ErrorKind.UNKNOWN_TOOL})
+_REFUSED = frozenset(
+    {ErrorKind.REPEATED_FAILURE, ErrorKind.INVALID_ARGUMENTS, ErrorKind.UNKNOWN_TOOL, ErrorKind.BUDGET_SPENT}
+)
 
 
 def on_host(call: ToolExchange) -> bool:
