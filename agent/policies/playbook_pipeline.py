@@ -80,7 +80,7 @@ from .playbook_recovery import (
 from .playbook_search import MAX_CONFIGS_READ, SEARCH_WORD, DrafterCandidate, drafter_candidates
 from .playbook_settings import PlaybookSettings
 from .playbook_summary import Sweep, compare, comparison_lines, recommend, shape_line, tuning_lines
-from .playbook_tuning import settings_to_try
+from .playbook_tuning import Tuning, settings_to_try
 
 Steps = Generator[list[Call], list[Outcome], Any]
 
@@ -1238,35 +1238,53 @@ class Pipeline:
         return all(any(left.startswith(f"{c.name} (") for left in self.budget.left_out) for c in candidates)
 
     def _tune(self, config: DrafterConfig) -> Steps:
-        """A few other settings, chosen from the acceptance measured at SGLang's defaults: those for low load on the
-        speculative layout fastest at the lowest level, those for high load on the one fastest at the top level;
-        each over every level."""
+        """A few other settings, chosen from the acceptance measured at SGLang's defaults (playbook_tuning.py): those
+        for low load on the speculative layout fastest at the lowest level, those for high load on each layout
+        fastest at a higher level (the top level's first); each over every level. Where a high-load setting beats the
+        defaults at the top level, its next step the same way on that layout."""
         at_defaults = dict(self.spec)  # nothing is tuned yet: every speculative sweep so far is at the defaults
         if not at_defaults:
             return
         low, top = min(self.levels), max(self.levels)
+
+        def fastest_at(level: int, among: dict[str, Sweep]) -> str:
+            return max(among, key=lambda n: (among[n].get(level, 0.0), max(among[n].values())))
+
         graphs_on = {n: s for n, s in at_defaults.items() if self.spec_candidates[n].config.get("cuda_graphs", True)}
-        best_low = max(
-            graphs_on or at_defaults, key=lambda n: (at_defaults[n].get(low, 0.0), max(at_defaults[n].values()))
-        )
-        best_top = max(at_defaults, key=lambda n: (at_defaults[n].get(top, 0.0), max(at_defaults[n].values())))
+        best_low = fastest_at(low, graphs_on or at_defaults)
+        higher = [c for c in sorted(self.levels, reverse=True) if c > low] or [top]
+        best_high = list(dict.fromkeys(fastest_at(c, at_defaults) for c in higher))
         accept = self.acceptance.overall.token_weighted if self.acceptance else None
         tried = settings_to_try(self.algorithm or SpeculativeAlgorithm.DFLASH, config.sglang_defaults, accept)
+        levels = [c for c in self.levels if self.crash_level is None or c < self.crash_level]
         for tuning in tried:
-            base = self.spec_candidates[best_top if tuning.high_load else best_low]
-            candidate = base.with_(**tuning.changes)
-            if candidate.name in self.spec:
-                continue
-            self.tuned[candidate.name] = tuning.why
-            levels = [c for c in self.levels if self.crash_level is None or c < self.crash_level]
-            yield from self._measure(candidate, speculative=True, levels=levels)
+            for base_name in best_high if tuning.high_load else [best_low]:
+                tuned = yield from self._try_setting(self.spec_candidates[base_name], tuning, levels)
+                further = tuning.further
+                if further is None or tuned is None or base_name != best_high[0]:
+                    continue
+                won = self.spec.get(tuned, {}).get(top, 0.0) > at_defaults[base_name].get(top, 0.0)
+                if won:
+                    yield from self._try_setting(self.spec_candidates[base_name], further, levels)
         if self.tuned:
-            on = best_low if best_low == best_top else f"{best_low} (low load) and {best_top} (high load)"
+            highs = ", ".join(best_high)
+            on = best_low if [best_low] == best_high else f"{best_low} (low load) and {highs} (higher load)"
             self.done.append(
                 f"tuned on {on} (SGLang's defaults: "
                 f"{config.sglang_defaults.label() if config.sglang_defaults else 'the drafter’s own'}): "
                 + "; ".join(f"{name}: {why}" for name, why in self.tuned.items())
             )
+
+    def _try_setting(self, base: Candidate, tuning: Tuning, levels: list[int]) -> Steps:
+        """`tuning` on `base` over `levels`, unless that configuration was measured; its name, or None."""
+        candidate = base.with_(**tuning.changes)
+        if candidate.name in self.spec:
+            return None
+        self.tuned[candidate.name] = tuning.why
+        launched = yield from self._measure(candidate, speculative=True, levels=levels)
+        if launched is None and self.budget.left_out and self.budget.left_out[-1].startswith(f"{candidate.name} ("):
+            del self.tuned[candidate.name]  # left out for the budget: not a setting tried
+        return launched.name if launched is not None else None
 
     def _bracket(self) -> Steps:
         """Where the winner changes between two levels far apart, the octaves between them (report/bracketing.py),

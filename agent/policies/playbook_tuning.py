@@ -3,18 +3,22 @@
 Not a grid. The acceptance length measured at SGLang's defaults says how far the
 drafts get: `(accept_length - 1) / steps` is the share of draft steps accepted.
 
-- Mostly accepted: a longer chain (two more steps) pays at low load, where a verify
-  step costs about the same whatever its length.
-- Often rejected early, top-k 1: a tree of four branches per step rescues drafts
-  whose first token was wrong.
-- Always, when the defaults draft more than one step: a short chain (fewer draft
+- Low load, where a verify step costs about the same whatever its length: a tree of four
+  branches per step (top-k 4) when the defaults draft a chain, since it rescues drafts
+  whose first token was wrong at no cost there; and, when drafts are mostly accepted, a
+  longer chain (two more steps).
+- High load, whenever the defaults draft more than one token: a short chain (fewer draft
   tokens per verify), because at high concurrency the verify pass is compute-bound and
   every rejected draft token costs a real token's work. The same idea gives n-gram a
-  third of its draft tokens and DFlash half its block.
+  third of its draft tokens and DFlash half its block; where that half block wins at the
+  top level, a quarter of it is measured too (`further`): the trend is followed one
+  step, not guessed.
 
-A setting for low load is tried on the speculative layout fastest at the lowest level,
-one for high load on the layout (CUDA graphs on or off) fastest at the top level. Each
-is measured over every level against the best autoregressive configuration at that level; the recommendation then says which setting to serve at which load.
+A setting for low load is tried on the speculative layout fastest at the lowest level; one
+for high load on each layout (CUDA graphs on or off) that is fastest at a higher level, as
+the best layout changes with the load (on the seed's host TP8 at C=32, EP4 at C=64, DP
+attention above). Each is measured over every level against the best autoregressive
+configuration at that level; the recommendation then says which setting to serve at which load.
 """
 
 from __future__ import annotations
@@ -26,7 +30,6 @@ from specops.tools.drafters import DraftSettings
 from specops.tools.sglang.config import EAGLE_FAMILY, SpeculativeAlgorithm
 
 MOSTLY_ACCEPTED = 0.55  # share of draft steps accepted above which a longer chain is tried
-OFTEN_REJECTED = 0.4  # below which (with top-k 1) a wider tree is tried
 TREE_TOPK = 4
 
 
@@ -36,7 +39,8 @@ class Tuning:
 
     changes: dict[str, Any]
     why: str
-    high_load: bool = False  # tried on the layout fastest at the top level, not the one fastest at the lowest
+    high_load: bool = False  # tried on the layouts fastest above the lowest level, not the one fastest at the lowest
+    further: Tuning | None = None  # the next step the same way, measured where this one wins at the top level
 
 
 def _chain(steps: int, topk: int, draft_tokens: int) -> dict[str, Any]:
@@ -53,21 +57,17 @@ def settings_to_try(
     found: list[Tuning] = []
     if algorithm in EAGLE_FAMILY:
         accepted = (accept_length - 1) / steps if accept_length is not None and steps else None
-        if accepted is not None and accepted >= MOSTLY_ACCEPTED:
-            longer = steps + 2
-            found.append(
-                Tuning(
-                    _chain(longer, 1, longer + 1),
-                    f"{accepted:.0%} of draft steps accepted at the defaults: a {longer}-step chain for low load",
-                )
-            )
-        if accepted is not None and accepted < OFTEN_REJECTED and topk == 1:
+        share = f"{accepted:.0%} of draft steps accepted at the defaults" if accepted is not None else "at low load"
+        if topk == 1:
             found.append(
                 Tuning(
                     _chain(steps, TREE_TOPK, min(2 * (steps + 1), TREE_TOPK * steps + 1)),
-                    f"only {accepted:.0%} of draft steps accepted at the defaults: a {TREE_TOPK}-branch tree",
+                    f"{share}: a {TREE_TOPK}-branch tree for low load, where a wider verify costs little",
                 )
             )
+        if accepted is not None and accepted >= MOSTLY_ACCEPTED:
+            longer = steps + 2
+            found.append(Tuning(_chain(longer, 1, longer + 1), f"{share}: a {longer}-step chain for low load"))
         if steps > 1 or topk > 1:
             shorter = max(1, steps - 2)
             found.append(
@@ -87,10 +87,17 @@ def settings_to_try(
             )
         )
     elif algorithm is SpeculativeAlgorithm.DFLASH and tokens >= 8:
-        half = tokens // 2
+        half, quarter = tokens // 2, tokens // 4
         found.append(
             Tuning(
-                {"block_size": half}, f"block {half} instead of the drafter's {tokens}: a cheaper verify for high load"
+                {"block_size": half},
+                f"block {half} instead of the drafter's {tokens}: a cheaper verify for high load",
+                high_load=True,
+                further=Tuning(
+                    {"block_size": quarter},
+                    f"block {quarter}: block {half} beat the drafter's {tokens} at the top level, so a cheaper one yet",
+                    high_load=True,
+                ),
             )
         )
     return found
