@@ -126,7 +126,15 @@ def speculative_candidates(
 ) -> list[Candidate]:
     """`algorithm` on the `layouts` best allowed layouts (best first), CUDA graphs on, at SGLang's default settings
     (DFLASH: the drafter's block size); the DP LM head where the host's SGLang needs it for DFLASH on DP attention."""
-    allowed = [c for c in ranked if c.allows(algorithm, support)][:layouts]
+    allowed = [c for c in ranked if c.allows(algorithm, support)]
+    chosen = allowed[:layouts]
+    # DP attention splits the batch over its ranks (C=64 on DP8 is 8 requests a rank), so speculation keeps paying
+    # there at loads where it no longer does on TP: where the host allows it, it is among the layouts tried even
+    # when its autoregressive figures rank it lower (it takes the last place).
+    dp_attention = next((c for c in allowed if c.config.get("enable_dp_attention")), None)
+    if dp_attention is not None and dp_attention not in chosen and layouts > 1:
+        chosen = [*chosen[: layouts - 1], dp_attention]
+    allowed = chosen
     dp_lm_head = (
         algorithm is SpeculativeAlgorithm.DFLASH
         and support is not None

@@ -1239,9 +1239,10 @@ class Pipeline:
 
     def _tune(self, config: DrafterConfig) -> Steps:
         """A few other settings, chosen from the acceptance measured at SGLang's defaults (playbook_tuning.py): those
-        for low load on the speculative layout fastest at the lowest level, those for high load on each layout
-        fastest at a higher level (the top level's first); each over every level. Where a high-load setting beats the
-        defaults at the top level, its next step the same way on that layout."""
+        for low load on the speculative layout fastest at the lowest level, those for high load on every layout
+        measured (the fastest at each higher level first, the top level's leading); each over every level. Where a
+        high-load setting beats the defaults at the top level on the layout fastest there, its next step the same
+        way on that layout."""
         at_defaults = dict(self.spec)  # nothing is tuned yet: every speculative sweep so far is at the defaults
         if not at_defaults:
             return
@@ -1252,8 +1253,12 @@ class Pipeline:
 
         graphs_on = {n: s for n, s in at_defaults.items() if self.spec_candidates[n].config.get("cuda_graphs", True)}
         best_low = fastest_at(low, graphs_on or at_defaults)
+        # High-load settings: on the layout fastest at each higher level, then on the other layouts measured (with
+        # CUDA graphs): a cheaper verify changes which layout is fastest (on the seed's host EP4 with block 4 wins
+        # C=64, where at the defaults DP attention did).
         higher = [c for c in sorted(self.levels, reverse=True) if c > low] or [top]
-        best_high = list(dict.fromkeys(fastest_at(c, at_defaults) for c in higher))
+        by_top = sorted(graphs_on, key=lambda n: -at_defaults[n].get(top, 0.0))
+        best_high = list(dict.fromkeys([*(fastest_at(c, at_defaults) for c in higher), *by_top]))
         accept = self.acceptance.overall.token_weighted if self.acceptance else None
         tried = settings_to_try(self.algorithm or SpeculativeAlgorithm.DFLASH, config.sglang_defaults, accept)
         levels = [c for c in self.levels if self.crash_level is None or c < self.crash_level]

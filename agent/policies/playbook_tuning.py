@@ -15,10 +15,11 @@ drafts get: `(accept_length - 1) / steps` is the share of draft steps accepted.
   step, not guessed.
 
 A setting for low load is tried on the speculative layout fastest at the lowest level; one
-for high load on each layout (CUDA graphs on or off) that is fastest at a higher level, as
-the best layout changes with the load (on the seed's host TP8 at C=32, EP4 at C=64, DP
-attention above). Each is measured over every level against the best autoregressive
-configuration at that level; the recommendation then says which setting to serve at which load.
+for high load on every layout measured at the defaults, the fastest at each higher level
+first, as the best layout changes with the load and with the setting (on the seed's host
+TP8 at C=32, EP4 with block 4 at C=64, DP attention above). Each is measured over every
+level against the best autoregressive configuration at that level; the recommendation then
+says which setting to serve at which load.
 """
 
 from __future__ import annotations

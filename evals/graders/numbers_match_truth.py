@@ -51,6 +51,7 @@ from specops.tools.acceptance import AcceptanceResult, CategoryAcceptance
 from specops.tools.benchmark import stream_client
 from specops.tools.benchmark.models import BenchmarkArgs, BenchmarkResult, LevelResult
 from specops.tools.benchmark.sweep import prompt_config
+from specops.tools.sglang.config import EAGLE_FAMILY
 from specops.transcripts.pairs import ToolPair
 
 from ..evidence import RunEvidence
@@ -177,6 +178,8 @@ class Truth:
             # Settings the launch passed; those it left to SGLang are the profile's stated ones.
             speculative_num_steps=config.num_steps if spec else None,
             speculative_eagle_topk=config.eagle_topk if spec else None,
+            # The EAGLE family's draft tokens travel as the config's block size (a tree verifies more than a chain).
+            speculative_num_draft_tokens=config.block_size if spec and config.algorithm in EAGLE_FAMILY else None,
         )
         return launch, bool(spec and config.cuda_graphs and self.graphs_collapse)
 
