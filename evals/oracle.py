@@ -5,7 +5,7 @@ configuration there is, not only the best it measured. For a finished run (its t
 
 - The space: the search policies' (agent/policies/search_space.py), rebuilt from what the run's tools recorded, as
   SearchPipeline builds it: the playbook's autoregressive layouts for the host's facts and the target
-  (Pipeline._choose_layouts), the drafter's config as read against the target (its algorithm and SGLang's defaults),
+  (playbook_pipeline.choose_layouts), the drafter's config as read against the target (its algorithm and SGLang's defaults),
   the host's SGLang support and the goal's levels. Every configuration of it is enumerated through the space's own
   `propose`, one fixed draw per choice, so it holds what a search can launch and nothing else (`SearchSpace.size`).
 - A configuration's truth: the simulator's own launch preparation (sim/serving/launch.py `Launcher._prepare`) on a
@@ -54,8 +54,8 @@ from optuna.trial import FixedTrial
 
 from specops.agent.goal import Goal, parse_goal
 from specops.agent.policies.playbook_configs import Candidate
-from specops.agent.policies.playbook_goal import Understood, target_name_for
-from specops.agent.policies.playbook_pipeline import Pipeline, Target
+from specops.agent.policies.playbook_goal import target_name_for
+from specops.agent.policies.playbook_pipeline import Target, choose_layouts
 from specops.agent.policies.playbook_settings import PlaybookSettings, is_playbook_spec, parse_playbook_spec
 from specops.agent.policies.search_settings import is_search_spec, parse_search_spec
 from specops.agent.policies.search_space import (
@@ -253,10 +253,8 @@ def read_run(run_dir: Path) -> RunRecord:
 
 def space_of(inputs: RunInputs) -> SearchSpace:
     """The space SearchPipeline builds for this run: the playbook's layouts, the drafter's settings, the levels."""
-    pipeline = Pipeline(Understood(goal=inputs.goal), inputs.settings)
-    # The playbook's own choice of layouts (one server across a group's nodes, replicas where the model fits one
-    # node): the method needs nothing of a run but the facts and the target.
-    layouts = pipeline._choose_layouts(inputs.facts, inputs.target)  # noqa: SLF001 -- the one rule, not a copy
+    # The playbook's own choice of layouts (one server across a group's nodes, replicas where the model fits one node).
+    layouts, _ = choose_layouts(inputs.facts, inputs.target)
     return search_space(layouts, inputs.drafter, inputs.facts.speculative, inputs.settings.levels)
 
 

@@ -237,6 +237,35 @@ def _refuse_what_sglang_cannot_serve(
         )
 
 
+def choose_layouts(facts: HostFacts, target: Target) -> tuple[list[Candidate], str | None]:
+    """The autoregressive layouts to measure, and the answer's line on the deployment shapes (None on one node):
+    over the host's GPUs; over a group's nodes, one server across them and, where the model fits one node,
+    replicas of it behind SGLang's gateway. The search policies' space and the regret oracle start from them too."""
+    link = facts.interconnect.interconnect if facts.interconnect else None
+    if facts.group is None or len(facts.group.nodes) < 2:
+        return autoregressive_candidates(target.path, facts.gpu_count, moe=target.moe, interconnect=link), None
+    nodes = len(facts.group.nodes)
+    room = int(facts.gpu_memory_total_bytes * ONE_NODE_SHARE)
+    fits = target.size_bytes is not None and target.size_bytes <= room
+    if fits:
+        shapes = (
+            f"deployment shapes: {target.name} ({human_bytes(target.size_bytes or 0)}) fits one node, so "
+            f"both are measured: one server across the {nodes} nodes, and a replica per node behind SGLang's "
+            "Model Gateway"
+        )
+    else:
+        size = human_bytes(target.size_bytes) if target.size_bytes is not None else "size unknown"
+        shapes = (
+            f"deployment shapes: one server across the {nodes} nodes only: {target.name} ({size}) does not "
+            f"fit one node's {human_bytes(facts.gpu_memory_total_bytes)} of GPU memory with room for a KV "
+            f"cache (at most {ONE_NODE_SHARE:.0%} for weights), so no replica fits a node"
+        )
+    layouts = group_candidates(
+        target.path, facts.gpu_count, nodes, moe=target.moe, interconnect=link, fits_one_node=fits
+    )
+    return layouts, shapes
+
+
 def _fastest(sweeps: dict[str, Sweep], level: int) -> tuple[str, float] | None:
     """The configuration fastest at `level` and its tok/s; None where none was measured there."""
     here = [(name, sweep[level]) for name, sweep in sweeps.items() if sweep.get(level, 0.0) > 0]
@@ -520,31 +549,9 @@ class Pipeline:
         return facts
 
     def _choose_layouts(self, facts: HostFacts, target: Target) -> list[Candidate]:
-        """The autoregressive layouts to measure: over the host's GPUs; over a group's nodes, one server across
-        them and, where the model fits one node, replicas of it behind SGLang's gateway (the answer says which
-        shapes and why)."""
-        link = facts.interconnect.interconnect if facts.interconnect else None
-        if facts.group is None or len(facts.group.nodes) < 2:
-            return autoregressive_candidates(target.path, facts.gpu_count, moe=target.moe, interconnect=link)
-        nodes = len(facts.group.nodes)
-        room = int(facts.gpu_memory_total_bytes * ONE_NODE_SHARE)
-        fits = target.size_bytes is not None and target.size_bytes <= room
-        if fits:
-            self.done.append(
-                f"deployment shapes: {target.name} ({human_bytes(target.size_bytes or 0)}) fits one node, so "
-                f"both are measured: one server across the {nodes} nodes, and a replica per node behind SGLang's "
-                "Model Gateway"
-            )
-        else:
-            size = human_bytes(target.size_bytes) if target.size_bytes is not None else "size unknown"
-            self.done.append(
-                f"deployment shapes: one server across the {nodes} nodes only: {target.name} ({size}) does not "
-                f"fit one node's {human_bytes(facts.gpu_memory_total_bytes)} of GPU memory with room for a KV "
-                f"cache (at most {ONE_NODE_SHARE:.0%} for weights), so no replica fits a node"
-            )
-        return group_candidates(
-            target.path, facts.gpu_count, nodes, moe=target.moe, interconnect=link, fits_one_node=fits
-        )
+        layouts, shapes = choose_layouts(facts, target)
+        self.done += [shapes] if shapes else []
+        return layouts
 
     def _target(self, facts: HostFacts) -> Steps:
         repo = self.goal.repo_id
