@@ -83,6 +83,7 @@ from specops.sim.serving.launch import Launcher
 from specops.sim.serving.multinode import check_devices
 from specops.sim.serving.performance import PerformanceModel
 from specops.sim.serving.speculative import check_dflash_drafter, check_eagle_drafter
+from specops.sim.serving.truth import steady_tokens_per_step
 from specops.sim.world.cluster import parse_node_fault
 from specops.tools.drafters import DrafterConfig
 from specops.tools.facts import HostFacts
@@ -318,14 +319,17 @@ class ConfigTruth:
 
 def served_tok_s(model: PerformanceModel, running: float) -> float:
     """Output tok/s of `running` requests decoding together on a launch's model: truth.modelled_tok_s on the model
-    the launch built (the benchmark's chat prompts; a collapsed drafter's one token per verify step)."""
+    the launch built, at the tokens per verify step the benchmark's chat prompts get mid-stream (each request's draw
+    clipped to what a step can give: truth.steady_tokens_per_step; the kind's mean but for a short block); a
+    collapsed drafter's one token per verify step."""
     tok_s = model.step_time.throughput(running)
     mean = model.mean_accept_length
     if model.accept_length is None or mean is None:
         return tok_s
     if model.collapsed:
         return tok_s / mean
-    return tok_s * model.accept_length[BENCHMARK_PROMPT_KIND] / mean
+    per_step = steady_tokens_per_step(model, BENCHMARK_PROMPT_KIND) or model.accept_length[BENCHMARK_PROMPT_KIND]
+    return tok_s * per_step / mean
 
 
 def replica_shares(level: int, replicas: int) -> list[int]:

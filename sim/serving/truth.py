@@ -68,6 +68,26 @@ def modelled_tok_s(
     return tok_s * per_step / mean
 
 
+def steady_tokens_per_step(model: PerformanceModel, prompt_kind: PromptKind = "chat") -> float | None:
+    """The decode tokens a verify step gives a batch of requests of `prompt_kind` mid-stream, on average per request:
+    each request draws its own tau (the kind's mean, the model's spread) clipped to [1, the most a step gives], and
+    the batch steps together, so it is the mean of the clipped draws (below the kind's mean where the block is short
+    enough to cut the upper tail: a block of 2 caps every draw at 2). None: not speculative."""
+    if not model.speculative or model.accept_length is None:
+        return None
+    mean, spread, top = model.accept_length[prompt_kind], model.accept_spread, float(model.max_tokens_per_step)
+    if spread <= 0:
+        return min(max(mean, 1.0), top)
+    normal = NormalDist(mean, spread)
+    edges = [mean + spread * (-5 + 10 * i / _QUADRATURE_POINTS) for i in range(_QUADRATURE_POINTS + 1)]
+    total = weights = 0.0
+    for low, high in zip(edges, edges[1:], strict=False):
+        weight = normal.cdf(high) - normal.cdf(low)
+        total += weight * min(max((low + high) / 2, 1.0), top)
+        weights += weight
+    return total / weights
+
+
 def replayed_verify_steps(
     model: PerformanceModel, prompt_text: str, output_tokens: int, *, random_seed: int, temperature: float = 0.0
 ) -> int | None:

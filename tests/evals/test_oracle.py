@@ -173,7 +173,10 @@ def test_faults_act_as_the_simulator_does():
         grader = Truth.of(PROFILE, ["cuda_graph_drafter:mode=collapse"])
         tried = config_tried("tp8+dflash-b8", speculative=True, block_size=8)
         assert collapsed.tok_s[1] == pytest.approx(grader.tok_s(tried, 1))
-        assert _truth(sim, speculative.model_copy(update={"cuda_graphs": False}), levels).tok_s[1] > collapsed.tok_s[1]
+        # Graphs off keeps the drafter's acceptance: under load it serves far more (at C=1 graphs off is as slow
+        # as the collapse, both about a third of graphs on).
+        graphs_off = _truth(sim, speculative.model_copy(update={"cuda_graphs": False}), levels)
+        assert graphs_off.tok_s[64] > 2 * collapsed.tok_s[64]
     with SimLaunches(
         PROFILE, ["cuda_graph_drafter:mode=crash"], drafter_repo=DRAFTER, drafter_path=DRAFTER_PATH
     ) as sim:

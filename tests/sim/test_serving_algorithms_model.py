@@ -23,7 +23,7 @@ from specops.sim.serving.spec_settings import (
     sglang_default_settings,
     stated_settings,
 )
-from specops.sim.serving.truth import level_accept_length, modelled_tok_s
+from specops.sim.serving.truth import level_accept_length, modelled_tok_s, steady_tokens_per_step
 
 SEED = load_profile("seed-ct200")
 H200 = load_profile("h200x8-nvlink")
@@ -294,3 +294,15 @@ def test_a_target_of_unknown_architecture_states_its_settings() -> None:
     for spec in data["speculative"]:
         spec.update(num_steps=3, topk=1, num_draft_tokens=4)
     ServingSpec.model_validate(data)
+
+
+def test_tokens_per_step_mid_stream_are_the_mean_of_draws_clipped_to_the_block() -> None:
+    kimi = serving(SEED, KIMI)
+    dflash = Launch(tp=8, speculative_algorithm="DFLASH")
+    wide, narrow = (build_performance_model(kimi, dflash, block) for block in (8, 2))
+    assert wide.accept_length is not None and narrow.accept_length is not None
+    # A block of 8 never cuts the chat draws: the kind's mean. A block of 2 caps every draw at 2: below its mean.
+    assert steady_tokens_per_step(wide) == pytest.approx(wide.accept_length["chat"], abs=1e-3)
+    clipped = steady_tokens_per_step(narrow)
+    assert clipped is not None and 1.0 < clipped < min(narrow.accept_length["chat"], 2.0)
+    assert steady_tokens_per_step(build_performance_model(kimi, Launch(tp=8), 1)) is None  # autoregressive
