@@ -16,11 +16,11 @@ run that used more host time than its budget is marked. Model requests and tool 
 many trials makes many), nor, but as a hang guard, wall time. On a tree whose Budgets has no `max_host_s` the
 searches run their default trial count, and the table says the budget was not passed.
 
-    .venv/bin/python benchmarks/regret.py [--goal NAME[,NAME]] [--jobs N] [--keep DIR] [--double] [--trials N]
+    .venv/bin/python benchmarks/regret.py [--goal NAME[,NAME]] [--jobs N] [--keep DIR] [--double] [--half] [--trials N]
     .venv/bin/python benchmarks/regret.py --from DIR      # recompute the tables from kept runs, running nothing
 
-Goals: readme, eagle3-drafter, mtp-heads, cluster-replicas-or-one-server (default: all). `--double`: TPE at twice
-the budget too. `--jobs`: runs side by side (default 2). A README job takes about 2 minutes of wall time, a search
+Goals: readme, eagle3-drafter, mtp-heads, cluster-replicas-or-one-server (default: all). `--half`: the playbook
+again at half the budget. `--double`: TPE at twice the budget too. `--jobs`: runs side by side (default 2). A README job takes about 2 minutes of wall time, a search
 about as long.
 """
 
@@ -65,6 +65,7 @@ README_GOAL = Scenario(
 EVAL_GOALS = ("eagle3-drafter", "mtp-heads", "cluster-replicas-or-one-server")
 GOALS = ("readme", *EVAL_GOALS)
 PLAYBOOK, TPE, RANDOM, TPE_DOUBLE = "playbook", "tpe", "random", "tpe-2x"
+PLAYBOOK_HALF = "playbook-half"  # the playbook again with half the budget: TPE's regret at a fraction of its time?
 TARGET_REGRET = 0.02
 TARGET = f"target: playbook ≤ {TARGET_REGRET:.0%} at every level and below TPE's at equal budget"
 WALL_GUARD_S = 4 * 3600.0  # only a hang guard: a run's wall time is this machine's, not the host's
@@ -169,7 +170,7 @@ def run_child(goal: str, label: str, policy: str, run_dir: Path, budget_s: float
     return run_dir
 
 
-def run_all(root: Path, goals: list[str], jobs: int, double: bool, trials: int | None) -> None:
+def run_all(root: Path, goals: list[str], jobs: int, double: bool, trials: int | None, half: bool = False) -> None:
     """Each goal's playbook first (its host time is the searches' budget), then its searches; `jobs` at a time."""
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         pending: dict[Future[Path], tuple[str, str]] = {
@@ -190,6 +191,16 @@ def run_all(root: Path, goals: list[str], jobs: int, double: bool, trials: int |
                 runs = [(TPE, "tpe", budget), (RANDOM, "random", budget)] + (
                     [(TPE_DOUBLE, "tpe", 2 * budget)] if double else []
                 )
+                if half:
+                    future_half = pool.submit(
+                        run_child,
+                        goal,
+                        PLAYBOOK_HALF,
+                        playbook_spec(scenario(goal)),
+                        root / goal / PLAYBOOK_HALF,
+                        budget / 2,
+                    )
+                    pending[future_half] = (goal, PLAYBOOK_HALF)
                 for run_label, sampler, budget_s in runs:
                     spec = search_spec(scenario(goal), sampler, trials)
                     future_run = pool.submit(run_child, goal, run_label, spec, root / goal / run_label, budget_s)
@@ -353,6 +364,7 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, help="keep the runs here")
     parser.add_argument("--from", dest="from_dir", type=Path, help="recompute from runs kept with --keep")
     parser.add_argument("--double", action="store_true", help="TPE at twice the budget too")
+    parser.add_argument("--half", action="store_true", help="the playbook again at half the budget")
     parser.add_argument("--trials", type=int, help="the searches' trial count (default: none, the budget bounds them)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -362,7 +374,7 @@ def main() -> None:
     unknown = [g for g in goals if g not in GOALS]
     if unknown:
         parser.error(f"unknown goal(s) {', '.join(unknown)}: choose from {', '.join(GOALS)}")
-    labels = [PLAYBOOK, TPE, RANDOM, TPE_DOUBLE]
+    labels = [PLAYBOOK, PLAYBOOK_HALF, TPE, RANDOM, TPE_DOUBLE]
     if args.from_dir is not None:
         for goal in goals:
             if (args.from_dir / goal).is_dir():
@@ -371,7 +383,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="specops-regret-") as tmp:
         root = args.keep or Path(tmp)
         print(f"runs in {root}", flush=True)
-        run_all(root, goals, args.jobs, args.double, args.trials)
+        run_all(root, goals, args.jobs, args.double, args.trials, args.half)
         for goal in goals:
             print("\n".join(report_goal(root / goal, goal, labels)), flush=True)
 
