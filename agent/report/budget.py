@@ -17,7 +17,7 @@ from specops.agent.durations import duration_words
 from specops.agent.final import FinalAnswer
 
 from .evidence import Evidence
-from .host_time import on_host
+from .host_time import on_host, sessions_of
 from .schema import BenchmarkRow, BudgetSection, HostTimeSection, MeasuredBy, SmallerBudget
 
 # The smaller budgets said when the job had none: these shares of what it used, in whole quarter hours.
@@ -65,14 +65,17 @@ def measured_by(evidence: Evidence, rows: Sequence[BenchmarkRow]) -> list[Measur
 def _host_seconds_into_job(evidence: Evidence) -> dict[int, float]:
     """For each host call's result seq, the host seconds from the job's start to its end: the spans of the run's
     earlier sessions, plus its own session's from that session's first host call."""
-    starts = sorted(evidence.host_opened_seqs) or [0]
-    by_session: list[list[tuple[int, float, float]]] = [[] for _ in starts]
-    for call in evidence.exchanges:
-        ht = call.host_time
-        if not on_host(call) or ht is None or ht.start is None or ht.end is None:
-            continue
-        index = sum(1 for seq in starts[1:] if seq < call.call_seq)
-        by_session[index].append((call.seq, ht.start, ht.end))
+    by_session = [
+        [
+            (call.seq, call.host_time.start, call.host_time.end)
+            for call in calls
+            if on_host(call)
+            and call.host_time is not None
+            and call.host_time.start is not None
+            and call.host_time.end is not None
+        ]
+        for calls in sessions_of(evidence)
+    ]
     into: dict[int, float] = {}
     before = 0.0
     for calls in by_session:

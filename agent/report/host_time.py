@@ -74,7 +74,7 @@ def gpus_held(evidence: Evidence) -> int | None:
 
 
 def host_time_section(evidence: Evidence) -> HostTimeSection:
-    sessions = [[call for call in calls if on_host(call)] for calls in _sessions(evidence)]
+    sessions = [[call for call in calls if on_host(call)] for calls in sessions_of(evidence)]
     gpus = gpus_held(evidence)
     spans: list[tuple[float, float]] = []
     busy = 0.0
@@ -100,7 +100,7 @@ def host_time_section(evidence: Evidence) -> HostTimeSection:
     return counted.model_copy(update={"host_s": host_s, "tool_s": round(busy, 3), "gpu_hours": gpu_hours(host_s, gpus)})
 
 
-def _sessions(evidence: Evidence) -> list[list[ToolExchange]]:
+def sessions_of(evidence: Evidence) -> list[list[ToolExchange]]:
     """The calls of each session of the run: from one host_opened to the next (one session unless resumed)."""
     starts = sorted(evidence.host_opened_seqs) or [0]
     sessions: list[list[ToolExchange]] = [[] for _ in starts]
