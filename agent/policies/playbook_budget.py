@@ -25,6 +25,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
+from specops.agent.budget import HostTimeTally
 from specops.agent.durations import duration_words
 
 from .playbook_history import Outcome
@@ -37,21 +38,20 @@ class HostBudget:
     """The job's host time so far and the cost of each kind of step, from the outcomes the pipeline has seen."""
 
     budget_s: float | None  # None: no budget (everything fits; costs are still tallied, for nothing)
-    first_start: float | None = None
-    last_end: float | None = None
+    used: HostTimeTally = field(default_factory=HostTimeTally)  # the job's span on the host's clock, as the loop's
     launches: dict[bool, list[float]] = field(default_factory=lambda: {False: [], True: []})  # by speculative
     level_s: list[float] = field(default_factory=list)  # host seconds per benchmark level, each sweep's mean
     acceptance_s: list[float] = field(default_factory=list)
     stop_s: list[float] = field(default_factory=list)
-    left_out: list[str] = field(default_factory=list)
+    left_out: list[str] = field(default_factory=list)  # each with its cost, for the answer
+    left_out_names: set[str] = field(default_factory=set)  # what was left out, for the pipeline's own checks
 
     def saw(self, tool: str, args: dict[str, Any], out: Outcome) -> None:
         """Tally one call's host time, and what it says of its kind of step."""
         ht = out.host_time
         if ht is None or ht.start is None or ht.end is None:
             return
-        self.first_start = ht.start if self.first_start is None else min(self.first_start, ht.start)
-        self.last_end = ht.end if self.last_end is None else max(self.last_end, ht.end)
+        self.used.add(ht.start, ht.end)
         seconds = ht.end - ht.start
         if not out.ok:
             return  # a failed step's time is spent, but says little of what the next one costs
@@ -67,7 +67,7 @@ class HostBudget:
 
     @property
     def used_s(self) -> float:
-        return 0.0 if self.first_start is None or self.last_end is None else self.last_end - self.first_start
+        return self.used.used_s
 
     @property
     def left_s(self) -> float | None:
@@ -100,12 +100,16 @@ class HostBudget:
             return False
         return cost_s is None or cost_s + (reserve_s or 0.0) <= left
 
-    def leave_out(self, what: str, cost_s: float | None, reserve_s: float | None = 0.0, after: str = "") -> None:
-        """Say that `what` was left out for the budget: its expected cost, and what was left of the budget."""
+    def leave_out(
+        self, name: str, cost_s: float | None, reserve_s: float | None = 0.0, after: str = "", at: str = ""
+    ) -> None:
+        """Say that configuration `name` (measured `at` some levels only, when given) was left out for the budget:
+        its expected cost, and what was left of the budget."""
+        self.left_out_names.add(name)
         left = max(0.0, self.left_s or 0.0)
         cost = f"about {duration_words(cost_s)}" if cost_s is not None else "its cost unknown"
         kept = f", {duration_words(reserve_s)} of it kept for {after}" if reserve_s and after else ""
-        self.left_out.append(f"{what} ({cost}; {duration_words(left)} of the budget left{kept})")
+        self.left_out.append(f"{name}{at} ({cost}; {duration_words(left)} of the budget left{kept})")
 
     def sentence(self) -> str | None:
         """The answer's line on the budget, or None without one."""

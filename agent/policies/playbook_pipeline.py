@@ -1153,7 +1153,7 @@ class Pipeline:
         if self.budget.fits(cost, reserve):
             return True
         some = f" at C={', '.join(map(str, levels))}" if levels and levels != self.levels else ""
-        self.budget.leave_out(candidate.name + some, cost, reserve, " and ".join(kept_for))
+        self.budget.leave_out(candidate.name, cost, reserve, " and ".join(kept_for), at=some)
         return False
 
     def _reserve(self, speculative: bool) -> tuple[float, list[str]]:
@@ -1242,7 +1242,7 @@ class Pipeline:
 
     def _launched_none_for_budget(self, candidates: list[Candidate]) -> bool:
         """Whether every one of `candidates` was left out for the host-time budget (none failed to come up)."""
-        return all(any(left.startswith(f"{c.name} (") for left in self.budget.left_out) for c in candidates)
+        return all(c.name in self.budget.left_out_names for c in candidates)
 
     def _tune(self, config: DrafterConfig) -> Steps:
         """A few other settings, chosen from the acceptance measured at SGLang's defaults (playbook_tuning.py): those
@@ -1294,7 +1294,7 @@ class Pipeline:
             return None
         self.tuned[candidate.name] = tuning.why
         launched = yield from self._measure(candidate, speculative=True, levels=levels)
-        if launched is None and self.budget.left_out and self.budget.left_out[-1].startswith(f"{candidate.name} ("):
+        if launched is None and candidate.name in self.budget.left_out_names:
             del self.tuned[candidate.name]  # left out for the budget: not a setting tried
         return launched.name if launched is not None else None
 

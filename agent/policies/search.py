@@ -167,11 +167,8 @@ class SearchPipeline(Pipeline):
         drafter_ready = False
         repeats = 0
         # Under a host-time budget the budget bounds the search, not a count of trials (unless the spec sets one).
-        most = (
-            space.size
-            if self.budget.budget_s is not None and "trials" not in self.search.model_fields_set
-            else (self.search.trials)
-        )
+        counted = self.budget.budget_s is None or "trials" in self.search.model_fields_set
+        most = self.search.trials if counted else space.size
         out_of_budget = False
         while len(self.trials) < most and len(told) < space.size and repeats < MAX_REPEATS:
             trial = study.ask()

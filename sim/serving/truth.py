@@ -78,14 +78,8 @@ def steady_tokens_per_step(model: PerformanceModel, prompt_kind: PromptKind = "c
     mean, spread, top = model.accept_length[prompt_kind], model.accept_spread, float(model.max_tokens_per_step)
     if spread <= 0:
         return min(max(mean, 1.0), top)
-    normal = NormalDist(mean, spread)
-    edges = [mean + spread * (-5 + 10 * i / _QUADRATURE_POINTS) for i in range(_QUADRATURE_POINTS + 1)]
-    total = weights = 0.0
-    for low, high in zip(edges, edges[1:], strict=False):
-        weight = normal.cdf(high) - normal.cdf(low)
-        total += weight * min(max((low + high) / 2, 1.0), top)
-        weights += weight
-    return total / weights
+    nodes = _clipped_tau_nodes(mean, spread, top)
+    return sum(weight * tau for weight, tau in nodes) / sum(weight for weight, _ in nodes)
 
 
 def replayed_verify_steps(
@@ -149,12 +143,17 @@ def level_accept_length(
         return None  # done at prefill: no verify step, no acceptance of its own
     if spread <= 0:
         return output_tokens / expected_verify_steps(min(max(mean, 1.0), top), most, decoded)
+    nodes = _clipped_tau_nodes(mean, spread, top)
+    steps = sum(weight * expected_verify_steps(tau, most, decoded) for weight, tau in nodes)
+    return output_tokens * sum(weight for weight, _ in nodes) / steps
+
+
+def _clipped_tau_nodes(mean: float, spread: float, top: float) -> list[tuple[float, float]]:
+    """(weight, tau) over a request's tau draw, N(mean, spread), clipped to [1, top] as the sampler clips it. The
+    tails beyond +-5 std-devs (below 1e-6) are left out: callers renormalise over the weights summed."""
     normal = NormalDist(mean, spread)
     edges = [mean + spread * (-5 + 10 * i / _QUADRATURE_POINTS) for i in range(_QUADRATURE_POINTS + 1)]
-    steps = 0.0
-    for low, high in zip(edges, edges[1:], strict=False):
-        weight = normal.cdf(high) - normal.cdf(low)
-        tau = min(max((low + high) / 2, 1.0), top)  # the sampler clips tau to [1, block_size]
-        steps += weight * expected_verify_steps(tau, most, decoded)
-    # The tails beyond +-5 std-devs (below 1e-6) are left out; renormalise over what was summed.
-    return output_tokens * (normal.cdf(edges[-1]) - normal.cdf(edges[0])) / steps
+    return [
+        (normal.cdf(high) - normal.cdf(low), min(max((low + high) / 2, 1.0), top))
+        for low, high in zip(edges, edges[1:], strict=False)
+    ]
