@@ -27,10 +27,7 @@ about as long.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import json
 import math
-import os
 import statistics
 import subprocess
 import sys
@@ -39,17 +36,13 @@ import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from specops.agent.budget import Budgets
 from specops.agent.durations import duration_words
 from specops.agent.policies.playbook_settings import PlaybookSettings
 from specops.agent.policies.search_settings import SearchSettings
-from specops.agent.run import RunOptions, run_goal_async
-from specops.evals.execute import EVAL_HUB_TOKEN
+from specops.evals.execute import EVAL_RUN, ScenarioRun, load_run
 from specops.evals.oracle import LevelRegret, Oracle, OracleUnavailable, RunRecord, describe, open_oracle, read_run
 from specops.evals.scenario import SCENARIO_DIR, HostSetup, RunSettings, Scenario, load_scenario
-from specops.evals.sim_host import HostUnderTest, start_host
 from specops.transcripts.reader import TranscriptCorrupt
 
 README_GOAL = Scenario(
@@ -69,7 +62,7 @@ PLAYBOOK_HALF = "playbook-half"  # the playbook again with half the budget: TPE'
 TARGET_REGRET = 0.02
 TARGET = f"target: playbook ≤ {TARGET_REGRET:.0%} at every level and below TPE's at equal budget"
 WALL_GUARD_S = 4 * 3600.0  # only a hang guard: a run's wall time is this machine's, not the host's
-RUN_NOTE = "regret_run.json"  # beside each run: the policy, its budget, how it ended
+UNBOUNDED = 1_000_000  # model requests and tool calls: a search of many trials makes many
 
 
 def scenario(goal: str) -> Scenario:
@@ -98,69 +91,31 @@ def search_spec(goal: Scenario, sampler: str, trials: int | None) -> str:
     return SearchSettings(sampler=sampler, measurement=measurement(goal), **count).spec()
 
 
-# -- one run, in a child process (its own world, logging and environment) ------------------------------------
+# -- one run, in a child process (its own world, logging and environment): the eval harness's --------------
 
 
-def child(request: dict[str, Any]) -> int:
-    """Run one goal with one policy on the scenario's simulated host; write how it ended beside the run."""
-    goal = Scenario.model_validate(request["scenario"])
-    run_dir = Path(request["run_dir"])
-    run_dir.mkdir(parents=True, exist_ok=True)
-    limits: dict[str, Any] = {"max_requests": None, "max_tool_calls": None, "max_wall_s": WALL_GUARD_S}
-    budget = request.get("max_host_s")
-    enforced = budget is not None and "max_host_s" in Budgets.model_fields
-    if enforced:
-        limits["max_host_s"] = budget
-    if goal.run.hub_token:
-        os.environ["HF_TOKEN"] = EVAL_HUB_TOKEN
-    else:
-        os.environ.pop("HF_TOKEN", None)
-    options = RunOptions(
-        runs_dir=run_dir.parent,
-        allow_delete=tuple(goal.run.allow_delete),
-        max_repeats=goal.run.max_repeats,
-        fsync=False,
+def with_limits(goal: Scenario, budget_s: float | None) -> Scenario:
+    """The goal's scenario with the benchmark's limits: its host-time budget (None: none), no practical bound on
+    model requests or tool calls (a search of many trials makes many), wall time only as a hang guard."""
+    run = goal.run.model_copy(
+        update={
+            "max_requests": UNBOUNDED,
+            "max_tool_calls": UNBOUNDED,
+            "max_wall_s": WALL_GUARD_S,
+            "budget": f"{budget_s:g}" if budget_s is not None else None,
+        }
     )
-    started = time.monotonic()
-    note: dict[str, Any] = {"policy": request["policy"], "budget_s": budget, "budget_passed": enforced}
-    sim: HostUnderTest | None = None
-    try:
-        sim = start_host(goal, run_dir)
-        outcome = asyncio.run(
-            run_goal_async(
-                goal.goal,
-                host=sim.spec,
-                policy=request["policy"],
-                budgets=Budgets(**limits),
-                run_dir=run_dir,
-                options=options,
-            )
-        )
-        note |= {"status": outcome.status, "reason": outcome.reason}
-    except Exception as exc:  # the harness failed, not the policy: said in the table
-        note |= {"status": "harness_error", "reason": f"{type(exc).__name__}: {exc}"}
-    finally:
-        if sim is not None:
-            sim.close()
-        note["wall_s"] = round(time.monotonic() - started, 1)
-        (run_dir / RUN_NOTE).write_text(json.dumps(note, indent=1), encoding="utf-8")
-    return 0
+    return goal.model_copy(update={"run": run})
 
 
 def run_child(goal: str, label: str, policy: str, run_dir: Path, budget_s: float | None) -> Path:
-    request: dict[str, Any] = {
-        "scenario": scenario(goal).model_dump(mode="json"),
-        "policy": policy,
-        "run_dir": str(run_dir),
-    }
-    if budget_s is not None:
-        request["max_host_s"] = budget_s
+    """One run as `specops eval` runs a scenario (evals/execute.py, in its own process); its record beside it."""
     run_dir.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     with open(run_dir.parent / f"{label}.log", "w", encoding="utf-8") as log:
         subprocess.run(
-            [sys.executable, __file__, "--child"],
-            input=json.dumps(request),
+            [sys.executable, "-m", "specops.evals.execute", str(run_dir), policy],
+            input=with_limits(scenario(goal), budget_s).model_dump_json(),
             text=True,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -214,7 +169,7 @@ def run_all(root: Path, goals: list[str], jobs: int, double: bool, trials: int |
 class PolicyRun:
     label: str
     run_dir: Path
-    note: dict[str, Any]
+    ended: ScenarioRun | None  # how the harness saw the run end (None: no record)
     record: RunRecord | None
     unreadable: str | None  # why the run could not be read (no host facts, no transcript)
 
@@ -230,15 +185,14 @@ def _policy_run(goal_dir: Path, label: str) -> PolicyRun | None:
     run_dir = goal_dir / label
     if not run_dir.is_dir():
         return None
-    note_file = run_dir / RUN_NOTE
-    note = json.loads(note_file.read_text(encoding="utf-8")) if note_file.exists() else {}
+    ended = load_run(run_dir) if (run_dir / EVAL_RUN).exists() else None
     try:
         record = read_run(run_dir)
     except (OracleUnavailable, TranscriptCorrupt, OSError) as exc:
-        return PolicyRun(label, run_dir, note, None, str(exc))
+        return PolicyRun(label, run_dir, ended, None, str(exc))
     if record.report is None:  # still running, or killed before its report: nothing recommended yet
-        return PolicyRun(label, run_dir, note, None, "no report.json: the run did not finish")
-    return PolicyRun(label, run_dir, note, record, None)
+        return PolicyRun(label, run_dir, ended, None, "no report.json: the run did not finish")
+    return PolicyRun(label, run_dir, ended, record, None)
 
 
 def _hours(seconds: float | None) -> str:
@@ -246,9 +200,11 @@ def _hours(seconds: float | None) -> str:
 
 
 def _status(run: PolicyRun) -> str:
-    """How the run ended: as the child recorded it, else as its report says."""
+    """How the run ended: as the harness recorded it, else as its report says."""
+    if run.ended is not None:
+        return "harness_error" if run.ended.harness_error else str(run.ended.run_status)
     report = run.record.report if run.record is not None else None
-    return str(run.note.get("status") or (report.run.status if report is not None else "no record"))
+    return report.run.status if report is not None else "no record"
 
 
 def _failure_lines(run: PolicyRun) -> list[str]:
@@ -256,7 +212,8 @@ def _failure_lines(run: PolicyRun) -> list[str]:
     status = _status(run)
     if status == "completed":
         return []
-    lines = [f"    {run.label}: {status}: {run.note.get('reason') or run.unreadable or ''}".rstrip()]
+    said = (run.ended.harness_error or run.ended.reason) if run.ended is not None else None
+    lines = [f"    {run.label}: {status}: {said or run.unreadable or ''}".rstrip()]
     report = run.record.report if run.record is not None else None
     if report is not None:
         lines += [f"      unresolved: {text}" for text in report.unresolved_text[:3]]
@@ -335,11 +292,10 @@ def report_goal(goal_dir: Path, goal: str, labels: list[str]) -> list[str]:
             regrets = [r.regret for r in oracle.regrets(run.record)]
             worst, mean = max(regrets), statistics.mean(regrets)
             summary[run.label] = (worst, mean)
-            allowed = run.note.get("budget_s")
+            allowed = run.ended.scenario.run.max_host_s if run.ended is not None else None
             over = ""
             if allowed and run.record.host_s is not None and run.record.host_s > allowed:
-                enforced = "" if run.note.get("budget_passed") else ", the budget was not passed to the run"
-                over = f" (over its {_hours(allowed)} budget{enforced})"
+                over = f" (over its {_hours(allowed)} budget)"
             lines.append(
                 f"  {run.label:<9} host {_hours(run.record.host_s)}{over}; {len(run.record.launched)} launches; "
                 f"regret max {worst:.1%}, mean {mean:.1%}; {_status(run)}"
@@ -366,10 +322,7 @@ def main() -> None:
     parser.add_argument("--double", action="store_true", help="TPE at twice the budget too")
     parser.add_argument("--half", action="store_true", help="the playbook again at half the budget")
     parser.add_argument("--trials", type=int, help="the searches' trial count (default: none, the budget bounds them)")
-    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.child:
-        sys.exit(child(json.loads(sys.stdin.read())))
     goals = [g.strip() for spec in args.goal or [",".join(GOALS)] for g in spec.split(",") if g.strip()]
     unknown = [g for g in goals if g not in GOALS]
     if unknown:

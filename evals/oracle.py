@@ -95,10 +95,9 @@ from specops.tools.sglang.multinode import node_flags
 from specops.transcripts import ToolPair, pair_tool_calls, read_transcript
 from specops.transcripts.events import RunStartEvent
 
+from .evidence import REPORT, TRANSCRIPT
 from .sim_host import host_profile
 
-TRANSCRIPT = "transcript.jsonl"
-REPORT = "report.json"
 # Random token ids, the benchmark's prompts, read as chat to the simulator (sim/serving/prompt_kind.py).
 BENCHMARK_PROMPT_KIND: PromptKind = "chat"
 # Where rank 0 of a server across nodes is met; the launch preparation only checks that it is given.
