@@ -49,11 +49,6 @@ class Outcome:
     error: ToolErrorRecord | None = None
     host_time: HostTime | None = None  # the call's start and end on the host's clock (None: not on the host)
 
-    @property
-    def host_s(self) -> float | None:
-        """The call's seconds on the host; None when unknown."""
-        return self.host_time.seconds if self.host_time is not None else None
-
     def value(self, model: type[Result]) -> Result:
         """The result as `model`, the tool's result type; asked for only after `ok` was checked."""
         if not isinstance(self.result, model):
