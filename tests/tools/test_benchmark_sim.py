@@ -98,9 +98,14 @@ def test_a_timed_level_ends_with_its_steady_window(sim_world):
 
     That answer is where the level's concurrency stops being held, so the steady window the figure is read
     over has closed: the figure stays within 3% of the truth, without waiting for the slowest answers.
+    Answers end on their own (no ignore_eos; the simulator's EOS is seeded by the prompt), so they finish at
+    different steps whatever this machine's load: with ignore_eos a level's requests all arrive at one moment of
+    the host's clock and finish at one step, and nothing is left to cut.
     """
     truth = build_performance_model(PROFILE.serving, Launch(tp=8, ep=4), 1)
-    args = BenchmarkArgs(levels=[32, 64], input_len=128, output_len=64, duration_s=1.0, warmup_requests=0)
+    args = BenchmarkArgs(
+        levels=[32, 64], input_len=128, output_len=256, ignore_eos=False, duration_s=1.0, warmup_requests=0
+    )
     assert args.end == "window"
     with reach(sim_world, "sim") as host:
         server = launch(host, str(sim_world.layout.home), "logs/sglang-ep4-timed.log", "--max-running-requests", "256")
