@@ -19,6 +19,9 @@ searches run their default trial count, and the table says the budget was not pa
     .venv/bin/python benchmarks/regret.py [--goal NAME[,NAME]] [--jobs N] [--keep DIR] [--double] [--half] [--trials N]
     .venv/bin/python benchmarks/regret.py --from DIR      # recompute the tables from kept runs, running nothing
 
+With `--keep DIR`, a run already kept there is read again instead of run (delete its folder to run it again): after a
+change to the playbook's budget rules, `rm -r DIR/*/playbook-half` and the same command runs only those.
+
 Goals: readme, eagle3-drafter, mtp-heads, cluster-replicas-or-one-server (default: all). `--half`: the playbook
 again at half the budget. `--double`: TPE at twice the budget too. `--jobs`: runs side by side (default 2). A README job takes about 2 minutes of wall time, a search
 about as long.
@@ -109,7 +112,11 @@ def with_limits(goal: Scenario, budget_s: float | None) -> Scenario:
 
 
 def run_child(goal: str, label: str, policy: str, run_dir: Path, budget_s: float | None) -> Path:
-    """One run as `specops eval` runs a scenario (evals/execute.py, in its own process); its record beside it."""
+    """One run as `specops eval` runs a scenario (evals/execute.py, in its own process); its record beside it. A run
+    already kept there (with --keep) is read again, not run: delete its folder to run it again."""
+    if (run_dir / EVAL_RUN).is_file():
+        print(f"  {goal}: {label} kept in {run_dir}: not run again", flush=True)
+        return run_dir
     run_dir.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     with open(run_dir.parent / f"{label}.log", "w", encoding="utf-8") as log:
@@ -224,20 +231,20 @@ def _failure_lines(run: PolicyRun) -> list[str]:
 
 def _table(oracle: Oracle, runs: list[PolicyRun]) -> list[str]:
     width = max([len(c.label) for c in oracle.configs] + [30])
-    lines = [f"  {'C':>5}  {'':<9}{'configuration':<{width}}{'tok/s':>9}{'regret':>9}"]
+    lines = [f"  {'C':>5}  {'':<14}{'configuration':<{width}}{'tok/s':>9}{'regret':>9}"]
     for level in oracle.levels:
         best = oracle.best(level)
         kv = " (KV-bound: estimated)" if best is not None and level in best.kv_bound else ""
         lines.append(
-            f"  {level:>5}  {'best':<9}{best.label if best else 'nothing launches':<{width}}"
+            f"  {level:>5}  {'best':<14}{best.label if best else 'nothing launches':<{width}}"
             f"{(best.tok_s[level] if best else 0.0):>9.1f}{'':>9}{kv}"
         )
         for run in runs:
             if run.record is None:
-                lines.append(f"  {'':>5}  {run.label:<9}(not judged: see below)")
+                lines.append(f"  {'':>5}  {run.label:<14}(not judged: see below)")
                 continue
             regret = oracle.regret(level, run.record.recommended(level))
-            lines.append(f"  {'':>5}  {run.label:<9}{_recommended(regret):<{width}}" + _figures(regret))
+            lines.append(f"  {'':>5}  {run.label:<14}{_recommended(regret):<{width}}" + _figures(regret))
     return lines
 
 
@@ -297,7 +304,7 @@ def report_goal(goal_dir: Path, goal: str, labels: list[str]) -> list[str]:
             if allowed and run.record.host_s is not None and run.record.host_s > allowed:
                 over = f" (over its {_hours(allowed)} budget)"
             lines.append(
-                f"  {run.label:<9} host {_hours(run.record.host_s)}{over}; {len(run.record.launched)} launches; "
+                f"  {run.label:<14} host {_hours(run.record.host_s)}{over}; {len(run.record.launched)} launches; "
                 f"regret max {worst:.1%}, mean {mean:.1%}; {_status(run)}"
             )
     lines += [x for r in runs for x in _failure_lines(r)]

@@ -11,12 +11,18 @@ seconds), and a host loads the same weights in the same time again, so the estim
 The first experiment of the job has nothing to go on and is made whenever any budget is left: a budget shorter than
 one launch is overrun by that launch (the loop refuses every measuring tool after it: agent/budget.py).
 
-Order by expected value: the pipeline's order already puts the most valuable first (the baseline's first layout,
-speculation at the drafter's defaults on the layouts ranked best, then tuning and bracketing). What the budget adds
-is a reserve: an experiment is made only when, after it, there is still room for the ones worth more that come after
-it: the first speculative measurement (with its acceptance eval) while the baseline's further layouts are measured,
-and the final relaunch of the recommended configuration when the goal asks to deploy. What does not fit is left out
-and said (`left_out`), by name, with its expected cost.
+Order by expected value. When the whole pipeline fits, its own order stands (every baseline layout, speculation at
+the drafter's defaults on the layouts ranked best, then tuning and bracketing). When it does not (`overruns`, judged
+once the first launch has been timed), the pipeline measures first what decides the answer at most loads: the
+baseline's first layout and the one expected best at high load (DP attention), speculation at its defaults on the
+first with the acceptance eval, then the settings that acceptance picks straight on each layout (on the seed's host,
+DFlash's half block on DP attention wins the top levels and on TP8 C=32, neither at the defaults); the defaults on
+the other layouts, further tuning steps and the remaining baseline layouts come after, with what is left
+(playbook_pipeline.py, `_speculate_for_budget`). Either way the budget keeps a reserve: an experiment is made only
+when, after it, there is still room for the ones worth more that come after it: the first speculative measurement
+(with its acceptance eval) while baseline layouts are measured, and the final relaunch of the recommended
+configuration when the goal asks to deploy. What does not fit is left out and said (`left_out`), by name, with its
+expected cost.
 """
 
 from __future__ import annotations
@@ -90,6 +96,20 @@ class HostBudget:
         stop = statistics.fmean(self.stop_s) if self.stop_s else 0.0
         return launch + accept + levels * per_level + stop
 
+    def overruns(self, *, baseline: int, speculative: int, levels: int, deploy: bool) -> float | None:
+        """The expected host seconds of `baseline` more autoregressive experiments, `speculative` speculative ones
+        (the first with the acceptance eval) and the deploy's relaunch, when that is more than the budget has left;
+        None when it fits, or without a budget or a timed launch to go on."""
+        left = self.left_s
+        ar = self.cost_s(speculative=False, levels=levels)
+        first = self.cost_s(speculative=True, levels=levels, acceptance=True)
+        spec = self.cost_s(speculative=True, levels=levels)
+        if left is None or ar is None or first is None or spec is None:
+            return None
+        whole = baseline * ar + (first + (speculative - 1) * spec if speculative else 0.0)
+        whole += (self.launch_s(speculative=True) or 0.0) if deploy else 0.0
+        return whole if whole > left else None
+
     def fits(self, cost_s: float | None, reserve_s: float | None = 0.0) -> bool:
         """Whether an experiment of `cost_s` fits what is left with `reserve_s` kept for what comes after it.
         Unknown costs fit (nothing to go on); the budget already spent fits nothing."""
@@ -105,6 +125,8 @@ class HostBudget:
     ) -> None:
         """Say that configuration `name` (measured `at` some levels only, when given) was left out for the budget:
         its expected cost, and what was left of the budget."""
+        if any(said.startswith(f"{name}{at} (") for said in self.left_out):
+            return  # asked again later (the tuning after the defaults): the budget has only shrunk since
         self.left_out_names.add(name)
         left = max(0.0, self.left_s or 0.0)
         cost = f"about {duration_words(cost_s)}" if cost_s is not None else "its cost unknown"

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from specops.agent.answers import Answers
+from specops.agent.durations import duration_words
 from specops.agent.final import FinalAnswer
 from specops.agent.goal import NO_DRAFTER, Goal
 from specops.agent.report.bracketing import BRACKET_FACTOR, octave_levels, unbracketed
@@ -311,6 +312,7 @@ class Pipeline:
         self.other: str | None = None
         self.budget = HostBudget(understood.host_budget_s)  # the host's time used, and what the budget left out
         self.deploying = False
+        self.for_budget = False  # the budget does not fit the whole pipeline: the most telling experiments first
 
     @property
     def goal(self) -> Goal:
@@ -437,38 +439,131 @@ class Pipeline:
     def _pipeline(self) -> Steps:
         facts, target, config = yield from self._prepare()
         ar_candidates = self._choose_layouts(facts, target)[: self.settings.ar_layouts]
+        later: list[Candidate] = []  # baseline layouts left for the end (a budget the whole pipeline overruns)
         if self._benchmarking:
             self.plan.start("baseline")
-            for i, candidate in enumerate(ar_candidates):
-                yield from self._measure(candidate, speculative=False, screened=i > 0)
-                if self.download_state == DownloadState.RUNNING:
-                    yield from self._poll_download()
+            later = yield from self._baseline(ar_candidates)
             self.plan.complete("baseline")
         drafter_path, config = yield from self._drafter_ready(target, config)
         assert self.algorithm is not None, "the drafter config settles the algorithm"
         # As launched (what recovery changed, e.g. mem_fraction_static, carries over): the low-load and the
         # high-load winners first, then by peak.
-        launched = [self.ar_candidates.get(c.name, c) for c in ar_candidates]
+        launched = [self.ar_candidates.get(c.name, c) for c in ar_candidates if c not in later]
         ranked = rank_for_speculation(launched, self.ar)
-        yield from self._speculative(
-            speculative_candidates(
-                ranked,
-                self.algorithm,
-                drafter_path,
-                max(self.levels),
-                block_size=config.block_size if self.algorithm is SpeculativeAlgorithm.DFLASH else None,
-                layouts=self.settings.spec_layouts,
-                support=facts.speculative,
-            )
+        candidates = speculative_candidates(
+            ranked,
+            self.algorithm,
+            drafter_path,
+            max(self.levels),
+            block_size=config.block_size if self.algorithm is SpeculativeAlgorithm.DFLASH else None,
+            layouts=self.settings.spec_layouts,
+            support=facts.speculative,
         )
         if self.goal.compares_drafters:
+            yield from self._speculative(candidates)
             yield from self._other_drafters(facts, target, ranked)
+        elif self.for_budget:
+            yield from self._speculate_for_budget(candidates, config)
+            for candidate in later:
+                yield from self._measure(candidate, speculative=False, screened=True)
         else:
+            yield from self._speculative(candidates)
             if self._benchmarking and self.settings.tune:
                 yield from self._tune(config)  # under spec_bench: a few more sweeps, not a step of its own
             if self._benchmarking and self.settings.bracket:
                 yield from self._bracket()
         yield from self._conclude()
+
+    def _baseline(self, ar_candidates: list[Candidate]) -> Steps:
+        """The autoregressive layouts, polling the download between them; the layouts left for the end, when the
+        budget does not fit the whole pipeline (judged once the first launch is timed: playbook_budget.py)."""
+        later: list[Candidate] = []
+        for i, candidate in enumerate(ar_candidates):
+            if i == 1:
+                later = self._order_for_budget(ar_candidates)
+            if candidate in later:
+                continue
+            yield from self._measure(candidate, speculative=False, screened=i > 0)
+            if self.download_state == DownloadState.RUNNING:
+                yield from self._poll_download()
+        return later
+
+    def _order_for_budget(self, ar_candidates: list[Candidate]) -> list[Candidate]:
+        """After the first layout: whether the budget fits the whole pipeline; when not, the baseline layouts to
+        measure only at the end (all but the one expected best at high load: DP attention, else the next)."""
+        spec_layouts = min(self.settings.spec_layouts, len(ar_candidates))
+        tunings = spec_layouts + 1 if self.settings.tune else 0  # a high-load setting per layout, one for low load
+        whole = self.budget.overruns(
+            baseline=len(ar_candidates) - 1,
+            speculative=spec_layouts + tunings,
+            levels=len(self.levels),
+            deploy=self.u.wants("deploy"),
+        )
+        if whole is None:
+            return []
+        others = ar_candidates[1:]
+        high_load = next((c for c in others if c.config.get("enable_dp_attention")), others[0])
+        self.for_budget = True
+        later = [c for c in others if c is not high_load]
+        self.done.append(
+            f"the host-time budget does not fit the whole pipeline (about {duration_words(whole)} more of the host): "
+            f"the most telling experiments first ({ar_candidates[0].name} and {high_load.name}, {self._spoken} and "
+            "the settings its acceptance picks on them), then "
+            + (f"{', '.join(c.name for c in later)} and " if later else "")
+            + "the rest with what is left"
+        )
+        return later
+
+    def _speculate_for_budget(self, candidates: list[Candidate], config: DrafterConfig) -> Steps:
+        """Speculation when the budget does not fit the whole pipeline: the first layout at the defaults with the
+        acceptance eval; then each other layout once, at the setting its load calls for (`_high_load_on`: the
+        high-load setting picked from the acceptance, or the defaults); the low-load settings on the first layout,
+        then its high-load one where its top level is high load; then, with what is left, the defaults on the other
+        layouts, CUDA graphs off, and the rest of the tuning."""
+        tried = yield from self._speculative(candidates, until_one=True)
+        first = next(iter(self.spec), None)  # as launched (recovery may have changed it)
+        if not self._benchmarking or first is None:
+            return
+        accept = self.acceptance.overall.token_weighted if self.acceptance else None
+        settings = settings_to_try(self.algorithm or SpeculativeAlgorithm.DFLASH, config.sglang_defaults, accept)
+        high = [t for t in settings if t.high_load][:1]
+        levels = [c for c in self.levels if self.crash_level is None or c < self.crash_level]
+        others = [c for c in candidates if c not in tried]
+        tune = self.settings.tune
+        at_defaults = []  # the other layouts measured at the defaults already
+        for base in others:
+            if tune and high and self._high_load_on(base, first):
+                yield from self._try_setting(base, high[0], levels)
+            else:
+                at_defaults.append(base)
+                yield from self._measure(base, speculative=True)
+        if tune:
+            on_first = [t for t in settings if not t.high_load]
+            on_first += high if self._high_load_on(self.spec_candidates[first], first) else []
+            for tuning in on_first:
+                yield from self._try_setting(self.spec_candidates[first], tuning, levels)
+        yield from self._speculative([c for c in others if c not in at_defaults], required=False)
+        yield from self._graphs_off_retry()
+        if tune:
+            yield from self._tune(config)
+        if self.settings.bracket:
+            yield from self._bracket()
+
+    def _high_load_on(self, candidate: Candidate, first: str) -> bool:
+        """Whether `candidate` runs at high load at the top level: each of its ranks sees the top level divided by
+        DP attention's ranks and by its replicas (C=256 on DP8 is 32 a rank); at that load (the nearest level
+        measured at or under it), speculation at the defaults on the first layout, `first`, kept less than half
+        the gain over the best baseline it had at the lowest level, the verify step's cost having caught up."""
+        ranks = (candidate.config.get("dp") or 1) if candidate.config.get("enable_dp_attention") else 1
+        per_rank = max(self.levels) / (ranks * (candidate.config.get("replicas") or 1))
+        measured = self.spec.get(first, {})
+        best_ar = self._best_baseline(measured)
+        gains = {c: measured[c] / best_ar[c] - 1.0 for c in measured if best_ar[c] > 0}
+        if not gains:
+            return False
+        lowest = gains[min(gains)]
+        at = max((c for c in gains if c <= per_rank), default=min(gains))
+        return lowest <= 0.0 or gains[at] < lowest / 2
 
     def _prepare(self) -> Steps:
         """Everything before the first measurement: the host's facts, the target on it, the drafter's config (found
@@ -1196,15 +1291,21 @@ class Pipeline:
         """What the speculative side is called in the answer: several drafters' configurations are 'speculation'."""
         return "speculation" if self.goal.compares_drafters else self._spoken
 
-    def _speculative(self, candidates: list[Candidate]) -> Steps:
-        launched_any = False
+    def _speculative(self, candidates: list[Candidate], *, until_one: bool = False, required: bool = True) -> Steps:
+        """Speculation at the defaults on each of `candidates` (`until_one`: until one has been measured), the
+        acceptance eval with the first; when `required`, a run where none came up stops here, and CUDA graphs off
+        are tried where graphs on lose at the top level. Returns the candidates tried."""
+        launched_any, tried = False, []
         for candidate in candidates:
+            tried.append(candidate)
             launched = yield from self._measure(candidate, speculative=True, acceptance=not self.acceptance_tried)
             launched_any = launched_any or launched is not None
-            if launched is not None and not self._benchmarking:
+            if launched is not None and (until_one or not self._benchmarking):
                 break  # acceptance only: one speculative server is enough
             if launched is None and self.last_give_up in (ErrorKind.SGLANG_TOO_OLD, ErrorKind.UNSUPPORTED_FLAGS):
                 break  # the installed SGLang cannot run it at all: the other layouts would fail the same way
+        if not required:
+            return tried
         if not launched_any and self.budget.left_out and self._launched_none_for_budget(candidates):
             raise Stop(
                 "partial" if self.ar else "failed",
@@ -1215,9 +1316,14 @@ class Pipeline:
                 "partial" if self.ar else "failed",
                 f"no {self._spoken} server came up: " + (self.handled[-1] if self.handled else "no layout allowed"),
             )
+        if not until_one:
+            yield from self._graphs_off_retry()
+        return tried
+
+    def _graphs_off_retry(self) -> Steps:
+        """CUDA graphs off for the best graphs-on layout when it loses to the best baseline at the top level."""
         if not self._benchmarking or not self.spec:
             return
-        # CUDA graphs off for the best graphs-on layout when it loses to the best baseline at the top level.
         top = max(self.levels)
         graphs_on = {n: s for n, s in self.spec.items() if self.spec_candidates[n].config.get("cuda_graphs", True)}
         best_ar_top = max((s[top] for s in self.ar.values() if top in s), default=None)
@@ -1250,7 +1356,7 @@ class Pipeline:
         measured (the fastest at each higher level first, the top level's leading); each over every level. Where a
         high-load setting beats the defaults at the top level on the layout fastest there, its next step the same
         way on that layout."""
-        at_defaults = dict(self.spec)  # nothing is tuned yet: every speculative sweep so far is at the defaults
+        at_defaults = {n: s for n, s in self.spec.items() if n not in self.tuned}
         if not at_defaults:
             return
         low, top = min(self.levels), max(self.levels)
@@ -1291,7 +1397,7 @@ class Pipeline:
         """`tuning` on `base` over `levels`, unless that configuration was measured; its name, or None."""
         candidate = base.with_(**tuning.changes)
         if candidate.name in self.spec:
-            return None
+            return candidate.name if candidate.name in self.tuned else None
         self.tuned[candidate.name] = tuning.why
         launched = yield from self._measure(candidate, speculative=True, levels=levels)
         if launched is None and candidate.name in self.budget.left_out_names:

@@ -105,7 +105,7 @@ def budget_sentence(section: BudgetSection) -> str | None:
     if section.budget_s is None:
         return None
     used = f"{duration_words(section.used_s)} used" if section.used_s is not None else "the time used is unknown"
-    line = f"host-time budget {duration_words(section.budget_s)}, {used}"
+    line = f"host-time budget {duration_words(section.budget_s)}: {used}"
     if section.used_s is not None and section.used_s > section.budget_s:
         line += f" (over by {duration_words(section.used_s - section.budget_s)}: a step under way when it ran out)"
     n = len(section.left_out)

@@ -126,6 +126,6 @@ def test_smaller_budgets_keep_what_was_measured_by_then():
     assert smaller_budgets(measured, used_s=600) == []  # a quarter hour is already more than was used
     over = BudgetSection(budget_s=1800, used_s=1900, left_out=["tp8-ep4 (about 7 min)"])
     assert budget_sentence(over) == (
-        "host-time budget 30 min, 31 min 40 s used (over by 1 min 40 s: a step under way when it ran out); "
+        "host-time budget 30 min: 31 min 40 s used (over by 1 min 40 s: a step under way when it ran out); "
         "1 experiment left out for it"
     )

@@ -7,12 +7,14 @@ from typing import Any
 
 from specops.agent.budget import host_budget_line
 from specops.agent.policies.playbook_configs import Candidate, autoregressive_candidates, speculative_candidates
+from specops.agent.policies.playbook_settings import PlaybookSettings
 from specops.agent.policies.playbook_tuning import settings_to_try
 from specops.tools.drafters import DraftSettings
 from specops.tools.facts import HostFacts
 from specops.tools.sglang.config import SpeculativeAlgorithm
+from specops.tools.speculative_support import speculative_support
 
-from .test_playbook_rules import GOAL, HEALTHY, Answer, _bench_by_layout, drive
+from .test_playbook_rules import GOAL, HEALTHY, Answer, _bench_by_layout, drive, ok
 from .tool_results import sample
 
 KIMI = "/models/Kimi-K2.6"
@@ -133,14 +135,81 @@ def _on_a_host_clock(answers: dict[str, Answer], seconds: dict[str, float]) -> d
 
 def test_under_a_host_budget_the_playbook_keeps_room_for_what_is_worth_more_and_says_what_it_left_out():
     # A launch takes 400 s of the host, a benchmark level 10 s. In 25 minutes: the first baseline layout, DFlash at
-    # its defaults with the acceptance eval, and the deploy's relaunch; a second baseline layout would have left no
-    # room for DFlash.
+    # its defaults with the acceptance eval, and the deploy's relaunch; the baseline's layout for high load (DP
+    # attention, asked for before the others since the whole pipeline does not fit) would have left no room for
+    # DFlash.
     answers = _on_a_host_clock({**HEALTHY}, {"launch_server": 400.0, "benchmark": 10.0})
     calls, final = drive(answers, goal=f"{GOAL}\n{host_budget_line(1500)}")
     assert final is not None and final["status"] == "completed"
     launches = [Candidate(args["config"]).name for tool, args in calls if tool == "launch_server"]
     assert launches == ["tp8", "tp8+dflash-b8", launches[-1]] and launches[-1].startswith("tp8")
-    assert final["left_out"] and final["left_out"][0].startswith("tp8-ep8 (about 7 min 31 s;")
+    assert final["left_out"] and final["left_out"][0].startswith("tp8-ep8-dp8-dpattn (about 7 min 31 s;")
+    assert len(final["left_out"]) == len(set(final["left_out"]))  # each said once, however often it was weighed
     assert "kept for the first DFlash measurement and the deploy's relaunch" in final["left_out"][0]
     assert "host-time budget 25 min:" in final["summary"]
     assert "acceptance" in [tool for tool, _ in calls]
+
+
+def _budget_run(levels: tuple[int, ...], budget_s: float) -> tuple[list[str], dict[str, Any]]:
+    """The playbook under `budget_s` of host time on an SGLang that serves DFlash on DP attention, 400 s launches:
+    its launches and acceptance eval in order, and its final answer. Speculation at the defaults gains 20% at C=1
+    and 2% from C=32 (the verify step's cost has caught up there)."""
+
+    def facts(args: dict[str, Any]) -> dict[str, Any]:
+        support = speculative_support("0.5.23").model_dump()
+        return ok(sample("host_facts", gpu_count=8, gpu_model="GPU", sglang_version="0.5.23", speculative=support))
+
+    def share(config: dict[str, Any], level: int) -> float:
+        return (1.2 if level == 1 else 1.02) if config.get("speculative_algorithm") else 1.0
+
+    scripted = {**HEALTHY, "host_facts": facts, **_bench_by_layout(share)}
+    answers = _on_a_host_clock(scripted, {"launch_server": 400.0, "benchmark": 10.0})
+    calls, final = drive(
+        answers, goal=f"{GOAL}\n{host_budget_line(budget_s)}", settings=PlaybookSettings(levels=levels)
+    )
+    assert final is not None and final["status"] == "completed"
+    steps = [
+        Candidate(args["config"]).name if tool == "launch_server" else tool
+        for tool, args in calls
+        if tool in ("launch_server", "acceptance")
+    ]
+    return steps, final
+
+
+def test_a_budget_the_whole_pipeline_overruns_measures_the_most_telling_experiments_first():
+    # In an hour: the first layout and DP attention (the layout for high load), DFlash at its defaults with
+    # acceptance; DP attention's ranks see C=256 / 8 = 32 each, where the defaults kept little of their gain on TP8:
+    # its half block straight away, then TP8's (its top level is high load too); what is left goes to the defaults
+    # on DP attention and the next baseline layout; the rest is left out, each said once.
+    steps, final = _budget_run((1, 32, 64, 128, 256), 3600)
+    assert steps == [
+        "tp8",
+        "tp8-ep8-dp8-dpattn",
+        "tp8+dflash-b8",
+        "acceptance",
+        "tp8-ep8-dp8-dpattn+dflash-b4",
+        "tp8+dflash-b4",
+        "tp8-ep8-dp8-dpattn+dflash-b8",
+        "tp8-ep8",
+        "tp8+dflash-b8",  # the deploy: the recommendation (the scripted host gives every block size the same figures)
+    ]
+    assert [said.split(" (")[0] for said in final["left_out"]] == ["tp8-ep4", "pp8"]
+    assert "the most telling experiments first (tp8 and tp8-ep8-dp8-dpattn" in final["summary"]
+
+
+def test_under_a_budget_dp_attention_at_a_low_load_per_rank_keeps_the_defaults():
+    # At C=1 and 64, DP attention's ranks see 8 requests each: low load, where the defaults kept their gain on TP8
+    # (at C=1, the level measured at or under 8): DP attention at the defaults; TP8's top level is high load, so its
+    # half block next.
+    steps, final = _budget_run((1, 64), 3000)
+    assert steps == [
+        "tp8",
+        "tp8-ep8-dp8-dpattn",
+        "tp8+dflash-b8",
+        "acceptance",
+        "tp8-ep8-dp8-dpattn+dflash-b8",
+        "tp8+dflash-b4",
+        "tp8-ep8-dp8-dpattn+dflash-b4",  # the rest of the tuning, with what is left
+        "tp8+dflash-b8",  # the deploy
+    ]
+    assert [said.split(" (")[0] for said in final["left_out"]] == ["tp8-ep8", "tp8-ep4", "pp8"]
