@@ -43,6 +43,7 @@ from pathlib import Path
 from specops.agent.durations import duration_words
 from specops.agent.policies.playbook_settings import PlaybookSettings
 from specops.agent.policies.search_settings import SearchSettings
+from specops.evals.evidence import TRANSCRIPT
 from specops.evals.execute import EVAL_RUN, ScenarioRun, load_run
 from specops.evals.oracle import LevelRegret, Oracle, OracleUnavailable, RunRecord, describe, open_oracle, read_run
 from specops.evals.scenario import SCENARIO_DIR, HostSetup, RunSettings, Scenario, load_scenario
@@ -114,7 +115,7 @@ def with_limits(goal: Scenario, budget_s: float | None) -> Scenario:
 def run_child(goal: str, label: str, policy: str, run_dir: Path, budget_s: float | None) -> Path:
     """One run as `specops eval` runs a scenario (evals/execute.py, in its own process); its record beside it. A run
     already kept there (with --keep) is read again, not run: delete its folder to run it again."""
-    if (run_dir / EVAL_RUN).is_file():
+    if (run_dir / EVAL_RUN).is_file() or (run_dir / TRANSCRIPT).is_file():
         print(f"  {goal}: {label} kept in {run_dir}: not run again", flush=True)
         return run_dir
     run_dir.mkdir(parents=True, exist_ok=True)

@@ -1301,7 +1301,7 @@ class Pipeline:
             launched = yield from self._measure(candidate, speculative=True, acceptance=not self.acceptance_tried)
             launched_any = launched_any or launched is not None
             if launched is not None and (until_one or not self._benchmarking):
-                break  # acceptance only: one speculative server is enough
+                break  # acceptance only, or the budget's first: one speculative server is enough
             if launched is None and self.last_give_up in (ErrorKind.SGLANG_TOO_OLD, ErrorKind.UNSUPPORTED_FLAGS):
                 break  # the installed SGLang cannot run it at all: the other layouts would fail the same way
         if not required:
@@ -1394,7 +1394,8 @@ class Pipeline:
             )
 
     def _try_setting(self, base: Candidate, tuning: Tuning, levels: list[int]) -> Steps:
-        """`tuning` on `base` over `levels`, unless that configuration was measured; its name, or None."""
+        """`tuning` on `base` over `levels`, unless that configuration was measured; its name (also when measured
+        as a tuned one before: under a budget, straight after the defaults on the first layout), or None."""
         candidate = base.with_(**tuning.changes)
         if candidate.name in self.spec:
             return candidate.name if candidate.name in self.tuned else None
