@@ -133,7 +133,7 @@ def _gone(pid: int) -> bool:
 
 def test_node_dies_kills_its_processes_silently_drops_ssh_and_rank_0_names_it() -> None:
     with _serving(f"node_dies:{STRIKE}") as running:
-        bystander = running.sim[1].start_detached(["sleep", "600"], log_path="/root/sleep.log")
+        bystander = running.sim[1].start_detached(["sleep", "infinity"], log_path="/root/sleep.log")
         _load(running)
         log0 = _rank_zero_names_node_1(running, "socketProgress: Connection closed by remote peer 127.0.0.1<")
         assert re.search(r"Connection closed by remote peer 127\.0\.0\.1<\d+> \(node_rank 1, ranks 8-15\)", log0)

@@ -119,8 +119,10 @@ def test_dry_run_refuses_what_needs_approval_and_changes_nothing(ctx):  # noqa: 
 def test_in_use_is_never_freed_and_deletion_is_measured():
     with start_world() as w, reach(w, "sim") as h:
         c = ToolContext.for_host(h)
-        # Any process working inside the directory uses it.
-        holder = h.start_detached(["sleep", "60"], log_path="logs/holder.log", cwd="models/Kimi-K2.6")
+        # Any process working inside the directory uses it. It sleeps on the host's clock, which runs 50x this
+        # machine's: a finite sleep could end between the listing and the deletion on a busy machine (and then the
+        # directory is rightly no longer in use), so it sleeps until stopped.
+        holder = h.start_detached(["sleep", "infinity"], log_path="logs/holder.log", cwd="models/Kimi-K2.6")
         try:
             listing = list_freeable(c, ListFreeableArgs())
             kimi = next(i for i in listing.items if i.kind == "directory")
