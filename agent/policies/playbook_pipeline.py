@@ -445,20 +445,11 @@ class Pipeline:
             later = yield from self._baseline(ar_candidates)
             self.plan.complete("baseline")
         drafter_path, config = yield from self._drafter_ready(target, config)
-        assert self.algorithm is not None, "the drafter config settles the algorithm"
         # As launched (what recovery changed, e.g. mem_fraction_static, carries over): the low-load and the
         # high-load winners first, then by peak.
         launched = [self.ar_candidates.get(c.name, c) for c in ar_candidates if c not in later]
         ranked = rank_for_speculation(launched, self.ar)
-        candidates = speculative_candidates(
-            ranked,
-            self.algorithm,
-            drafter_path,
-            max(self.levels),
-            block_size=config.block_size if self.algorithm is SpeculativeAlgorithm.DFLASH else None,
-            layouts=self.settings.spec_layouts,
-            support=facts.speculative,
-        )
+        candidates = self._speculative_candidates(ranked, drafter_path, config, facts)
         if self.goal.compares_drafters:
             yield from self._speculative(candidates)
             yield from self._other_drafters(facts, target, ranked)
@@ -473,6 +464,21 @@ class Pipeline:
             if self._benchmarking and self.settings.bracket:
                 yield from self._bracket()
         yield from self._conclude()
+
+    def _speculative_candidates(
+        self, ranked: list[Candidate], drafter_path: str | None, config: DrafterConfig, facts: HostFacts
+    ) -> list[Candidate]:
+        """The drafter's algorithm on the best of `ranked` the host's SGLang allows, at its default settings."""
+        assert self.algorithm is not None, "the drafter config settles the algorithm"
+        return speculative_candidates(
+            ranked,
+            self.algorithm,
+            drafter_path,
+            max(self.levels),
+            block_size=config.block_size if self.algorithm is SpeculativeAlgorithm.DFLASH else None,
+            layouts=self.settings.spec_layouts,
+            support=facts.speculative,
+        )
 
     def _baseline(self, ar_candidates: list[Candidate]) -> Steps:
         """The autoregressive layouts, polling the download between them; the layouts left for the end, when the
@@ -814,18 +820,7 @@ class Pipeline:
                 yield from self._start_download(target_dir, method)
                 path = yield from self._finish_download()
                 config = yield from self._drafter_config({"path": path}, target)
-                assert self.algorithm is not None, "the drafter config settles the algorithm"
-                yield from self._speculative(
-                    speculative_candidates(
-                        ranked,
-                        self.algorithm,
-                        path,
-                        max(self.levels),
-                        block_size=config.block_size if self.algorithm is SpeculativeAlgorithm.DFLASH else None,
-                        layouts=self.settings.spec_layouts,
-                        support=facts.speculative,
-                    )
-                )
+                yield from self._speculative(self._speculative_candidates(ranked, path, config, facts))
                 self.plan.complete(self.other)
             except Stop as stop:
                 yield from self._settle_download()
