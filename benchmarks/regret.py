@@ -318,6 +318,13 @@ def report_goal(goal_dir: Path, goal: str, labels: list[str]) -> list[str]:
             below = mean < summary[TPE][1]
             parts.append(f"mean {mean:.1%} below TPE's {summary[TPE][1]:.1%}: {'yes' if below else 'no'}")
         lines.append(f"  verdict: {'; '.join(parts)} -> {'met' if within and below else 'MISSED'}")
+    if PLAYBOOK_HALF in summary and TPE in summary:
+        (half_worst, half_mean), (tpe_worst, tpe_mean) = summary[PLAYBOOK_HALF], summary[TPE]
+        reached = half_worst <= tpe_worst and half_mean <= tpe_mean
+        lines.append(
+            f"  at half the budget: playbook max {half_worst:.1%}, mean {half_mean:.1%}; TPE at the whole "
+            f"{tpe_worst:.1%}, {tpe_mean:.1%} -> {'TPE reached' if reached else 'not reached'}"
+        )
     return lines
 
 

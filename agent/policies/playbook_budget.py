@@ -15,10 +15,11 @@ Order by expected value. When the whole pipeline fits, its own order stands (eve
 the drafter's defaults on the layouts ranked best, then tuning and bracketing). When it does not (`overruns`, judged
 once the first launch has been timed), the pipeline measures first what decides the answer at most loads: the
 baseline's first layout and the one expected best at high load (DP attention), speculation at its defaults on the
-first with the acceptance eval, then the settings that acceptance picks straight on each layout (on the seed's host,
-DFlash's half block on DP attention wins the top levels and on TP8 C=32, neither at the defaults); the defaults on
-the other layouts, further tuning steps and the remaining baseline layouts come after, with what is left
-(playbook_pipeline.py, `_speculate_for_budget`). Either way the budget keeps a reserve: an experiment is made only
+first with the acceptance eval, then each other layout once at the setting its load per rank calls for (the
+high-load setting that acceptance picks where speculation at the defaults had lost most of its gain at that load on
+the first layout, else the defaults: on the seed's host DFlash's half block on DP attention at C=256, EAGLE-3's
+defaults there at C=64), then the first layout's own tuning; the defaults on the other layouts, further tuning steps
+and the remaining baseline layouts come after, with what is left (playbook_pipeline.py, `_speculate_for_budget`). Either way the budget keeps a reserve: an experiment is made only
 when, after it, there is still room for the ones worth more that come after it: the first speculative measurement
 (with its acceptance eval) while baseline layouts are measured, and the final relaunch of the recommended
 configuration when the goal asks to deploy. What does not fit is left out and said (`left_out`), by name, with its
