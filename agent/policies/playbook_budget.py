@@ -52,6 +52,7 @@ class HostBudget:
     stop_s: list[float] = field(default_factory=list)
     left_out: list[str] = field(default_factory=list)  # each with its cost, for the answer
     left_out_names: set[str] = field(default_factory=set)  # what was left out, for the pipeline's own checks
+    _said: set[tuple[str, str]] = field(default_factory=set)  # (name, levels) of each left out: said once
 
     def saw(self, tool: str, args: dict[str, Any], out: Outcome) -> None:
         """Tally one call's host time, and what it says of its kind of step."""
@@ -126,8 +127,9 @@ class HostBudget:
     ) -> None:
         """Say that configuration `name` (measured `at` some levels only, when given) was left out for the budget:
         its expected cost, and what was left of the budget."""
-        if any(said.startswith(f"{name}{at} (") for said in self.left_out):
-            return  # asked again later (the tuning after the defaults): the budget has only shrunk since
+        if (name, at) in self._said:
+            return  # weighed again later (the tuning after the defaults): the budget has only shrunk since
+        self._said.add((name, at))
         self.left_out_names.add(name)
         left = max(0.0, self.left_s or 0.0)
         cost = f"about {duration_words(cost_s)}" if cost_s is not None else "its cost unknown"
