@@ -17,9 +17,12 @@ configuration there is, not only the best it measured. For a finished run (its t
   of C requests as the engine (sim/serving/engine.py) runs it: each replica takes its whole share of them, as
   evenly as they go (the gateway balances a closed loop; the grader's Truth takes C / replicas, which below one
   request per replica counts an idle replica half busy), runs at most its max_running_requests (given, or SGLang's
-  default as the simulator logs it) and what its KV cache holds, and gives the profile's curve at that many running
-  requests (truth.modelled_tok_s: chat acceptance, the kind random-id prompts are; a collapsed drafter's graphs
-  accept nothing). A deployment one of whose servers dies at that many running requests (crash_under_load, every
+  default as the simulator logs it) and what its KV cache holds, and serves what a closed loop of that many
+  clients measures on it (truth.closed_loop_tok_s: each request's prefill, its wait to join the batch and its
+  verify steps at the benchmark's prompt and answer lengths, at chat acceptance, the kind random-id prompts are; a
+  collapsed drafter's graphs accept nothing). Not the profile's curve at that many running requests: that steady
+  figure leaves out the prefill and the spread of each request's acceptance, and so overstated speculation on
+  short answers by 2-4% (n-gram replicas at C=32, answers of 64 tokens), more than the regret it judged. A deployment one of whose servers dies at that many running requests (crash_under_load, every
   time) serves 0 tok/s there. Memory acts on speed only through that KV cache; cuda_graph_max_bs changes the
   start-up's time and the decode log, not a step's time.
 - The recommendation per level: the report's recommendation bands (agent/report/recommendation.py), the fastest
@@ -81,9 +84,8 @@ from specops.sim.profiles.schema import PromptKind
 from specops.sim.serving.errors import LaunchError
 from specops.sim.serving.launch import Launcher
 from specops.sim.serving.multinode import check_devices
-from specops.sim.serving.performance import PerformanceModel
 from specops.sim.serving.speculative import check_dflash_drafter, check_eagle_drafter
-from specops.sim.serving.truth import steady_tokens_per_step
+from specops.sim.serving.truth import closed_loop_tok_s
 from specops.sim.world.cluster import parse_node_fault
 from specops.tools.drafters import DrafterConfig
 from specops.tools.facts import HostFacts
@@ -316,21 +318,6 @@ class ConfigTruth:
         return describe(self.config)
 
 
-def served_tok_s(model: PerformanceModel, running: float) -> float:
-    """Output tok/s of `running` requests decoding together on a launch's model: truth.modelled_tok_s on the model
-    the launch built, at the tokens per verify step the benchmark's chat prompts get mid-stream (each request's draw
-    clipped to what a step can give: truth.steady_tokens_per_step; the kind's mean but for a short block); a
-    collapsed drafter's one token per verify step."""
-    tok_s = model.step_time.throughput(running)
-    mean = model.mean_accept_length
-    if model.accept_length is None or mean is None:
-        return tok_s
-    if model.collapsed:
-        return tok_s / mean
-    per_step = steady_tokens_per_step(model, BENCHMARK_PROMPT_KIND) or model.accept_length[BENCHMARK_PROMPT_KIND]
-    return tok_s * per_step / mean
-
-
 def replica_shares(level: int, replicas: int) -> list[int]:
     """The requests each replica runs of `level` kept in flight: as evenly as whole requests go (SGLang's gateway
     balances a closed loop), so below one request per replica some replicas idle."""
@@ -438,7 +425,13 @@ class SimLaunches:
                 crash = self.crash_under_load
                 if crash is not None and (speculative or not crash.speculative_only) and running >= crash.at_running:
                     died = True
-                total += served_tok_s(prepared.model, running) if running else 0.0
+                total += closed_loop_tok_s(
+                    prepared.model,
+                    running,
+                    input_len=input_len,
+                    output_len=output_len,
+                    prompt_kind=BENCHMARK_PROMPT_KIND,
+                )
             if died:  # a server of the deployment dies under this load: the level serves nothing
                 crashes.add(level)
             tok_s[level] = 0.0 if died else total

@@ -45,7 +45,13 @@ from pydantic import ValidationError
 from specops.agent.report.schema import BenchmarkRow, ConfigTried, Report
 from specops.sim.faults import CudaGraphDrafter
 from specops.sim.profiles.schema import Profile, PromptKind, ServingSpec
-from specops.sim.serving.performance import Launch, build_performance_model, default_random_seed, ids_prompt_text
+from specops.sim.serving.performance import (
+    Launch,
+    PerformanceModel,
+    build_performance_model,
+    default_random_seed,
+    ids_prompt_text,
+)
 from specops.sim.serving.truth import level_accept_length, modelled_tok_s, replayed_verify_steps
 from specops.tools.acceptance import AcceptanceResult, CategoryAcceptance
 from specops.tools.benchmark import stream_client
@@ -196,6 +202,13 @@ class Truth:
             collapsed=collapsed,
             tokens_per_step=tokens_per_step,
             link=self.profile.internode,
+        )
+
+    def performance_model(self, config: ConfigTried) -> PerformanceModel:
+        """The simulator's model of one server of a report's `config` on this host (the link where it spans nodes)."""
+        launch, collapsed = self._launch(config)
+        return build_performance_model(
+            self.serving_of(config), launch, config.block_size or 1, collapsed=collapsed, link=self.profile.internode
         )
 
     def level_tokens_per_step(self, config: ConfigTried, concurrency: int, sweep: BenchmarkSweep) -> float | None:

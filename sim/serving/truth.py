@@ -40,6 +40,7 @@ from .performance import Launch, PerformanceModel, build_performance_model, samp
 from .prompt_kind import classify_prompt, thinking_switched_off
 
 _QUADRATURE_POINTS = 81  # tau nodes over +-5 std-devs: far below the 0.005 the tests resolve
+_FIXED_POINT_ROUNDS = 100
 
 
 def modelled_tok_s(
@@ -146,6 +147,50 @@ def level_accept_length(
     nodes = _clipped_tau_nodes(mean, spread, top)
     steps = sum(weight * expected_verify_steps(tau, most, decoded) for weight, tau in nodes)
     return output_tokens * sum(weight for weight, _ in nodes) / steps
+
+
+def closed_loop_tok_s(
+    model: PerformanceModel, clients: int, *, input_len: int, output_len: int, prompt_kind: PromptKind = "chat"
+) -> float:
+    """Output tok/s of one server that `clients` requests keep busy in a closed loop (each finished request replaced
+    at once, as the benchmark's clients do), every request a prompt of `input_len` and exactly `output_len` tokens.
+
+    Each client's requests renew: a request prefills (no step waits for it, engine.py), joins the batch at the next
+    step (half a step on average, when others are decoding), makes its first token from the prefill and the rest in verify steps, as many as
+    its own tau needs on average (expected_verify_steps over the kind's clipped draw: the harmonic side of the
+    spread, the last step cut at the length). So a client makes output_len tokens per cycle and the server
+    `clients * output_len / cycle`, with the batch at the clients decoding at a time (the fixed point of
+    `running = clients * decoding / cycle`). Below the steady figure (modelled_tok_s at `clients`), by more where
+    decoding is fast beside the prefill: a speculative server's short answers lose the most. A collapsed drafter's
+    steps give one token each."""
+    if clients <= 0 or output_len <= 0:
+        return 0.0
+    decoded = output_len - 1  # the prefill gives the first token
+    if model.speculative and not model.collapsed and decoded > 0:
+        assert model.accept_length is not None
+        most = model.max_tokens_per_step
+        mean, spread = model.accept_length[prompt_kind], model.accept_spread
+        if spread <= 0:
+            steps = expected_verify_steps(min(max(mean, 1.0), float(most)), most, decoded)
+        else:
+            nodes = _clipped_tau_nodes(mean, spread, float(most))
+            weights = sum(weight for weight, _ in nodes)
+            steps = sum(weight * expected_verify_steps(tau, most, decoded) for weight, tau in nodes) / weights
+    else:
+        steps = float(decoded)
+    prefill = model.prefill_seconds(input_len)
+    # A prefilled request waits for the step under way to end, if the others are decoding: none with one client.
+    join_wait = 0.5 * (clients - 1) / clients if steps else 0.0
+    running = float(clients)
+    cycle = prefill
+    for _ in range(_FIXED_POINT_ROUNDS):  # a step's time grows with the batch: converges in a few rounds
+        step = model.step_time(max(running, 1.0))  # whenever a step runs, at least one request is in it
+        cycle = prefill + (join_wait + steps) * step
+        decoding = steps * step / cycle if cycle > 0 else 0.0
+        if abs(clients * decoding - running) < 1e-9 * clients:
+            break
+        running = max(clients * decoding, 1e-9)
+    return clients * output_len / cycle if cycle > 0 else 0.0
 
 
 def _clipped_tau_nodes(mean: float, spread: float, top: float) -> list[tuple[float, float]]:

@@ -23,7 +23,12 @@ from specops.sim.serving.spec_settings import (
     sglang_default_settings,
     stated_settings,
 )
-from specops.sim.serving.truth import level_accept_length, modelled_tok_s, steady_tokens_per_step
+from specops.sim.serving.truth import (
+    closed_loop_tok_s,
+    level_accept_length,
+    modelled_tok_s,
+    steady_tokens_per_step,
+)
 
 SEED = load_profile("seed-ct200")
 H200 = load_profile("h200x8-nvlink")
@@ -306,3 +311,38 @@ def test_tokens_per_step_mid_stream_are_the_mean_of_draws_clipped_to_the_block()
     clipped = steady_tokens_per_step(narrow)
     assert clipped is not None and 1.0 < clipped < min(narrow.accept_length["chat"], 2.0)
     assert steady_tokens_per_step(build_performance_model(kimi, Launch(tp=8), 1)) is None  # autoregressive
+
+
+def test_a_closed_loop_of_one_client_waits_for_its_prefill_and_each_step() -> None:
+    kimi = serving(SEED, KIMI)
+    autoregressive = build_performance_model(kimi, Launch(tp=8), 1)
+    cycle = autoregressive.prefill_seconds(128) + 63 * autoregressive.step_time(1.0)  # the first token from prefill
+    assert closed_loop_tok_s(autoregressive, 1, input_len=128, output_len=64) == pytest.approx(64 / cycle)
+    dflash = build_performance_model(kimi, Launch(tp=8, speculative_algorithm="DFLASH"), 8)
+    assert dflash.accept_length is not None
+    # Each request's own tau: its expected steps sit above 63 / the mean tau (the harmonic side of the spread).
+    one = closed_loop_tok_s(dflash, 1, input_len=128, output_len=64)
+    at_the_mean = 64 / (dflash.prefill_seconds(128) + 63 / dflash.accept_length["chat"] * dflash.step_time(1.0))
+    assert 0.9 * at_the_mean < one < at_the_mean
+    assert closed_loop_tok_s(dflash, 0, input_len=128, output_len=64) == 0.0
+
+
+def test_a_closed_loop_serves_speculation_less_than_the_steady_curve() -> None:
+    kimi = serving(SEED, KIMI)
+    autoregressive = build_performance_model(kimi, Launch(tp=8), 1)
+    dflash = build_performance_model(kimi, Launch(tp=8, speculative_algorithm="DFLASH"), 8)
+    for clients in (1, 32, 64):
+        ar = closed_loop_tok_s(autoregressive, clients, input_len=128, output_len=64)
+        spec = closed_loop_tok_s(dflash, clients, input_len=128, output_len=64)
+        ar_steady = modelled_tok_s(kimi, Launch(tp=8), clients)
+        spec_steady = modelled_tok_s(kimi, Launch(tp=8, speculative_algorithm="DFLASH"), clients, block_size=8)
+        # Autoregressive: near the curve (the prefill's first token is free, the batch a little smaller).
+        assert ar == pytest.approx(ar_steady, rel=0.03)
+        # Speculation decodes faster beside the same prefill and each request waits for its own tau: it loses more.
+        assert spec < spec_steady and spec / spec_steady < ar / ar_steady
+        # Longer answers spend less of their time in the prefill and cut less of their last step: nearer the curve.
+        longer = closed_loop_tok_s(dflash, clients, input_len=128, output_len=1024)
+        assert spec < longer < spec_steady
+    # The batch decodes at fewer requests than the clients (some are prefilling): C=64 is more than C=32 but not 2x.
+    at_32, at_64 = (closed_loop_tok_s(autoregressive, c, input_len=128, output_len=64) for c in (32, 64))
+    assert at_32 < at_64 < 2 * at_32
