@@ -8,7 +8,7 @@ configuration there is, not only the best it measured. For a finished run (its t
   (playbook_pipeline.choose_layouts), the drafter's config as read against the target (its algorithm and SGLang's defaults),
   the host's SGLang support and the goal's levels. Every configuration of it is enumerated through the space's own
   `propose`, one fixed draw per choice, so it holds what a search can launch and nothing else (`SearchSpace.size`).
-- A configuration's truth: the simulator's own launch preparation (sim/serving/launch.py `Launcher._prepare`) on a
+- A configuration's truth: the simulator's own launch preparation (sim/serving/launch.py `Launcher.prepare`) on a
   host tree built from the profile and the scenario's faults (sim/host/build.py, no Hub, no processes), with the
   run's drafter laid down at the path it had: the arguments as the host's SGLang parses them, the speculative rules,
   the defaults it fills in, the performance model and the GPU memory plan. A configuration that cannot launch there
@@ -393,10 +393,10 @@ class SimLaunches:
         launcher = Launcher(self.argv(config), self.root, stream=io.StringIO())
         try:
             # The simulator's own preparation: parse, speculative rules, defaults, performance model, memory plan.
-            prepared = launcher._prepare()  # noqa: SLF001 -- the launch as the simulator settles it, not a copy
+            prepared = launcher.prepare()
             if prepared.plan_error is not None:
                 raise prepared.plan_error
-            if launcher._hang_by(1.0) is not None:  # noqa: SLF001 -- the load_hang fault's own test
+            if launcher.load_hangs():
                 return ConfigTruth(config, failure="the load hangs (load_hang)")
             graph_fault = prepared.graph_fault
             if isinstance(graph_fault, CudaGraphDrafter) and graph_fault.mode == "crash":
@@ -407,7 +407,7 @@ class SimLaunches:
             return ConfigTruth(config, failure=_last_line(error))
         plan = prepared.plan
         assert plan is not None, "a plan without an error"
-        max_running = launcher._log_capacity(prepared, 0.0)  # noqa: SLF001 -- SGLang's default cap as simulated
+        max_running = launcher.max_running_requests(prepared)
         # The requests its KV cache holds in the engine's steady state: each holds its prompt and, on average, half
         # its answer, and one more is admitted while its prompt fits (engine.py `_admit`).
         held = max(int((plan.max_total_tokens - input_len) / (input_len + output_len / 2)), 1)

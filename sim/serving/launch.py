@@ -101,7 +101,7 @@ SIMULATOR_LOG = "simulator.log"  # in the world's .sim folder
 
 
 @dataclass
-class _Prepared:
+class PreparedLaunch:
     """What a launch settles before it loads anything."""
 
     args: ServerArgs
@@ -226,6 +226,10 @@ class Launcher:
             await self._until_fraction(fraction)
             self.elapsed = fraction
 
+    def load_hangs(self) -> bool:
+        """Whether this server's load hangs at some point (the load_hang fault), however long it is waited for."""
+        return self._hang_by(1.0) is not None
+
     def _hang_by(self, fraction: float) -> LoadHang | None:
         """The load_hang fault, when it strikes this load by `fraction` of it."""
         hang = self.world.fault(FaultName.LOAD_HANG)
@@ -316,7 +320,7 @@ class Launcher:
 
         Over several nodes (multinode.py) rank 0 serves once every node has loaded, then broadcasts the shutdown;
         a node of rank >= 1 serves only SGLang's health check until rank 0 ends it."""
-        prepared = self._prepare()
+        prepared = self.prepare()
         held = await self._load(prepared)
         max_running = self._log_capacity(prepared, held)
         if self.link is not None:
@@ -334,8 +338,10 @@ class Launcher:
         return 0
 
     # ------------------------------------------------------------------ before loading
-    def _prepare(self) -> _Prepared:
-        """Everything settled before the load: arguments, checkpoints, speculative rules, performance and memory."""
+    def prepare(self) -> PreparedLaunch:
+        """Everything settled before the load: arguments, checkpoints, speculative rules, performance and memory
+        (logged as SGLang logs its server_args; nothing is loaded). The regret oracle (evals/oracle.py) prepares
+        every configuration of a space this way."""
         args = self._parse_args()
         target = self._load_target(args)
         spec, drafter = self._speculative(args, target)
@@ -348,7 +354,7 @@ class Launcher:
         model, graph_fault = self._performance_model(args, spec)
         foreign = self._foreign_mib()
         plan, plan_error = self._plan_memory(args, target, drafter, foreign)
-        return _Prepared(
+        return PreparedLaunch(
             args=args,
             target=target,
             drafter=drafter,
@@ -668,7 +674,7 @@ class Launcher:
         return True
 
     # ------------------------------------------------------------------ loading
-    async def _load(self, p: _Prepared) -> float:
+    async def _load(self, p: PreparedLaunch) -> float:
         """Load as SGLang does, phase by phase with its log lines; returns the MiB held per GPU at the end."""
         # A node of rank >= 1 names no time on the cluster's clock before rank 0 has it in, unless its own fault
         # strikes before the rendezvous (it never joins).
@@ -715,7 +721,7 @@ class Launcher:
         await self._advance(PHASE_GRAPHS_END)
         return held
 
-    async def _load_shards(self, p: _Prepared, weights_mib: float) -> None:
+    async def _load_shards(self, p: PreparedLaunch, weights_mib: float) -> None:
         """The checkpoint shards' progress bar; out of memory part-way when the plan says it does not fit."""
         gpu_mib = self.world.profile.gpus.memory_mib
         oom_at = None
@@ -742,14 +748,14 @@ class Launcher:
                 f"{int((shards - i) / rate % 60):02d}, {rate:5.2f}it/s]"
             )
 
-    def _draft_ooms(self, p: _Prepared) -> bool:
+    def _draft_ooms(self, p: PreparedLaunch) -> bool:
         """The plan's CUDA OOM comes from the draft model: the target's weights alone fit."""
         if p.plan_error is None or "CUDA out of memory" not in p.plan_error.text or p.drafter is None:
             return False
         weights_mib = p.target.weight_gib * 1024 / p.args.gpus
         return weights_mib <= self.world.profile.gpus.memory_mib - p.foreign
 
-    async def _load_drafter(self, p: _Prepared, weights_mib: float, free_gib: float) -> None:
+    async def _load_drafter(self, p: PreparedLaunch, weights_mib: float, free_gib: float) -> None:
         """The draft model's load (checked against the target here, as SGLang's workers do); nothing without one."""
         if p.drafter is not None:
             await self._advance(PHASE_DRAFTER_END)
@@ -767,7 +773,7 @@ class Launcher:
             await self._advance(PHASE_DRAFTER_END)
             load_checkpoint(p.args.speculative_draft_model_path or "", self.layout, self.world.byte_scale, None)
 
-    async def _capture_cuda_graphs(self, p: _Prepared, plan: MemoryPlan, held: float) -> float:
+    async def _capture_cuda_graphs(self, p: PreparedLaunch, plan: MemoryPlan, held: float) -> float:
         """Capture the CUDA graphs (or crash there, with the fault); returns the MiB held per GPU after."""
         args = p.args
         self.log.scheduler(
@@ -788,13 +794,20 @@ class Launcher:
         )
         return held
 
-    def _log_capacity(self, p: _Prepared, held: float) -> int:
+    @staticmethod
+    def max_running_requests(p: PreparedLaunch) -> int:
+        """The server's max_running_requests: given, or SGLang's default from its KV cache and context length."""
+        plan = p.plan
+        assert plan is not None, "a launch whose memory plan failed never serves"
+        return p.args.max_running_requests or min(
+            4096, max(2048, plan.max_total_tokens * 512 // max(p.context_length, 1))
+        )
+
+    def _log_capacity(self, p: PreparedLaunch, held: float) -> int:
         """Log the scheduler's capacity line; returns max_running_requests (given, or SGLang's default)."""
         args, plan = p.args, p.plan
         assert plan is not None
-        max_running = args.max_running_requests or min(
-            4096, max(2048, plan.max_total_tokens * 512 // max(p.context_length, 1))
-        )
+        max_running = self.max_running_requests(p)
         self.log.scheduler(
             f"max_total_num_tokens={plan.max_total_tokens}, chunked_prefill_size={args.chunked_prefill_size}, "
             f"max_prefill_tokens=16384, max_running_requests={max_running}, context_len={p.context_length}, "
@@ -803,7 +816,7 @@ class Launcher:
         return max_running
 
     # ------------------------------------------------------------------ serving
-    async def _serve(self, p: _Prepared, max_running: int) -> None:
+    async def _serve(self, p: PreparedLaunch, max_running: int) -> None:
         """Bind the HTTP port (uvicorn does it only now), serve until stopped, then shut down."""
         args = p.args
         if ports.read_entry(self.layout, args.port) is not None:
@@ -835,7 +848,7 @@ class Launcher:
         await self.runner.cleanup()
         await engine.stop()
 
-    def _engine(self, p: _Prepared, max_running: int) -> Engine:
+    def _engine(self, p: PreparedLaunch, max_running: int) -> Engine:
         """The scheduler's engine, wired to crash under load when that fault applies to this launch."""
         args = p.args
         assert p.plan is not None
@@ -889,7 +902,7 @@ class Launcher:
         self.cleanup()
         os.kill(os.getpid(), signal.SIGKILL)
 
-    def _server_state(self, p: _Prepared, engine: Engine, max_running: int) -> ServerState:
+    def _server_state(self, p: PreparedLaunch, engine: Engine, max_running: int) -> ServerState:
         """What the HTTP routes answer from: the served model, the server args as launched, memory figures."""
         args, plan, target = p.args, p.plan, p.target
         assert plan is not None
