@@ -22,8 +22,9 @@ defaults there at C=64), then the first layout's own tuning; the defaults on the
 and the remaining baseline layouts come after, with what is left (playbook_pipeline.py, `_speculate_for_budget`). Either way the budget keeps a reserve: an experiment is made only
 when, after it, there is still room for the ones worth more that come after it: the first speculative measurement
 (with its acceptance eval) while baseline layouts are measured, and the final relaunch of the recommended
-configuration when the goal asks to deploy. What does not fit is left out and said (`left_out`), by name, with its
-expected cost.
+configuration when the goal asks to deploy; room is kept only for a measurement the budget can still hold. Where
+the first speculative measurement fits only without its acceptance eval, the eval is left out (the sweep's own
+acceptance per level stands). What does not fit is left out and said (`left_out`), by name, with its expected cost.
 """
 
 from __future__ import annotations

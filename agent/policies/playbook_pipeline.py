@@ -1108,6 +1108,9 @@ class Pipeline:
         failed = [lv.concurrency for lv in measured if lv.requests_failed > 0]
         hung = [lv.concurrency for lv in measured if lv not in streamed and not lv.requests_failed]
         if not failed and not hung:
+            stalled = [lv.concurrency for lv in streamed if lv.stalled and lv.concurrency in sweep]
+            if stalled:
+                sweep.update((yield from self._remeasure_stalled(server, name, stalled)))
             return sweep, None
         level = min(failed + hung)
         status = yield from self.look("server_status", server=server.id)
@@ -1119,6 +1122,20 @@ class Pipeline:
         if not failure.down:
             self.hung.add(server.pid)
         return {c: tok_s for c, tok_s in sweep.items() if c < failure.level}, failure
+
+    def _remeasure_stalled(self, server: RunningServer, name: str, levels: list[int]) -> Steps:
+        """Levels that stalled inside their window (LevelResult.stalled) measured once more: the figures of those
+        that held still this time. The report leaves the stalled sweep out where another one held (rows.py)."""
+        said = ", ".join(f"C={c}" for c in levels)
+        self.handled.append(f"benchmark {name}: the throughput stalled inside {said}; measured again")
+        out = yield from self.call("benchmark", port=server.port, levels=levels, **self.settings.bench_args)
+        if not out.ok:
+            return {}
+        again = out.value(BenchmarkResult).levels
+        held = {
+            lv.concurrency: lv.output_tok_s for lv in again if lv.valid and not lv.stalled and not lv.requests_failed
+        }
+        return {c: tok_s for c, tok_s in held.items() if tok_s > 0 and c in levels}
 
     def _best_baseline(self, levels: Iterable[int]) -> dict[int, float]:
         """The best autoregressive tok/s measured so far at each level (0.0 where none was)."""
@@ -1199,6 +1216,8 @@ class Pipeline:
         levels: list[int] | None = None,
         screened: bool = False,
     ) -> Steps:
+        if acceptance and self._acceptance_left_out(candidate, levels):
+            acceptance = False
         if not self._fits(candidate, speculative=speculative, acceptance=acceptance, levels=levels):
             return None
         server, launched = yield from self._launch(candidate)
@@ -1246,15 +1265,39 @@ class Pipeline:
         self.budget.leave_out(candidate.name, cost, reserve, " and ".join(kept_for), at=some)
         return False
 
+    def _acceptance_left_out(self, candidate: Candidate, levels: list[int] | None) -> bool:
+        """Whether the budget holds `candidate`'s speculative measurement only without its acceptance eval: then the
+        eval is left out (and said), and the sweep's own per-level acceptance is what the run has of it."""
+        if self.budget.budget_s is None:
+            return False
+        count = len(levels or self.levels) if self._benchmarking else 0
+        with_eval = self.budget.cost_s(speculative=True, levels=count, acceptance=True)
+        without = self.budget.cost_s(speculative=True, levels=count)
+        reserve, kept_for = self._reserve(True)
+        if with_eval is None or without is None or self.budget.fits(with_eval, reserve):
+            return False
+        if not self.budget.fits(without, reserve):
+            return False  # left out whole (_fits says so)
+        self.budget.leave_out(
+            f"the acceptance eval on {candidate.name}", with_eval - without, reserve, " and ".join(kept_for)
+        )
+        return True
+
     def _reserve(self, speculative: bool) -> tuple[float, list[str]]:
         """The host seconds kept for what is worth more than the next measurement, and what each is kept for: the
         first speculative measurement (with acceptance) while none is made, and the deploy's relaunch."""
         reserve, kept_for = 0.0, []
-        if not speculative and not self.spec and not self.spec_candidates:
-            first = self.budget.cost_s(speculative=True, levels=len(self.levels), acceptance=not self.acceptance_tried)
-            reserve += first or 0.0
-            kept_for.append(f"the first {self._spoken} measurement")
         reserve_deploy, kept_deploy = self._deploy_reserve()
+        if not speculative and not self.spec and not self.spec_candidates:
+            # Room is kept only for a measurement that fits (with its acceptance eval, else without it, as
+            # _acceptance_left_out measures it): one the budget can no longer hold keeps none from the baseline
+            # layouts that still fit.
+            for acceptance in (True, False) if not self.acceptance_tried else (False,):
+                first = self.budget.cost_s(speculative=True, levels=len(self.levels), acceptance=acceptance)
+                if self.budget.fits(first, reserve_deploy):
+                    reserve += first or 0.0
+                    kept_for.append(f"the first {self._spoken} measurement")
+                    break
         return reserve + reserve_deploy, kept_for + kept_deploy
 
     def _deploy_reserve(self) -> tuple[float, list[str]]:

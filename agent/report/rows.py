@@ -6,7 +6,8 @@ the Student-t interval of that mean. A single sweep has an interval only when
 its level reports one (`output_tok_s_ci95`); otherwise the spread is unknown
 and the row says so (None) rather than pretending to a precision it lacks.
 A level the server died in (`valid` False) measured the failure, not the
-configuration: it is left out, with a note. Goodput averages only the sweeps
+configuration: it is left out, with a note; so is a level that stalled inside its
+window (LevelResult.stalled) where another sweep of it held still. Goodput averages only the sweeps
 judged against the report's targets (goodput.py); the server's load is the mean
 of the sweeps that sampled it, its KV-cache use the highest.
 """
@@ -63,6 +64,15 @@ def benchmark_rows(evidence: Evidence, timeline: ServerTimeline, notes: list[str
                 continue
             sample = _Sample(parsed.seq, level, result.goodput_targets)
             groups.setdefault((served.config, level.concurrency), []).append(sample)
+    for (config, concurrency), samples in groups.items():
+        held = [s for s in samples if not s.level.stalled]
+        if held and len(held) < len(samples):
+            stalled = ", ".join(str(s.seq) for s in samples if s.level.stalled)
+            notes.append(
+                f"seq {stalled}: {config} at C={concurrency} stalled inside the level; the table keeps the "
+                f"measurement{'s' if len(held) > 1 else ''} that held still (seq {', '.join(str(s.seq) for s in held)})"
+            )
+            groups[(config, concurrency)] = held
     order = list(dict.fromkeys(config for config, _ in groups))
     return [
         _row(config, speculative[config], concurrency, groups[(config, concurrency)], targets)

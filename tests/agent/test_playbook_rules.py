@@ -65,6 +65,7 @@ def _bench(args: dict[str, Any]) -> dict[str, Any]:
                     **level,
                     "concurrency": c,
                     "output_tok_s": 10.0 * c,
+                    "output_tok_s_ci95": None,  # the recorded level's interval is of another figure
                     "requests_completed": c,
                     "requests_failed": 0,
                     "total_output_tokens": 64 * c,
@@ -445,3 +446,23 @@ def test_a_node_that_never_joins_stops_the_run_after_one_launch():
     assert tools_of(calls).count("launch_server") == 1
     said = final["summary"] + " ".join(final["unresolved"])
     assert final["status"] == "failed" and "No other configuration was launched" in said
+
+
+def test_a_level_that_stalled_is_measured_again_before_anything_is_compared_on_it():
+    stalls = [True]  # the first sweep's C=32 stalls once
+
+    def bench(args: dict[str, Any]) -> dict[str, Any]:
+        out = _bench(args)
+        for level in out["result"]["levels"]:
+            level["output_tok_s_ci95"] = [level["output_tok_s"] * 0.98, level["output_tok_s"] * 1.02]
+            if level["concurrency"] == 32 and stalls and args["levels"] != [32]:
+                stalls.pop()
+                level.update(output_tok_s=150.0, output_tok_s_ci95=[30.0, 300.0], unstable=True)
+        return out
+
+    calls, final = drive({"benchmark": bench})
+    assert final is not None and final["status"] == "completed"
+    benchmarks = [args["levels"] for tool, args in calls if tool == "benchmark"]
+    assert benchmarks[:2] == [[1, 32, 64, 128, 256], [32]]
+    assert benchmarks.count([32]) == 1  # once: every later sweep held still
+    assert "the throughput stalled inside C=32; measured again" in final["summary"]

@@ -213,3 +213,30 @@ def test_under_a_budget_dp_attention_at_a_low_load_per_rank_keeps_the_defaults()
         "tp8+dflash-b8",  # the deploy
     ]
     assert [said.split(" (")[0] for said in final["left_out"]] == ["tp8-ep8", "tp8-ep4", "pp8"]
+
+
+def test_a_budget_that_holds_the_first_speculative_measurement_only_without_its_acceptance_eval_leaves_out_the_eval():
+    # 400 s launches, 10 s levels: after TP8, 14 min 27 s are left; DFlash with the acceptance eval and the deploy's
+    # relaunch need 15 min 1 s, without the eval 14 min 11 s. The benchmark's own acceptance per level stands.
+    answers = _on_a_host_clock({**HEALTHY}, {"launch_server": 400.0, "benchmark": 10.0})
+    calls, final = drive(answers, goal=f"{GOAL}\n{host_budget_line(1330)}")
+    assert final is not None and final["status"] == "completed"
+    steps = [
+        Candidate(a["config"]).name if t == "launch_server" else t
+        for t, a in calls
+        if t in ("launch_server", "acceptance")
+    ]
+    assert steps == ["tp8", "tp8+dflash-b8", "tp8"]
+    assert any(said.startswith("the acceptance eval on tp8+dflash-b8 (about 50 s;") for said in final["left_out"])
+
+
+def test_no_room_is_kept_for_a_speculative_measurement_the_budget_cannot_hold():
+    # 1,300 s: after TP8 neither DFlash (14 min 11 s with the deploy's relaunch, even without its eval) nor DP
+    # attention (also 14 min 11 s) fits the 13 min 57 s left; DP attention is not held back for DFlash's sake.
+    answers = _on_a_host_clock({**HEALTHY}, {"launch_server": 400.0, "benchmark": 10.0})
+    _, final = drive(answers, goal=f"{GOAL}\n{host_budget_line(1300)}")
+    assert final is not None
+    dp_attention = next(said for said in final["left_out"] if said.startswith("tp8-ep8-dp8-dpattn"))
+    assert (
+        "kept for the first DFlash measurement" not in dp_attention and "kept for the deploy's relaunch" in dp_attention
+    )

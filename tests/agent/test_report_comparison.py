@@ -134,3 +134,30 @@ def test_config_names_follow_the_server_config():
     other = names.name(ServerConfig(model_path=model, tp=8, mem_fraction_static=0.80))
     again = names.name(ServerConfig(model_path=model, tp=8, mem_fraction_static=0.85, port=30001))
     assert (first, other, again) == ("tp8", "tp8+mem_fraction_static=0.8", "tp8")
+
+
+def test_a_level_that_stalled_is_left_out_where_it_was_measured_again_and_held():
+    t = Transcript()
+    config = server_config("tp8")
+    t.tool("launch_server", {"config": config.model_dump(mode="json")}, running(config, 1))
+    first = sweep([100, 300, 900], levels=LEVELS)
+    stalled = first.levels[1].model_copy(update={"output_tok_s_ci95": (80.0, 520.0), "unstable": True})
+    t.tool(
+        "benchmark",
+        {"port": 30000, "levels": LEVELS},
+        first.model_copy(update={"levels": [first.levels[0], stalled, first.levels[2]]}),
+    )
+    t.tool("benchmark", {"port": 30000, "levels": [8]}, sweep([500], levels=[8]))
+    report = build_report(t.events, None, status="completed")
+    rows = {(r.config, r.concurrency): r for r in report.benchmarks}
+    assert rows[("tp8", 8)].output_tok_s == 500 and rows[("tp8", 8)].samples == 1
+    assert rows[("tp8", 1)].output_tok_s == 100 and rows[("tp8", 64)].output_tok_s == 900
+    assert any("tp8 at C=8 stalled inside the level" in note for note in report.notes)
+    # Measured only once, a stalled level stays (flagged): there is nothing better to put there.
+    alone = Transcript()
+    alone.tool("launch_server", {"config": config.model_dump(mode="json")}, running(config, 1))
+    alone.tool(
+        "benchmark", {"port": 30000, "levels": [8]}, sweep([300], levels=[8]).model_copy(update={"levels": [stalled]})
+    )
+    (row,) = build_report(alone.events, None, status="completed").benchmarks
+    assert row.output_tok_s == 300 and row.unstable

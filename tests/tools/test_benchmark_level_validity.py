@@ -318,3 +318,12 @@ def test_a_busy_client_warning_says_what_to_do_where_the_client_ran():
 def test_failed_requests_on_a_live_server_warn_with_where_to_look():
     (note,) = level_warnings(BenchmarkArgs(levels=[8]), _level(8, failed=2), speculative=False)
     assert note.startswith("2 requests failed, e.g. HTTP 400: too long") and "server's log" in note
+
+
+def test_a_level_that_stalled_warns_to_run_it_again():
+    stalled = _level(32).model_copy(update={"output_tok_s_ci95": (20.0, 170.0), "unstable": True})
+    (note,) = level_warnings(BenchmarkArgs(levels=[32]), stalled, speculative=False)
+    assert note.startswith("the throughput stalled inside the level (95% interval 20-170 tok/s around 100)")
+    assert "run the level again" in note
+    noisy = _level(32).model_copy(update={"output_tok_s_ci95": (88.0, 112.0), "unstable": True})  # +-12%: noise
+    assert level_warnings(BenchmarkArgs(levels=[32]), noisy, speculative=False) == []

@@ -70,3 +70,21 @@ def test_an_autoregressive_sweep_has_no_accept_column():
     assert "accept" not in view["columns"].split() and view["speculative"] is None
     (row,) = [dict(zip(view["columns"].split(), row, strict=True)) for row in view["levels"]]
     assert row["tok_s"] == 94.0 and row["ok"] == 1 and row["failed"] == 0
+
+
+def test_a_level_that_stalled_is_flagged_so_and_a_short_levels_noise_only_unstable():
+    noisy = _level(1, 169.0).model_copy(update={"output_tok_s_ci95": (152.0, 186.0), "unstable": True})  # +-10%
+    stalled = _level(32, 3566.0).model_copy(update={"output_tok_s_ci95": (939.0, 6192.0), "unstable": True})
+    assert not noisy.stalled and stalled.stalled and not _level(64, 940.0).stalled
+    result = BenchmarkResult.model_construct(
+        speculative_algorithm=None,
+        levels=[noisy, stalled],
+        best_output_tok_s=3566.0,
+        best_at_concurrency=32,
+        warnings=[],
+    )
+    rows = [
+        dict(zip(benchmark_view(result)["columns"].split(), row, strict=True))
+        for row in benchmark_view(result)["levels"]
+    ]
+    assert [r["flags"] for r in rows] == ["unstable", "stalled"]

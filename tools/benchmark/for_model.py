@@ -79,7 +79,9 @@ def _flags(level: LevelResult) -> str:
     flags = []
     if not level.valid:
         flags.append(f"INVALID: {level.invalid_reason or 'the server failed'}")
-    if level.unstable:
+    if level.stalled:
+        flags.append("stalled")  # unstable far past a level's noise: measure it again
+    elif level.unstable:
         flags.append("unstable")
     if level.client is not None and level.client.limited:
         flags.append("client_busy")

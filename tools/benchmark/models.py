@@ -17,6 +17,9 @@ from ..inputs import Concurrency, Port
 from ..sglang.node_fault import NodeFault
 from .goodput import DEFAULT_GOODPUT_TARGETS, GoodputTargets
 
+# A level whose throughput interval is this wide (half-width over the figure) stalled inside its window.
+STALLED_HALF_WIDTH = 0.25
+
 # random token ids; a standard dataset fetched on the host (tools/datasets); a shipped prompt set, or all three.
 PromptSource = Literal[
     "random", "gsm8k", "math500", "humaneval", "mbpp", "mt-bench", "math", "code", "chat", "acceptance-mix"
@@ -346,6 +349,16 @@ class LevelResult(BaseModel):
     requests: LevelRequests | None = Field(
         None, description="Every request of the level (for the report's requests.jsonl; not in the model's view)"
     )
+
+    @property
+    def stalled(self) -> bool:
+        """The interval's half-width is over STALLED_HALF_WIDTH of the figure: far past a short level's noise (a
+        level of a few requests, each accepting per its own tau, is `unstable` at about 10%), the server or the
+        client stood still for part of the window. The figure stands for neither: measure the level again."""
+        interval = self.output_tok_s_ci95
+        if interval is None or self.output_tok_s <= 0:
+            return False
+        return (interval[1] - interval[0]) / 2 > STALLED_HALF_WIDTH * self.output_tok_s
 
 
 class BenchmarkResult(BaseModel):

@@ -255,6 +255,12 @@ def level_warnings(args: BenchmarkArgs, level: LevelResult, speculative: bool) -
             "counted. Read the server's log for the cause (server_status, or the shell tool on its log), fix it and "
             "run the level again"
         )
+    if level.valid and level.stalled and level.output_tok_s_ci95 is not None:
+        bottom, top = level.output_tok_s_ci95
+        notes.append(
+            f"the throughput stalled inside the level (95% interval {bottom:,.0f}-{top:,.0f} tok/s around "
+            f"{level.output_tok_s:,.0f}): the figure stands for neither; run the level again before comparing on it"
+        )
     held = level.requests_completed + level.requests_cut
     if level.valid and held and level.achieved_concurrency < LOW_CONCURRENCY_SHARE * min(c, held):
         notes.append(
