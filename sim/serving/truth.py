@@ -31,6 +31,7 @@ them exactly.
 
 from __future__ import annotations
 
+import functools
 import math
 from statistics import NormalDist
 
@@ -168,14 +169,8 @@ def closed_loop_tok_s(
     decoded = output_len - 1  # the prefill gives the first token
     if model.speculative and not model.collapsed and decoded > 0:
         assert model.accept_length is not None
-        most = model.max_tokens_per_step
         mean, spread = model.accept_length[prompt_kind], model.accept_spread
-        if spread <= 0:
-            steps = expected_verify_steps(min(max(mean, 1.0), float(most)), most, decoded)
-        else:
-            nodes = _clipped_tau_nodes(mean, spread, float(most))
-            weights = sum(weight for weight, _ in nodes)
-            steps = sum(weight * expected_verify_steps(tau, most, decoded) for weight, tau in nodes) / weights
+        steps = _mean_verify_steps(mean, spread, model.max_tokens_per_step, decoded)
     else:
         steps = float(decoded)
     prefill = model.prefill_seconds(input_len)
@@ -191,6 +186,17 @@ def closed_loop_tok_s(
             break
         running = max(clients * decoding, 1e-9)
     return clients * output_len / cycle if cycle > 0 else 0.0
+
+
+@functools.lru_cache(maxsize=4096)
+def _mean_verify_steps(mean: float, spread: float, most: int, decoded: int) -> float:
+    """E[verify steps] to decode `decoded` tokens over the requests' tau draws, N(mean, spread) clipped to [1, most]
+    (kept: the regret oracle asks it for every configuration of a space, of a few settings each)."""
+    if spread <= 0:
+        return expected_verify_steps(min(max(mean, 1.0), float(most)), most, decoded)
+    nodes = _clipped_tau_nodes(mean, spread, float(most))
+    weights = sum(weight for weight, _ in nodes)
+    return sum(weight * expected_verify_steps(tau, most, decoded) for weight, tau in nodes) / weights
 
 
 def _clipped_tau_nodes(mean: float, spread: float, top: float) -> list[tuple[float, float]]:
