@@ -22,8 +22,9 @@ configuration there is, not only the best it measured. For a finished run (its t
   verify steps at the benchmark's prompt and answer lengths, at chat acceptance, the kind random-id prompts are; a
   collapsed drafter's graphs accept nothing). Not the profile's curve at that many running requests: that steady
   figure leaves out the prefill and the spread of each request's acceptance, and so overstated speculation on
-  short answers by 2-4% (n-gram replicas at C=32, answers of 64 tokens), more than the regret it judged. A deployment one of whose servers dies at that many running requests (crash_under_load, every
-  time) serves 0 tok/s there. Memory acts on speed only through that KV cache; cuda_graph_max_bs changes the
+  short answers by 2-4% (n-gram replicas at C=32, answers of 64 tokens), more than the regret it judged. A
+  deployment one of whose servers dies at that many running requests (crash_under_load, every time) serves 0 tok/s
+  there. Memory acts on speed only through that KV cache; cuda_graph_max_bs changes the
   start-up's time and the decode log, not a step's time.
 - The recommendation per level: the report's recommendation bands (agent/report/recommendation.py), the fastest
   configuration measured at that level. A comparison the report calls a tie (its 95% interval includes 1) is

@@ -7,9 +7,9 @@ its level reports one (`output_tok_s_ci95`); otherwise the spread is unknown
 and the row says so (None) rather than pretending to a precision it lacks.
 A level the server died in (`valid` False) measured the failure, not the
 configuration: it is left out, with a note; so is a level that stalled inside its
-window (LevelResult.stalled) where another sweep of it held still. Goodput averages only the sweeps
-judged against the report's targets (goodput.py); the server's load is the mean
-of the sweeps that sampled it, its KV-cache use the highest.
+window (LevelResult.stalled) where another sweep of it held still. Goodput averages
+only the sweeps judged against the report's targets (goodput.py); the server's load
+is the mean of the sweeps that sampled it, its KV-cache use the highest.
 """
 
 from __future__ import annotations

@@ -157,9 +157,9 @@ def closed_loop_tok_s(
     at once, as the benchmark's clients do), every request a prompt of `input_len` and exactly `output_len` tokens.
 
     Each client's requests renew: a request prefills (no step waits for it, engine.py), joins the batch at the next
-    step (half a step on average, when others are decoding), makes its first token from the prefill and the rest in verify steps, as many as
-    its own tau needs on average (expected_verify_steps over the kind's clipped draw: the harmonic side of the
-    spread, the last step cut at the length). So a client makes output_len tokens per cycle and the server
+    step (half a step on average, when others are decoding), makes its first token from the prefill and the rest in
+    verify steps, as many as its own tau needs on average (expected_verify_steps over the kind's clipped draw: the
+    harmonic side of the spread, the last step cut at the length). So a client makes output_len tokens per cycle and the server
     `clients * output_len / cycle`, with the batch at the clients decoding at a time (the fixed point of
     `running = clients * decoding / cycle`). Below the steady figure (modelled_tok_s at `clients`), by more where
     decoding is fast beside the prefill: a speculative server's short answers lose the most. A collapsed drafter's

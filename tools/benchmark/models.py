@@ -354,7 +354,7 @@ class LevelResult(BaseModel):
     def stalled(self) -> bool:
         """The interval's half-width is over STALLED_HALF_WIDTH of the figure: far past a short level's noise (a
         level of a few requests, each accepting per its own tau, is `unstable` at about 10%), the server or the
-        client stood still for part of the window. The figure stands for neither: measure the level again."""
+        client stood still for part of the window, so the figure is not the configuration's: measure the level again."""
         interval = self.output_tok_s_ci95
         if interval is None or self.output_tok_s <= 0:
             return False

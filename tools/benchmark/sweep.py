@@ -259,7 +259,7 @@ def level_warnings(args: BenchmarkArgs, level: LevelResult, speculative: bool) -
         bottom, top = level.output_tok_s_ci95
         notes.append(
             f"the throughput stalled inside the level (95% interval {bottom:,.0f}-{top:,.0f} tok/s around "
-            f"{level.output_tok_s:,.0f}): the figure stands for neither; run the level again before comparing on it"
+            f"{level.output_tok_s:,.0f}): the figure is not the configuration's; run the level again before comparing on it"
         )
     held = level.requests_completed + level.requests_cut
     if level.valid and held and level.achieved_concurrency < LOW_CONCURRENCY_SHARE * min(c, held):
