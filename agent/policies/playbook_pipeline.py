@@ -1135,7 +1135,7 @@ class Pipeline:
         held = {
             lv.concurrency: lv.output_tok_s for lv in again if lv.valid and not lv.stalled and not lv.requests_failed
         }
-        return {c: tok_s for c, tok_s in held.items() if tok_s > 0 and c in levels}
+        return {c: tok_s for c, tok_s in held.items() if tok_s > 0}
 
     def _best_baseline(self, levels: Iterable[int]) -> dict[int, float]:
         """The best autoregressive tok/s measured so far at each level (0.0 where none was)."""
